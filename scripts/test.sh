@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The README's test command: installs dependencies, builds (-j2) and runs the whole suite.
+# ESLEASE_SANITIZE=address|thread builds into build-<sanitizer>/ with that sanitizer.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/install-deps.sh
+
+sanitize="${ESLEASE_SANITIZE:-}"
+build_dir="build${sanitize:+-$sanitize}"
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DESLEASE_SANITIZE="$sanitize" >/dev/null
+cmake --build "$build_dir" -j2
+ctest --test-dir "$build_dir" --output-on-failure -j2 --timeout 300

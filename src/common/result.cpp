@@ -1,0 +1,51 @@
+#include "common/result.h"
+
+namespace eslease {
+
+const char* to_string(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kInvalidArgument: return "InvalidArgument";
+    case ErrorCode::kNotFound: return "NotFound";
+    case ErrorCode::kConflict: return "Conflict";
+    case ErrorCode::kAlreadyExists: return "AlreadyExists";
+    case ErrorCode::kGone: return "Gone";
+    case ErrorCode::kInvalid: return "Invalid";
+    case ErrorCode::kUnauthorized: return "Unauthorized";
+    case ErrorCode::kForbidden: return "Forbidden";
+    case ErrorCode::kTooManyRequests: return "TooManyRequests";
+    case ErrorCode::kUnavailable: return "Unavailable";
+    case ErrorCode::kTimeout: return "Timeout";
+    case ErrorCode::kProtocol: return "Protocol";
+    case ErrorCode::kCancelled: return "Cancelled";
+    case ErrorCode::kInternal: return "Internal";
+  }
+  return "Unknown";
+}
+
+bool Error::retryable() const {
+  switch (code) {
+    case ErrorCode::kUnavailable:
+    case ErrorCode::kTooManyRequests:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string Error::describe() const {
+  std::string out = to_string(code);
+  if (http_status != 0) out += " (HTTP " + std::to_string(http_status) + ")";
+  out += ": " + message;
+  for (const auto& d : details) out += "; " + d;
+  return out;
+}
+
+Error make_error(ErrorCode code, std::string message, int http_status) {
+  Error e;
+  e.code = code;
+  e.message = std::move(message);
+  e.http_status = http_status;
+  return e;
+}
+
+}  // namespace eslease

@@ -1,0 +1,91 @@
+// The one error-handling policy of eslease (see README, "Errors"):
+// anything that can fail because of the outside world (network, a remote server, user
+// input, files) returns Result<T>. Exceptions thrown by third-party libraries are caught
+// at the seam that calls them and turned into an Error; they never cross a module
+// boundary. Programming errors are assertions, not Errors.
+#pragma once
+
+#include <cassert>
+#include <chrono>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace eslease {
+
+enum class ErrorCode {
+  kInvalidArgument,   // caller's input is wrong; retrying will not help
+  kNotFound,          // 404
+  kConflict,          // 409 version conflict / optimistic concurrency failure
+  kAlreadyExists,     // 409 on create
+  kGone,              // 410: resource version too old
+  kInvalid,           // 422: rejected by validation (details hold the causes)
+  kUnauthorized,      // 401
+  kForbidden,         // 403
+  kTooManyRequests,   // 429
+  kUnavailable,       // connection refused/reset, 5xx
+  kTimeout,           // no answer in time: outcome unknown
+  kProtocol,          // the peer answered something we cannot understand
+  kCancelled,         // we were asked to stop
+  kInternal,          // an unexpected failure inside eslease
+};
+
+const char* to_string(ErrorCode code);
+
+struct Error {
+  ErrorCode code = ErrorCode::kInternal;
+  std::string message;
+  int http_status = 0;                                   // 0 when no HTTP answer
+  std::optional<std::chrono::milliseconds> retry_after;  // server's Retry-After, if any
+  std::vector<std::string> details;                      // e.g. 422 causes
+
+  // Safe to retry without risk of applying a change twice in a harmful way.
+  bool retryable() const;
+  // "code: message" (plus http status), suitable for logs and CLI output.
+  std::string describe() const;
+};
+
+Error make_error(ErrorCode code, std::string message, int http_status = 0);
+
+template <typename T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : state_(std::move(value)) {}       // NOLINT: implicit by design
+  Result(Error error) : state_(std::move(error)) {}   // NOLINT: implicit by design
+
+  bool ok() const { return state_.index() == 0; }
+  explicit operator bool() const { return ok(); }
+
+  T& value() & { assert(ok()); return std::get<0>(state_); }
+  const T& value() const& { assert(ok()); return std::get<0>(state_); }
+  T&& value() && { assert(ok()); return std::get<0>(std::move(state_)); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+
+  const Error& error() const { assert(!ok()); return std::get<1>(state_); }
+
+ private:
+  std::variant<T, Error> state_;
+};
+
+template <>
+class [[nodiscard]] Result<void> {
+ public:
+  Result() = default;
+  Result(Error error) : error_(std::move(error)) {}  // NOLINT: implicit by design
+
+  bool ok() const { return !error_.has_value(); }
+  explicit operator bool() const { return ok(); }
+  const Error& error() const { assert(!ok()); return *error_; }
+
+ private:
+  std::optional<Error> error_;
+};
+
+using Status = Result<void>;
+
+}  // namespace eslease

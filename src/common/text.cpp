@@ -1,0 +1,188 @@
+#include "common/text.h"
+
+#include <cctype>
+#include <cstdio>
+#include <ctime>
+
+namespace eslease {
+namespace {
+
+bool is_unreserved(unsigned char c) {
+  return std::isalnum(c) != 0 || c == '-' || c == '.' || c == '_' || c == '~';
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+}  // namespace
+
+std::string percent_encode(std::string_view in) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(in.size() * 3);
+  for (unsigned char c : in) {
+    if (is_unreserved(c)) {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 0xF]);
+    }
+  }
+  return out;
+}
+
+std::optional<std::string> percent_decode(std::string_view in, bool form_encoding) {
+  std::string out;
+  out.reserve(in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    char c = in[i];
+    if (c == '%') {
+      if (i + 2 >= in.size()) return std::nullopt;
+      int hi = hex_value(in[i + 1]);
+      int lo = hex_value(in[i + 2]);
+      if (hi < 0 || lo < 0) return std::nullopt;
+      out.push_back(static_cast<char>(hi * 16 + lo));
+      i += 2;
+    } else if (c == '+' && form_encoding) {
+      out.push_back(' ');
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+bool is_valid_utf8(std::string_view in) {
+  std::size_t i = 0;
+  const auto n = in.size();
+  while (i < n) {
+    auto c = static_cast<unsigned char>(in[i]);
+    int len = 0;
+    std::uint32_t cp = 0;
+    if (c < 0x80) { ++i; continue; }
+    if ((c & 0xE0) == 0xC0) { len = 2; cp = c & 0x1F; }
+    else if ((c & 0xF0) == 0xE0) { len = 3; cp = c & 0x0F; }
+    else if ((c & 0xF8) == 0xF0) { len = 4; cp = c & 0x07; }
+    else return false;
+    if (i + len > n) return false;
+    for (int k = 1; k < len; ++k) {
+      auto cc = static_cast<unsigned char>(in[i + k]);
+      if ((cc & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    // Overlong encodings, surrogates and out-of-range code points are invalid.
+    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+        cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+      return false;
+    }
+    i += len;
+  }
+  return true;
+}
+
+namespace {
+
+std::string format_utc(WallTime t, bool millis) {
+  using namespace std::chrono;
+  const auto since_epoch = t.time_since_epoch();
+  auto secs = duration_cast<seconds>(since_epoch);
+  auto ms = duration_cast<milliseconds>(since_epoch - secs).count();
+  if (ms < 0) { ms += 1000; secs -= seconds(1); }
+  std::time_t tt = static_cast<std::time_t>(secs.count());
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  char buf[64];
+  if (millis) {
+    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
+  } else {
+    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900,
+                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+  }
+  return buf;
+}
+
+}  // namespace
+
+std::string format_rfc3339_millis(WallTime t) { return format_utc(t, true); }
+std::string format_rfc3339_seconds(WallTime t) { return format_utc(t, false); }
+
+std::optional<WallTime> parse_rfc3339(std::string_view in) {
+  // YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM)
+  auto digits = [&](std::size_t pos, std::size_t count, int& out) {
+    if (pos + count > in.size()) return false;
+    int v = 0;
+    for (std::size_t k = 0; k < count; ++k) {
+      char c = in[pos + k];
+      if (c < '0' || c > '9') return false;
+      v = v * 10 + (c - '0');
+    }
+    out = v;
+    return true;
+  };
+  int year, mon, day, hour, min, sec;
+  if (!digits(0, 4, year) || in.size() < 20 || in[4] != '-' || !digits(5, 2, mon) || in[7] != '-' ||
+      !digits(8, 2, day) || (in[10] != 'T' && in[10] != 't' && in[10] != ' ') || !digits(11, 2, hour) ||
+      in[13] != ':' || !digits(14, 2, min) || in[16] != ':' || !digits(17, 2, sec)) {
+    return std::nullopt;
+  }
+  if (mon < 1 || mon > 12 || day < 1 || day > 31 || hour > 23 || min > 59 || sec > 60) return std::nullopt;
+  std::size_t pos = 19;
+  long long nanos = 0;
+  if (pos < in.size() && in[pos] == '.') {
+    ++pos;
+    int count = 0;
+    while (pos < in.size() && in[pos] >= '0' && in[pos] <= '9') {
+      if (count < 9) { nanos = nanos * 10 + (in[pos] - '0'); ++count; }
+      ++pos;
+    }
+    if (count == 0) return std::nullopt;
+    for (int k = count; k < 9; ++k) nanos *= 10;
+  }
+  if (pos >= in.size()) return std::nullopt;
+  int offset_minutes = 0;
+  if (in[pos] == 'Z' || in[pos] == 'z') {
+    ++pos;
+  } else if (in[pos] == '+' || in[pos] == '-') {
+    int oh, om;
+    if (!digits(pos + 1, 2, oh) || pos + 3 >= in.size() || in[pos + 3] != ':' || !digits(pos + 4, 2, om)) {
+      return std::nullopt;
+    }
+    offset_minutes = (oh * 60 + om) * (in[pos] == '-' ? -1 : 1);
+    pos += 6;
+  } else {
+    return std::nullopt;
+  }
+  if (pos != in.size()) return std::nullopt;
+  std::tm tm{};
+  tm.tm_year = year - 1900;
+  tm.tm_mon = mon - 1;
+  tm.tm_mday = day;
+  tm.tm_hour = hour;
+  tm.tm_min = min;
+  tm.tm_sec = sec;
+  const std::time_t secs = timegm(&tm);
+  using namespace std::chrono;
+  return WallTime(duration_cast<WallTime::duration>(seconds(secs) - minutes(offset_minutes) + nanoseconds(nanos)));
+}
+
+std::string to_lower(std::string_view in) {
+  std::string out(in);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string trim(std::string_view in) {
+  const char* ws = " \t\r\n";
+  const auto b = in.find_first_not_of(ws);
+  if (b == std::string_view::npos) return {};
+  const auto e = in.find_last_not_of(ws);
+  return std::string(in.substr(b, e - b + 1));
+}
+
+}  // namespace eslease

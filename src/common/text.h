@@ -1,0 +1,30 @@
+// Small, well-tested text helpers used wherever untrusted strings meet URLs or JSON.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/clock.h"
+
+namespace eslease {
+
+// Percent-encodes everything except RFC 3986 unreserved characters, so the result is
+// safe as one path segment or query value: "/", "?", "#", "%" and ".." cannot escape it.
+std::string percent_encode(std::string_view in);
+// Decodes %XX escapes (and '+' as space when form_encoding). nullopt on a malformed escape.
+std::optional<std::string> percent_decode(std::string_view in, bool form_encoding = false);
+
+bool is_valid_utf8(std::string_view in);
+
+// RFC 3339 in UTC with millisecond precision, e.g. 2026-11-21T15:49:41.123Z.
+std::string format_rfc3339_millis(WallTime t);
+// RFC 3339 in UTC with second precision, as Kubernetes writes metav1.Time.
+std::string format_rfc3339_seconds(WallTime t);
+// Accepts both forms above and numeric offsets. nullopt when malformed.
+std::optional<WallTime> parse_rfc3339(std::string_view in);
+
+std::string to_lower(std::string_view in);
+std::string trim(std::string_view in);
+
+}  // namespace eslease

@@ -1,0 +1,21 @@
+// Waiting for a condition with a deadline: the only way tests wait.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <thread>
+
+namespace eslease::testing {
+
+// Polls `condition` until it holds or `deadline` passes. Returns whether it held.
+inline bool wait_until(const std::function<bool()>& condition,
+                       std::chrono::milliseconds deadline = std::chrono::seconds(10)) {
+  const auto end = std::chrono::steady_clock::now() + deadline;
+  while (std::chrono::steady_clock::now() < end) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return condition();
+}
+
+}  // namespace eslease::testing

@@ -1,0 +1,46 @@
+#include "common/result.h"
+
+#include <gtest/gtest.h>
+
+namespace eslease {
+namespace {
+
+Result<int> parse_positive(int v) {
+  if (v <= 0) return make_error(ErrorCode::kInvalidArgument, "must be positive");
+  return v;
+}
+
+TEST(Result, CarriesAValueOrAnError) {
+  auto good = parse_positive(3);
+  ASSERT_TRUE(good.ok());
+  EXPECT_EQ(*good, 3);
+  auto bad = parse_positive(-1);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(bad.error().describe(), "InvalidArgument: must be positive");
+}
+
+TEST(Error, OnlyTransientFailuresAreRetryable) {
+  EXPECT_TRUE(make_error(ErrorCode::kUnavailable, "").retryable());
+  EXPECT_TRUE(make_error(ErrorCode::kTooManyRequests, "").retryable());
+  // A timeout leaves the outcome unknown: the caller must re-read, not blindly retry.
+  EXPECT_FALSE(make_error(ErrorCode::kTimeout, "").retryable());
+  EXPECT_FALSE(make_error(ErrorCode::kConflict, "").retryable());
+  EXPECT_FALSE(make_error(ErrorCode::kInvalidArgument, "").retryable());
+}
+
+TEST(Error, DescribeIncludesStatusAndDetails) {
+  Error e = make_error(ErrorCode::kInvalid, "Lease is invalid", 422);
+  e.details = {"spec.lockName: Required value"};
+  EXPECT_EQ(e.describe(), "Invalid (HTTP 422): Lease is invalid; spec.lockName: Required value");
+}
+
+TEST(Status, DefaultIsOk) {
+  Status s;
+  EXPECT_TRUE(s.ok());
+  Status failed = make_error(ErrorCode::kTimeout, "slow");
+  EXPECT_FALSE(failed.ok());
+}
+
+}  // namespace
+}  // namespace eslease

@@ -1,0 +1,54 @@
+#include "common/text.h"
+
+#include <gtest/gtest.h>
+
+namespace eslease {
+namespace {
+
+TEST(PercentEncode, KeepsUnreservedAndEscapesEverythingElse) {
+  EXPECT_EQ(percent_encode("batch/nightly-report"), "batch%2Fnightly-report");
+  EXPECT_EQ(percent_encode("../_cluster/settings"), "..%2F_cluster%2Fsettings");
+  EXPECT_EQ(percent_encode("a/b?x=y#z"), "a%2Fb%3Fx%3Dy%23z");
+  EXPECT_EQ(percent_encode("100%"), "100%25");
+  EXPECT_EQ(percent_encode("A-z_0.9~"), "A-z_0.9~");
+  EXPECT_EQ(percent_encode("\xc3\xa9"), "%C3%A9");
+}
+
+TEST(PercentDecode, RoundTripsAndRejectsMalformedEscapes) {
+  const std::string hostile = "../_cluster/settings?x=%zz#\xff";
+  EXPECT_EQ(percent_decode(percent_encode(hostile)), hostile);
+  EXPECT_EQ(percent_decode("a+b", true), "a b");
+  EXPECT_EQ(percent_decode("a+b", false), "a+b");
+  EXPECT_EQ(percent_decode("%2"), std::nullopt);
+  EXPECT_EQ(percent_decode("%"), std::nullopt);
+  EXPECT_EQ(percent_decode("%G1"), std::nullopt);
+}
+
+TEST(Utf8, AcceptsValidAndRejectsInvalidSequences) {
+  EXPECT_TRUE(is_valid_utf8("plain ascii"));
+  EXPECT_TRUE(is_valid_utf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\x92"));
+  EXPECT_FALSE(is_valid_utf8("\xff"));
+  EXPECT_FALSE(is_valid_utf8("\xc3"));              // truncated
+  EXPECT_FALSE(is_valid_utf8("\xc0\xaf"));          // overlong '/'
+  EXPECT_FALSE(is_valid_utf8("\xed\xa0\x80"));      // surrogate
+  EXPECT_FALSE(is_valid_utf8("\xf4\x90\x80\x80"));  // beyond U+10FFFF
+}
+
+TEST(Rfc3339, FormatsAndParsesUtcTimes) {
+  const auto t = std::chrono::system_clock::from_time_t(1'800'000'000) + std::chrono::milliseconds(123);
+  EXPECT_EQ(format_rfc3339_millis(t), "2027-01-15T08:00:00.123Z");
+  EXPECT_EQ(format_rfc3339_seconds(t), "2027-01-15T08:00:00Z");
+  EXPECT_EQ(parse_rfc3339("2027-01-15T08:00:00.123Z"), t);
+  EXPECT_EQ(parse_rfc3339("2027-01-15T09:00:00.123+01:00"), t);
+  EXPECT_EQ(parse_rfc3339("2027-01-15T08:00:00.123000456Z"), t + std::chrono::nanoseconds(456));
+}
+
+TEST(Rfc3339, RejectsMalformedInput) {
+  for (const char* bad : {"", "2027-01-15", "2027-01-15T08:00:00", "2027-13-15T08:00:00Z",
+                          "2027-01-15T08:00:00.Z", "2027-01-15T08:00:00Zjunk", "garbage-garbage-garbage"}) {
+    EXPECT_EQ(parse_rfc3339(bad), std::nullopt) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace eslease
