@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -17,13 +18,13 @@
 namespace eslease::http {
 
 struct ServerRequest {
-  std::string method;    // "GET", "PUT", ...
-  std::string target;    // raw request target, e.g. "/idx/_doc/a%2Fb?refresh=true"
-  std::string path;      // target before '?', still percent-encoded
-  std::string query;     // target after '?', still percent-encoded
+  std::string method;  // "GET", "PUT", ...
+  std::string target;  // raw request target, e.g. "/idx/_doc/a%2Fb?refresh=true"
+  std::string path;    // target before '?', still percent-encoded
+  std::string query;   // target after '?', still percent-encoded
   Headers headers;
   std::string body;
-  std::string remote;    // "127.0.0.1:54321"
+  std::string remote;  // "127.0.0.1:54321"
   std::optional<std::string> header(std::string_view name) const { return find_header(headers, name); }
 };
 
@@ -49,9 +50,11 @@ using Handler = std::function<void(const ServerRequest&, ServerResponse&)>;
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
-  std::uint16_t port = 0;        // 0 = pick a free port
-  std::string tls_cert_file;     // both set = HTTPS
+  std::uint16_t port = 0;     // 0 = pick a free port
+  std::string tls_cert_file;  // both set = HTTPS
   std::string tls_key_file;
+  // Set (with TLS): clients must present a certificate signed by this CA (mutual TLS).
+  std::string tls_client_ca_file;
   std::size_t max_body_bytes = 100 * 1024 * 1024;
 };
 

@@ -30,7 +30,8 @@ struct Request {
   Headers headers;
   std::string body;
   // Whole-request deadline for send(); for stream() the longest silence tolerated
-  // between two pieces of the body (an idle timeout).
+  // between two pieces of the body (an idle timeout). Capped by
+  // TransportOptions::max_timeout; zero or negative means max_timeout.
   std::chrono::milliseconds timeout{10000};
 };
 
@@ -42,12 +43,12 @@ struct Response {
 };
 
 struct TlsOptions {
-  bool verify = true;                 // verification is on unless explicitly turned off
-  std::string ca_file;                // PEM bundle; empty = system trust store
-  std::string ca_pem;                 // PEM data (kubeconfig certificate-authority-data)
-  std::string client_cert_file;       // PEM, for mutual TLS
+  bool verify = true;            // verification is on unless explicitly turned off
+  std::string ca_file;           // PEM bundle; empty = system trust store
+  std::string ca_pem;            // PEM data (kubeconfig certificate-authority-data)
+  std::string client_cert_file;  // PEM, for mutual TLS
   std::string client_key_file;
-  std::string client_cert_pem;        // PEM data alternatives to the files above
+  std::string client_cert_pem;  // PEM data alternatives to the files above
   std::string client_key_pem;
 };
 
@@ -79,6 +80,9 @@ struct TransportOptions {
 };
 
 // The production transport on cpprestsdk. Connections are reused per scheme://host:port.
+// A request with a body is never resent by the transport: if its connection dies before
+// the answer, the result is kUnavailable and the outcome is unknown. Requests without a
+// body may be resent once when a pooled connection turns out to be closed.
 std::unique_ptr<Transport> make_cpprest_transport(TransportOptions options = {});
 
 }  // namespace eslease::http
