@@ -1,0 +1,64 @@
+// The emulator's request handling, independent of sockets: one EsApi answers one
+// request at a time from any thread. The HTTP server (es_emulator.h) only moves bytes.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "emulators/es/faults.h"
+#include "emulators/es/store.h"
+
+namespace eslease::esemu {
+
+using HeaderList = std::vector<std::pair<std::string, std::string>>;
+
+struct ApiRequest {
+  std::string method = "GET";
+  std::string path = "/";  // still percent-encoded
+  std::string query;       // after '?', still percent-encoded
+  HeaderList headers;
+  std::string body;
+  std::optional<std::string> header(std::string_view name) const;
+};
+
+struct ApiResponse {
+  int status = 200;
+  HeaderList headers;
+  std::string body;
+  bool drop = false;  // close the connection without answering (fault injection)
+  std::optional<std::string> header(std::string_view name) const;
+};
+
+struct ApiOptions {
+  std::optional<std::pair<std::string, std::string>> basic_auth;  // user, password
+  std::optional<std::string> api_key;                             // "id:key"
+};
+
+class EsApi {
+ public:
+  using Sleeper = std::function<void(std::chrono::milliseconds)>;
+  explicit EsApi(ApiOptions options = {}, Store::NowMillis now_millis = {});
+
+  // Answers one request. Injected latency is waited through `sleep`, so a server can
+  // interrupt it on shutdown; by default it sleeps the calling thread.
+  ApiResponse handle(const ApiRequest& request, const Sleeper& sleep = {});
+
+  Store& store() { return store_; }
+
+ private:
+  ApiResponse handle_admin(const ApiRequest& request, const std::string& path);
+  std::optional<ApiResponse> check_auth(const ApiRequest& request);
+
+  ApiOptions options_;
+  Store::NowMillis now_millis_;
+  Store store_;
+  Faults faults_;
+  Stats stats_;
+};
+
+}  // namespace eslease::esemu

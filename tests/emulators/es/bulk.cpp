@@ -1,0 +1,229 @@
+// POST /_bulk and /{index}/_bulk: NDJSON actions executed in order under one store lock,
+// with per-item results. Request-level problems (framing, malformed action lines,
+// validation) reject the whole request with 400, as BulkRequestParser and
+// BulkRequest.validate do; document-level failures are per-item errors.
+#include <chrono>
+
+#include "emulators/es/handlers.h"
+
+namespace eslease::esemu {
+
+using json = nlohmann::ordered_json;
+
+namespace {
+
+struct BulkItem {
+  std::string action;  // index, create, update, delete
+  WriteOp op;
+  std::optional<EsError> early_error;  // fails without reaching the store
+  std::optional<int> op_position;      // index into the executed ops
+};
+
+std::string token_name(const json& v) {
+  if (v.is_object()) return "START_OBJECT";
+  if (v.is_array()) return "START_ARRAY";
+  if (v.is_string()) return "VALUE_STRING";
+  if (v.is_number()) return "VALUE_NUMBER";
+  if (v.is_boolean()) return "VALUE_BOOLEAN";
+  return "VALUE_NULL";
+}
+
+json item_json(const BulkItem& item, const WriteOutcome* outcome) {
+  const EsError* error =
+      item.early_error ? &*item.early_error : (outcome && outcome->error ? &*outcome->error : nullptr);
+  if (error != nullptr) {
+    json id = outcome && !outcome->id.empty() ? json(outcome->id)
+                                              : (item.op.id.empty() ? json() : json(item.op.id));
+    return {
+        {item.action,
+         {{"_index", item.op.index}, {"_id", id}, {"status", error->status}, {"error", error->to_json()}}}};
+  }
+  json body = outcome->to_json();
+  body["status"] = outcome->status;
+  return {{item.action, body}};
+}
+
+}  // namespace
+
+ApiResponse handle_bulk(Call& call) {
+  const auto start = std::chrono::steady_clock::now();
+  auto refresh = refresh_policy(call.params);
+  if (auto* err = std::get_if<EsError>(&refresh)) return error_reply(*err);
+  const std::string& body = call.request.body;
+  if (!body.empty() && body.back() != '\n') {
+    return error_reply(illegal_argument("The bulk request must be terminated by a newline [\\n]"));
+  }
+  std::vector<std::string> lines;
+  std::size_t pos = 0;
+  while (pos < body.size()) {
+    auto nl = body.find('\n', pos);
+    lines.push_back(body.substr(pos, nl - pos));
+    pos = nl + 1;
+  }
+
+  std::vector<BulkItem> items;
+  std::vector<std::string> validation;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string line_no = std::to_string(i + 1);
+    if (lines[i].find_first_not_of(" \t\r") == std::string::npos) continue;
+    auto parsed = parse_body(lines[i], false);
+    if (auto* err = std::get_if<EsError>(&parsed)) return error_reply(*err);
+    const json& action_line = std::get<json>(parsed);
+    if (!action_line.is_object() || action_line.size() != 1) {
+      return error_reply(illegal_argument("Malformed action/metadata line [" + line_no +
+                                          "], expected START_OBJECT or END_OBJECT but found [" +
+                                          (action_line.is_object() ? "FIELD_NAME" : token_name(action_line)) +
+                                          "]"));
+    }
+    BulkItem item;
+    item.action = action_line.begin().key();
+    const json& meta = action_line.begin().value();
+    if (item.action != "index" && item.action != "create" && item.action != "update" &&
+        item.action != "delete") {
+      return error_reply(illegal_argument("Malformed action/metadata line [" + line_no +
+                                          "], expected one of [create, delete, index, update] but found [" +
+                                          item.action + "]"));
+    }
+    if (!meta.is_object()) {
+      return error_reply(illegal_argument("Malformed action/metadata line [" + line_no +
+                                          "], expected START_OBJECT but found [" + token_name(meta) + "]"));
+    }
+    WriteOp& op = item.op;
+    op.index = call.index;
+    int retry_on_conflict = 0;
+    bool has_id = false;
+    for (const auto& [key, value] : meta.items()) {
+      if (value.is_object() || value.is_array()) {
+        if (key == "dynamic_templates" || key == "_source") continue;
+        return error_reply(illegal_argument("Malformed action/metadata line [" + line_no +
+                                            "], expected a simple value for field [" + key + "] but found [" +
+                                            token_name(value) + "]"));
+      }
+      auto as_long = [&](long long& out) -> std::optional<EsError> {
+        if (value.is_number_integer()) {
+          out = value.get<long long>();
+          return std::nullopt;
+        }
+        return illegal_argument("Malformed action/metadata line [" + line_no + "], failed to parse field [" +
+                                key + "]");
+      };
+      if (key == "_index") {
+        op.index = value.is_string() ? value.get<std::string>() : value.dump();
+      } else if (key == "_id") {
+        op.id = value.is_string() ? value.get<std::string>() : value.dump();
+        has_id = !value.is_null();
+      } else if (key == "if_seq_no" || key == "if_primary_term" || key == "retry_on_conflict") {
+        long long v = 0;
+        if (auto err = as_long(v)) return error_reply(*err);
+        if (key == "if_seq_no")
+          op.if_seq_no = v;
+        else if (key == "if_primary_term")
+          op.if_primary_term = v;
+        else
+          retry_on_conflict = static_cast<int>(v);
+      } else if (key == "op_type") {
+        if (value == "create")
+          item.action = item.action == "index" ? "create" : item.action;
+        else if (value != "index")
+          return error_reply(
+              illegal_argument("opType must be 'create' or 'index', found: [" + value.dump() + "]"));
+      } else if (key == "version" || key == "version_type") {
+        validation.push_back(
+            "internal versioning can not be used for optimistic concurrency control. Please use `if_seq_no` "
+            "and "
+            "`if_primary_term` instead");
+      } else if (key != "routing" && key != "pipeline" && key != "require_alias" &&
+                 key != "require_data_stream" && key != "list_executed_pipelines") {
+        return error_reply(illegal_argument("Action/metadata line [" + line_no +
+                                            "] contains an unknown parameter [" + key + "]"));
+      }
+    }
+    if (item.action == "index") op.kind = has_id ? WriteKind::kIndex : WriteKind::kCreate;
+    if (item.action == "create") op.kind = WriteKind::kCreate;
+    if (item.action == "update") op.kind = WriteKind::kUpdate;
+    if (item.action == "delete") op.kind = WriteKind::kDelete;
+
+    if (item.action != "delete") {
+      if (i + 1 >= lines.size()) break;  // an action without its source line is dropped
+      const std::string& source_line = lines[++i];
+      auto source = parse_body(source_line, item.action != "update");
+      if (item.action == "update") {
+        if (auto* err = std::get_if<EsError>(&source)) return error_reply(*err);
+        const json& update = std::get<json>(source);
+        if (!update.is_object())
+          return error_reply(make_es_error(400, "x_content_parse_exception", "[1:1] Expected START_OBJECT"));
+        bool has_doc = false;
+        for (const auto& [key, value] : update.items()) {
+          if (key == "doc" && value.is_object()) {
+            op.update.doc = value;
+            has_doc = true;
+          } else if (key == "upsert" && value.is_object())
+            op.update.upsert = value;
+          else if (key == "doc_as_upsert" && value.is_boolean())
+            op.update.doc_as_upsert = value.get<bool>();
+          else if (key == "detect_noop" && value.is_boolean())
+            op.update.detect_noop = value.get<bool>();
+          else if (key == "_source")
+            op.update.fetch_source = !value.is_boolean() || value.get<bool>();
+          else if (key == "script" || key == "scripted_upsert") {
+            item.early_error =
+                emulator_limitation("scripts in update requests; send a partial document in [doc] instead");
+          } else {
+            return error_reply(make_es_error(400, "x_content_parse_exception",
+                                             "[UpdateRequest] unknown field [" + key + "]"));
+          }
+        }
+        if (!has_doc && !item.early_error) validation.push_back("script or doc is missing");
+        if (op.if_seq_no != kUnassignedSeqNo) {
+          if (retry_on_conflict > 0) validation.push_back("compare and write operations can not be retried");
+          if (op.update.doc_as_upsert)
+            validation.push_back("compare and write operations can not be used with upsert");
+          if (op.update.upsert)
+            validation.push_back("upsert requests don't support `if_seq_no` and `if_primary_term`");
+        }
+      } else if (auto* err = std::get_if<EsError>(&source)) {
+        item.early_error = *err;  // the shard fails to parse this one document
+      } else {
+        op.source = std::get<json>(source);
+        op.raw_source = source_line;
+      }
+    }
+    if (op.index.empty()) validation.push_back("index is missing");
+    if ((item.action == "update" || item.action == "delete") && !has_id)
+      validation.push_back("id is missing");
+    if (op.if_seq_no != kUnassignedSeqNo && op.if_primary_term == kUnassignedPrimaryTerm) {
+      validation.push_back("ifSeqNo is set, but primary term is [0]");
+    }
+    if (op.if_seq_no == kUnassignedSeqNo && op.if_primary_term != kUnassignedPrimaryTerm) {
+      validation.push_back("ifSeqNo is unassigned, but primary term is [" +
+                           std::to_string(op.if_primary_term) + "]");
+    }
+    if (op.kind == WriteKind::kCreate && op.if_seq_no != kUnassignedSeqNo) {
+      validation.push_back("create operations do not support compare and set. use index instead");
+    }
+    if (auto too_long = check_id(op.id)) validation.push_back(*too_long);
+    items.push_back(std::move(item));
+  }
+  if (items.empty()) validation.push_back("no requests added");
+  if (!validation.empty()) return error_reply(validation_error(validation));
+
+  std::vector<WriteOp> ops;
+  for (auto& item : items) {
+    if (item.early_error) continue;
+    item.op_position = static_cast<int>(ops.size());
+    ops.push_back(item.op);
+  }
+  auto outcomes = call.store.write(ops, std::get<RefreshPolicy>(refresh));
+  bool errors = false;
+  json results = json::array();
+  for (const auto& item : items) {
+    const WriteOutcome* outcome = item.op_position ? &outcomes[*item.op_position] : nullptr;
+    if (item.early_error || (outcome && outcome->error)) errors = true;
+    results.push_back(item_json(item, outcome));
+  }
+  long long took =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+  return json_reply(200, {{"errors", errors}, {"took", took}, {"items", results}});
+}
+
+}  // namespace eslease::esemu

@@ -1,0 +1,115 @@
+// _bulk: framing, per-item results and conditions, request-level validation.
+#include <gtest/gtest.h>
+
+#include "emulators/es/test_client.h"
+
+namespace eslease::esemu {
+namespace {
+
+using json = nlohmann::ordered_json;
+using testing::TestClient;
+
+TEST(EsBulk, ItemsReportTheirOwnResultsAndConditions) {
+  TestClient es;
+  es.call("PUT", "/locks/_doc/a", R"({"v":1})");  // seq 0
+  es.call("PUT", "/locks/_doc/b", R"({"v":1})");  // seq 1
+  const std::string body =
+      "{\"index\":{\"_index\":\"locks\",\"_id\":\"a\",\"if_seq_no\":0,\"if_primary_term\":1}}\n"
+      "{\"v\":2}\n"
+      "{\"index\":{\"_index\":\"locks\",\"_id\":\"b\",\"if_seq_no\":0,\"if_primary_term\":1}}\n"
+      "{\"v\":2}\n"
+      "{\"create\":{\"_index\":\"locks\",\"_id\":\"c\"}}\n"
+      "{\"v\":1}\n"
+      "{\"update\":{\"_index\":\"locks\",\"_id\":\"c\"}}\n"
+      "{\"doc\":{\"v\":5}}\n"
+      "{\"delete\":{\"_index\":\"locks\",\"_id\":\"missing\"}}\n"
+      "{\"create\":{\"_index\":\"locks\",\"_id\":\"a\"}}\n"
+      "{\"v\":9}\n";
+  auto r = es.call("POST", "/_bulk", body, "application/x-ndjson");
+  ASSERT_EQ(r.status, 200) << r.raw.body;
+  EXPECT_EQ(r.body["errors"], true);
+  EXPECT_TRUE(r.body["took"].is_number());
+  const auto& items = r.body["items"];
+  ASSERT_EQ(items.size(), 6u);
+  EXPECT_EQ(items[0]["index"]["status"], 200);
+  EXPECT_EQ(items[0]["index"]["result"], "updated");
+  EXPECT_EQ(items[0]["index"]["_seq_no"], 2);
+  EXPECT_EQ(items[1]["index"]["status"], 409);
+  EXPECT_EQ(items[1]["index"]["error"]["type"], "version_conflict_engine_exception");
+  EXPECT_EQ(items[1]["index"]["error"]["reason"],
+            "[b]: version conflict, required seqNo [0], primary term [1]. current document has seqNo [1] and "
+            "primary "
+            "term [1]");
+  EXPECT_FALSE(items[1]["index"]["error"].contains("root_cause"));
+  EXPECT_EQ(items[2]["create"]["status"], 201);
+  EXPECT_EQ(items[2]["create"]["_seq_no"], 3);
+  EXPECT_EQ(items[3]["update"]["status"], 200);
+  EXPECT_EQ(items[3]["update"]["_version"], 2);
+  EXPECT_EQ(items[4]["delete"]["status"], 404);
+  EXPECT_EQ(items[4]["delete"]["result"], "not_found");
+  EXPECT_FALSE(items[4]["delete"].contains("error")) << "a missing delete is not an error";
+  EXPECT_EQ(items[5]["create"]["status"], 409);
+  EXPECT_EQ(es.call("GET", "/locks/_doc/b").body["_source"]["v"], 1);
+}
+
+TEST(EsBulk, DefaultIndexFromThePathAndNoErrorsFlag) {
+  TestClient es;
+  auto r =
+      es.call("POST", "/idx/_bulk?refresh=true",
+              "{\"index\":{\"_id\":\"1\"}}\n{\"a\":1}\n{\"index\":{}}\n{\"a\":2}\n", "application/x-ndjson");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.body["errors"], false);
+  EXPECT_EQ(r.body["items"][0]["index"]["_index"], "idx");
+  EXPECT_EQ(r.body["items"][0]["index"]["forced_refresh"], true);
+  EXPECT_EQ(r.body["items"][1]["index"]["result"], "created");
+  EXPECT_EQ(es.call("POST", "/idx/_count").body["count"], 2) << "refresh=true made both searchable";
+}
+
+TEST(EsBulk, FramingAndActionLineErrorsRejectTheWholeRequest) {
+  TestClient es;
+  auto no_newline =
+      es.call("POST", "/_bulk", "{\"index\":{\"_index\":\"i\"}}\n{\"a\":1}", "application/x-ndjson");
+  EXPECT_EQ(no_newline.status, 400);
+  EXPECT_EQ(no_newline.reason(), "The bulk request must be terminated by a newline [\\n]");
+  auto bad_action =
+      es.call("POST", "/_bulk", "{\"upsert\":{\"_index\":\"i\"}}\n{}\n", "application/x-ndjson");
+  EXPECT_EQ(bad_action.status, 400);
+  EXPECT_EQ(bad_action.reason(),
+            "Malformed action/metadata line [1], expected one of [create, delete, index, update] but found "
+            "[upsert]");
+  auto unknown_param = es.call("POST", "/_bulk", "{\"index\":{\"_index\":\"i\",\"if_seqno\":1}}\n{}\n",
+                               "application/x-ndjson");
+  EXPECT_EQ(unknown_param.reason(), "Action/metadata line [1] contains an unknown parameter [if_seqno]");
+  auto malformed = es.call("POST", "/_bulk", "{\"index\":\n", "application/x-ndjson");
+  EXPECT_EQ(malformed.status, 400);
+  auto empty = es.call("POST", "/_bulk", "\n", "application/x-ndjson");
+  EXPECT_EQ(empty.reason(), "Validation Failed: 1: no requests added;");
+  auto half_cas = es.call("POST", "/_bulk", "{\"delete\":{\"_index\":\"i\",\"_id\":\"1\",\"if_seq_no\":1}}\n",
+                          "application/x-ndjson");
+  EXPECT_EQ(half_cas.reason(), "Validation Failed: 1: ifSeqNo is set, but primary term is [0];");
+  EXPECT_EQ(es.call("HEAD", "/i").status, 404) << "nothing was executed";
+}
+
+TEST(EsBulk, DocumentLevelFailuresArePerItem) {
+  TestClient es;
+  es.call("PUT", "/strict",
+          json{{"mappings", {{"dynamic", "strict"}, {"properties", {{"a", {{"type", "long"}}}}}}}});
+  const std::string body =
+      "{\"index\":{\"_index\":\"strict\",\"_id\":\"1\"}}\n{\"a\":1}\n"
+      "{\"index\":{\"_index\":\"strict\",\"_id\":\"2\"}}\n{\"b\":1}\n"
+      "{\"index\":{\"_index\":\"strict\",\"_id\":\"3\"}}\n{not json}\n"
+      "{\"update\":{\"_index\":\"strict\",\"_id\":\"9\"}}\n{\"doc\":{\"a\":1}}\n"
+      "{\"update\":{\"_index\":\"strict\",\"_id\":\"1\"}}\n{\"script\":\"ctx._source.a++\"}\n";
+  auto r = es.call("POST", "/_bulk", body, "application/x-ndjson");
+  ASSERT_EQ(r.status, 200) << r.raw.body;
+  EXPECT_EQ(r.body["items"][0]["index"]["status"], 201);
+  EXPECT_EQ(r.body["items"][1]["index"]["error"]["type"], "strict_dynamic_mapping_exception");
+  EXPECT_EQ(r.body["items"][1]["index"]["status"], 400);
+  EXPECT_EQ(r.body["items"][2]["index"]["error"]["type"], "document_parsing_exception");
+  EXPECT_EQ(r.body["items"][3]["update"]["error"]["type"], "document_missing_exception");
+  EXPECT_EQ(r.body["items"][3]["update"]["status"], 404);
+  EXPECT_EQ(r.body["items"][4]["update"]["status"], 400);
+}
+
+}  // namespace
+}  // namespace eslease::esemu

@@ -1,0 +1,43 @@
+// Elasticsearch's error model: an exception with a type, a reason, extra metadata fields
+// and an optional cause, rendered as {"error":{"root_cause":[...],...},"status":N}.
+#pragma once
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace eslease::esemu {
+
+struct EsError {
+  int status = 500;
+  std::string type;
+  std::string reason;
+  nlohmann::ordered_json metadata = nlohmann::ordered_json::object();  // e.g. index, index_uuid, shard
+  std::shared_ptr<EsError> caused_by;
+  // Root causes when they are not this exception itself (a search phase failure reports
+  // its shard failures).
+  std::vector<EsError> root_causes;
+
+  // {"type","reason",...metadata,"caused_by"}: the form used inside bulk items.
+  nlohmann::ordered_json to_json() const;
+  // The whole REST error body.
+  nlohmann::ordered_json body() const;
+};
+
+EsError make_es_error(int status, std::string type, std::string reason,
+                      nlohmann::ordered_json metadata = nlohmann::ordered_json::object());
+
+// "Validation Failed: 1: a;2: b;" (action_request_validation_exception, 400).
+EsError validation_error(const std::vector<std::string>& messages);
+EsError illegal_argument(std::string reason);
+EsError parse_error(std::string reason);  // parse_exception, 400
+EsError index_not_found(const std::string& index);
+// Errors about one document carry the shard they happened on.
+EsError document_error(int status, std::string type, std::string reason, const std::string& index,
+                       const std::string& index_uuid);
+EsError version_conflict(const std::string& id, const std::string& explanation, const std::string& index,
+                         const std::string& index_uuid);
+EsError emulator_limitation(std::string what);
+
+}  // namespace eslease::esemu

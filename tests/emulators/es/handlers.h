@@ -1,0 +1,80 @@
+// Shared pieces of the REST handlers: decoded parameters, JSON replies, and one function
+// per endpoint group (indices.cpp, documents.cpp, search.cpp, bulk.cpp).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "emulators/es/api.h"
+#include "emulators/es/es_error.h"
+#include "emulators/es/store.h"
+
+namespace eslease::esemu {
+
+// Decodes "a=1&b=x%2Fy" into pairs ('+' is a space); malformed escapes are kept raw.
+std::vector<std::pair<std::string, std::string>> http_query_pairs(std::string_view query);
+
+class Params {
+ public:
+  explicit Params(std::vector<std::pair<std::string, std::string>> items) : items_(std::move(items)) {}
+  std::optional<std::string> get(const std::string& name) const;
+  bool has(const std::string& name) const { return get(name).has_value(); }
+  const std::vector<std::pair<std::string, std::string>>& items() const { return items_; }
+
+  // RestRequest.paramAsLong / paramAsInt / paramAsBoolean, with their error messages.
+  std::variant<std::optional<long long>, EsError> as_long(const std::string& name) const;
+  std::variant<std::optional<int>, EsError> as_int(const std::string& name) const;
+  std::variant<std::optional<bool>, EsError> as_bool(const std::string& name) const;
+
+ private:
+  std::vector<std::pair<std::string, std::string>> items_;
+};
+
+struct Call {
+  const ApiRequest& request;
+  Params params;
+  std::string index;  // decoded {index} path segment, if any
+  std::string id;     // decoded {id} path segment, if any
+  Store& store;
+  long long now_ms;
+};
+
+ApiResponse json_reply(int status, const nlohmann::ordered_json& body);
+ApiResponse error_reply(const EsError& error);
+// {"error":"...","status":N}: Elasticsearch's simple error form (405, 406).
+ApiResponse simple_error_reply(int status, const std::string& message, bool with_status = true);
+
+// Parses a JSON body. Errors look like Elasticsearch's: x_content_parse_exception, or
+// document_parsing_exception for document sources.
+std::variant<nlohmann::ordered_json, EsError> parse_body(const std::string& body, bool document_source);
+std::variant<RefreshPolicy, EsError> refresh_policy(const Params& params);
+// if_seq_no / if_primary_term from parameters, with DocWriteRequest's validation.
+std::optional<EsError> read_cas_params(const Params& params, std::int64_t& seq_no, std::int64_t& primary_term,
+                                       std::vector<std::string>& validation);
+std::optional<std::string> check_id(const std::string& id);  // a validation message or nothing
+
+ApiResponse handle_info(Call& call);
+ApiResponse handle_cluster_health(Call& call);
+ApiResponse handle_index_create(Call& call);
+ApiResponse handle_index_delete(Call& call);
+ApiResponse handle_index_exists(Call& call);
+ApiResponse handle_index_get(Call& call, bool mappings_only);
+ApiResponse handle_refresh(Call& call);
+
+ApiResponse handle_doc_write(Call& call, WriteKind kind);  // index (with or without id) and create
+ApiResponse handle_doc_get(Call& call, bool head, bool source_only);
+ApiResponse handle_doc_delete(Call& call);
+ApiResponse handle_update(Call& call);
+ApiResponse handle_mget(Call& call);
+
+ApiResponse handle_search(Call& call);
+ApiResponse handle_count(Call& call);
+ApiResponse handle_delete_by_query(Call& call);
+
+ApiResponse handle_bulk(Call& call);
+
+}  // namespace eslease::esemu

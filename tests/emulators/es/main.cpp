@@ -1,0 +1,89 @@
+// es-emulator --listen HOST:PORT [--tls-cert F --tls-key F] [--basic-auth-file F]
+//             [--api-key-file F]
+#include <csignal>
+#include <fstream>
+#include <iostream>
+#include <string>
+
+#include "common/text.h"
+#include "emulators/es/es_emulator.h"
+#include "http/server.h"
+
+namespace {
+
+int usage(const std::string& problem) {
+  std::cerr << "es-emulator: " << problem << "\n"
+            << "usage: es-emulator --listen HOST:PORT [--tls-cert FILE --tls-key FILE]\n"
+            << "                   [--basic-auth-file FILE (one line user:password)]\n"
+            << "                   [--api-key-file FILE (one line id:key)]\n";
+  return 2;
+}
+
+bool read_first_line(const std::string& path, std::string& out) {
+  std::ifstream in(path);
+  if (!in || !std::getline(in, out)) return false;
+  out = eslease::trim(out);
+  return !out.empty();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  eslease::esemu::EsEmulatorOptions options;
+  bool listen_given = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string flag = argv[i];
+    if (flag != "--listen" && flag != "--tls-cert" && flag != "--tls-key" && flag != "--basic-auth-file" &&
+        flag != "--api-key-file") {
+      return usage("unknown flag " + flag);
+    }
+    if (i + 1 >= argc) return usage("missing value for " + flag);
+    std::string value = argv[++i];
+    if (flag == "--listen") {
+      auto address = eslease::http::parse_listen_address(value);
+      if (!address.ok()) return usage("bad --listen address: " + address.error().message);
+      options.host = address->first;
+      options.port = address->second;
+      listen_given = true;
+    } else if (flag == "--tls-cert") {
+      options.tls_cert_file = value;
+    } else if (flag == "--tls-key") {
+      options.tls_key_file = value;
+    } else if (flag == "--basic-auth-file") {
+      std::string line;
+      if (!read_first_line(value, line) || line.find(':') == std::string::npos) {
+        return usage("--basic-auth-file must hold one line user:password");
+      }
+      options.basic_auth = std::make_pair(line.substr(0, line.find(':')), line.substr(line.find(':') + 1));
+    } else if (flag == "--api-key-file") {
+      std::string line;
+      if (!read_first_line(value, line) || line.find(':') == std::string::npos) {
+        return usage("--api-key-file must hold one line id:key");
+      }
+      options.api_key = line;
+    }
+  }
+  if (!listen_given) return usage("--listen is required");
+  if (options.tls_cert_file.empty() != options.tls_key_file.empty()) {
+    return usage("--tls-cert and --tls-key go together");
+  }
+
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  // Blocked before any server thread starts, so only sigwait below receives them.
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  eslease::esemu::EsEmulator emulator(options);
+  auto started = emulator.start();
+  if (!started.ok()) {
+    std::cerr << "es-emulator: cannot start: " << started.error().describe() << "\n";
+    return 1;
+  }
+  std::cout << "es-emulator listening on " << emulator.url() << std::endl;
+  int received = 0;
+  sigwait(&signals, &received);
+  emulator.stop();
+  return 0;
+}

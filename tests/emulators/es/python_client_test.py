@@ -1,0 +1,148 @@
+#!/usr/bin/python3
+"""es-emulator against the official Python client (Debian's python3-elasticsearch 7.17).
+
+Usage: python_client_test.py /path/to/es-emulator
+Starts the emulator on 127.0.0.1:0, reads the URL it prints, and exercises it through
+elasticsearch.Elasticsearch the way an application would. Any mismatch fails the test.
+"""
+import subprocess
+import sys
+import unittest
+
+import elasticsearch
+from elasticsearch import Elasticsearch, helpers
+
+EMULATOR = None
+
+
+class PythonClientTest(unittest.TestCase):
+    def setUp(self):
+        self.proc = subprocess.Popen(
+            [EMULATOR, "--listen", "127.0.0.1:0"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            line = self.proc.stdout.readline().strip()
+            prefix = "es-emulator listening on "
+            self.assertTrue(line.startswith(prefix), "unexpected first line: %r" % line)
+            self.url = line[len(prefix):]
+            self.es = Elasticsearch(self.url)
+        except BaseException:
+            self.stop_emulator()
+            raise
+
+    def tearDown(self):
+        self.stop_emulator()
+
+    def stop_emulator(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc.stdout.close()
+        self.proc.stderr.close()
+
+    def test_document_lifecycle(self):
+        es = self.es
+        info = es.info()
+        self.assertEqual(info["tagline"], "You Know, for Search")
+        self.assertTrue(info["version"]["number"].startswith("8."))
+
+        created = es.indices.create(
+            index="locks",
+            settings={"number_of_shards": 1, "number_of_replicas": 0},
+            mappings={"dynamic": "strict", "properties": {
+                "holder": {"type": "keyword"},
+                "ttlMillis": {"type": "long"},
+                "expiresAt": {"type": "date"}}})
+        self.assertTrue(created["acknowledged"])
+        self.assertTrue(es.indices.exists(index="locks"))
+        with self.assertRaises(elasticsearch.RequestError) as ctx:
+            es.indices.create(index="locks")
+        self.assertEqual(ctx.exception.error, "resource_already_exists_exception")
+        with self.assertRaises(elasticsearch.RequestError) as ctx:
+            es.index(index="locks", id="bad", document={"holder": "a", "unknown": 1})
+        self.assertEqual(ctx.exception.error, "strict_dynamic_mapping_exception")
+
+        doc_id = "batch/nightly-report"
+        first = es.index(index="locks", id=doc_id, document={
+            "holder": "pod-a", "ttlMillis": 30000, "expiresAt": "2026-01-01T00:00:00Z"})
+        self.assertEqual(first["result"], "created")
+        self.assertEqual(first["_id"], doc_id)
+        self.assertEqual(first["_seq_no"], 0)
+        self.assertEqual(first["_primary_term"], 1)
+        self.assertEqual(first["_version"], 1)
+
+        got = es.get(index="locks", id=doc_id)
+        self.assertTrue(got["found"])
+        self.assertEqual(got["_source"]["holder"], "pod-a")
+        self.assertEqual(got["_seq_no"], 0)
+        self.assertFalse(es.exists(index="locks", id="batch/other"))
+        with self.assertRaises(elasticsearch.NotFoundError):
+            es.get(index="locks", id="batch/other")
+
+        with self.assertRaises(elasticsearch.ConflictError) as ctx:
+            es.create(index="locks", id=doc_id, document={"holder": "pod-b"})
+        self.assertEqual(ctx.exception.status_code, 409)
+        self.assertEqual(ctx.exception.error, "version_conflict_engine_exception")
+
+        renewed = es.index(index="locks", id=doc_id, document={"holder": "pod-a", "ttlMillis": 30000},
+                           if_seq_no=0, if_primary_term=1)
+        self.assertEqual(renewed["result"], "updated")
+        self.assertEqual(renewed["_seq_no"], 1)
+        with self.assertRaises(elasticsearch.ConflictError) as ctx:
+            es.index(index="locks", id=doc_id, document={"holder": "pod-b"}, if_seq_no=0, if_primary_term=1)
+        self.assertIn("required seqNo [0], primary term [1]. current document has seqNo [1]",
+                      ctx.exception.info["error"]["reason"])
+
+        updated = es.update(index="locks", id=doc_id, doc={"holder": "pod-c"})
+        self.assertEqual(updated["result"], "updated")
+        self.assertEqual(updated["_seq_no"], 2)
+        noop = es.update(index="locks", id=doc_id, doc={"holder": "pod-c"})
+        self.assertEqual(noop["result"], "noop")
+        self.assertEqual(noop["_seq_no"], 2)
+
+        self.assertEqual(es.search(index="locks", query={"match_all": {}})["hits"]["total"]["value"], 0,
+                         "nothing is searchable before a refresh")
+        es.indices.refresh(index="locks")
+        found = es.search(index="locks", query={"term": {"holder": "pod-c"}},
+                          seq_no_primary_term=True)
+        self.assertEqual(found["hits"]["total"], {"value": 1, "relation": "eq"})
+        self.assertEqual(found["hits"]["hits"][0]["_id"], doc_id)
+        self.assertEqual(found["hits"]["hits"][0]["_seq_no"], 2)
+        self.assertEqual(es.count(index="locks")["count"], 1)
+
+        deleted = es.delete(index="locks", id=doc_id, if_seq_no=2, if_primary_term=1)
+        self.assertEqual(deleted["result"], "deleted")
+        self.assertEqual(deleted["_seq_no"], 3)
+        with self.assertRaises(elasticsearch.NotFoundError):
+            es.delete(index="locks", id=doc_id)
+
+    def test_bulk(self):
+        es = self.es
+        es.index(index="locks", id="a", document={"v": 1})
+        result = es.bulk(body=[
+            {"index": {"_index": "locks", "_id": "a", "if_seq_no": 0, "if_primary_term": 1}}, {"v": 2},
+            {"index": {"_index": "locks", "_id": "a", "if_seq_no": 0, "if_primary_term": 1}}, {"v": 3},
+            {"create": {"_index": "locks", "_id": "b"}}, {"v": 1},
+            {"delete": {"_index": "locks", "_id": "zzz"}},
+        ], refresh=True)
+        self.assertTrue(result["errors"])
+        statuses = [list(item.values())[0]["status"] for item in result["items"]]
+        self.assertEqual(statuses, [200, 409, 201, 404])
+        self.assertEqual(result["items"][1]["index"]["error"]["type"], "version_conflict_engine_exception")
+        self.assertEqual(es.count(index="locks")["count"], 2)
+        ok, errors = helpers.bulk(es, [{"_index": "other", "_id": str(i), "n": i} for i in range(50)],
+                                  refresh=True)
+        self.assertEqual((ok, errors), (50, []))
+        ranged = es.search(index="other", query={"range": {"n": {"gte": 40}}}, size=100)
+        self.assertEqual(ranged["hits"]["total"]["value"], 10)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        sys.exit("usage: python_client_test.py /path/to/es-emulator")
+    EMULATOR = sys.argv.pop(1)
+    unittest.main()

@@ -1,0 +1,153 @@
+// The emulated cluster's data: indices (one shard each), documents with their
+// _seq_no/_primary_term/_version, delete tombstones, and the refreshed view that search
+// sees. Every public method takes the one store mutex, so handlers may call it from any
+// thread; a bulk request runs all its operations under one acquisition.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "emulators/es/es_error.h"
+
+namespace eslease::esemu {
+
+constexpr std::int64_t kUnassignedSeqNo = -2;  // as SequenceNumbers.UNASSIGNED_SEQ_NO
+constexpr std::int64_t kUnassignedPrimaryTerm = 0;
+
+struct Doc {
+  nlohmann::ordered_json source;
+  std::int64_t seq_no = 0;
+  std::int64_t primary_term = 1;
+  std::int64_t version = 1;
+  bool deleted = false;  // a tombstone: keeps the version for index.gc_deletes
+  long long deleted_at_ms = 0;
+};
+
+struct Index {
+  std::string name;
+  std::string uuid;
+  long long creation_date_ms = 0;
+  nlohmann::ordered_json settings;  // flat {"index.number_of_shards": "1", ...}, values as strings
+  nlohmann::ordered_json mappings;  // normalized mappings object
+  nlohmann::ordered_json aliases;
+  int replicas = 1;
+  long long gc_deletes_ms = 60000;
+  std::int64_t next_seq_no = 0;
+  std::int64_t primary_term = 1;
+  std::map<std::string, Doc> docs;        // realtime: live documents and tombstones
+  std::map<std::string, Doc> searchable;  // as of the last refresh, live documents only
+  std::set<std::string> dirty;            // ids changed since the last refresh
+};
+
+enum class RefreshPolicy { kNone, kImmediate, kWaitFor };
+enum class WriteKind { kIndex, kCreate, kUpdate, kDelete };
+
+struct UpdateSpec {
+  nlohmann::ordered_json doc;
+  std::optional<nlohmann::ordered_json> upsert;
+  bool doc_as_upsert = false;
+  bool detect_noop = true;
+  bool fetch_source = false;
+};
+
+struct WriteOp {
+  WriteKind kind = WriteKind::kIndex;
+  std::string index;
+  std::string id;  // empty: generate one (index and create only)
+  nlohmann::ordered_json source;
+  std::string raw_source;
+  UpdateSpec update;
+  std::int64_t if_seq_no = kUnassignedSeqNo;
+  std::int64_t if_primary_term = kUnassignedPrimaryTerm;
+};
+
+struct WriteOutcome {
+  std::optional<EsError> error;
+  std::string index;
+  std::string id;
+  std::string result;  // created, updated, deleted, not_found, noop
+  int status = 200;
+  std::int64_t version = 0;
+  std::int64_t seq_no = 0;
+  std::int64_t primary_term = 0;
+  int shards_total = 0;
+  int shards_successful = 0;
+  bool forced_refresh = false;
+  std::optional<nlohmann::ordered_json> updated_source;  // update with _source requested
+  // The response body of a single-document write.
+  nlohmann::ordered_json to_json() const;
+};
+
+struct GetOutcome {
+  std::optional<EsError> error;
+  bool found = false;
+  std::string index;
+  Doc doc;
+};
+
+struct ClusterCounts {
+  int indices = 0;
+  int primaries = 0;
+  int unassigned_replicas = 0;
+};
+
+class Store {
+ public:
+  using NowMillis = std::function<long long()>;
+  explicit Store(NowMillis now_millis);
+
+  std::vector<WriteOutcome> write(const std::vector<WriteOp>& ops, RefreshPolicy refresh);
+
+  // body: the create-index request ({settings, mappings, aliases}).
+  std::optional<EsError> create_index(const std::string& name, const nlohmann::ordered_json& body);
+  std::optional<EsError> delete_indices(const std::string& expression);
+  bool exists(const std::string& name) const;
+  // GET /{index} and GET /{index}/_mapping bodies.
+  std::variant<nlohmann::ordered_json, EsError> describe(const std::string& expression,
+                                                         bool mappings_only) const;
+
+  GetOutcome get(const std::string& index, const std::string& id, bool realtime) const;
+
+  // Names matching "a,b,logs-*" ("" / "_all" / "*" = all). A missing concrete name is an
+  // error; wildcards matching nothing are not.
+  std::variant<std::vector<std::string>, EsError> resolve(const std::string& expression) const;
+  using SearchVisitor = std::function<void(const Index& index, const std::string& id, const Doc& doc)>;
+  // Visits refreshed documents of the named indices, in index order then _seq_no order.
+  void for_each_searchable(const std::vector<std::string>& names, const SearchVisitor& visit) const;
+  // Number of shards (one per index) the names cover, and the replica count of each.
+  int refresh(const std::vector<std::string>& names);
+  int replicas_of(const std::string& name) const;
+
+  std::optional<std::int64_t> bump_primary_term(const std::string& name);
+  ClusterCounts counts() const;
+
+ private:
+  WriteOutcome apply(const WriteOp& op, std::set<std::string>& touched);
+  WriteOutcome apply_index(Index& index, const WriteOp& op, const nlohmann::ordered_json& source,
+                           const std::string& raw, bool create);
+  WriteOutcome apply_update(Index& index, const WriteOp& op);
+  WriteOutcome apply_delete(Index& index, const WriteOp& op);
+  // A document or an unexpired tombstone; nullptr when none.
+  const Doc* current(const Index& index, const std::string& id) const;
+  Index& create_locked(const std::string& name, nlohmann::ordered_json settings,
+                       nlohmann::ordered_json mappings, nlohmann::ordered_json aliases);
+  void refresh_locked(Index& index);
+
+  NowMillis now_millis_;
+  mutable std::mutex mutex_;
+  std::map<std::string, Index> indices_;
+};
+
+std::string random_base64url(std::size_t length);
+// Glob match with '*' only, as index patterns use.
+bool glob_match(std::string_view pattern, std::string_view text);
+
+}  // namespace eslease::esemu
