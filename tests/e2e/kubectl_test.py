@@ -1,0 +1,215 @@
+"""Drives the real /usr/bin/kubectl against kube-emulator: CRD, examples, printer columns,
+defaults, watch, patches, status subresource, finalizers and schema errors."""
+
+import json
+import os
+import queue
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from emulator_process import KubeEmulator, parse_arguments  # noqa: E402
+
+KUBECTL = "/usr/bin/kubectl"
+EMULATOR = None
+SOURCE_DIR = None
+COMMAND_TIMEOUT = 60
+DEMO_NS = "eslease-demo"
+
+
+def lease_manifest(name, spec, namespace=DEMO_NS, metadata_extra=None):
+    metadata = {"name": name, "namespace": namespace}
+    metadata.update(metadata_extra or {})
+    return json.dumps({"apiVersion": "eslease.io/v1alpha1", "kind": "Lease", "metadata": metadata, "spec": spec})
+
+
+@unittest.skipUnless(os.path.exists(KUBECTL), "kubectl is not installed at /usr/bin/kubectl")
+class KubectlAgainstEmulator(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.emulator = KubeEmulator(EMULATOR).start()
+        cls.cache_dir = tempfile.TemporaryDirectory(prefix="eslease-kubectl-cache-")
+        try:
+            cls.kubectl_ok("apply", "-f", os.path.join(SOURCE_DIR, "crds"))
+            cls.kubectl_ok("wait", "--for=condition=Established", "crd/leases.eslease.io", "--timeout=30s")
+            cls.applied_examples = cls.kubectl_ok("apply", "-f", os.path.join(SOURCE_DIR, "examples"))
+        except Exception:
+            cls.tearDownClass()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.emulator.stop()
+        cls.cache_dir.cleanup()
+
+    @classmethod
+    def command(cls, *args):
+        return [KUBECTL, "--kubeconfig", cls.emulator.kubeconfig, "--cache-dir", cls.cache_dir.name,
+                "--request-timeout=30s"] + list(args)
+
+    @classmethod
+    def kubectl(cls, *args, stdin=None):
+        return subprocess.run(cls.command(*args), input=stdin, capture_output=True, text=True,
+                              timeout=COMMAND_TIMEOUT)
+
+    @classmethod
+    def kubectl_ok(cls, *args, stdin=None):
+        result = cls.kubectl(*args, stdin=stdin)
+        if result.returncode != 0:
+            raise AssertionError("kubectl %s failed (%d): %s\nemulator stderr:\n%s" % (
+                " ".join(args), result.returncode, result.stderr, cls.emulator.stderr()))
+        return result.stdout
+
+    def get_json(self, *args):
+        return json.loads(self.kubectl_ok("get", *args, "-o", "json"))
+
+    def test_examples_were_created(self):
+        for line in ("namespace/eslease-demo created", "pod/report-a created",
+                     "lease.eslease.io/nightly-report-a created", "lease.eslease.io/nightly-report-b created",
+                     "lease.eslease.io/reporter-leader created"):
+            self.assertIn(line, self.applied_examples)
+
+    def test_get_by_short_name_prints_the_crd_columns(self):
+        lines = self.kubectl_ok("get", "esl", "-n", DEMO_NS).splitlines()
+        self.assertEqual(lines[0].split(), ["NAME", "LOCK", "HOLDER", "PHASE", "PRIORITY", "TOKEN", "AGE"])
+        rows = {line.split()[0]: line.split() for line in lines[1:]}
+        self.assertIn("nightly-report-a", rows)
+        self.assertIn("nightly-report-b", rows)
+        # Holder, phase and token are empty until a controller writes status.
+        self.assertEqual(rows["nightly-report-a"][1:3], ["nightly-report", "Foreground"])
+        self.assertEqual(rows["nightly-report-b"][1:3], ["nightly-report", "Background"])
+
+    def test_get_yaml_shows_schema_defaults(self):
+        lease = self.get_json("eslease", "reporter-leader", "-n", "eslease-election")
+        self.assertEqual(lease["spec"]["priority"], "Foreground")
+        self.assertEqual(lease["spec"]["leaseDurationSeconds"], 15)
+        self.assertEqual(lease["spec"]["livenessGraceSeconds"], 10)
+        claim = self.get_json("lease.eslease.io", "nightly-report-b", "-n", DEMO_NS)
+        self.assertEqual(claim["spec"]["leaseDurationSeconds"], 30)
+        text = self.kubectl_ok("get", "esl", "nightly-report-b", "-n", DEMO_NS, "-o", "yaml")
+        self.assertIn("leaseDurationSeconds: 30", text)
+        self.assertIn("priority: Background", text)
+
+    def test_watch_receives_a_change_made_by_another_kubectl(self):
+        self.kubectl_ok("apply", "-f", "-", stdin=lease_manifest("watched", {
+            "lockName": "watched", "holder": {"podName": "report-a"}, "leaseDurationSeconds": 20}))
+        watcher = subprocess.Popen(
+            self.command("get", "esl", "-n", DEMO_NS, "--watch", "-o",
+                         "jsonpath={.metadata.name}={.spec.leaseDurationSeconds}{\"\\n\"}"),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        lines = queue.Queue()
+        threading.Thread(target=lambda: [lines.put(l.strip()) for l in watcher.stdout], daemon=True).start()
+        try:
+            self.wait_for_line(lines, "watched=20")
+            self.kubectl_ok("patch", "esl", "watched", "-n", DEMO_NS, "--type=merge",
+                            "-p", '{"spec":{"leaseDurationSeconds":21}}')
+            self.wait_for_line(lines, "watched=21")
+        finally:
+            watcher.kill()
+            watcher.wait(timeout=10)
+            watcher.stdout.close()
+            watcher.stderr.close()
+
+    def wait_for_line(self, lines, expected, timeout=20):
+        seen = []
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                line = lines.get(timeout=max(0.01, deadline - time.monotonic()))
+            except queue.Empty:
+                break
+            seen.append(line)
+            if line == expected:
+                return
+        self.fail("watch never printed %r; saw %r" % (expected, seen))
+
+    def test_merge_and_json_patches(self):
+        self.kubectl_ok("apply", "-f", "-", stdin=lease_manifest("patched", {
+            "lockName": "patched", "holder": {"podName": "report-a"}}))
+        self.kubectl_ok("patch", "esl", "patched", "-n", DEMO_NS, "--type=merge",
+                        "-p", '{"spec":{"leaseDurationSeconds":60}}')
+        self.kubectl_ok("patch", "esl", "patched", "-n", DEMO_NS, "--type=json",
+                        "-p", '[{"op":"replace","path":"/spec/priority","value":"Background"}]')
+        lease = self.get_json("esl", "patched", "-n", DEMO_NS)
+        self.assertEqual(lease["spec"]["leaseDurationSeconds"], 60)
+        self.assertEqual(lease["spec"]["priority"], "Background")
+        self.assertEqual(lease["metadata"]["generation"], 3)
+        rejected = self.kubectl("patch", "esl", "patched", "-n", DEMO_NS, "--type=merge",
+                                "-p", '{"spec":{"priority":"Urgent"}}')
+        self.assertNotEqual(rejected.returncode, 0)
+        self.assertIn('spec.priority: Unsupported value: "Urgent"', rejected.stderr)
+
+    def test_status_subresource_and_wait_for_jsonpath(self):
+        self.kubectl_ok("apply", "-f", "-", stdin=lease_manifest("held", {
+            "lockName": "held", "holder": {"podName": "report-a"}}))
+        self.kubectl_ok("patch", "esl", "held", "-n", DEMO_NS, "--subresource=status", "--type=merge",
+                        "-p", '{"status":{"phase":"Held","fencingToken":"4294967311","holder":{"podName":"report-a"}},'
+                        '"spec":{"priority":"Background"}}')
+        self.kubectl_ok("wait", "--for=jsonpath={.status.phase}=Held", "esl/held", "-n", DEMO_NS, "--timeout=20s")
+        lease = self.get_json("esl", "held", "-n", DEMO_NS)
+        self.assertEqual(lease["status"]["fencingToken"], "4294967311")
+        self.assertEqual(lease["spec"]["priority"], "Foreground", "the status subresource ignores spec changes")
+        self.assertEqual(lease["metadata"]["generation"], 1, "status writes do not bump generation")
+        header, row = self.kubectl_ok("get", "esl", "held", "-n", DEMO_NS).splitlines()[:2]
+        self.assertEqual(row.split()[:6], ["held", "held", "report-a", "Held", "Foreground", "4294967311"])
+
+    def test_finalizer_keeps_a_deleted_lease_until_removed(self):
+        self.kubectl_ok("apply", "-f", "-", stdin=lease_manifest(
+            "final", {"lockName": "final", "holder": {"podName": "report-a"}},
+            metadata_extra={"finalizers": ["eslease.io/release"]}))
+        self.kubectl_ok("delete", "esl", "final", "-n", DEMO_NS, "--wait=false")
+        lease = self.get_json("esl", "final", "-n", DEMO_NS)
+        self.assertTrue(lease["metadata"].get("deletionTimestamp"), "deletion is pending on the finalizer")
+        self.assertEqual(lease["metadata"]["finalizers"], ["eslease.io/release"])
+        self.kubectl_ok("patch", "esl", "final", "-n", DEMO_NS, "--type=json",
+                        "-p", '[{"op":"remove","path":"/metadata/finalizers"}]')
+        self.kubectl_ok("wait", "--for=delete", "esl/final", "-n", DEMO_NS, "--timeout=20s")
+        gone = self.kubectl("get", "esl", "final", "-n", DEMO_NS)
+        self.assertNotEqual(gone.returncode, 0)
+        self.assertIn('leases.eslease.io "final" not found', gone.stderr)
+
+    def test_invalid_leases_are_rejected_with_the_schema_error(self):
+        cases = {
+            "bad-priority": ({"lockName": "x", "holder": {"podName": "p"}, "priority": "Urgent"},
+                             'spec.priority: Unsupported value: "Urgent": supported values: "Foreground", '
+                             '"Background"'),
+            "both-holders": ({"lockName": "x", "holder": {"podName": "p", "podSelector": {"matchLabels": {"a": "b"}}}},
+                             '"spec.holder" must validate one and only one schema (oneOf). Found 2 valid '
+                             'alternatives'),
+            "no-lock-name": ({"holder": {"podName": "p"}}, "spec.lockName: Required value"),
+            "zero-duration": ({"lockName": "x", "holder": {"podName": "p"}, "leaseDurationSeconds": 0},
+                              "spec.leaseDurationSeconds: Invalid value: 0: spec.leaseDurationSeconds in body "
+                              "should be greater than or equal to 1"),
+        }
+        for name, (spec, message) in cases.items():
+            with self.subTest(name):
+                result = self.kubectl("apply", "-f", "-", stdin=lease_manifest(name, spec))
+                self.assertNotEqual(result.returncode, 0, result.stdout)
+                self.assertIn('The Lease "%s" is invalid' % name, result.stderr)
+                self.assertIn(message, result.stderr)
+                self.assertNotEqual(self.kubectl("get", "esl", name, "-n", DEMO_NS).returncode, 0)
+
+    def test_unknown_fields_are_refused_by_strict_field_validation(self):
+        result = self.kubectl("apply", "-f", "-", stdin=lease_manifest(
+            "unknown-field", {"lockName": "x", "holder": {"podName": "p"}, "colour": "blue"}))
+        self.assertNotEqual(result.returncode, 0, result.stdout)
+        self.assertIn('strict decoding error: unknown field "spec.colour"', result.stderr)
+        pruned = self.kubectl_ok("apply", "--validate=false", "-f", "-", stdin=lease_manifest(
+            "pruned-field", {"lockName": "x", "holder": {"podName": "p"}, "colour": "blue"}))
+        self.assertIn("lease.eslease.io/pruned-field created", pruned)
+        self.assertNotIn("colour", self.get_json("esl", "pruned-field", "-n", DEMO_NS)["spec"])
+
+    def test_explain_reads_the_published_schema(self):
+        text = self.kubectl_ok("explain", "esl.spec")
+        self.assertIn("KIND:       Lease", text)
+        self.assertIn("lockName\t<string> -required-", text)
+        self.assertIn("enum: Foreground, Background", text)
+
+
+if __name__ == "__main__":
+    EMULATOR, SOURCE_DIR, unittest_argv = parse_arguments(sys.argv)
+    unittest.main(argv=unittest_argv, verbosity=2)
