@@ -1,0 +1,205 @@
+// lock-bench: throughput of acquire/renew/release cycles and the number of Elasticsearch
+// requests each lock operation costs, over the in-process es-emulator (or --es URL; the
+// request counts need the emulator's /_emulator/stats and are null without it).
+//
+//   lock-bench [--es URL] [--cycles 2000] [--held 10000]
+// Prints one JSON object.
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "emulators/es/es_emulator.h"
+#include "es/http_document_api.h"
+#include "lock/lock_store.h"
+
+namespace {
+
+using namespace eslease;
+using nlohmann::json;
+using Stopwatch = std::chrono::steady_clock;
+
+class Stats {
+ public:
+  explicit Stats(std::string url) : url_(std::move(url)), transport_(http::make_cpprest_transport()) {}
+  // Total requests served so far, or -1 without the emulator's admin endpoint.
+  long long total() {
+    http::Request request;
+    request.url = url_ + "/_emulator/stats";
+    auto r = transport_->send(request);
+    if (!r.ok() || r->status != 200) return -1;
+    auto body = json::parse(r->body, nullptr, false);
+    if (!body.is_object() || !body.contains("total") || !body["total"].is_number_integer()) return -1;
+    return body["total"].get<long long>();
+  }
+
+ private:
+  std::string url_;
+  std::unique_ptr<http::Transport> transport_;
+};
+
+double percentile(std::vector<double> values, double p) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  return values[std::min(values.size() - 1, static_cast<std::size_t>(p * static_cast<double>(values.size())))];
+}
+
+double ms_since(Stopwatch::time_point start) {
+  return std::chrono::duration<double, std::milli>(Stopwatch::now() - start).count();
+}
+
+lock::Claim claim(const std::string& holder, int n) {
+  lock::Claim c;
+  c.holder = holder;
+  c.lease_uid = holder + "-" + std::to_string(n);
+  c.ttl = Millis(30000);
+  return c;
+}
+
+json per_request(long long before, long long after, int operations) {
+  if (before < 0 || after < 0) return nullptr;
+  return static_cast<double>(after - before) / operations;
+}
+
+int fail(const std::string& what) {
+  std::cerr << "lock-bench: " << what << "\n";
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string url;
+  int cycles = 2000;
+  int held_count = 10000;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (i + 1 >= argc) return fail("usage: lock-bench [--es URL] [--cycles N] [--held N]");
+    if (arg == "--es") url = argv[++i];
+    else if (arg == "--cycles") cycles = std::max(1, std::atoi(argv[++i]));
+    else if (arg == "--held") held_count = std::max(1, std::atoi(argv[++i]));
+    else return fail("unknown flag " + arg);
+  }
+  std::unique_ptr<esemu::EsEmulator> emulator;
+  if (url.empty()) {
+    emulator = std::make_unique<esemu::EsEmulator>();
+    if (auto s = emulator->start(); !s.ok()) return fail(s.error().describe());
+    url = emulator->url();
+  }
+  es::ClientOptions options;
+  options.hosts = {url};
+  auto api = es::make_http_document_api(http::make_cpprest_transport(), options, SystemClock::instance());
+  if (!api.ok()) return fail(api.error().describe());
+  lock::StoreOptions store_options;
+  store_options.index = "eslease-bench-" + std::to_string(std::chrono::system_clock::now().time_since_epoch().count() % 1000000);
+  auto made = lock::make_es_lock_store(**api, SystemClock::instance(), store_options);
+  if (!made.ok()) return fail(made.error().describe());
+  lock::LockStore& store = **made;
+  if (auto s = store.prepare(); !s.ok()) return fail(s.error().describe());
+  Stats stats(url);
+
+  // 1. acquire -> renew -> release cycles on a few hot locks, one client.
+  std::vector<double> acquire_ms, renew_ms, release_ms;
+  const auto cycles_start = Stopwatch::now();
+  for (int i = 0; i < cycles; ++i) {
+    const auto key = *lock::make_lock_key("bench", "cycle-" + std::to_string(i % 16));
+    auto t = Stopwatch::now();
+    auto acquired = store.acquire(key, claim("cycler", i));
+    acquire_ms.push_back(ms_since(t));
+    if (!acquired.ok() || !acquired->grant) return fail("acquire failed in cycle " + std::to_string(i));
+    t = Stopwatch::now();
+    auto renewed = store.renew(key, *acquired->grant, Millis(0));
+    renew_ms.push_back(ms_since(t));
+    if (!renewed.ok() || !renewed->grant) return fail("renew failed in cycle " + std::to_string(i));
+    t = Stopwatch::now();
+    auto released = store.release(key, *renewed->grant);
+    release_ms.push_back(ms_since(t));
+    if (!released.ok()) return fail("release failed in cycle " + std::to_string(i));
+  }
+  const double cycles_seconds = ms_since(cycles_start) / 1000.0;
+
+  // 2. Requests per operation.
+  constexpr int kSample = 100;
+  std::vector<lock::Grant> grants;
+  std::vector<lock::LockKey> keys;
+  for (int i = 0; i < kSample; ++i) keys.push_back(*lock::make_lock_key("bench", "count-" + std::to_string(i)));
+  long long before = stats.total();
+  for (int i = 0; i < kSample; ++i) {
+    auto r = store.acquire(keys[i], claim("counter", i));
+    if (!r.ok() || !r->grant) return fail("acquire failed");
+    grants.push_back(*r->grant);
+  }
+  const json per_acquire = per_request(before, stats.total(), kSample);
+
+  // Takeover when the caller knows the dead holder's version (the controller's case).
+  before = stats.total();
+  std::vector<lock::Grant> taken;
+  for (int i = 0; i < kSample; ++i) {
+    auto r = store.take_over(keys[i], grants[i].state, claim("successor", i));
+    if (!r.ok() || !r->grant) return fail("takeover failed");
+    taken.push_back(*r->grant);
+  }
+  const json per_takeover_known = per_request(before, stats.total(), kSample);
+
+  // Takeover that must read the document first.
+  before = stats.total();
+  for (int i = 0; i < kSample; ++i) {
+    auto current = store.get(keys[i]);
+    if (!current.ok() || !*current) return fail("read failed");
+    auto r = store.take_over(keys[i], **current, claim("third", i));
+    if (!r.ok() || !r->grant) return fail("takeover after read failed");
+    taken[i] = *r->grant;
+  }
+  const json per_takeover_read = per_request(before, stats.total(), kSample);
+
+  before = stats.total();
+  for (int i = 0; i < kSample; ++i) {
+    auto r = store.release(keys[i], taken[i]);
+    if (!r.ok() || *r != lock::ReleaseOutcome::kReleased) return fail("release failed");
+  }
+  const json per_release = per_request(before, stats.total(), kSample);
+
+  // 3. Renewing many held locks in one tick.
+  std::vector<lock::HeldLock> held;
+  held.reserve(held_count);
+  for (int i = 0; i < held_count; ++i) {
+    auto key = *lock::make_lock_key("bench", "held-" + std::to_string(i));
+    auto r = store.acquire(key, claim("holder", i));
+    if (!r.ok() || !r->grant) return fail("acquire of held lock failed");
+    held.push_back(lock::HeldLock{key, *r->grant, Millis(0)});
+  }
+  before = stats.total();
+  const auto renew_start = Stopwatch::now();
+  auto renewed = store.renew_all(held);
+  const double renew_all_ms = ms_since(renew_start);
+  const long long after = stats.total();
+  const auto ok = std::count_if(renewed.begin(), renewed.end(), [](const lock::BatchRenewal& r) {
+    return r.result == lock::BatchRenewal::Result::kRenewed;
+  });
+
+  json out{{"backend", emulator ? "in-process es-emulator" : url},
+           {"cycles",
+            {{"count", cycles},
+             {"seconds", cycles_seconds},
+             {"ops_per_second", 3.0 * cycles / cycles_seconds},
+             {"cycles_per_second", cycles / cycles_seconds},
+             {"acquire_ms", {{"p50", percentile(acquire_ms, 0.5)}, {"p99", percentile(acquire_ms, 0.99)}}},
+             {"renew_ms", {{"p50", percentile(renew_ms, 0.5)}, {"p99", percentile(renew_ms, 0.99)}}},
+             {"release_ms", {{"p50", percentile(release_ms, 0.5)}, {"p99", percentile(release_ms, 0.99)}}}}},
+           {"requests_per_acquire", per_acquire},
+           {"requests_per_release", per_release},
+           {"requests_per_takeover_known_version", per_takeover_known},
+           {"requests_per_takeover_with_read", per_takeover_read},
+           {"renew_all",
+            {{"held_locks", held_count},
+             {"renewed", ok},
+             {"requests", before < 0 || after < 0 ? json(nullptr) : json(after - before)},
+             {"milliseconds", renew_all_ms}}}};
+  std::cout << out.dump(2) << "\n";
+  if (emulator) emulator->stop();
+  return ok == held_count ? 0 : 1;
+}

@@ -1,0 +1,280 @@
+#include "cli/cli.h"
+
+#include <iomanip>
+#include <ostream>
+#include <random>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/duration.h"
+#include "cli/supervisor.h"
+#include "common/text.h"
+#include "es/http_document_api.h"
+#include "lock/acquirer.h"
+
+namespace eslease::cli {
+namespace {
+
+using nlohmann::json;
+
+// Owns the Elasticsearch client under the store that refers to it.
+class OwningStore final : public lock::LockStore {
+ public:
+  OwningStore(std::unique_ptr<es::DocumentApi> api, std::unique_ptr<lock::LockStore> store)
+      : api_(std::move(api)), store_(std::move(store)) {}
+  Status prepare() override { return store_->prepare(); }
+  Result<std::optional<lock::LockState>> get(const lock::LockKey& key) override { return store_->get(key); }
+  Result<std::vector<lock::LockState>> list() override { return store_->list(); }
+  Result<lock::AcquireOutcome> acquire(const lock::LockKey& key, const lock::Claim& claim) override {
+    return store_->acquire(key, claim);
+  }
+  Result<lock::AcquireOutcome> take_over(const lock::LockKey& key, const lock::LockState& dead,
+                                         const lock::Claim& claim) override {
+    return store_->take_over(key, dead, claim);
+  }
+  Result<lock::RenewOutcome> renew(const lock::LockKey& key, const lock::Grant& held, Millis ttl) override {
+    return store_->renew(key, held, ttl);
+  }
+  Result<lock::ReleaseOutcome> release(const lock::LockKey& key, const lock::Grant& held) override {
+    return store_->release(key, held);
+  }
+  std::vector<lock::BatchRenewal> renew_all(const std::vector<lock::HeldLock>& held) override {
+    return store_->renew_all(held);
+  }
+
+ private:
+  std::unique_ptr<es::DocumentApi> api_;
+  std::unique_ptr<lock::LockStore> store_;
+};
+
+int fail(Environment& env, const Error& error) {
+  env.err << "eslease: " << error.describe() << "\n";
+  return kExitFailed;
+}
+
+lock::Claim claim_for(const Options& options, const std::string& holder) {
+  lock::Claim claim;
+  claim.lease_uid = random_claim_id();
+  claim.holder = holder;
+  claim.ttl = options.ttl;
+  return claim;
+}
+
+json state_json(const lock::LockState& state) {
+  return json{{"lock", state.doc.lock},
+              {"held", true},
+              {"holder", state.doc.holder},
+              {"fencingToken", std::to_string(state.token)},
+              {"acquiredAt", format_rfc3339_millis(state.doc.acquired_at)},
+              {"renewedAt", format_rfc3339_millis(state.doc.renewed_at)},
+              {"expiresAt", format_rfc3339_millis(state.doc.expires_at)},
+              {"ttlMillis", state.doc.ttl_millis},
+              {"transitions", state.doc.transitions},
+              {"lease", state.doc.lease},
+              {"writer", state.doc.writer}};
+}
+
+void print_table(std::ostream& out, const std::vector<lock::LockState>& states) {
+  std::vector<std::vector<std::string>> rows{{"LOCK", "HOLDER", "TOKEN", "EXPIRES", "TRANSITIONS"}};
+  for (const lock::LockState& s : states) {
+    rows.push_back({s.doc.lock, s.doc.holder, std::to_string(s.token), format_rfc3339_millis(s.doc.expires_at),
+                    std::to_string(s.doc.transitions)});
+  }
+  std::vector<std::size_t> widths(rows[0].size(), 0);
+  for (const auto& row : rows) {
+    for (std::size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
+  }
+  for (const auto& row : rows) {
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      out << row[c];
+      if (c + 1 < row.size()) out << std::string(widths[c] - row[c].size() + 2, ' ');
+    }
+    out << "\n";
+  }
+}
+
+// Reads the lock and checks that `holder` has it: the grant renew and release act on.
+Result<lock::Grant> held_by(lock::LockStore& store, Clock& clock, const lock::LockKey& key,
+                            const std::string& holder) {
+  auto current = store.get(key);
+  if (!current.ok()) return current.error();
+  if (!*current) return make_error(ErrorCode::kNotFound, "lock " + key.id() + " is not held");
+  if ((*current)->doc.holder != holder) {
+    return make_error(ErrorCode::kConflict, "lock " + key.id() + " is held by " + (*current)->doc.holder + ", not " + holder);
+  }
+  // The deadline of a grant we did not write ourselves is unknown: treat it as now.
+  return lock::Grant{std::move(**current), clock.monotonic()};
+}
+
+int command_acquire(const Options& options, const lock::LockKey& key, lock::LockStore& store, Environment& env,
+                    const std::string& holder) {
+  auto grant = lock::acquire_waiting(store, env.clock, key, claim_for(options, holder),
+                                     lock::WaitOptions{options.wait});
+  if (!grant.ok()) return fail(env, grant.error());
+  env.out << grant->state.token << "\n";
+  env.err << "eslease: acquired " << key.id() << " as " << holder << " (token " << grant->state.token << ", ttl "
+          << format_duration(options.ttl) << ")\n";
+  return kExitOk;
+}
+
+int command_renew(const Options& options, const lock::LockKey& key, lock::LockStore& store, Environment& env) {
+  auto held = held_by(store, env.clock, key, options.holder);
+  if (!held.ok()) return fail(env, held.error());
+  auto renewed = store.renew(key, *held, options.ttl_given ? options.ttl : Millis(0));
+  if (!renewed.ok()) return fail(env, renewed.error());
+  if (!renewed->grant || !renewed->renewed) {
+    return fail(env, make_error(ErrorCode::kConflict, "lock " + key.id() + " changed while renewing; not renewed"));
+  }
+  env.out << renewed->grant->state.token << "\n";
+  return kExitOk;
+}
+
+int command_release(const Options& options, const lock::LockKey& key, lock::LockStore& store, Environment& env) {
+  auto held = held_by(store, env.clock, key, options.holder);
+  if (!held.ok()) {
+    if (held.error().code == ErrorCode::kNotFound) {
+      env.err << "eslease: lock " << key.id() << " is not held; nothing to release\n";
+      return kExitOk;
+    }
+    return fail(env, held.error());
+  }
+  auto released = store.release(key, *held);
+  if (!released.ok()) return fail(env, released.error());
+  if (*released == lock::ReleaseOutcome::kNotHeld) {
+    return fail(env, make_error(ErrorCode::kConflict, "lock " + key.id() + " changed hands; nothing was released"));
+  }
+  env.err << "eslease: released " << key.id() << "\n";
+  return kExitOk;
+}
+
+int command_status(const Options& options, lock::LockStore& store, Environment& env) {
+  std::vector<lock::LockState> states;
+  if (!options.lock.empty()) {
+    auto key = lock::make_lock_key(options.ns, options.lock);
+    if (!key.ok()) return fail(env, key.error());
+    auto current = store.get(*key);
+    if (!current.ok()) return fail(env, current.error());
+    if (!*current) {
+      if (options.output == OutputFormat::kJson) {
+        env.out << json{{"lock", key->id()}, {"held", false}}.dump() << "\n";
+      } else {
+        env.out << "lock " << key->id() << " is free\n";
+      }
+      return kExitOk;
+    }
+    states.push_back(std::move(**current));
+  } else {
+    auto all = store.list();
+    if (!all.ok()) return fail(env, all.error());
+    states = std::move(*all);
+  }
+  if (options.output == OutputFormat::kJson) {
+    if (!options.lock.empty()) {
+      env.out << state_json(states[0]).dump() << "\n";
+    } else {
+      json locks = json::array();
+      for (const auto& s : states) locks.push_back(state_json(s));
+      env.out << json{{"locks", locks}}.dump() << "\n";
+    }
+  } else {
+    print_table(env.out, states);
+  }
+  return kExitOk;
+}
+
+int command_run(const Options& options, const lock::LockKey& key, lock::LockStore& store, Environment& env,
+                const std::string& holder) {
+  auto grant = lock::acquire_waiting(store, env.clock, key, claim_for(options, holder),
+                                     lock::WaitOptions{options.wait});
+  if (!grant.ok()) return fail(env, grant.error());
+  SuperviseOptions supervise_options;
+  supervise_options.command = options.child;
+  supervise_options.ttl = options.ttl;
+  supervise_options.grace = options.grace.value_or(std::min(Millis(10000), options.ttl / 3));
+  return supervise(store, env.clock, key, std::move(*grant), supervise_options, env.err);
+}
+
+}  // namespace
+
+std::string random_claim_id() {
+  std::random_device device;
+  std::ostringstream out;
+  out << std::hex << std::setfill('0');
+  for (int i = 0; i < 4; ++i) out << std::setw(8) << device();
+  return out.str();
+}
+
+StoreFactory elasticsearch_store_factory(Clock& clock) {
+  return [&clock](const ConnectionOptions& connection) -> Result<std::unique_ptr<lock::LockStore>> {
+    es::ClientOptions client;
+    client.hosts = connection.hosts;
+    client.credentials = es::CredentialOptions{connection.username, connection.password_file,
+                                               connection.api_key_file, connection.bearer_token_file};
+    client.request_timeout = connection.request_timeout;
+    http::TransportOptions transport;
+    transport.tls.verify = !connection.insecure_skip_tls_verify;
+    transport.tls.ca_file = connection.ca_file;
+    auto api = es::make_http_document_api(http::make_cpprest_transport(transport), std::move(client), clock);
+    if (!api.ok()) return api.error();
+    lock::StoreOptions store_options;
+    if (!connection.index.empty()) store_options.index = connection.index;
+    auto store = lock::make_es_lock_store(**api, clock, store_options);
+    if (!store.ok()) return store.error();
+    return std::unique_ptr<lock::LockStore>(std::make_unique<OwningStore>(std::move(*api), std::move(*store)));
+  };
+}
+
+int run_cli(const std::vector<std::string>& args, Environment& env) {
+  auto parsed = parse_options(args);
+  if (!parsed.ok()) {
+    env.err << "eslease: " << parsed.error().message << "\nRun 'eslease --help' for usage.\n";
+    return kExitUsage;
+  }
+  const Options& options = *parsed;
+  if (options.command == Command::kHelp) {
+    env.out << usage();
+    return kExitOk;
+  }
+  // Names are checked before anything is contacted.
+  std::optional<lock::LockKey> key;
+  if (!options.lock.empty()) {
+    auto made = lock::make_lock_key(options.ns, options.lock);
+    if (!made.ok()) {
+      env.err << "eslease: " << made.error().message << "\n";
+      return kExitUsage;
+    }
+    key = *made;
+  }
+  const std::string holder =
+      options.holder.empty() ? env.hostname + "/" + std::to_string(env.pid) : options.holder;
+  if (auto s = lock::validate_identity("holder", holder, false); !s.ok()) {
+    env.err << "eslease: " << s.error().message << "\n";
+    return kExitUsage;
+  }
+  if (!options.connection.index.empty()) {
+    if (auto s = lock::validate_index_name(options.connection.index); !s.ok()) {
+      env.err << "eslease: --index: " << s.error().message << "\n";
+      return kExitUsage;
+    }
+  }
+  auto store = env.open_store(options.connection);
+  if (!store.ok()) {
+    env.err << "eslease: " << store.error().message << "\n";
+    return store.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitFailed;
+  }
+  if (options.command == Command::kAcquire || options.command == Command::kRun) {
+    if (auto s = (*store)->prepare(); !s.ok()) return fail(env, s.error());
+  }
+  switch (options.command) {
+    case Command::kAcquire: return command_acquire(options, *key, **store, env, holder);
+    case Command::kRenew: return command_renew(options, *key, **store, env);
+    case Command::kRelease: return command_release(options, *key, **store, env);
+    case Command::kStatus: return command_status(options, **store, env);
+    case Command::kRun: return command_run(options, *key, **store, env, holder);
+    case Command::kHelp: break;
+  }
+  return kExitOk;
+}
+
+}  // namespace eslease::cli

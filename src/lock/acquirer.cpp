@@ -1,0 +1,87 @@
+#include "lock/acquirer.h"
+
+#include <algorithm>
+
+#include "common/log.h"
+#include "common/text.h"
+#include "lock/expiry.h"
+
+namespace eslease::lock {
+namespace {
+
+bool worth_retrying(const Error& error) {
+  switch (error.code) {
+    case ErrorCode::kUnavailable:
+    case ErrorCode::kTooManyRequests:
+    case ErrorCode::kTimeout:
+    case ErrorCode::kConflict:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string describe_holder(const LockState& state) {
+  return "held by " + state.doc.holder + " (token " + std::to_string(state.token) + ", renewed " +
+         format_rfc3339_millis(state.doc.renewed_at) + ", ttl " + std::to_string(state.doc.ttl_millis) + "ms)";
+}
+
+}  // namespace
+
+Result<Grant> acquire_waiting(LockStore& store, Clock& clock, const LockKey& key, const Claim& claim,
+                              const WaitOptions& options, std::stop_token stop) {
+  const MonoTime deadline = clock.monotonic() + options.wait;
+  ExpiryObserver observer;
+  Backoff backoff(options.backoff);
+  std::optional<Error> last_error;
+  std::optional<LockState> last_seen;
+  int immediate_retries = 0;  // bounded, so a lock that keeps moving still meets the deadline
+  for (;;) {
+    auto outcome = store.acquire(key, claim);
+    std::optional<MonoTime> expiry;
+    if (outcome.ok() && outcome->grant) return std::move(*outcome->grant);
+    if (!outcome.ok()) {
+      if (!worth_retrying(outcome.error())) return outcome.error();
+      last_error = outcome.error();
+    } else if (outcome->current) {
+      last_error.reset();
+      last_seen = outcome->current;
+      const Observation& seen = observer.observe(key.id(), outcome->current->version,
+                                                 Millis(outcome->current->doc.ttl_millis), outcome->observed_at);
+      if (is_expired(seen, clock.monotonic())) {
+        log::info("taking over an expired lock",
+                  {{"lock", key.id()}, {"holder", outcome->current->doc.holder}, {"token", outcome->current->token}});
+        auto taken = store.take_over(key, *outcome->current, claim);
+        if (taken.ok() && taken->grant) return std::move(*taken->grant);
+        if (!taken.ok() && !worth_retrying(taken.error())) return taken.error();
+        // Someone moved first: read again and restart the observation.
+        if (++immediate_retries <= 3) continue;
+      }
+      expiry = expiry_of(seen);
+    } else if (++immediate_retries <= 3) {
+      continue;  // released between our create and our read: try again at once
+    }
+
+    const MonoTime now = clock.monotonic();
+    if (now >= deadline) {
+      if (last_error) {
+        Error error = *last_error;
+        error.message = "cannot acquire " + key.id() + ": " + error.message;
+        return error;
+      }
+      std::string message =
+          "lock " + key.id() + " is " + (last_seen ? describe_holder(*last_seen) : std::string("busy"));
+      if (options.wait > Millis(0)) message += "; gave up after waiting " + std::to_string(options.wait.count()) + "ms";
+      return make_error(ErrorCode::kConflict, std::move(message));
+    }
+    immediate_retries = 0;
+    Millis delay = backoff.next();
+    if (expiry && *expiry > now) delay = std::min(delay, std::chrono::ceil<Millis>(*expiry - now));
+    delay = std::min(delay, std::chrono::ceil<Millis>(deadline - now));
+    if (!clock.sleep_for(std::max(delay, Millis(1)), stop)) {
+      return make_error(ErrorCode::kCancelled, "stopped while waiting for " + key.id());
+    }
+  }
+}
+
+}  // namespace eslease::lock

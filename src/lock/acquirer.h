@@ -1,0 +1,25 @@
+// Acquiring a lock outside Kubernetes: try, and while another holder has it, wait with
+// backoff; take it over once its version has stayed unchanged for its TTL on our own
+// monotonic clock (expiry.h). Used by the `eslease` tool and by library users.
+#pragma once
+
+#include <stop_token>
+
+#include "common/backoff.h"
+#include "common/clock.h"
+#include "lock/lock_store.h"
+
+namespace eslease::lock {
+
+struct WaitOptions {
+  Millis wait{0};  // how long to keep trying; 0 = one attempt (plus a takeover if due)
+  BackoffPolicy backoff{Millis(100), Millis(2000), 2.0};
+};
+
+// The grant, or an Error: kConflict naming the current holder when the wait ran out,
+// kCancelled when stopped, or the backend's error when it persists to the end of the wait
+// (errors that retrying cannot fix - bad credentials, bad input - return at once).
+Result<Grant> acquire_waiting(LockStore& store, Clock& clock, const LockKey& key, const Claim& claim,
+                              const WaitOptions& options, std::stop_token stop = {});
+
+}  // namespace eslease::lock

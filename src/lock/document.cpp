@@ -1,0 +1,178 @@
+#include "lock/document.h"
+
+#include <array>
+#include <utility>
+
+#include "common/text.h"
+
+namespace eslease::lock {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::array<std::pair<const char*, const char*>, 14> kFields{{
+    {"lock", "keyword"},
+    {"lease", "keyword"},
+    {"leaseUID", "keyword"},
+    {"holder", "keyword"},
+    {"holderUID", "keyword"},
+    {"node", "keyword"},
+    {"priority", "keyword"},
+    {"acquiredAt", "date"},
+    {"renewedAt", "date"},
+    {"expiresAt", "date"},
+    {"ttlMillis", "long"},
+    {"fencingToken", "long"},
+    {"transitions", "long"},
+    {"writer", "keyword"},
+}};
+
+Error malformed(const std::string& field) {
+  return make_error(ErrorCode::kProtocol, "lock document has a missing or malformed field '" + field + "'");
+}
+
+Result<std::string> string_at(const json& source, const char* field, bool required) {
+  auto it = source.find(field);
+  if (it == source.end() || it->is_null()) {
+    if (required) return malformed(field);
+    return std::string();
+  }
+  if (!it->is_string()) return malformed(field);
+  return it->get<std::string>();
+}
+
+Result<std::int64_t> int_at(const json& source, const char* field) {
+  auto it = source.find(field);
+  if (it == source.end() || !it->is_number_integer()) return malformed(field);
+  const auto value = it->get<std::int64_t>();
+  if (value < 0) return malformed(field);
+  return value;
+}
+
+Result<WallTime> time_at(const json& source, const char* field) {
+  auto text = string_at(source, field, true);
+  if (!text.ok()) return text.error();
+  auto parsed = parse_rfc3339(*text);
+  if (!parsed) return malformed(field);
+  return to_millis(*parsed);
+}
+
+}  // namespace
+
+WallTime to_millis(WallTime t) { return std::chrono::floor<std::chrono::milliseconds>(t); }
+
+json to_json(const LockDocument& doc) {
+  return json{{"lock", doc.lock},
+              {"lease", doc.lease},
+              {"leaseUID", doc.lease_uid},
+              {"holder", doc.holder},
+              {"holderUID", doc.holder_uid},
+              {"node", doc.node},
+              {"priority", doc.priority},
+              {"acquiredAt", format_rfc3339_millis(doc.acquired_at)},
+              {"renewedAt", format_rfc3339_millis(doc.renewed_at)},
+              {"expiresAt", format_rfc3339_millis(doc.expires_at)},
+              {"ttlMillis", doc.ttl_millis},
+              {"fencingToken", doc.fencing_token},
+              {"transitions", doc.transitions},
+              {"writer", doc.writer}};
+}
+
+Result<LockDocument> parse_lock_document(const json& source) {
+  if (!source.is_object()) return make_error(ErrorCode::kProtocol, "lock document is not a JSON object");
+  LockDocument doc;
+  struct StringField {
+    const char* name;
+    std::string* target;
+    bool required;
+  };
+  for (const StringField& f : {StringField{"lock", &doc.lock, true}, StringField{"lease", &doc.lease, false},
+                               StringField{"leaseUID", &doc.lease_uid, true}, StringField{"holder", &doc.holder, true},
+                               StringField{"holderUID", &doc.holder_uid, false}, StringField{"node", &doc.node, false},
+                               StringField{"priority", &doc.priority, false},
+                               StringField{"writer", &doc.writer, false}}) {
+    auto value = string_at(source, f.name, f.required);
+    if (!value.ok()) return value.error();
+    *f.target = std::move(*value);
+  }
+  struct TimeField {
+    const char* name;
+    WallTime* target;
+  };
+  for (const TimeField& f : {TimeField{"acquiredAt", &doc.acquired_at}, TimeField{"renewedAt", &doc.renewed_at},
+                             TimeField{"expiresAt", &doc.expires_at}}) {
+    auto value = time_at(source, f.name);
+    if (!value.ok()) return value.error();
+    *f.target = *value;
+  }
+  struct IntField {
+    const char* name;
+    std::int64_t* target;
+  };
+  for (const IntField& f : {IntField{"ttlMillis", &doc.ttl_millis}, IntField{"fencingToken", &doc.fencing_token},
+                            IntField{"transitions", &doc.transitions}}) {
+    auto value = int_at(source, f.name);
+    if (!value.ok()) return value.error();
+    *f.target = *value;
+  }
+  if (doc.ttl_millis <= 0) return malformed("ttlMillis");
+  return doc;
+}
+
+Result<std::int64_t> fencing_token_of(const es::Version& version) {
+  if (version.seq_no < 0 || version.seq_no > 0xFFFFFFFFLL || version.primary_term < 1 ||
+      version.primary_term > 0x7FFFFFFFLL) {
+    return make_error(ErrorCode::kProtocol, "version (seq_no " + std::to_string(version.seq_no) + ", primary_term " +
+                                                std::to_string(version.primary_term) +
+                                                ") does not fit a 64-bit fencing token");
+  }
+  return (version.primary_term << 32) | version.seq_no;
+}
+
+Result<LockState> make_state(LockDocument doc, const es::Version& version) {
+  LockState state;
+  if (doc.fencing_token != 0) {
+    state.token = doc.fencing_token;
+  } else {
+    auto token = fencing_token_of(version);
+    if (!token.ok()) return token.error();
+    state.token = *token;
+  }
+  state.doc = std::move(doc);
+  state.version = version;
+  return state;
+}
+
+bool same_grant(const LockDocument& doc, const LockDocument& grant) {
+  return doc.lease_uid == grant.lease_uid && doc.acquired_at == grant.acquired_at && doc.lock == grant.lock;
+}
+
+bool same_write(const LockDocument& doc, const LockDocument& written) {
+  return same_grant(doc, written) && doc.writer == written.writer && doc.renewed_at == written.renewed_at &&
+         doc.ttl_millis == written.ttl_millis;
+}
+
+json index_definition() {
+  json properties = json::object();
+  for (const auto& [name, type] : kFields) properties[name] = json{{"type", type}};
+  return json{{"settings", {{"number_of_shards", 1}}},
+              {"mappings", {{"dynamic", "strict"}, {"properties", properties}}}};
+}
+
+Status check_mapping(const json& mappings) {
+  if (!mappings.is_object() || !mappings.contains("properties") || !mappings["properties"].is_object()) {
+    return make_error(ErrorCode::kInvalid, "the lock index has no field mapping");
+  }
+  const json& properties = mappings["properties"];
+  for (const auto& [name, type] : kFields) {
+    auto it = properties.find(name);
+    if (it == properties.end() || !it->is_object() || it->value("type", "") != type) {
+      return make_error(ErrorCode::kInvalid, std::string("the lock index maps field '") + name +
+                                                 "' differently (want type " + type +
+                                                 "); use another index or recreate it");
+    }
+  }
+  return {};
+}
+
+}  // namespace eslease::lock

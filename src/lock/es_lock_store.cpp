@@ -1,0 +1,314 @@
+#include <algorithm>
+#include <iomanip>
+#include <mutex>
+#include <random>
+#include <sstream>
+
+#include "common/log.h"
+#include "lock/expiry.h"
+#include "lock/lock_store.h"
+
+namespace eslease::lock {
+namespace {
+
+using es::WriteStatus;
+
+// Listing reads at most this many documents (Elasticsearch's default max_result_window).
+constexpr int kMaxListed = 10000;
+
+Error with_context(Error error, const std::string& context) {
+  error.message = context + ": " + error.message;
+  return error;
+}
+
+Status validate_claim(const Claim& claim) {
+  if (auto s = validate_identity("leaseUID", claim.lease_uid, false); !s.ok()) return s;
+  if (auto s = validate_identity("holder", claim.holder, false); !s.ok()) return s;
+  if (auto s = validate_identity("lease", claim.lease, true); !s.ok()) return s;
+  if (auto s = validate_identity("holderUID", claim.holder_uid, true); !s.ok()) return s;
+  if (auto s = validate_identity("node", claim.node, true); !s.ok()) return s;
+  if (auto s = validate_identity("priority", claim.priority, true); !s.ok()) return s;
+  if (claim.ttl <= Millis(0)) return make_error(ErrorCode::kInvalidArgument, "the lock TTL must be positive");
+  return {};
+}
+
+class EsLockStore final : public LockStore {
+ public:
+  EsLockStore(es::DocumentApi& api, Clock& clock, StoreOptions options)
+      : api_(api), clock_(clock), options_(std::move(options)) {}
+
+  Status prepare() override {
+    auto created = api_.ensure_index(options_.index, index_definition());
+    if (!created.ok()) return with_context(created.error(), "cannot create lock index " + options_.index);
+    if (*created) {
+      log::info("created lock index", {{"index", options_.index}});
+      return {};
+    }
+    auto mapping = api_.get_mapping(options_.index);
+    if (!mapping.ok()) {
+      log::warn("cannot read the lock index mapping; using the index unchecked",
+                {{"index", options_.index}, {"error", mapping.error().describe()}});
+      return {};
+    }
+    return check_mapping(*mapping);
+  }
+
+  Result<std::optional<LockState>> get(const LockKey& key) override { return read(key.id()); }
+
+  Result<std::vector<LockState>> list() override {
+    auto hits = api_.search(options_.index, nlohmann::json{{"match_all", nlohmann::json::object()}}, kMaxListed);
+    if (!hits.ok()) return hits.error();
+    std::vector<LockState> out;
+    for (es::SearchHit& hit : *hits) {
+      auto doc = parse_lock_document(hit.source);
+      auto state = doc.ok() ? make_state(std::move(*doc), hit.version) : Result<LockState>(doc.error());
+      if (!state.ok() || state->doc.lock != hit.id) {
+        log::warn("skipping a malformed lock document", {{"id", hit.id}});
+        continue;
+      }
+      out.push_back(std::move(*state));
+    }
+    std::sort(out.begin(), out.end(), [](const LockState& a, const LockState& b) { return a.doc.lock < b.doc.lock; });
+    return out;
+  }
+
+  Result<AcquireOutcome> acquire(const LockKey& key, const Claim& claim) override {
+    if (auto s = validate_claim(claim); !s.ok()) return s.error();
+    const LockDocument doc = grant_document(key, claim, 1);
+    const MonoTime sent = clock_.monotonic();
+    auto written = api_.create(options_.index, key.id(), to_json(doc));
+    return settle_grant(key, doc, claim.ttl, sent, written, "acquire");
+  }
+
+  Result<AcquireOutcome> take_over(const LockKey& key, const LockState& dead, const Claim& claim) override {
+    if (auto s = validate_claim(claim); !s.ok()) return s.error();
+    const LockDocument doc = grant_document(key, claim, dead.doc.transitions + 1);
+    const MonoTime sent = clock_.monotonic();
+    auto written = api_.index(options_.index, key.id(), to_json(doc), dead.version);
+    return settle_grant(key, doc, claim.ttl, sent, written, "take over");
+  }
+
+  Result<RenewOutcome> renew(const LockKey& key, const Grant& held, Millis ttl) override {
+    const Millis effective_ttl = ttl > Millis(0) ? ttl : Millis(held.state.doc.ttl_millis);
+    const LockDocument doc = renewal_document(held, effective_ttl);
+    const MonoTime sent = clock_.monotonic();
+    auto written = api_.index(options_.index, key.id(), to_json(doc), held.state.version);
+    if (written.ok() && written->status == WriteStatus::kApplied) {
+      auto state = make_state(doc, written->version);
+      if (!state.ok()) return state.error();
+      return RenewOutcome{Grant{std::move(*state), holder_deadline(sent, effective_ttl)}, true, std::nullopt};
+    }
+    auto settled = settle_renewal(key, held, doc, effective_ttl, sent);
+    if (!settled.ok()) {
+      if (!written.ok()) return with_context(settled.error(), "renewal outcome unknown (" + written.error().describe() + ")");
+      return settled.error();
+    }
+    // The renewal did not apply and the lock is still ours at the version we sent: report
+    // the write's own failure so the caller retries.
+    if (!written.ok() && settled->grant && !settled->renewed && settled->grant->state.version == held.state.version) {
+      return written.error();
+    }
+    return settled;
+  }
+
+  Result<ReleaseOutcome> release(const LockKey& key, const Grant& held) override {
+    es::Version version = held.state.version;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      auto removed = api_.remove(options_.index, key.id(), version);
+      if (removed.ok() && removed->status == WriteStatus::kApplied) return ReleaseOutcome::kReleased;
+      auto current = read(key.id());
+      if (!current.ok()) {
+        if (!removed.ok()) return with_context(current.error(), "release outcome unknown (" + removed.error().describe() + ")");
+        return current.error();
+      }
+      if (!*current) return ReleaseOutcome::kReleased;
+      if (!same_grant((*current)->doc, held.state.doc)) return ReleaseOutcome::kNotHeld;
+      if (!removed.ok() && (*current)->version == version) return removed.error();
+      // Still our grant, at a version written by a renewal whose answer we never saw.
+      version = (*current)->version;
+    }
+    return make_error(ErrorCode::kConflict, "cannot release " + key.id() + ": its document keeps changing");
+  }
+
+  std::vector<BatchRenewal> renew_all(const std::vector<HeldLock>& held) override {
+    std::vector<BatchRenewal> out;
+    out.reserve(held.size());
+    const std::size_t chunk = std::max<std::size_t>(1, options_.max_bulk_items);
+    for (std::size_t begin = 0; begin < held.size(); begin += chunk) {
+      const std::size_t end = std::min(held.size(), begin + chunk);
+      std::vector<LockDocument> docs;
+      std::vector<es::BulkOperation> operations;
+      docs.reserve(end - begin);
+      operations.reserve(end - begin);
+      for (std::size_t i = begin; i < end; ++i) {
+        const Millis ttl = effective_ttl(held[i]);
+        docs.push_back(renewal_document(held[i].grant, ttl));
+        operations.push_back(es::BulkOperation{es::BulkOperation::Type::kIndex, held[i].key.id(), to_json(docs.back()),
+                                               held[i].grant.state.version});
+      }
+      const MonoTime sent = clock_.monotonic();
+      auto bulk = api_.bulk(options_.index, operations);
+      for (std::size_t i = begin; i < end; ++i) {
+        const HeldLock& lock = held[i];
+        BatchRenewal renewal{lock.key, BatchRenewal::Result::kFailed, lock.grant, std::nullopt};
+        const LockDocument& doc = docs[i - begin];
+        if (!bulk.ok()) {
+          renewal.error = bulk.error();
+        } else if (const es::BulkItemResult& item = bulk->items[i - begin]; item.error) {
+          renewal.error = item.error;
+        } else if (item.status == WriteStatus::kApplied) {
+          auto state = make_state(doc, item.version);
+          if (state.ok()) {
+            renewal.result = BatchRenewal::Result::kRenewed;
+            renewal.grant = Grant{std::move(*state), holder_deadline(sent, effective_ttl(lock))};
+          } else {
+            renewal.error = state.error();
+          }
+        } else {
+          apply(settle_renewal(lock.key, lock.grant, doc, effective_ttl(lock), sent), renewal);
+        }
+        out.push_back(std::move(renewal));
+      }
+    }
+    return out;
+  }
+
+ private:
+  static Millis effective_ttl(const HeldLock& lock) {
+    return lock.ttl > Millis(0) ? lock.ttl : Millis(lock.grant.state.doc.ttl_millis);
+  }
+
+  static void apply(const Result<RenewOutcome>& settled, BatchRenewal& renewal) {
+    if (!settled.ok()) {
+      renewal.error = settled.error();
+    } else if (!settled->grant) {
+      renewal.result = BatchRenewal::Result::kLost;
+      renewal.grant.reset();
+    } else if (settled->renewed) {
+      renewal.result = BatchRenewal::Result::kRenewed;
+      renewal.grant = settled->grant;
+    } else {
+      renewal.grant = settled->grant;
+      renewal.error = make_error(ErrorCode::kConflict, "renewal not confirmed; the lock is still held at a newer version");
+    }
+  }
+
+  // The wall time to write, to the millisecond, strictly after the previous one this store
+  // wrote: with `writer`, it makes every write of this process recognisable.
+  WallTime write_time() {
+    std::lock_guard lock(time_mutex_);
+    WallTime now = to_millis(clock_.now());
+    if (now <= last_write_time_) now = last_write_time_ + Millis(1);
+    last_write_time_ = now;
+    return now;
+  }
+
+  LockDocument grant_document(const LockKey& key, const Claim& claim, std::int64_t transitions) {
+    const WallTime now = write_time();
+    LockDocument doc;
+    doc.lock = key.id();
+    doc.lease = claim.lease;
+    doc.lease_uid = claim.lease_uid;
+    doc.holder = claim.holder;
+    doc.holder_uid = claim.holder_uid;
+    doc.node = claim.node;
+    doc.priority = claim.priority;
+    doc.acquired_at = now;
+    doc.renewed_at = now;
+    doc.expires_at = now + claim.ttl;
+    doc.ttl_millis = claim.ttl.count();
+    doc.fencing_token = 0;  // "this version's own token": see document.h
+    doc.transitions = transitions;
+    doc.writer = options_.writer;
+    return doc;
+  }
+
+  LockDocument renewal_document(const Grant& held, Millis ttl) {
+    LockDocument doc = held.state.doc;
+    const WallTime now = write_time();
+    doc.writer = options_.writer;
+    doc.renewed_at = now;
+    doc.expires_at = now + ttl;
+    doc.ttl_millis = ttl.count();
+    doc.fencing_token = held.state.token;
+    return doc;
+  }
+
+  Result<std::optional<LockState>> read(const std::string& id) {
+    auto got = api_.get(options_.index, id);
+    if (!got.ok()) return got.error();
+    if (!got->found) return std::optional<LockState>();
+    auto doc = parse_lock_document(got->source);
+    if (!doc.ok()) return with_context(doc.error(), "lock " + id);
+    if (doc->lock != id) {
+      return make_error(ErrorCode::kProtocol, "document " + id + " claims to be lock " + doc->lock.substr(0, 300));
+    }
+    auto state = make_state(std::move(*doc), got->version);
+    if (!state.ok()) return state.error();
+    return std::optional<LockState>(std::move(*state));
+  }
+
+  // After a granting write that did not plainly apply: read the document and compare.
+  Result<AcquireOutcome> settle_grant(const LockKey& key, const LockDocument& doc, Millis ttl, MonoTime sent,
+                                      const Result<es::WriteResult>& written, const char* what) {
+    if (written.ok() && written->status == WriteStatus::kApplied) {
+      auto state = make_state(doc, written->version);
+      if (!state.ok()) return state.error();
+      return AcquireOutcome{Grant{std::move(*state), holder_deadline(sent, ttl)}, std::nullopt, {}};
+    }
+    auto current = read(key.id());
+    const MonoTime observed_at = clock_.monotonic();
+    if (!current.ok()) {
+      if (!written.ok()) {
+        return with_context(current.error(), std::string(what) + " outcome unknown (" + written.error().describe() +
+                                                 "), and the lock cannot be read");
+      }
+      return current.error();
+    }
+    if (*current && same_write((*current)->doc, doc)) {
+      // Our own write, applied although its answer was lost or a retry met it as a conflict.
+      return AcquireOutcome{Grant{std::move(**current), holder_deadline(sent, ttl)}, std::nullopt, {}};
+    }
+    if (!written.ok() && !*current) return written.error();  // not applied; the lock is free
+    return AcquireOutcome{std::nullopt, std::move(*current), observed_at};
+  }
+
+  // After a renewal that did not plainly apply: read the document and compare.
+  Result<RenewOutcome> settle_renewal(const LockKey& key, const Grant& held, const LockDocument& doc, Millis ttl,
+                                      MonoTime sent) {
+    auto current = read(key.id());
+    if (!current.ok()) return current.error();
+    if (!*current || !same_grant((*current)->doc, held.state.doc)) {
+      return RenewOutcome{std::nullopt, false, std::move(*current)};
+    }
+    if (same_write((*current)->doc, doc) && !((*current)->version == held.state.version)) {
+      return RenewOutcome{Grant{std::move(**current), holder_deadline(sent, ttl)}, true, std::nullopt};
+    }
+    // Still our grant, but not confirmed by this write: the deadline stays where it was.
+    return RenewOutcome{Grant{std::move(**current), held.valid_until}, false, std::nullopt};
+  }
+
+  es::DocumentApi& api_;
+  Clock& clock_;
+  StoreOptions options_;
+  std::mutex time_mutex_;
+  WallTime last_write_time_{};
+};
+
+std::string random_writer() {
+  std::random_device device;
+  std::ostringstream out;
+  out << "eslease-" << std::hex << std::setfill('0') << std::setw(8) << device() << std::setw(8) << device();
+  return out.str();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<LockStore>> make_es_lock_store(es::DocumentApi& api, Clock& clock, StoreOptions options) {
+  if (auto status = validate_index_name(options.index); !status.ok()) return status.error();
+  if (options.writer.empty()) options.writer = random_writer();
+  if (auto status = validate_identity("writer", options.writer, false); !status.ok()) return status.error();
+  return std::unique_ptr<LockStore>(std::make_unique<EsLockStore>(api, clock, std::move(options)));
+}
+
+}  // namespace eslease::lock

@@ -1,0 +1,117 @@
+// The lock protocol: every decision about a lock is ONE conditional write to its
+// document, so two writers that both believe they may grant (a leader hand-over, a
+// partition, two CLI processes) cannot both succeed: the loser's write is refused.
+//
+//   acquire   PUT _create             applies only when no document exists
+//   renew     PUT _doc ?if_seq_no=     applies only over the holder's own version
+//   release   DELETE ?if_seq_no=       removes only the holder's own version
+//   take_over PUT _doc ?if_seq_no=     replaces exactly the version judged dead/expired
+//   renew_all POST _bulk, per-item if_seq_no, <= max_bulk_items per request
+//
+// A write whose answer is lost (timeout, dropped connection, 502/504) or that meets a
+// conflict is resolved by a realtime GET compared with what was written (leaseUID +
+// acquiredAt identify the grant; writer and renewedAt, unique per process and write, the
+// exact write): it is never assumed to have
+// failed or succeeded. When the GET fails too, the call returns an Error and the holder's
+// deadline (expiry.h) decides: a lock that cannot be confirmed in time is given up.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/result.h"
+#include "es/document_api.h"
+#include "lock/document.h"
+#include "lock/names.h"
+
+namespace eslease::lock {
+
+inline constexpr const char* kDefaultIndex = "eslease-locks";
+
+// Who claims a lock, written into the document on a grant.
+struct Claim {
+  std::string lease;       // "<namespace>/<Lease>"; empty outside Kubernetes
+  std::string lease_uid;   // unique per claim (required): recognises our own writes
+  std::string holder;      // required
+  std::string holder_uid;
+  std::string node;
+  std::string priority = "Foreground";
+  Millis ttl{30000};
+};
+
+// A lock we hold: its document and version, and the local moment our hold ends unless
+// renewed (holder_deadline of the write that confirmed it).
+struct Grant {
+  LockState state;
+  MonoTime valid_until{};
+};
+
+struct AcquireOutcome {
+  std::optional<Grant> grant;        // set: the lock is ours
+  std::optional<LockState> current;  // not ours: the document that holds it (nullopt: none now)
+  MonoTime observed_at{};            // when `current` was read: feed it to an ExpiryObserver
+};
+
+struct RenewOutcome {
+  std::optional<Grant> grant;        // set: still ours (renewed, or at least not lost)
+  bool renewed = false;              // the grant's deadline was extended by this call
+  std::optional<LockState> current;  // lost: who holds it now (nullopt: nobody)
+};
+
+enum class ReleaseOutcome {
+  kReleased,  // our grant is gone (deleted now, or already)
+  kNotHeld,   // the document belongs to another grant: nothing was deleted
+};
+
+struct HeldLock {
+  LockKey key;
+  Grant grant;
+  Millis ttl{0};  // 0 = keep the document's ttlMillis
+};
+
+struct BatchRenewal {
+  LockKey key;
+  enum class Result { kRenewed, kLost, kFailed } result = Result::kFailed;
+  std::optional<Grant> grant;  // kRenewed: the new grant; kFailed: the old one (unconfirmed)
+  std::optional<Error> error;  // kFailed: why
+};
+
+class LockStore {
+ public:
+  virtual ~LockStore() = default;
+
+  // Creates the index with its strict mapping when missing; checks an existing one.
+  virtual Status prepare() = 0;
+  // Realtime read of one lock (nullopt: free). Decisions use this.
+  virtual Result<std::optional<LockState>> get(const LockKey& key) = 0;
+  // Every lock, from search: eventually consistent (only refreshed documents, about one
+  // second behind). For display; never for decisions.
+  virtual Result<std::vector<LockState>> list() = 0;
+
+  virtual Result<AcquireOutcome> acquire(const LockKey& key, const Claim& claim) = 0;
+  // Replaces `dead` (a version judged expired or whose holder is gone) with a grant to
+  // `claim`, carrying transitions over. One write; a conflict means someone else moved.
+  virtual Result<AcquireOutcome> take_over(const LockKey& key, const LockState& dead, const Claim& claim) = 0;
+  // ttl 0 keeps the document's ttlMillis.
+  virtual Result<RenewOutcome> renew(const LockKey& key, const Grant& held, Millis ttl) = 0;
+  virtual Result<ReleaseOutcome> release(const LockKey& key, const Grant& held) = 0;
+  // Renews many held locks through _bulk, one outcome per lock, in the given order.
+  virtual std::vector<BatchRenewal> renew_all(const std::vector<HeldLock>& held) = 0;
+};
+
+struct StoreOptions {
+  std::string index = kDefaultIndex;
+  std::size_t max_bulk_items = 1000;
+  // This process's identity, written as `writer` by every write. It must differ between
+  // processes: with the per-process unique acquiredAt/renewedAt it tells our own writes
+  // from everyone else's. Empty = a random one.
+  std::string writer;
+};
+
+// `api` and `clock` must outlive the store. Fails on an invalid index name.
+Result<std::unique_ptr<LockStore>> make_es_lock_store(es::DocumentApi& api, Clock& clock, StoreOptions options = {});
+
+}  // namespace eslease::lock

@@ -1,0 +1,91 @@
+#include "cli/options.h"
+
+#include <gtest/gtest.h>
+
+#include "cli/duration.h"
+
+namespace eslease::cli {
+namespace {
+
+TEST(Durations, ParseUnitsAndCombinations) {
+  EXPECT_EQ(*parse_duration("500ms"), Millis(500));
+  EXPECT_EQ(*parse_duration("30s"), Millis(30000));
+  EXPECT_EQ(*parse_duration("5m"), Millis(300000));
+  EXPECT_EQ(*parse_duration("1h"), Millis(3600000));
+  EXPECT_EQ(*parse_duration("1m30s"), Millis(90000));
+  EXPECT_EQ(*parse_duration("0s"), Millis(0));
+}
+
+TEST(Durations, RejectBareNumbersAndGarbage) {
+  for (const char* bad : {"", "30", "s", "-5s", "5x", "1.5s", "5 s", "99999999999999999999h", "ms"}) {
+    auto r = parse_duration(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.error().message.find("e.g. 500ms"), std::string::npos);
+  }
+}
+
+TEST(Durations, FormatInLargestWholeUnit) {
+  EXPECT_EQ(format_duration(Millis(1500)), "1500ms");
+  EXPECT_EQ(format_duration(Millis(30000)), "30s");
+  EXPECT_EQ(format_duration(Millis(300000)), "5m");
+}
+
+TEST(Options, AcquireWithAllFlags) {
+  auto o = parse_options({"--es", "http://a:9200", "--es=http://b:9200", "acquire", "report", "--namespace", "batch",
+                          "--holder", "me", "--ttl", "10s", "--wait=1m", "--index", "locks",
+                          "--es-ca-file", "/ca.pem", "--es-username", "u", "--es-password-file", "/p"});
+  ASSERT_TRUE(o.ok()) << o.error().message;
+  EXPECT_EQ(o->command, Command::kAcquire);
+  EXPECT_EQ(o->lock, "report");
+  EXPECT_EQ(o->ns, "batch");
+  EXPECT_EQ(o->holder, "me");
+  EXPECT_EQ(o->ttl, Millis(10000));
+  EXPECT_EQ(o->wait, Millis(60000));
+  EXPECT_EQ(o->connection.hosts, (std::vector<std::string>{"http://a:9200", "http://b:9200"}));
+  EXPECT_EQ(o->connection.index, "locks");
+  EXPECT_EQ(o->connection.ca_file, "/ca.pem");
+  EXPECT_FALSE(o->connection.insecure_skip_tls_verify);
+}
+
+TEST(Options, RunTakesTheCommandAfterDoubleDash) {
+  auto o = parse_options({"run", "job", "--es", "http://a:9200", "--ttl", "6s", "--", "sh", "-c", "echo --ttl"});
+  ASSERT_TRUE(o.ok()) << o.error().message;
+  EXPECT_EQ(o->command, Command::kRun);
+  EXPECT_EQ(o->child, (std::vector<std::string>{"sh", "-c", "echo --ttl"}));
+  EXPECT_EQ(o->ttl, Millis(6000));
+}
+
+TEST(Options, MistakesAreUsageErrors) {
+  const std::vector<std::vector<std::string>> bad{
+      {"acquire", "x"},                                                   // no --es
+      {"--es", "http://a", "acquire"},                                    // no lock
+      {"--es", "http://a", "renew", "x"},                                 // no --holder
+      {"--es", "http://a", "release", "x"},                               // no --holder
+      {"--es", "http://a", "acquire", "x", "--ttl", "30"},                // bare number
+      {"--es", "http://a", "acquire", "x", "--ttl", "10ms"},              // below the minimum
+      {"--es", "http://a", "acquire", "x", "--bogus"},                    // unknown flag
+      {"--es", "http://a", "acquire", "x", "--wait"},                     // missing value
+      {"--es", "http://a", "frobnicate", "x"},                            // unknown command
+      {"--es", "http://a", "run", "x"},                                   // no command
+      {"--es", "http://a", "acquire", "x", "--", "ls"},                   // command outside run
+      {"--es", "http://a", "run", "x", "--ttl", "3s", "--grace", "5s", "--", "ls"},  // grace >= ttl
+      {"--es", "http://a", "status", "--output", "yaml"},
+      {"--es", "http://a", "acquire", "x", "y"},
+  };
+  for (const auto& args : bad) {
+    auto o = parse_options(args);
+    EXPECT_FALSE(o.ok()) << args.back();
+    if (!o.ok()) {
+      EXPECT_EQ(o.error().code, ErrorCode::kInvalidArgument);
+    }
+  }
+}
+
+TEST(Options, HelpNeedsNoConnection) {
+  EXPECT_EQ(parse_options({})->command, Command::kHelp);
+  EXPECT_EQ(parse_options({"--help"})->command, Command::kHelp);
+  EXPECT_EQ(parse_options({"help"})->command, Command::kHelp);
+}
+
+}  // namespace
+}  // namespace eslease::cli
