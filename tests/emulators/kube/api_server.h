@@ -1,0 +1,122 @@
+// The kube-apiserver stand-in as a plain request handler: routing, authentication, fault
+// injection, discovery, CRUD with the generic registry's rules, and watch streams. It owns
+// no sockets, so tests can drive it with an in-memory ServerResponse; KubeEmulator mounts
+// it on the HTTP server.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/clock.h"
+#include "emulators/kube/api_status.h"
+#include "emulators/kube/faults.h"
+#include "emulators/kube/object_store.h"
+#include "emulators/kube/resource_registry.h"
+#include "http/server.h"
+
+namespace eslease::kubeemu {
+
+struct ApiServerOptions {
+  std::optional<std::string> bearer_token;
+  std::size_t watch_history = 10000;
+  std::chrono::milliseconds bookmark_interval{1000};
+  std::size_t max_body_bytes = 3 * 1024 * 1024;  // kube-apiserver's limit for JSON bodies
+  std::string server_address = "127.0.0.1:0";    // reported by /api
+};
+
+class ApiServer {
+ public:
+  explicit ApiServer(ApiServerOptions options, Clock& clock = SystemClock::instance());
+
+  void handle(const http::ServerRequest& request, http::ServerResponse& response);
+  // Ends every open watch stream and refuses new ones (server shutdown).
+  void shutdown();
+  void set_server_address(std::string address);
+
+ private:
+  // One resource request, parsed from the URL.
+  struct Call {
+    std::string verb;  // get, list, watch, create, update, patch, delete, deletecollection
+    ResourceRegistry::TypePtr type;
+    std::string version;
+    std::string ns;
+    std::string name;
+    std::string subresource;  // "" or "status"
+    std::map<std::string, std::string> query;
+    const http::ServerRequest* request = nullptr;
+    bool wants_table = false;
+    std::string param(const std::string& key) const {
+      auto it = query.find(key);
+      return it == query.end() ? std::string() : it->second;
+    }
+    // Go's strconv.ParseBool truths, as the apiserver parses boolean query parameters.
+    bool flag(const std::string& key) const {
+      const std::string v = param(key);
+      return v == "1" || v == "t" || v == "T" || v == "true" || v == "TRUE" || v == "True";
+    }
+  };
+
+  // Routing (api_server.cpp).
+  void handle_admin(const http::ServerRequest& request, http::ServerResponse& response);
+  bool handle_discovery(const std::vector<std::string>& segments, const http::ServerRequest& request,
+                        http::ServerResponse& response);
+  std::optional<ApiError> parse_call(const std::vector<std::string>& segments, const http::ServerRequest& request,
+                                     Call& call);
+  nlohmann::json openapi_document(const std::string& group, const std::string& version);
+
+  // Reads (reads.cpp).
+  void get(const Call& call, http::ServerResponse& response);
+  void list(const Call& call, http::ServerResponse& response);
+  void watch(const Call& call, http::ServerResponse& response);
+
+  // Writes (writes.cpp).
+  void create(const Call& call, http::ServerResponse& response);
+  void update(const Call& call, http::ServerResponse& response);
+  void patch(const Call& call, http::ServerResponse& response);
+  void remove(const Call& call, http::ServerResponse& response);
+  void remove_collection(const Call& call, http::ServerResponse& response);
+  // The shared end of PUT and PATCH: status-subresource rules, generation, concurrency,
+  // finalizer completion. Called with mutex_ held.
+  std::variant<std::pair<int, nlohmann::json>, ApiError> commit_update(const Call& call, ObjectPtr current,
+                                                                       nlohmann::json desired,
+                                                                       std::vector<std::string>& warnings);
+  // Custom resources: prune, default, validate against the version's schema.
+  std::optional<ApiError> admit_custom(const Call& call, nlohmann::json& object, std::vector<std::string>& warnings);
+  std::optional<ApiError> register_crd(const nlohmann::json& crd);
+  void unregister_crd(const nlohmann::json& crd);
+  void erase_namespace_contents(const std::string& ns);
+  // DELETE of one object with mutex_ held: finalizers turn it into setting deletionTimestamp.
+  std::variant<std::pair<int, nlohmann::json>, ApiError> delete_object(const Call& call, const std::string& ns,
+                                                                       const std::string& name,
+                                                                       const nlohmann::json& options);
+  std::vector<nlohmann::json> crds_serving(const std::string& group, const std::string& version) const;
+
+  // The object as served at the requested version (custom resources are stored once and
+  // relabelled, as with conversion strategy None).
+  nlohmann::json present(const Call& call, const nlohmann::json& stored) const;
+
+  ApiServerOptions options_;
+  Clock& clock_;
+  std::mutex mutex_;  // guards store_ and registry_, as etcd serialises writes
+  ObjectStore store_;
+  ResourceRegistry registry_;
+  std::string server_address_;
+  FaultInjector faults_;
+  RequestCounters counters_;
+  std::atomic<bool> shutting_down_{false};
+};
+
+// Helpers shared by the handler files.
+void send_json(http::ServerResponse& response, int code, const nlohmann::json& body,
+               const std::vector<std::string>& warnings = {});
+void send_error(http::ServerResponse& response, const ApiError& error);
+
+}  // namespace eslease::kubeemu

@@ -1,0 +1,60 @@
+// Kubernetes `Status` error bodies, built the way apimachinery's api/errors package builds
+// them, so clients that switch on `reason` and `code` behave as against kube-apiserver.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace eslease::kubeemu {
+
+struct StatusCause {
+  std::string reason;  // e.g. "FieldValueRequired"
+  std::string message;
+  std::string field;   // e.g. "metadata.name"
+};
+
+// A failed request: the HTTP code and the Status body that goes with it.
+struct ApiError {
+  int code = 500;
+  std::string reason;
+  std::string message;
+  nlohmann::json details = nullptr;   // StatusDetails, or null when absent
+  std::optional<int> retry_after_seconds;
+
+  nlohmann::json body() const;
+};
+
+// "pods" or "leases.eslease.io": GroupResource.String().
+std::string qualified_resource(const std::string& group, const std::string& resource);
+
+ApiError not_found(const std::string& group, const std::string& resource, const std::string& name);
+ApiError already_exists(const std::string& group, const std::string& resource, const std::string& name);
+ApiError conflict(const std::string& group, const std::string& resource, const std::string& name,
+                  const std::string& why);
+// `kind` is the Kind (not the resource), as NewInvalid reports it.
+ApiError invalid(const std::string& group, const std::string& kind, const std::string& name,
+                 const std::vector<StatusCause>& causes);
+ApiError bad_request(const std::string& message);
+ApiError expired(const std::string& message);  // 410 Gone, reason Expired
+ApiError method_not_supported(const std::string& group, const std::string& resource, const std::string& action);
+ApiError forbidden(const std::string& group, const std::string& resource, const std::string& name,
+                   const std::string& why);
+ApiError unauthorized();
+ApiError internal_error(const std::string& message);
+ApiError too_many_requests(int retry_after_seconds);
+ApiError service_unavailable(const std::string& message);
+ApiError unsupported_media_type(const std::string& content_type, const std::vector<std::string>& accepted);
+ApiError request_entity_too_large(std::size_t limit);
+// The server-level 404 for a path that names no API (no details, as kube-apiserver).
+ApiError path_not_found();
+// The 422 a failed JSON patch operation yields (NewGenericServerResponse(422, ...)).
+ApiError patch_rejected();
+
+// Status Success, as answered by DELETE for resources that do not return the object.
+nlohmann::json success_status(const std::string& group, const std::string& resource, const std::string& name,
+                              const std::string& uid);
+
+}  // namespace eslease::kubeemu

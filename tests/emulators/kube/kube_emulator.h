@@ -1,0 +1,53 @@
+// kube-emulator: a faithful stand-in for kube-apiserver used by tests, benchmarks and the
+// demo (see DESIGN.md, "The two test servers"). Serves discovery, CRDs, CRUD with
+// resourceVersion and generation rules, status subresources, finalizers, selectors,
+// paginated LIST and WATCH, plus fault injection under /_emulator/.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "common/result.h"
+
+namespace eslease::http {
+class Server;
+}
+
+namespace eslease::kubeemu {
+
+class ApiServer;
+
+struct KubeEmulatorOptions {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 0;
+  std::string tls_cert_file, tls_key_file;
+  std::optional<std::string> bearer_token;
+  std::size_t watch_history = 10000;  // events kept for watch resume; older resourceVersions get 410
+  std::chrono::milliseconds bookmark_interval{1000};
+};
+
+class KubeEmulator {
+ public:
+  explicit KubeEmulator(KubeEmulatorOptions options = {});
+  ~KubeEmulator();
+  KubeEmulator(const KubeEmulator&) = delete;
+  KubeEmulator& operator=(const KubeEmulator&) = delete;
+
+  Status start();
+  void stop();
+  std::string url() const;
+  // cluster server=url (certificate-authority when TLS), user token when bearer_token is
+  // set, context "kube-emulator" as current-context, namespace default.
+  Status write_kubeconfig(const std::string& path) const;
+
+ private:
+  KubeEmulatorOptions options_;
+  std::unique_ptr<ApiServer> api_;
+  std::unique_ptr<http::Server> server_;
+  std::uint16_t port_ = 0;
+};
+
+}  // namespace eslease::kubeemu

@@ -1,0 +1,22 @@
+// The PATCH content types kube-apiserver accepts, applied to a stored object.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "emulators/kube/api_status.h"
+
+namespace eslease::kubeemu {
+
+enum class PatchType { kMerge, kJson, kStrategicMerge, kApply, kUnknown };
+
+PatchType patch_type_of(const std::string& content_type);
+
+// Applies `patch_body` to `target` in place. Errors mirror the apiserver's patch handler:
+// an undecodable patch is 400 BadRequest, a JSON patch operation that fails (including a
+// failed "test") is 422 with the generic message. Strategic merge patch is applied as an
+// RFC 7386 merge patch: lists are replaced, not merged by key (an approximation).
+std::optional<ApiError> apply_patch(PatchType type, const std::string& patch_body, nlohmann::json& target);
+
+}  // namespace eslease::kubeemu

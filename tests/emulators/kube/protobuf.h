@@ -1,0 +1,16 @@
+// kubectl's typed commands (`kubectl create namespace`, `create configmap`, `create
+// secret`) send `application/vnd.kubernetes.protobuf`. This decodes the Kubernetes
+// protobuf envelope and the few kinds those commands send into the JSON form the rest of
+// the emulator works with. Other kinds are not understood (the caller answers 415).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace eslease::kubeemu {
+
+std::optional<nlohmann::json> decode_kubernetes_protobuf(const std::string& body);
+
+}  // namespace eslease::kubeemu
