@@ -1,0 +1,86 @@
+#include "kube/event_recorder.h"
+
+#include <gtest/gtest.h>
+
+#include "support/fake_clock.h"
+#include "unit/kube/memory_api.h"
+
+namespace eslease::kube {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::MemoryApi;
+
+ObjectReference lease_ref() {
+  return reference_to({{"apiVersion", "eslease.io/v1alpha1"},
+                       {"kind", "Lease"},
+                       {"metadata", {{"name", "nightly-a"}, {"namespace", "batch"}, {"uid", "u-1"}}}});
+}
+
+TEST(EventRecorderTest, CreatesEventWithInvolvedObjectAndSource) {
+  MemoryApi api;
+  eslease::testing::FakeClock clock;
+  EventRecorder recorder(api, {.component = "eslease-controller", .host = "ctrl-0", .clock = &clock});
+  recorder.record(lease_ref(), EventType::kWarning, "Invalid", "holder pod missing");
+  ASSERT_TRUE(recorder.flush(5s));
+  auto writes = api.writes();
+  ASSERT_EQ(writes.size(), 1u);
+  const json& event = writes[0].second;
+  EXPECT_EQ(writes[0].first, "create");
+  EXPECT_EQ(event["involvedObject"]["kind"], "Lease");
+  EXPECT_EQ(event["involvedObject"]["uid"], "u-1");
+  EXPECT_EQ(event["metadata"]["namespace"], "batch");
+  EXPECT_EQ(event["metadata"]["name"].get<std::string>().rfind("nightly-a.", 0), 0u);
+  EXPECT_EQ(event["type"], "Warning");
+  EXPECT_EQ(event["reason"], "Invalid");
+  EXPECT_EQ(event["source"]["component"], "eslease-controller");
+  EXPECT_EQ(event["count"], 1);
+  EXPECT_EQ(event["firstTimestamp"], event["lastTimestamp"]);
+}
+
+TEST(EventRecorderTest, AggregatesRepeatsByPatchingCount) {
+  MemoryApi api;
+  eslease::testing::FakeClock clock;
+  EventRecorder recorder(api, {.clock = &clock});
+  for (int i = 0; i < 3; ++i) recorder.record(lease_ref(), EventType::kNormal, "Granted", "lock granted");
+  recorder.record(lease_ref(), EventType::kNormal, "Granted", "a different message");
+  ASSERT_TRUE(recorder.flush(5s));
+  auto writes = api.writes();
+  ASSERT_EQ(writes.size(), 4u);
+  EXPECT_EQ(writes[0].first, "create");
+  EXPECT_EQ(writes[1].first, "patch");
+  EXPECT_EQ(writes[1].second["count"], 2);
+  EXPECT_EQ(writes[2].second["count"], 3);
+  EXPECT_EQ(writes[3].first, "create");
+  // Past the correlation window a repeat starts a new Event.
+  clock.advance(11min);
+  recorder.record(lease_ref(), EventType::kNormal, "Granted", "lock granted");
+  ASSERT_TRUE(recorder.flush(5s));
+  EXPECT_EQ(api.writes().back().first, "create");
+}
+
+TEST(EventRecorderTest, FailuresAreSwallowedAndAFullQueueDrops) {
+  MemoryApi api;
+  api.fail_next("create", make_error(ErrorCode::kForbidden, "no", 403));
+  EventRecorder recorder(api, {.queue_capacity = 2});
+  recorder.record(lease_ref(), EventType::kNormal, "A", "m");
+  ASSERT_TRUE(recorder.flush(5s));
+  EXPECT_TRUE(api.writes().empty());
+  recorder.stop();  // nothing drains the queue from here on
+  for (int i = 0; i < 5; ++i) recorder.record(lease_ref(), EventType::kNormal, "B", std::to_string(i));
+  EXPECT_EQ(recorder.dropped(), 3u);
+}
+
+TEST(EventRecorderTest, LongMessagesAreTruncatedOnACharacterBoundary) {
+  MemoryApi api;
+  EventRecorder recorder(api, {});
+  std::string message(1023, 'a');
+  message += "\xc3\xa9\xc3\xa9";  // two-byte characters straddling the 1024-byte limit
+  recorder.record(lease_ref(), EventType::kNormal, "Long", message);
+  ASSERT_TRUE(recorder.flush(5s));
+  std::string stored = api.writes().at(0).second["message"];
+  EXPECT_EQ(stored.size(), 1023u);
+}
+
+}  // namespace
+}  // namespace eslease::kube

@@ -1,0 +1,208 @@
+// An in-memory kube::Api for unit tests: objects with resourceVersions and optimistic
+// concurrency, scripted list failures and scripted watch streams.
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "kube/api.h"
+
+namespace eslease::kube::testing {
+
+class MemoryApi final : public Api {
+ public:
+  // A scripted watch: receives the options and the handler, returns how the watch ended.
+  using WatchScript = std::function<Status(const WatchOptions&, const WatchHandler&)>;
+
+  json put_object(const Resource& r, json object) {
+    std::lock_guard lock(mutex_);
+    object["metadata"]["resourceVersion"] = std::to_string(++rv_);
+    if (!object["metadata"].contains("uid")) object["metadata"]["uid"] = "uid-" + object_key(object);
+    store_[r.plural][object_key(object)] = object;
+    return object;
+  }
+  void erase_object(const Resource& r, const std::string& key) {
+    std::lock_guard lock(mutex_);
+    store_[r.plural].erase(key);
+    ++rv_;
+  }
+  void push_list_error(Error error) {
+    std::lock_guard lock(mutex_);
+    list_errors_.push_back(std::move(error));
+  }
+  void push_watch(WatchScript script) {
+    std::lock_guard lock(mutex_);
+    watches_.push_back(std::move(script));
+  }
+  void fail_next(const std::string& verb, Error error) {
+    std::lock_guard lock(mutex_);
+    failures_[verb].push_back(std::move(error));
+  }
+  void set_watch_fallback(WatchScript script) {
+    std::lock_guard lock(mutex_);
+    fallback_ = std::move(script);
+  }
+  int list_calls() const {
+    std::lock_guard lock(mutex_);
+    return list_calls_;
+  }
+  std::vector<WatchOptions> watch_calls() const {
+    std::lock_guard lock(mutex_);
+    return watch_calls_;
+  }
+  std::vector<std::pair<std::string, json>> writes() const {
+    std::lock_guard lock(mutex_);
+    return writes_;
+  }
+  std::string current_rv() const {
+    std::lock_guard lock(mutex_);
+    return std::to_string(rv_);
+  }
+
+  Result<json> get(const Resource& r, const std::string& ns, const std::string& name,
+                   const CallOptions&) override {
+    std::lock_guard lock(mutex_);
+    if (auto e = take_failure("get")) return *e;
+    auto& objects = store_[r.plural];
+    auto it = objects.find(ns.empty() ? name : ns + "/" + name);
+    if (it == objects.end()) return make_error(ErrorCode::kNotFound, name + " not found", 404);
+    return it->second;
+  }
+
+  Result<ListPage> list(const Resource& r, const std::string& ns, const ListOptions& options) override {
+    std::lock_guard lock(mutex_);
+    ++list_calls_;
+    if (!list_errors_.empty()) {
+      Error e = list_errors_.front();
+      list_errors_.pop_front();
+      return e;
+    }
+    auto& objects = store_[r.plural];
+    ListPage page;
+    auto it = options.continue_token.empty() ? objects.begin() : objects.upper_bound(options.continue_token);
+    for (; it != objects.end(); ++it) {
+      if (options.limit > 0 && static_cast<int>(page.items.size()) == options.limit) {
+        page.continue_token = std::prev(it)->first;
+        break;
+      }
+      page.items.push_back(it->second);
+    }
+    page.resource_version = std::to_string(rv_);
+    return page;
+  }
+
+  Result<json> create(const Resource& r, const std::string& ns, const json& object,
+                      const CallOptions&) override {
+    std::lock_guard lock(mutex_);
+    if (auto e = take_failure("create")) return *e;
+    json stored = object;
+    stored["metadata"]["namespace"] = ns;
+    std::string key = object_key(stored);
+    if (store_[r.plural].count(key))
+      return make_error(ErrorCode::kAlreadyExists, key + " already exists", 409);
+    stored["metadata"]["resourceVersion"] = std::to_string(++rv_);
+    stored["metadata"]["uid"] = "uid-" + key;
+    store_[r.plural][key] = stored;
+    writes_.emplace_back("create", stored);
+    return stored;
+  }
+
+  Result<json> update(const Resource& r, const json& object, const CallOptions&) override {
+    std::lock_guard lock(mutex_);
+    if (auto e = take_failure("update")) return *e;
+    std::string key = object_key(object);
+    auto& objects = store_[r.plural];
+    auto it = objects.find(key);
+    if (it == objects.end()) return make_error(ErrorCode::kNotFound, key + " not found", 404);
+    std::string rv = meta_string(object, "resourceVersion");
+    if (!rv.empty() && rv != meta_string(it->second, "resourceVersion")) {
+      return make_error(ErrorCode::kConflict, "the object has been modified", 409);
+    }
+    json stored = object;
+    stored["metadata"]["resourceVersion"] = std::to_string(++rv_);
+    it->second = stored;
+    writes_.emplace_back("update", stored);
+    return stored;
+  }
+
+  Result<json> update_status(const Resource& r, const json& object, const CallOptions& call) override {
+    return update(r, object, call);
+  }
+
+  Result<json> patch(const Resource& r, const std::string& ns, const std::string& name, PatchType,
+                     const json& patch, bool, const CallOptions&) override {
+    std::lock_guard lock(mutex_);
+    if (auto e = take_failure("patch")) return *e;
+    auto& objects = store_[r.plural];
+    auto it = objects.find(ns.empty() ? name : ns + "/" + name);
+    if (it == objects.end()) return make_error(ErrorCode::kNotFound, name + " not found", 404);
+    it->second.merge_patch(patch);
+    it->second["metadata"]["resourceVersion"] = std::to_string(++rv_);
+    writes_.emplace_back("patch", patch);
+    return it->second;
+  }
+
+  Status remove(const Resource& r, const std::string& ns, const std::string& name,
+                const DeleteOptions&) override {
+    std::lock_guard lock(mutex_);
+    if (store_[r.plural].erase(ns.empty() ? name : ns + "/" + name) == 0) {
+      return make_error(ErrorCode::kNotFound, name + " not found", 404);
+    }
+    ++rv_;
+    return {};
+  }
+
+  Status watch(const Resource&, const std::string&, const WatchOptions& options, const WatchHandler& on_event,
+               std::stop_token stop) override {
+    WatchScript script;
+    {
+      std::lock_guard lock(mutex_);
+      watch_calls_.push_back(options);
+      if (!watches_.empty()) {
+        script = std::move(watches_.front());
+        watches_.pop_front();
+      } else {
+        script = fallback_;
+      }
+    }
+    if (script) return script(options, on_event);
+    // Nothing scripted: behave like a quiet server until stopped.
+    while (!stop.stop_requested()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return make_error(ErrorCode::kCancelled, "stopped");
+  }
+
+ private:
+  std::optional<Error> take_failure(const std::string& verb) {
+    auto it = failures_.find(verb);
+    if (it == failures_.end() || it->second.empty()) return std::nullopt;
+    Error e = it->second.front();
+    it->second.pop_front();
+    return e;
+  }
+
+  mutable std::mutex mutex_;
+  std::uint64_t rv_ = 100;
+  std::map<std::string, std::map<std::string, json>> store_;
+  std::deque<Error> list_errors_;
+  std::deque<WatchScript> watches_;
+  WatchScript fallback_;
+  std::map<std::string, std::deque<Error>> failures_;
+  std::vector<WatchOptions> watch_calls_;
+  std::vector<std::pair<std::string, json>> writes_;
+  int list_calls_ = 0;
+};
+
+inline json make_object(const std::string& ns, const std::string& name, const std::string& rv = "1",
+                        const std::string& uid = "") {
+  return {{"metadata",
+           {{"namespace", ns},
+            {"name", name},
+            {"resourceVersion", rv},
+            {"uid", uid.empty() ? "uid-" + name : uid}}}};
+}
+
+}  // namespace eslease::kube::testing
