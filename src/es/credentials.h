@@ -24,7 +24,6 @@ struct CredentialOptions {
 // parts.
 Status validate(const CredentialOptions& options);
 
-std::string base64_encode(std::string_view in);
 
 class CredentialProvider {
  public:

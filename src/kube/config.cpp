@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/base64.h"
+
 namespace eslease::kube {
 namespace {
 
@@ -76,7 +78,7 @@ Status apply_cluster(const YAML::Node& cluster, const std::string& name, const f
   auto ca_file = scalar(cluster, "certificate-authority", where);
   if (!ca_file.ok()) return ca_file.error();
   if (!ca_data->empty()) {
-    auto pem = decode_base64(*ca_data);
+    auto pem = base64_decode(*ca_data);
     if (!pem) return config_error(where + ": certificate-authority-data is not valid base64");
     out.tls.ca_pem = *pem;
   } else if (!ca_file->empty()) {
@@ -117,7 +119,7 @@ Status apply_user(const YAML::Node& user, const std::string& name, const fs::pat
     auto file = scalar(user, source.file_key, where);
     if (!file.ok()) return file.error();
     if (!data->empty()) {
-      auto pem = decode_base64(*data);
+      auto pem = base64_decode(*data);
       if (!pem) return config_error(where + ": " + source.data_key + " is not valid base64");
       *source.pem = *pem;
     } else if (!file->empty()) {
@@ -209,42 +211,6 @@ std::string RestConfig::describe() const {
   if (auth.empty()) auth = "none";
   return "server=" + server + " context=" + (context.empty() ? "in-cluster" : context) + " namespace=" + ns +
          " auth=" + auth + (tls.verify ? "" : " tls-verify=off");
-}
-
-std::optional<std::string> decode_base64(std::string_view in) {
-  auto value_of = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
-  std::string out;
-  std::uint32_t buffer = 0;
-  int bits = 0;
-  int symbols = 0;
-  int padding = 0;
-  for (char c : in) {
-    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
-    if (c == '=') {
-      ++padding;
-      ++symbols;
-      continue;
-    }
-    if (padding > 0) return std::nullopt;  // data after padding
-    int v = value_of(c);
-    if (v < 0) return std::nullopt;
-    buffer = (buffer << 6) | static_cast<std::uint32_t>(v);
-    bits += 6;
-    ++symbols;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((buffer >> bits) & 0xff));
-    }
-  }
-  if (padding > 2 || symbols % 4 != 0) return std::nullopt;
-  return out;
 }
 
 Result<RestConfig> parse_kubeconfig(std::string_view yaml, const fs::path& base_dir,

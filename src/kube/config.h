@@ -46,7 +46,5 @@ Result<RestConfig> load_in_cluster(const InClusterOptions& options = {});
 Result<RestConfig> load_default(const std::filesystem::path& explicit_path = {},
                                 const std::string& context = "");
 
-// Strict base64 (RFC 4648, whitespace ignored); nullopt when malformed.
-std::optional<std::string> decode_base64(std::string_view in);
 
 }  // namespace eslease::kube

@@ -6,6 +6,7 @@
 #include <set>
 #include <thread>
 
+#include "common/base64.h"
 #include "common/text.h"
 #include "emulators/es/handlers.h"
 
@@ -247,32 +248,6 @@ std::variant<Route, RouteMiss> route(const std::string& method, const std::vecto
     }
   }
   return RouteMiss{};
-}
-
-std::optional<std::string> base64_decode(std::string_view in) {
-  auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+' || c == '-') return 62;
-    if (c == '/' || c == '_') return 63;
-    return -1;
-  };
-  std::string out;
-  unsigned buffer = 0;
-  int bits = 0;
-  for (char c : in) {
-    if (c == '=') break;
-    int v = value(c);
-    if (v < 0) return std::nullopt;
-    buffer = (buffer << 6) | static_cast<unsigned>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((buffer >> bits) & 0xFF));
-    }
-  }
-  return out;
 }
 
 // The media type a response uses: the compatible-with form when the client asked for it.

@@ -5,7 +5,7 @@
 #include <vector>
 #include <string_view>
 
-#include "emulators/kube/base64.h"
+#include "common/base64.h"
 
 namespace eslease::kubeemu {
 namespace {

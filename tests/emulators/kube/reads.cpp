@@ -4,7 +4,7 @@
 
 #include "common/text.h"
 #include "emulators/kube/api_server.h"
-#include "emulators/kube/base64.h"
+#include "common/base64.h"
 #include "emulators/kube/selectors.h"
 #include "emulators/kube/table.h"
 

@@ -32,14 +32,6 @@ class TempFile {
   std::filesystem::path path_;
 };
 
-TEST(Credentials, Base64) {
-  EXPECT_EQ(base64_encode(""), "");
-  EXPECT_EQ(base64_encode("f"), "Zg==");
-  EXPECT_EQ(base64_encode("fo"), "Zm8=");
-  EXPECT_EQ(base64_encode("foo"), "Zm9v");
-  EXPECT_EQ(base64_encode("elastic:changeme"), "ZWxhc3RpYzpjaGFuZ2VtZQ==");
-}
-
 TEST(Credentials, NoneConfigured) {
   CredentialProvider provider({});
   auto header = provider.authorization();

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/base64.h"
 #include "support/fake_clock.h"
 #include "support/fake_transport.h"
 

@@ -153,15 +153,6 @@ TEST(KubeconfigTest, UnreadableFileNamesThePath) {
   EXPECT_NE(config.error().message.find("/no/such/kubeconfig"), std::string::npos);
 }
 
-TEST(Base64Test, StrictDecoding) {
-  EXPECT_EQ(decode_base64("aGVsbG8="), "hello");
-  EXPECT_EQ(decode_base64("aGVs\nbG8h"), "hello!");
-  EXPECT_EQ(decode_base64(""), "");
-  EXPECT_FALSE(decode_base64("aGVsbG8").has_value());
-  EXPECT_FALSE(decode_base64("aGV=sbG8").has_value());
-  EXPECT_FALSE(decode_base64("a$==").has_value());
-}
-
 TEST(InClusterTest, ReadsServiceAccountFolder) {
   TempDir dir;
   dir.write("token", "sa-token\n");
