@@ -8,10 +8,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "emulators/es/es_emulator.h"
 #include "es/http_document_api.h"
@@ -45,7 +44,8 @@ class Stats {
 double percentile(std::vector<double> values, double p) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());
-  return values[std::min(values.size() - 1, static_cast<std::size_t>(p * static_cast<double>(values.size())))];
+  return values[std::min(values.size() - 1,
+                         static_cast<std::size_t>(p * static_cast<double>(values.size())))];
 }
 
 double ms_since(Stopwatch::time_point start) {
@@ -79,10 +79,14 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (i + 1 >= argc) return fail("usage: lock-bench [--es URL] [--cycles N] [--held N]");
-    if (arg == "--es") url = argv[++i];
-    else if (arg == "--cycles") cycles = std::max(1, std::atoi(argv[++i]));
-    else if (arg == "--held") held_count = std::max(1, std::atoi(argv[++i]));
-    else return fail("unknown flag " + arg);
+    if (arg == "--es")
+      url = argv[++i];
+    else if (arg == "--cycles")
+      cycles = std::max(1, std::atoi(argv[++i]));
+    else if (arg == "--held")
+      held_count = std::max(1, std::atoi(argv[++i]));
+    else
+      return fail("unknown flag " + arg);
   }
   std::unique_ptr<esemu::EsEmulator> emulator;
   if (url.empty()) {
@@ -95,7 +99,8 @@ int main(int argc, char** argv) {
   auto api = es::make_http_document_api(http::make_cpprest_transport(), options, SystemClock::instance());
   if (!api.ok()) return fail(api.error().describe());
   lock::StoreOptions store_options;
-  store_options.index = "eslease-bench-" + std::to_string(std::chrono::system_clock::now().time_since_epoch().count() % 1000000);
+  store_options.index = "eslease-bench-" +
+                        std::to_string(std::chrono::system_clock::now().time_since_epoch().count() % 1000000);
   auto made = lock::make_es_lock_store(**api, SystemClock::instance(), store_options);
   if (!made.ok()) return fail(made.error().describe());
   lock::LockStore& store = **made;
@@ -126,7 +131,8 @@ int main(int argc, char** argv) {
   constexpr int kSample = 100;
   std::vector<lock::Grant> grants;
   std::vector<lock::LockKey> keys;
-  for (int i = 0; i < kSample; ++i) keys.push_back(*lock::make_lock_key("bench", "count-" + std::to_string(i)));
+  for (int i = 0; i < kSample; ++i)
+    keys.push_back(*lock::make_lock_key("bench", "count-" + std::to_string(i)));
   long long before = stats.total();
   for (int i = 0; i < kSample; ++i) {
     auto r = store.acquire(keys[i], claim("counter", i));

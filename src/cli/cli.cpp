@@ -1,11 +1,10 @@
 #include "cli/cli.h"
 
 #include <iomanip>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <random>
 #include <sstream>
-
-#include <nlohmann/json.hpp>
 
 #include "cli/duration.h"
 #include "cli/supervisor.h"
@@ -78,8 +77,8 @@ json state_json(const lock::LockState& state) {
 void print_table(std::ostream& out, const std::vector<lock::LockState>& states) {
   std::vector<std::vector<std::string>> rows{{"LOCK", "HOLDER", "TOKEN", "EXPIRES", "TRANSITIONS"}};
   for (const lock::LockState& s : states) {
-    rows.push_back({s.doc.lock, s.doc.holder, std::to_string(s.token), format_rfc3339_millis(s.doc.expires_at),
-                    std::to_string(s.doc.transitions)});
+    rows.push_back({s.doc.lock, s.doc.holder, std::to_string(s.token),
+                    format_rfc3339_millis(s.doc.expires_at), std::to_string(s.doc.transitions)});
   }
   std::vector<std::size_t> widths(rows[0].size(), 0);
   for (const auto& row : rows) {
@@ -101,36 +100,40 @@ Result<lock::Grant> held_by(lock::LockStore& store, Clock& clock, const lock::Lo
   if (!current.ok()) return current.error();
   if (!*current) return make_error(ErrorCode::kNotFound, "lock " + key.id() + " is not held");
   if ((*current)->doc.holder != holder) {
-    return make_error(ErrorCode::kConflict, "lock " + key.id() + " is held by " + (*current)->doc.holder + ", not " + holder);
+    return make_error(ErrorCode::kConflict,
+                      "lock " + key.id() + " is held by " + (*current)->doc.holder + ", not " + holder);
   }
   // The deadline of a grant we did not write ourselves is unknown: treat it as now.
   return lock::Grant{std::move(**current), clock.monotonic()};
 }
 
-int command_acquire(const Options& options, const lock::LockKey& key, lock::LockStore& store, Environment& env,
-                    const std::string& holder) {
+int command_acquire(const Options& options, const lock::LockKey& key, lock::LockStore& store,
+                    Environment& env, const std::string& holder) {
   auto grant = lock::acquire_waiting(store, env.clock, key, claim_for(options, holder),
                                      lock::WaitOptions{options.wait});
   if (!grant.ok()) return fail(env, grant.error());
   env.out << grant->state.token << "\n";
-  env.err << "eslease: acquired " << key.id() << " as " << holder << " (token " << grant->state.token << ", ttl "
-          << format_duration(options.ttl) << ")\n";
+  env.err << "eslease: acquired " << key.id() << " as " << holder << " (token " << grant->state.token
+          << ", ttl " << format_duration(options.ttl) << ")\n";
   return kExitOk;
 }
 
-int command_renew(const Options& options, const lock::LockKey& key, lock::LockStore& store, Environment& env) {
+int command_renew(const Options& options, const lock::LockKey& key, lock::LockStore& store,
+                  Environment& env) {
   auto held = held_by(store, env.clock, key, options.holder);
   if (!held.ok()) return fail(env, held.error());
   auto renewed = store.renew(key, *held, options.ttl_given ? options.ttl : Millis(0));
   if (!renewed.ok()) return fail(env, renewed.error());
   if (!renewed->grant || !renewed->renewed) {
-    return fail(env, make_error(ErrorCode::kConflict, "lock " + key.id() + " changed while renewing; not renewed"));
+    return fail(
+        env, make_error(ErrorCode::kConflict, "lock " + key.id() + " changed while renewing; not renewed"));
   }
   env.out << renewed->grant->state.token << "\n";
   return kExitOk;
 }
 
-int command_release(const Options& options, const lock::LockKey& key, lock::LockStore& store, Environment& env) {
+int command_release(const Options& options, const lock::LockKey& key, lock::LockStore& store,
+                    Environment& env) {
   auto held = held_by(store, env.clock, key, options.holder);
   if (!held.ok()) {
     if (held.error().code == ErrorCode::kNotFound) {
@@ -142,7 +145,8 @@ int command_release(const Options& options, const lock::LockKey& key, lock::Lock
   auto released = store.release(key, *held);
   if (!released.ok()) return fail(env, released.error());
   if (*released == lock::ReleaseOutcome::kNotHeld) {
-    return fail(env, make_error(ErrorCode::kConflict, "lock " + key.id() + " changed hands; nothing was released"));
+    return fail(
+        env, make_error(ErrorCode::kConflict, "lock " + key.id() + " changed hands; nothing was released"));
   }
   env.err << "eslease: released " << key.id() << "\n";
   return kExitOk;
@@ -221,7 +225,8 @@ StoreFactory elasticsearch_store_factory(Clock& clock) {
     if (!connection.index.empty()) store_options.index = connection.index;
     auto store = lock::make_es_lock_store(**api, clock, store_options);
     if (!store.ok()) return store.error();
-    return std::unique_ptr<lock::LockStore>(std::make_unique<OwningStore>(std::move(*api), std::move(*store)));
+    return std::unique_ptr<lock::LockStore>(
+        std::make_unique<OwningStore>(std::move(*api), std::move(*store)));
   };
 }
 
@@ -267,12 +272,18 @@ int run_cli(const std::vector<std::string>& args, Environment& env) {
     if (auto s = (*store)->prepare(); !s.ok()) return fail(env, s.error());
   }
   switch (options.command) {
-    case Command::kAcquire: return command_acquire(options, *key, **store, env, holder);
-    case Command::kRenew: return command_renew(options, *key, **store, env);
-    case Command::kRelease: return command_release(options, *key, **store, env);
-    case Command::kStatus: return command_status(options, **store, env);
-    case Command::kRun: return command_run(options, *key, **store, env, holder);
-    case Command::kHelp: break;
+    case Command::kAcquire:
+      return command_acquire(options, *key, **store, env, holder);
+    case Command::kRenew:
+      return command_renew(options, *key, **store, env);
+    case Command::kRelease:
+      return command_release(options, *key, **store, env);
+    case Command::kStatus:
+      return command_status(options, **store, env);
+    case Command::kRun:
+      return command_run(options, *key, **store, env, holder);
+    case Command::kHelp:
+      break;
   }
   return kExitOk;
 }

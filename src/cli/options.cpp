@@ -8,12 +8,14 @@
 namespace eslease::cli {
 namespace {
 
-Error usage_error(std::string message) { return make_error(ErrorCode::kInvalidArgument, std::move(message)); }
+Error usage_error(std::string message) {
+  return make_error(ErrorCode::kInvalidArgument, std::move(message));
+}
 
 Result<Command> parse_command(const std::string& word) {
-  static const std::map<std::string, Command> kCommands{{"acquire", Command::kAcquire}, {"renew", Command::kRenew},
-                                                        {"release", Command::kRelease}, {"status", Command::kStatus},
-                                                        {"run", Command::kRun},         {"help", Command::kHelp}};
+  static const std::map<std::string, Command> kCommands{
+      {"acquire", Command::kAcquire}, {"renew", Command::kRenew}, {"release", Command::kRelease},
+      {"status", Command::kStatus},   {"run", Command::kRun},     {"help", Command::kHelp}};
   auto it = kCommands.find(word);
   if (it == kCommands.end()) {
     return usage_error("unknown command '" + word.substr(0, 64) + "' (acquire, renew, release, status, run)");
@@ -36,26 +38,62 @@ Result<Options> parse_options(const std::vector<std::string>& args) {
   std::vector<std::string> positional;
   using Setter = std::function<Status(const std::string&)>;
   const std::map<std::string, Setter> valued{
-      {"--es", [&](const std::string& v) { options.connection.hosts.push_back(v); return Status(); }},
-      {"--index", [&](const std::string& v) { options.connection.index = v; return Status(); }},
-      {"--es-ca-file", [&](const std::string& v) { options.connection.ca_file = v; return Status(); }},
-      {"--es-username", [&](const std::string& v) { options.connection.username = v; return Status(); }},
-      {"--es-password-file", [&](const std::string& v) { options.connection.password_file = v; return Status(); }},
-      {"--es-api-key-file", [&](const std::string& v) { options.connection.api_key_file = v; return Status(); }},
+      {"--es",
+       [&](const std::string& v) {
+         options.connection.hosts.push_back(v);
+         return Status();
+       }},
+      {"--index",
+       [&](const std::string& v) {
+         options.connection.index = v;
+         return Status();
+       }},
+      {"--es-ca-file",
+       [&](const std::string& v) {
+         options.connection.ca_file = v;
+         return Status();
+       }},
+      {"--es-username",
+       [&](const std::string& v) {
+         options.connection.username = v;
+         return Status();
+       }},
+      {"--es-password-file",
+       [&](const std::string& v) {
+         options.connection.password_file = v;
+         return Status();
+       }},
+      {"--es-api-key-file",
+       [&](const std::string& v) {
+         options.connection.api_key_file = v;
+         return Status();
+       }},
       {"--es-bearer-token-file",
-       [&](const std::string& v) { options.connection.bearer_token_file = v; return Status(); }},
+       [&](const std::string& v) {
+         options.connection.bearer_token_file = v;
+         return Status();
+       }},
       {"--es-timeout",
        [&](const std::string& v) {
          return check_duration_flag("--es-timeout", v, options.connection.request_timeout, Millis(100));
        }},
-      {"--namespace", [&](const std::string& v) { options.ns = v; return Status(); }},
-      {"--holder", [&](const std::string& v) { options.holder = v; return Status(); }},
+      {"--namespace",
+       [&](const std::string& v) {
+         options.ns = v;
+         return Status();
+       }},
+      {"--holder",
+       [&](const std::string& v) {
+         options.holder = v;
+         return Status();
+       }},
       {"--ttl",
        [&](const std::string& v) {
          options.ttl_given = true;
          return check_duration_flag("--ttl", v, options.ttl, Millis(1000));
        }},
-      {"--wait", [&](const std::string& v) { return check_duration_flag("--wait", v, options.wait, Millis(0)); }},
+      {"--wait",
+       [&](const std::string& v) { return check_duration_flag("--wait", v, options.wait, Millis(0)); }},
       {"--grace",
        [&](const std::string& v) {
          Millis grace{0};
@@ -65,9 +103,12 @@ Result<Options> parse_options(const std::vector<std::string>& args) {
        }},
       {"--output",
        [&](const std::string& v) {
-         if (v == "json") options.output = OutputFormat::kJson;
-         else if (v == "table") options.output = OutputFormat::kTable;
-         else return Status(usage_error("--output must be table or json"));
+         if (v == "json")
+           options.output = OutputFormat::kJson;
+         else if (v == "table")
+           options.output = OutputFormat::kTable;
+         else
+           return Status(usage_error("--output must be table or json"));
          return Status();
        }},
   };
@@ -116,10 +157,12 @@ Result<Options> parse_options(const std::vector<std::string>& args) {
 
   const bool takes_lock = options.command != Command::kStatus;
   const std::size_t max_positional = 2;
-  if (positional.size() > max_positional) return usage_error("unexpected argument '" + positional[2].substr(0, 64) + "'");
+  if (positional.size() > max_positional)
+    return usage_error("unexpected argument '" + positional[2].substr(0, 64) + "'");
   if (positional.size() == 2) options.lock = positional[1];
   if (takes_lock && options.lock.empty()) return usage_error(positional[0] + " needs a LOCK name");
-  if ((options.command == Command::kRenew || options.command == Command::kRelease) && options.holder.empty()) {
+  if ((options.command == Command::kRenew || options.command == Command::kRelease) &&
+      options.holder.empty()) {
     return usage_error(positional[0] + " needs --holder NAME (the holder given to acquire)");
   }
   if (options.command == Command::kRun && options.child.empty()) {
@@ -129,9 +172,11 @@ Result<Options> parse_options(const std::vector<std::string>& args) {
     return usage_error("only run takes a command after --");
   }
   if (options.grace && *options.grace >= options.ttl) {
-    return usage_error("--grace must be shorter than --ttl: the command must be stopped before the lock expires");
+    return usage_error(
+        "--grace must be shorter than --ttl: the command must be stopped before the lock expires");
   }
-  if (options.connection.hosts.empty()) return usage_error("give at least one Elasticsearch URL with --es URL");
+  if (options.connection.hosts.empty())
+    return usage_error("give at least one Elasticsearch URL with --es URL");
   return options;
 }
 

@@ -19,25 +19,25 @@ struct ConnectionOptions {
   std::string index;               // --index
   std::string ca_file;             // --es-ca-file
   bool insecure_skip_tls_verify = false;
-  std::string username;            // --es-username
-  std::string password_file;       // --es-password-file
-  std::string api_key_file;        // --es-api-key-file
-  std::string bearer_token_file;   // --es-bearer-token-file
-  Millis request_timeout{10000};   // --es-timeout
+  std::string username;           // --es-username
+  std::string password_file;      // --es-password-file
+  std::string api_key_file;       // --es-api-key-file
+  std::string bearer_token_file;  // --es-bearer-token-file
+  Millis request_timeout{10000};  // --es-timeout
 };
 
 struct Options {
   Command command = Command::kHelp;
   ConnectionOptions connection;
-  std::string lock;                // positional LOCK
-  std::string ns = "default";      // --namespace
-  std::string holder;              // --holder (required for renew/release)
-  Millis ttl{30000};               // --ttl
+  std::string lock;            // positional LOCK
+  std::string ns = "default";  // --namespace
+  std::string holder;          // --holder (required for renew/release)
+  Millis ttl{30000};           // --ttl
   bool ttl_given = false;
-  Millis wait{0};                  // --wait
-  std::optional<Millis> grace;     // --grace (run)
+  Millis wait{0};                              // --wait
+  std::optional<Millis> grace;                 // --grace (run)
   OutputFormat output = OutputFormat::kTable;  // --output
-  std::vector<std::string> child;  // run: CMD ARGS... after "--"
+  std::vector<std::string> child;              // run: CMD ARGS... after "--"
 };
 
 // Parses argv (without the program name). kInvalidArgument with a message meant for the

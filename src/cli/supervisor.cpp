@@ -19,7 +19,9 @@ namespace {
 
 std::atomic<int> g_pending_signal{0};
 
-extern "C" void remember_signal(int signal_number) { g_pending_signal.store(signal_number); }
+extern "C" void remember_signal(int signal_number) {
+  g_pending_signal.store(signal_number);
+}
 
 // argv/envp are built before fork(): after it, the child may only call async-signal-safe
 // functions (the parent has other threads).
@@ -151,7 +153,8 @@ int supervise(lock::LockStore& store, Clock& clock, const lock::LockKey& key, lo
         held = false;
         lost = true;
         err << "eslease: lock " << key.id() << " was lost"
-            << (renewed->current ? " to " + renewed->current->doc.holder : std::string()) << "; stopping the command\n";
+            << (renewed->current ? " to " + renewed->current->doc.holder : std::string())
+            << "; stopping the command\n";
         stop_child(now + options.grace);
       } else {
         err << "eslease: cannot renew " << key.id() << ": " << renewed.error().describe() << "\n";
@@ -177,8 +180,8 @@ int supervise(lock::LockStore& store, Clock& clock, const lock::LockKey& key, lo
   if (!lost) {
     auto released = store.release(key, grant);
     if (!released.ok()) {
-      err << "eslease: cannot release " << key.id() << " (it expires on its own): " << released.error().describe()
-          << "\n";
+      err << "eslease: cannot release " << key.id()
+          << " (it expires on its own): " << released.error().describe() << "\n";
     }
   }
   return exit_code_of(wait_status);

@@ -13,7 +13,7 @@ namespace eslease::cli {
 struct SuperviseOptions {
   std::vector<std::string> command;  // CMD ARGS...
   Millis ttl{30000};
-  Millis grace{10000};               // SIGTERM -> SIGKILL; also how early before expiry CMD is stopped
+  Millis grace{10000};  // SIGTERM -> SIGKILL; also how early before expiry CMD is stopped
 };
 
 // Starts the command with ESLEASE_FENCING_TOKEN (and ESLEASE_LOCK) in its environment,

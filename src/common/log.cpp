@@ -23,10 +23,14 @@ std::shared_ptr<spdlog::logger> logger() {
 
 spdlog::level::level_enum to_spdlog(Level level) {
   switch (level) {
-    case Level::kDebug: return spdlog::level::debug;
-    case Level::kInfo: return spdlog::level::info;
-    case Level::kWarn: return spdlog::level::warn;
-    case Level::kError: return spdlog::level::err;
+    case Level::kDebug:
+      return spdlog::level::debug;
+    case Level::kInfo:
+      return spdlog::level::info;
+    case Level::kWarn:
+      return spdlog::level::warn;
+    case Level::kError:
+      return spdlog::level::err;
   }
   return spdlog::level::info;
 }
@@ -53,16 +57,34 @@ void configure(Format format, Level level) {
 }
 
 bool parse_format(std::string_view name, Format& out) {
-  if (name == "text") { out = Format::kText; return true; }
-  if (name == "json") { out = Format::kJson; return true; }
+  if (name == "text") {
+    out = Format::kText;
+    return true;
+  }
+  if (name == "json") {
+    out = Format::kJson;
+    return true;
+  }
   return false;
 }
 
 bool parse_level(std::string_view name, Level& out) {
-  if (name == "debug") { out = Level::kDebug; return true; }
-  if (name == "info") { out = Level::kInfo; return true; }
-  if (name == "warn") { out = Level::kWarn; return true; }
-  if (name == "error") { out = Level::kError; return true; }
+  if (name == "debug") {
+    out = Level::kDebug;
+    return true;
+  }
+  if (name == "info") {
+    out = Level::kInfo;
+    return true;
+  }
+  if (name == "warn") {
+    out = Level::kWarn;
+    return true;
+  }
+  if (name == "error") {
+    out = Level::kError;
+    return true;
+  }
   return false;
 }
 

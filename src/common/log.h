@@ -32,10 +32,18 @@ bool parse_format(std::string_view name, Format& out);
 bool parse_level(std::string_view name, Level& out);
 
 void write(Level level, std::string_view message, Fields fields = {});
-inline void debug(std::string_view m, Fields f = {}) { write(Level::kDebug, m, f); }
-inline void info(std::string_view m, Fields f = {}) { write(Level::kInfo, m, f); }
-inline void warn(std::string_view m, Fields f = {}) { write(Level::kWarn, m, f); }
-inline void error(std::string_view m, Fields f = {}) { write(Level::kError, m, f); }
+inline void debug(std::string_view m, Fields f = {}) {
+  write(Level::kDebug, m, f);
+}
+inline void info(std::string_view m, Fields f = {}) {
+  write(Level::kInfo, m, f);
+}
+inline void warn(std::string_view m, Fields f = {}) {
+  write(Level::kWarn, m, f);
+}
+inline void error(std::string_view m, Fields f = {}) {
+  write(Level::kError, m, f);
+}
 
 // Renders one line without the timestamp and level; exposed for tests.
 std::string render(Format format, std::string_view message, Fields fields);

@@ -4,20 +4,34 @@ namespace eslease {
 
 const char* to_string(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kInvalidArgument: return "InvalidArgument";
-    case ErrorCode::kNotFound: return "NotFound";
-    case ErrorCode::kConflict: return "Conflict";
-    case ErrorCode::kAlreadyExists: return "AlreadyExists";
-    case ErrorCode::kGone: return "Gone";
-    case ErrorCode::kInvalid: return "Invalid";
-    case ErrorCode::kUnauthorized: return "Unauthorized";
-    case ErrorCode::kForbidden: return "Forbidden";
-    case ErrorCode::kTooManyRequests: return "TooManyRequests";
-    case ErrorCode::kUnavailable: return "Unavailable";
-    case ErrorCode::kTimeout: return "Timeout";
-    case ErrorCode::kProtocol: return "Protocol";
-    case ErrorCode::kCancelled: return "Cancelled";
-    case ErrorCode::kInternal: return "Internal";
+    case ErrorCode::kInvalidArgument:
+      return "InvalidArgument";
+    case ErrorCode::kNotFound:
+      return "NotFound";
+    case ErrorCode::kConflict:
+      return "Conflict";
+    case ErrorCode::kAlreadyExists:
+      return "AlreadyExists";
+    case ErrorCode::kGone:
+      return "Gone";
+    case ErrorCode::kInvalid:
+      return "Invalid";
+    case ErrorCode::kUnauthorized:
+      return "Unauthorized";
+    case ErrorCode::kForbidden:
+      return "Forbidden";
+    case ErrorCode::kTooManyRequests:
+      return "TooManyRequests";
+    case ErrorCode::kUnavailable:
+      return "Unavailable";
+    case ErrorCode::kTimeout:
+      return "Timeout";
+    case ErrorCode::kProtocol:
+      return "Protocol";
+    case ErrorCode::kCancelled:
+      return "Cancelled";
+    case ErrorCode::kInternal:
+      return "Internal";
   }
   return "Unknown";
 }

@@ -16,20 +16,20 @@
 namespace eslease {
 
 enum class ErrorCode {
-  kInvalidArgument,   // caller's input is wrong; retrying will not help
-  kNotFound,          // 404
-  kConflict,          // 409 version conflict / optimistic concurrency failure
-  kAlreadyExists,     // 409 on create
-  kGone,              // 410: resource version too old
-  kInvalid,           // 422: rejected by validation (details hold the causes)
-  kUnauthorized,      // 401
-  kForbidden,         // 403
-  kTooManyRequests,   // 429
-  kUnavailable,       // connection refused/reset, 5xx
-  kTimeout,           // no answer in time: outcome unknown
-  kProtocol,          // the peer answered something we cannot understand
-  kCancelled,         // we were asked to stop
-  kInternal,          // an unexpected failure inside eslease
+  kInvalidArgument,  // caller's input is wrong; retrying will not help
+  kNotFound,         // 404
+  kConflict,         // 409 version conflict / optimistic concurrency failure
+  kAlreadyExists,    // 409 on create
+  kGone,             // 410: resource version too old
+  kInvalid,          // 422: rejected by validation (details hold the causes)
+  kUnauthorized,     // 401
+  kForbidden,        // 403
+  kTooManyRequests,  // 429
+  kUnavailable,      // connection refused/reset, 5xx
+  kTimeout,          // no answer in time: outcome unknown
+  kProtocol,         // the peer answered something we cannot understand
+  kCancelled,        // we were asked to stop
+  kInternal,         // an unexpected failure inside eslease
 };
 
 const char* to_string(ErrorCode code);
@@ -52,21 +52,33 @@ Error make_error(ErrorCode code, std::string message, int http_status = 0);
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : state_(std::move(value)) {}       // NOLINT: implicit by design
-  Result(Error error) : state_(std::move(error)) {}   // NOLINT: implicit by design
+  Result(T value) : state_(std::move(value)) {}      // NOLINT: implicit by design
+  Result(Error error) : state_(std::move(error)) {}  // NOLINT: implicit by design
 
   bool ok() const { return state_.index() == 0; }
   explicit operator bool() const { return ok(); }
 
-  T& value() & { assert(ok()); return std::get<0>(state_); }
-  const T& value() const& { assert(ok()); return std::get<0>(state_); }
-  T&& value() && { assert(ok()); return std::get<0>(std::move(state_)); }
+  T& value() & {
+    assert(ok());
+    return std::get<0>(state_);
+  }
+  const T& value() const& {
+    assert(ok());
+    return std::get<0>(state_);
+  }
+  T&& value() && {
+    assert(ok());
+    return std::get<0>(std::move(state_));
+  }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
 
-  const Error& error() const { assert(!ok()); return std::get<1>(state_); }
+  const Error& error() const {
+    assert(!ok());
+    return std::get<1>(state_);
+  }
 
  private:
   std::variant<T, Error> state_;
@@ -80,7 +92,10 @@ class [[nodiscard]] Result<void> {
 
   bool ok() const { return !error_.has_value(); }
   explicit operator bool() const { return ok(); }
-  const Error& error() const { assert(!ok()); return *error_; }
+  const Error& error() const {
+    assert(!ok());
+    return *error_;
+  }
 
  private:
   std::optional<Error> error_;

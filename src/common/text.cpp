@@ -64,11 +64,21 @@ bool is_valid_utf8(std::string_view in) {
     auto c = static_cast<unsigned char>(in[i]);
     int len = 0;
     std::uint32_t cp = 0;
-    if (c < 0x80) { ++i; continue; }
-    if ((c & 0xE0) == 0xC0) { len = 2; cp = c & 0x1F; }
-    else if ((c & 0xF0) == 0xE0) { len = 3; cp = c & 0x0F; }
-    else if ((c & 0xF8) == 0xF0) { len = 4; cp = c & 0x07; }
-    else return false;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    if ((c & 0xE0) == 0xC0) {
+      len = 2;
+      cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      len = 3;
+      cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      len = 4;
+      cp = c & 0x07;
+    } else
+      return false;
     if (i + len > n) return false;
     for (int k = 1; k < len; ++k) {
       auto cc = static_cast<unsigned char>(in[i + k]);
@@ -76,8 +86,8 @@ bool is_valid_utf8(std::string_view in) {
       cp = (cp << 6) | (cc & 0x3F);
     }
     // Overlong encodings, surrogates and out-of-range code points are invalid.
-    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-        cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
+        (cp >= 0xD800 && cp <= 0xDFFF)) {
       return false;
     }
     i += len;
@@ -92,25 +102,32 @@ std::string format_utc(WallTime t, bool millis) {
   const auto since_epoch = t.time_since_epoch();
   auto secs = duration_cast<seconds>(since_epoch);
   auto ms = duration_cast<milliseconds>(since_epoch - secs).count();
-  if (ms < 0) { ms += 1000; secs -= seconds(1); }
+  if (ms < 0) {
+    ms += 1000;
+    secs -= seconds(1);
+  }
   std::time_t tt = static_cast<std::time_t>(secs.count());
   std::tm tm{};
   gmtime_r(&tt, &tm);
   char buf[64];
   if (millis) {
-    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
+    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+                  tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
   } else {
-    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900,
-                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+                  tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
   }
   return buf;
 }
 
 }  // namespace
 
-std::string format_rfc3339_millis(WallTime t) { return format_utc(t, true); }
-std::string format_rfc3339_seconds(WallTime t) { return format_utc(t, false); }
+std::string format_rfc3339_millis(WallTime t) {
+  return format_utc(t, true);
+}
+std::string format_rfc3339_seconds(WallTime t) {
+  return format_utc(t, false);
+}
 
 std::optional<WallTime> parse_rfc3339(std::string_view in) {
   // YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM)
@@ -138,7 +155,10 @@ std::optional<WallTime> parse_rfc3339(std::string_view in) {
     ++pos;
     int count = 0;
     while (pos < in.size() && in[pos] >= '0' && in[pos] <= '9') {
-      if (count < 9) { nanos = nanos * 10 + (in[pos] - '0'); ++count; }
+      if (count < 9) {
+        nanos = nanos * 10 + (in[pos] - '0');
+        ++count;
+      }
       ++pos;
     }
     if (count == 0) return std::nullopt;
@@ -168,7 +188,8 @@ std::optional<WallTime> parse_rfc3339(std::string_view in) {
   tm.tm_sec = sec;
   const std::time_t secs = timegm(&tm);
   using namespace std::chrono;
-  return WallTime(duration_cast<WallTime::duration>(seconds(secs) - minutes(offset_minutes) + nanoseconds(nanos)));
+  return WallTime(
+      duration_cast<WallTime::duration>(seconds(secs) - minutes(offset_minutes) + nanoseconds(nanos)));
 }
 
 std::string to_lower(std::string_view in) {

@@ -12,8 +12,8 @@ namespace eslease::es {
 
 Status validate(const CredentialOptions& options) {
   const bool basic = !options.username.empty() || !options.password_file.empty();
-  const int kinds = (basic ? 1 : 0) + (options.api_key_file.empty() ? 0 : 1) +
-                    (options.bearer_token_file.empty() ? 0 : 1);
+  const int kinds =
+      (basic ? 1 : 0) + (options.api_key_file.empty() ? 0 : 1) + (options.bearer_token_file.empty() ? 0 : 1);
   if (kinds > 1) {
     return make_error(ErrorCode::kInvalidArgument,
                       "choose one kind of Elasticsearch credentials: username with password file, "
@@ -50,7 +50,8 @@ Result<std::string> CredentialProvider::read_secret(const std::string& path, Fil
   std::ostringstream content;
   content << in.rdbuf();
   std::string secret = trim(content.str());
-  if (secret.empty()) return make_error(ErrorCode::kInvalidArgument, "credentials file " + path + " is empty");
+  if (secret.empty())
+    return make_error(ErrorCode::kInvalidArgument, "credentials file " + path + " is empty");
   for (unsigned char c : secret) {
     if (c < 0x20 || c == 0x7F) {
       return make_error(ErrorCode::kInvalidArgument,
@@ -68,7 +69,8 @@ Result<std::optional<std::string>> CredentialProvider::authorization() {
   std::lock_guard lock(mutex_);
   struct stat st {};
   if (stamp_ && ::stat(path.c_str(), &st) == 0) {
-    const long long mtime_ns = static_cast<long long>(st.st_mtim.tv_sec) * 1'000'000'000LL + st.st_mtim.tv_nsec;
+    const long long mtime_ns =
+        static_cast<long long>(st.st_mtim.tv_sec) * 1'000'000'000LL + st.st_mtim.tv_nsec;
     const FileStamp now{st.st_dev, st.st_ino, st.st_size, mtime_ns};
     if (now == *stamp_) return std::optional<std::string>(header_);
   }

@@ -3,27 +3,27 @@
 // The secret never appears in an Error message or a log line.
 #pragma once
 
+#include <sys/types.h>
+
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
-#include <sys/types.h>
 
 #include "common/result.h"
 
 namespace eslease::es {
 
 struct CredentialOptions {
-  std::string username;            // basic auth, with password_file
+  std::string username;  // basic auth, with password_file
   std::string password_file;
-  std::string api_key_file;        // "id:key" or its base64 encoding ("encoded" from the API)
-  std::string bearer_token_file;   // an OAuth2/JWT bearer token
+  std::string api_key_file;       // "id:key" or its base64 encoding ("encoded" from the API)
+  std::string bearer_token_file;  // an OAuth2/JWT bearer token
 };
 
 // Checks that at most one kind of credentials is configured and that basic auth has both
 // parts.
 Status validate(const CredentialOptions& options);
-
 
 class CredentialProvider {
  public:

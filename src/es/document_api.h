@@ -8,11 +8,10 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "common/result.h"
 
@@ -33,8 +32,8 @@ enum class WriteStatus {
 
 struct WriteResult {
   WriteStatus status = WriteStatus::kApplied;
-  std::string result;        // Elasticsearch's "result": created, updated, deleted, not_found
-  Version version;           // the version written (kApplied) or reported
+  std::string result;  // Elasticsearch's "result": created, updated, deleted, not_found
+  Version version;     // the version written (kApplied) or reported
   std::int64_t doc_version = 0;
   std::string conflict_reason;  // Elasticsearch's reason on kConflict
   // True when the request was sent more than once and an earlier attempt may have been
@@ -53,8 +52,8 @@ struct BulkOperation {
   enum class Type { kIndex, kCreate, kDelete };
   Type type = Type::kIndex;
   std::string id;
-  nlohmann::json source;              // ignored for kDelete
-  std::optional<Version> if_match;    // if_seq_no / if_primary_term
+  nlohmann::json source;            // ignored for kDelete
+  std::optional<Version> if_match;  // if_seq_no / if_primary_term
 };
 
 struct BulkItemResult {

@@ -39,11 +39,14 @@ std::string segment(const std::string& value) {
   return percent_encode(value);
 }
 
-bool retryable_status(int status) { return status == 429 || status == 502 || status == 503 || status == 504; }
+bool retryable_status(int status) {
+  return status == 429 || status == 502 || status == 503 || status == 504;
+}
 
 std::string if_match_query(const std::optional<Version>& if_match) {
   if (!if_match) return {};
-  return "?if_seq_no=" + std::to_string(if_match->seq_no) + "&if_primary_term=" + std::to_string(if_match->primary_term);
+  return "?if_seq_no=" + std::to_string(if_match->seq_no) +
+         "&if_primary_term=" + std::to_string(if_match->primary_term);
 }
 
 class HttpDocumentApi final : public DocumentApi {
@@ -63,7 +66,8 @@ class HttpDocumentApi final : public DocumentApi {
   }
 
   Result<bool> ensure_index(const std::string& index, const json& definition) override {
-    auto answer = execute(Call{"indices.create", "PUT", "/" + segment(index), definition.dump(), "application/json", false});
+    auto answer = execute(
+        Call{"indices.create", "PUT", "/" + segment(index), definition.dump(), "application/json", false});
     if (!answer.ok()) return answer.error();
     const http::Response& response = answer->response;
     if (response.status == 200) return true;
@@ -86,7 +90,8 @@ class HttpDocumentApi final : public DocumentApi {
     // Keyed by the concrete index name, which differs from `index` behind an alias.
     if (body->size() != 1 || !body->begin()->is_object() || !body->begin()->contains("mappings") ||
         !(*body->begin())["mappings"].is_object()) {
-      return make_error(ErrorCode::kProtocol, "Elasticsearch mapping answer is not {index: {mappings: {...}}}");
+      return make_error(ErrorCode::kProtocol,
+                        "Elasticsearch mapping answer is not {index: {mappings: {...}}}");
     }
     return (*body->begin())["mappings"];
   }
@@ -99,8 +104,8 @@ class HttpDocumentApi final : public DocumentApi {
   Result<WriteResult> index(const std::string& index, const std::string& id, const json& source,
                             std::optional<Version> if_match) override {
     return write(Call{"index", "PUT",
-                      "/" + segment(index) + "/_doc/" + segment(id) + if_match_query(if_match),
-                      source.dump(), "application/json", true});
+                      "/" + segment(index) + "/_doc/" + segment(id) + if_match_query(if_match), source.dump(),
+                      "application/json", true});
   }
 
   Result<GetResult> get(const std::string& index, const std::string& id) override {
@@ -249,19 +254,24 @@ class HttpDocumentApi final : public DocumentApi {
         failure = error_from_response(response, call.op);
         if (response.status != 429) mark_failed(host);
         // A gateway (502/504) may have forwarded the request before failing.
-        if (response.status == 502 || response.status == 504) may_have_applied = may_have_applied || call.write;
+        if (response.status == 502 || response.status == 504)
+          may_have_applied = may_have_applied || call.write;
       }
 
       const auto elapsed = clock_.monotonic() - started;
       Millis delay = backoff.next();
       if (failure.retry_after) delay = std::max(delay, std::min(*failure.retry_after, options_.backoff.max));
       if (attempt >= options_.max_attempts || elapsed + delay > options_.max_retry_time) {
-        failure.message += " (gave up after " + std::to_string(attempt) + " attempt" + (attempt == 1 ? "" : "s") + ")";
+        failure.message +=
+            " (gave up after " + std::to_string(attempt) + " attempt" + (attempt == 1 ? "" : "s") + ")";
         return failure;
       }
-      log::debug("retrying Elasticsearch request",
-                 {{"op", call.op}, {"attempt", attempt}, {"error", to_string(failure.code)}, {"delay_ms", delay.count()}});
-      if (!clock_.sleep_for(delay, {})) return make_error(ErrorCode::kCancelled, "stopped while retrying " + call.op);
+      log::debug("retrying Elasticsearch request", {{"op", call.op},
+                                                    {"attempt", attempt},
+                                                    {"error", to_string(failure.code)},
+                                                    {"delay_ms", delay.count()}});
+      if (!clock_.sleep_for(delay, {}))
+        return make_error(ErrorCode::kCancelled, "stopped while retrying " + call.op);
     }
   }
 
@@ -296,11 +306,13 @@ Status validate(const ClientOptions& options) {
                         "token file");
     }
     if (url.find_first_of("?# \t\r\n") != std::string::npos) {
-      return make_error(ErrorCode::kInvalidArgument,
-                        "Elasticsearch URL must not hold a query, fragment or whitespace: " + url.substr(0, 200));
+      return make_error(
+          ErrorCode::kInvalidArgument,
+          "Elasticsearch URL must not hold a query, fragment or whitespace: " + url.substr(0, 200));
     }
   }
-  if (options.max_attempts < 1) return make_error(ErrorCode::kInvalidArgument, "max_attempts must be at least 1");
+  if (options.max_attempts < 1)
+    return make_error(ErrorCode::kInvalidArgument, "max_attempts must be at least 1");
   return es::validate(options.credentials);
 }
 

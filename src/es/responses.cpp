@@ -48,13 +48,20 @@ Result<Version> version_of(const json& object, std::string_view op) {
 
 ErrorCode code_for_status(int status) {
   switch (status) {
-    case 400: return ErrorCode::kInvalidArgument;
-    case 401: return ErrorCode::kUnauthorized;
-    case 403: return ErrorCode::kForbidden;
-    case 404: return ErrorCode::kNotFound;
-    case 409: return ErrorCode::kConflict;
-    case 429: return ErrorCode::kTooManyRequests;
-    default: break;
+    case 400:
+      return ErrorCode::kInvalidArgument;
+    case 401:
+      return ErrorCode::kUnauthorized;
+    case 403:
+      return ErrorCode::kForbidden;
+    case 404:
+      return ErrorCode::kNotFound;
+    case 409:
+      return ErrorCode::kConflict;
+    case 429:
+      return ErrorCode::kTooManyRequests;
+    default:
+      break;
   }
   if (status >= 500 && status <= 599) return ErrorCode::kUnavailable;
   return ErrorCode::kProtocol;
@@ -122,7 +129,8 @@ Error error_from_response(const http::Response& response, std::string_view op) {
 
 Result<WriteResult> parse_write(const http::Response& response, std::string_view op) {
   const int status = response.status;
-  if (status != 200 && status != 201 && status != 404 && status != 409) return error_from_response(response, op);
+  if (status != 200 && status != 201 && status != 404 && status != 409)
+    return error_from_response(response, op);
   auto body = parse_object(response.body, op);
   if (!body.ok()) return body.error();
   WriteResult out;
@@ -206,7 +214,8 @@ Result<BulkResult> parse_bulk(const http::Response& response, std::size_t expect
     } else if (*status == 404 && string_field(item, "result") == "not_found") {
       result.status = WriteStatus::kNotFound;
     } else {
-      const std::string details = item.contains("error") ? describe_es_error(item["error"]) : "no error details";
+      const std::string details =
+          item.contains("error") ? describe_es_error(item["error"]) : "no error details";
       result.error = make_error(code_for_status(static_cast<int>(*status)),
                                 "Elasticsearch bulk item failed: " + details, static_cast<int>(*status));
     }

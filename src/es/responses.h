@@ -2,11 +2,10 @@
 // malformed or truncated body becomes a kProtocol Error, never a crash.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "common/result.h"
 #include "es/document_api.h"

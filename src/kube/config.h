@@ -46,5 +46,4 @@ Result<RestConfig> load_in_cluster(const InClusterOptions& options = {});
 Result<RestConfig> load_default(const std::filesystem::path& explicit_path = {},
                                 const std::string& context = "");
 
-
 }  // namespace eslease::kube

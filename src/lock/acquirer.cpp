@@ -23,7 +23,8 @@ bool worth_retrying(const Error& error) {
 
 std::string describe_holder(const LockState& state) {
   return "held by " + state.doc.holder + " (token " + std::to_string(state.token) + ", renewed " +
-         format_rfc3339_millis(state.doc.renewed_at) + ", ttl " + std::to_string(state.doc.ttl_millis) + "ms)";
+         format_rfc3339_millis(state.doc.renewed_at) + ", ttl " + std::to_string(state.doc.ttl_millis) +
+         "ms)";
 }
 
 }  // namespace
@@ -46,11 +47,13 @@ Result<Grant> acquire_waiting(LockStore& store, Clock& clock, const LockKey& key
     } else if (outcome->current) {
       last_error.reset();
       last_seen = outcome->current;
-      const Observation& seen = observer.observe(key.id(), outcome->current->version,
-                                                 Millis(outcome->current->doc.ttl_millis), outcome->observed_at);
+      const Observation& seen =
+          observer.observe(key.id(), outcome->current->version, Millis(outcome->current->doc.ttl_millis),
+                           outcome->observed_at);
       if (is_expired(seen, clock.monotonic())) {
-        log::info("taking over an expired lock",
-                  {{"lock", key.id()}, {"holder", outcome->current->doc.holder}, {"token", outcome->current->token}});
+        log::info("taking over an expired lock", {{"lock", key.id()},
+                                                  {"holder", outcome->current->doc.holder},
+                                                  {"token", outcome->current->token}});
         auto taken = store.take_over(key, *outcome->current, claim);
         if (taken.ok() && taken->grant) return std::move(*taken->grant);
         if (!taken.ok() && !worth_retrying(taken.error())) return taken.error();
@@ -71,7 +74,8 @@ Result<Grant> acquire_waiting(LockStore& store, Clock& clock, const LockKey& key
       }
       std::string message =
           "lock " + key.id() + " is " + (last_seen ? describe_holder(*last_seen) : std::string("busy"));
-      if (options.wait > Millis(0)) message += "; gave up after waiting " + std::to_string(options.wait.count()) + "ms";
+      if (options.wait > Millis(0))
+        message += "; gave up after waiting " + std::to_string(options.wait.count()) + "ms";
       return make_error(ErrorCode::kConflict, std::move(message));
     }
     immediate_retries = 0;

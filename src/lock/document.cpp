@@ -59,7 +59,9 @@ Result<WallTime> time_at(const json& source, const char* field) {
 
 }  // namespace
 
-WallTime to_millis(WallTime t) { return std::chrono::floor<std::chrono::milliseconds>(t); }
+WallTime to_millis(WallTime t) {
+  return std::chrono::floor<std::chrono::milliseconds>(t);
+}
 
 json to_json(const LockDocument& doc) {
   return json{{"lock", doc.lock},
@@ -86,11 +88,11 @@ Result<LockDocument> parse_lock_document(const json& source) {
     std::string* target;
     bool required;
   };
-  for (const StringField& f : {StringField{"lock", &doc.lock, true}, StringField{"lease", &doc.lease, false},
-                               StringField{"leaseUID", &doc.lease_uid, true}, StringField{"holder", &doc.holder, true},
-                               StringField{"holderUID", &doc.holder_uid, false}, StringField{"node", &doc.node, false},
-                               StringField{"priority", &doc.priority, false},
-                               StringField{"writer", &doc.writer, false}}) {
+  for (const StringField& f :
+       {StringField{"lock", &doc.lock, true}, StringField{"lease", &doc.lease, false},
+        StringField{"leaseUID", &doc.lease_uid, true}, StringField{"holder", &doc.holder, true},
+        StringField{"holderUID", &doc.holder_uid, false}, StringField{"node", &doc.node, false},
+        StringField{"priority", &doc.priority, false}, StringField{"writer", &doc.writer, false}}) {
     auto value = string_at(source, f.name, f.required);
     if (!value.ok()) return value.error();
     *f.target = std::move(*value);
@@ -99,8 +101,9 @@ Result<LockDocument> parse_lock_document(const json& source) {
     const char* name;
     WallTime* target;
   };
-  for (const TimeField& f : {TimeField{"acquiredAt", &doc.acquired_at}, TimeField{"renewedAt", &doc.renewed_at},
-                             TimeField{"expiresAt", &doc.expires_at}}) {
+  for (const TimeField& f :
+       {TimeField{"acquiredAt", &doc.acquired_at}, TimeField{"renewedAt", &doc.renewed_at},
+        TimeField{"expiresAt", &doc.expires_at}}) {
     auto value = time_at(source, f.name);
     if (!value.ok()) return value.error();
     *f.target = *value;
@@ -109,8 +112,9 @@ Result<LockDocument> parse_lock_document(const json& source) {
     const char* name;
     std::int64_t* target;
   };
-  for (const IntField& f : {IntField{"ttlMillis", &doc.ttl_millis}, IntField{"fencingToken", &doc.fencing_token},
-                            IntField{"transitions", &doc.transitions}}) {
+  for (const IntField& f :
+       {IntField{"ttlMillis", &doc.ttl_millis}, IntField{"fencingToken", &doc.fencing_token},
+        IntField{"transitions", &doc.transitions}}) {
     auto value = int_at(source, f.name);
     if (!value.ok()) return value.error();
     *f.target = *value;
@@ -122,8 +126,8 @@ Result<LockDocument> parse_lock_document(const json& source) {
 Result<std::int64_t> fencing_token_of(const es::Version& version) {
   if (version.seq_no < 0 || version.seq_no > 0xFFFFFFFFLL || version.primary_term < 1 ||
       version.primary_term > 0x7FFFFFFFLL) {
-    return make_error(ErrorCode::kProtocol, "version (seq_no " + std::to_string(version.seq_no) + ", primary_term " +
-                                                std::to_string(version.primary_term) +
+    return make_error(ErrorCode::kProtocol, "version (seq_no " + std::to_string(version.seq_no) +
+                                                ", primary_term " + std::to_string(version.primary_term) +
                                                 ") does not fit a 64-bit fencing token");
   }
   return (version.primary_term << 32) | version.seq_no;

@@ -12,10 +12,9 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "common/clock.h"
 #include "common/result.h"
@@ -24,10 +23,10 @@
 namespace eslease::lock {
 
 struct LockDocument {
-  std::string lock;        // "<namespace>/<lockName>", equal to the document id
-  std::string lease;       // "<namespace>/<Lease name>"; empty outside Kubernetes
-  std::string lease_uid;   // identifies the claim: our own writes are recognised by it
-  std::string holder;      // "<namespace>/<pod>" or a process identity
+  std::string lock;       // "<namespace>/<lockName>", equal to the document id
+  std::string lease;      // "<namespace>/<Lease name>"; empty outside Kubernetes
+  std::string lease_uid;  // identifies the claim: our own writes are recognised by it
+  std::string holder;     // "<namespace>/<pod>" or a process identity
   std::string holder_uid;
   std::string node;
   std::string priority = "Foreground";

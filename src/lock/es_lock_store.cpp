@@ -56,7 +56,8 @@ class EsLockStore final : public LockStore {
   Result<std::optional<LockState>> get(const LockKey& key) override { return read(key.id()); }
 
   Result<std::vector<LockState>> list() override {
-    auto hits = api_.search(options_.index, nlohmann::json{{"match_all", nlohmann::json::object()}}, kMaxListed);
+    auto hits =
+        api_.search(options_.index, nlohmann::json{{"match_all", nlohmann::json::object()}}, kMaxListed);
     if (!hits.ok()) return hits.error();
     std::vector<LockState> out;
     for (es::SearchHit& hit : *hits) {
@@ -68,7 +69,8 @@ class EsLockStore final : public LockStore {
       }
       out.push_back(std::move(*state));
     }
-    std::sort(out.begin(), out.end(), [](const LockState& a, const LockState& b) { return a.doc.lock < b.doc.lock; });
+    std::sort(out.begin(), out.end(),
+              [](const LockState& a, const LockState& b) { return a.doc.lock < b.doc.lock; });
     return out;
   }
 
@@ -100,12 +102,14 @@ class EsLockStore final : public LockStore {
     }
     auto settled = settle_renewal(key, held, doc, effective_ttl, sent);
     if (!settled.ok()) {
-      if (!written.ok()) return with_context(settled.error(), "renewal outcome unknown (" + written.error().describe() + ")");
+      if (!written.ok())
+        return with_context(settled.error(), "renewal outcome unknown (" + written.error().describe() + ")");
       return settled.error();
     }
     // The renewal did not apply and the lock is still ours at the version we sent: report
     // the write's own failure so the caller retries.
-    if (!written.ok() && settled->grant && !settled->renewed && settled->grant->state.version == held.state.version) {
+    if (!written.ok() && settled->grant && !settled->renewed &&
+        settled->grant->state.version == held.state.version) {
       return written.error();
     }
     return settled;
@@ -118,7 +122,9 @@ class EsLockStore final : public LockStore {
       if (removed.ok() && removed->status == WriteStatus::kApplied) return ReleaseOutcome::kReleased;
       auto current = read(key.id());
       if (!current.ok()) {
-        if (!removed.ok()) return with_context(current.error(), "release outcome unknown (" + removed.error().describe() + ")");
+        if (!removed.ok())
+          return with_context(current.error(),
+                              "release outcome unknown (" + removed.error().describe() + ")");
         return current.error();
       }
       if (!*current) return ReleaseOutcome::kReleased;
@@ -143,8 +149,8 @@ class EsLockStore final : public LockStore {
       for (std::size_t i = begin; i < end; ++i) {
         const Millis ttl = effective_ttl(held[i]);
         docs.push_back(renewal_document(held[i].grant, ttl));
-        operations.push_back(es::BulkOperation{es::BulkOperation::Type::kIndex, held[i].key.id(), to_json(docs.back()),
-                                               held[i].grant.state.version});
+        operations.push_back(es::BulkOperation{es::BulkOperation::Type::kIndex, held[i].key.id(),
+                                               to_json(docs.back()), held[i].grant.state.version});
       }
       const MonoTime sent = clock_.monotonic();
       auto bulk = api_.bulk(options_.index, operations);
@@ -189,7 +195,8 @@ class EsLockStore final : public LockStore {
       renewal.grant = settled->grant;
     } else {
       renewal.grant = settled->grant;
-      renewal.error = make_error(ErrorCode::kConflict, "renewal not confirmed; the lock is still held at a newer version");
+      renewal.error = make_error(ErrorCode::kConflict,
+                                 "renewal not confirmed; the lock is still held at a newer version");
     }
   }
 
@@ -241,7 +248,8 @@ class EsLockStore final : public LockStore {
     auto doc = parse_lock_document(got->source);
     if (!doc.ok()) return with_context(doc.error(), "lock " + id);
     if (doc->lock != id) {
-      return make_error(ErrorCode::kProtocol, "document " + id + " claims to be lock " + doc->lock.substr(0, 300));
+      return make_error(ErrorCode::kProtocol,
+                        "document " + id + " claims to be lock " + doc->lock.substr(0, 300));
     }
     auto state = make_state(std::move(*doc), got->version);
     if (!state.ok()) return state.error();
@@ -260,7 +268,8 @@ class EsLockStore final : public LockStore {
     const MonoTime observed_at = clock_.monotonic();
     if (!current.ok()) {
       if (!written.ok()) {
-        return with_context(current.error(), std::string(what) + " outcome unknown (" + written.error().describe() +
+        return with_context(current.error(), std::string(what) + " outcome unknown (" +
+                                                 written.error().describe() +
                                                  "), and the lock cannot be read");
       }
       return current.error();
@@ -274,8 +283,8 @@ class EsLockStore final : public LockStore {
   }
 
   // After a renewal that did not plainly apply: read the document and compare.
-  Result<RenewOutcome> settle_renewal(const LockKey& key, const Grant& held, const LockDocument& doc, Millis ttl,
-                                      MonoTime sent) {
+  Result<RenewOutcome> settle_renewal(const LockKey& key, const Grant& held, const LockDocument& doc,
+                                      Millis ttl, MonoTime sent) {
     auto current = read(key.id());
     if (!current.ok()) return current.error();
     if (!*current || !same_grant((*current)->doc, held.state.doc)) {
@@ -304,7 +313,8 @@ std::string random_writer() {
 
 }  // namespace
 
-Result<std::unique_ptr<LockStore>> make_es_lock_store(es::DocumentApi& api, Clock& clock, StoreOptions options) {
+Result<std::unique_ptr<LockStore>> make_es_lock_store(es::DocumentApi& api, Clock& clock,
+                                                      StoreOptions options) {
   if (auto status = validate_index_name(options.index); !status.ok()) return status.error();
   if (options.writer.empty()) options.writer = random_writer();
   if (auto status = validate_identity("writer", options.writer, false); !status.ok()) return status.error();

@@ -15,6 +15,8 @@ std::optional<Observation> ExpiryObserver::find(const std::string& lock_id) cons
   return it->second;
 }
 
-void ExpiryObserver::forget(const std::string& lock_id) { observations_.erase(lock_id); }
+void ExpiryObserver::forget(const std::string& lock_id) {
+  observations_.erase(lock_id);
+}
 
 }  // namespace eslease::lock

@@ -29,11 +29,17 @@ struct Observation {
 };
 
 // When a contender may consider `observation` expired.
-inline MonoTime expiry_of(const Observation& observation) { return observation.first_seen + observation.ttl; }
-inline bool is_expired(const Observation& observation, MonoTime now) { return now >= expiry_of(observation); }
+inline MonoTime expiry_of(const Observation& observation) {
+  return observation.first_seen + observation.ttl;
+}
+inline bool is_expired(const Observation& observation, MonoTime now) {
+  return now >= expiry_of(observation);
+}
 
 // The holder's deadline for a grant confirmed by a write sent at `sent`.
-inline MonoTime holder_deadline(MonoTime sent, Millis ttl) { return sent + ttl; }
+inline MonoTime holder_deadline(MonoTime sent, Millis ttl) {
+  return sent + ttl;
+}
 
 // A contender's memory of the versions it has seen, per lock id.
 class ExpiryObserver {

@@ -33,9 +33,9 @@ inline constexpr const char* kDefaultIndex = "eslease-locks";
 
 // Who claims a lock, written into the document on a grant.
 struct Claim {
-  std::string lease;       // "<namespace>/<Lease>"; empty outside Kubernetes
-  std::string lease_uid;   // unique per claim (required): recognises our own writes
-  std::string holder;      // required
+  std::string lease;      // "<namespace>/<Lease>"; empty outside Kubernetes
+  std::string lease_uid;  // unique per claim (required): recognises our own writes
+  std::string holder;     // required
   std::string holder_uid;
   std::string node;
   std::string priority = "Foreground";
@@ -112,6 +112,7 @@ struct StoreOptions {
 };
 
 // `api` and `clock` must outlive the store. Fails on an invalid index name.
-Result<std::unique_ptr<LockStore>> make_es_lock_store(es::DocumentApi& api, Clock& clock, StoreOptions options = {});
+Result<std::unique_ptr<LockStore>> make_es_lock_store(es::DocumentApi& api, Clock& clock,
+                                                      StoreOptions options = {});
 
 }  // namespace eslease::lock

@@ -40,11 +40,13 @@ Status check_text(std::string_view what, std::string_view value, std::size_t max
 }  // namespace
 
 Result<LockKey> make_lock_key(std::string_view ns, std::string_view name) {
-  if (auto status = check_text("namespace", ns, kMaxNamespaceBytes, false); !status.ok()) return status.error();
+  if (auto status = check_text("namespace", ns, kMaxNamespaceBytes, false); !status.ok())
+    return status.error();
   if (ns.find('/') != std::string_view::npos) {
     return make_error(ErrorCode::kInvalidArgument, "namespace must not contain '/'");
   }
-  if (auto status = check_text("lock name", name, kMaxLockNameBytes, false); !status.ok()) return status.error();
+  if (auto status = check_text("lock name", name, kMaxLockNameBytes, false); !status.ok())
+    return status.error();
   LockKey key;
   key.ns_ = std::string(ns);
   key.name_ = std::string(name);
@@ -67,14 +69,17 @@ Status validate_index_name(std::string_view index) {
   if (index.empty() || index.size() > 255) {
     return make_error(ErrorCode::kInvalidArgument, "index name must be 1 to 255 bytes long");
   }
-  if (index == "." || index == "..") return make_error(ErrorCode::kInvalidArgument, "index name cannot be . or ..");
+  if (index == "." || index == "..")
+    return make_error(ErrorCode::kInvalidArgument, "index name cannot be . or ..");
   if (index.front() == '-' || index.front() == '_' || index.front() == '+') {
     return make_error(ErrorCode::kInvalidArgument, "index name must not start with -, _ or +");
   }
   for (unsigned char c : index) {
-    if (c < 0x20 || c == 0x7F || (c >= 'A' && c <= 'Z') || std::string_view("\\/*?\"<>| ,#:").find(static_cast<char>(c)) != std::string_view::npos) {
-      return make_error(ErrorCode::kInvalidArgument,
-                        "index name must be lowercase without \\ / * ? \" < > | space , # : or control characters");
+    if (c < 0x20 || c == 0x7F || (c >= 'A' && c <= 'Z') ||
+        std::string_view("\\/*?\"<>| ,#:").find(static_cast<char>(c)) != std::string_view::npos) {
+      return make_error(
+          ErrorCode::kInvalidArgument,
+          "index name must be lowercase without \\ / * ? \" < > | space , # : or control characters");
     }
   }
   if (!is_valid_utf8(index)) return make_error(ErrorCode::kInvalidArgument, "index name is not valid UTF-8");

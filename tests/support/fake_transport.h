@@ -44,7 +44,8 @@ class FakeTransport final : public http::Transport {
       return next;
     }
     if (responder_) return responder_(request);
-    return make_error(ErrorCode::kUnavailable, "FakeTransport: no scripted answer for " + request.method + " " + request.url);
+    return make_error(ErrorCode::kUnavailable,
+                      "FakeTransport: no scripted answer for " + request.method + " " + request.url);
   }
 
   // Streams the next scripted answer's body in one chunk.

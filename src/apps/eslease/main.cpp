@@ -13,8 +13,11 @@ int main(int argc, char** argv) {
   eslease::log::configure(eslease::log::Format::kText, eslease::log::Level::kWarn);
   char hostname[HOST_NAME_MAX + 1] = {};
   if (gethostname(hostname, sizeof(hostname) - 1) != 0) hostname[0] = '\0';
-  eslease::cli::Environment env{std::cout, std::cerr, eslease::SystemClock::instance(),
+  eslease::cli::Environment env{std::cout,
+                                std::cerr,
+                                eslease::SystemClock::instance(),
                                 eslease::cli::elasticsearch_store_factory(eslease::SystemClock::instance()),
-                                hostname[0] != '\0' ? hostname : "localhost", static_cast<int>(getpid())};
+                                hostname[0] != '\0' ? hostname : "localhost",
+                                static_cast<int>(getpid())};
   return eslease::cli::run_cli(std::vector<std::string>(argv + 1, argv + argc), env);
 }

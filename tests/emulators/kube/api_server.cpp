@@ -11,7 +11,8 @@ namespace eslease::kubeemu {
 
 using nlohmann::json;
 
-void send_json(http::ServerResponse& response, int code, const json& body, const std::vector<std::string>& warnings) {
+void send_json(http::ServerResponse& response, int code, const json& body,
+               const std::vector<std::string>& warnings) {
   http::Headers headers = {{"Content-Type", "application/json"}, {"Cache-Control", "no-cache, private"}};
   for (const auto& warning : warnings) headers.emplace_back("Warning", "299 - " + json(warning).dump());
   response.send(code, std::move(headers), body.dump(-1, ' ', false, json::error_handler_t::replace));
@@ -19,7 +20,8 @@ void send_json(http::ServerResponse& response, int code, const json& body, const
 
 void send_error(http::ServerResponse& response, const ApiError& error) {
   http::Headers headers = {{"Content-Type", "application/json"}, {"Cache-Control", "no-cache, private"}};
-  if (error.retry_after_seconds) headers.emplace_back("Retry-After", std::to_string(*error.retry_after_seconds));
+  if (error.retry_after_seconds)
+    headers.emplace_back("Retry-After", std::to_string(*error.retry_after_seconds));
   response.send(error.code, std::move(headers), error.body().dump());
 }
 
@@ -61,7 +63,8 @@ std::optional<std::vector<std::string>> split_path(const std::string& path) {
   std::size_t start = 1;
   while (start <= path.size()) {
     auto slash = path.find('/', start);
-    const std::string raw = path.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+    const std::string raw =
+        path.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
     if (!raw.empty()) {
       auto decoded = percent_decode(raw);
       if (!decoded) return std::nullopt;
@@ -73,7 +76,9 @@ std::optional<std::vector<std::string>> split_path(const std::string& path) {
   return segments;
 }
 
-bool starts_with(const std::string& s, const std::string& prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
+bool starts_with(const std::string& s, const std::string& prefix) {
+  return s.compare(0, prefix.size(), prefix) == 0;
+}
 
 }  // namespace
 
@@ -82,7 +87,8 @@ void ApiServer::handle(const http::ServerRequest& request, http::ServerResponse&
     if (starts_with(request.path, "/_emulator/")) return handle_admin(request, response);
     if (options_.bearer_token) {
       const auto header = request.header("Authorization");
-      if (!header || *header != "Bearer " + *options_.bearer_token) return send_error(response, unauthorized());
+      if (!header || *header != "Bearer " + *options_.bearer_token)
+        return send_error(response, unauthorized());
     }
     if (request.body.size() > options_.max_body_bytes) {
       return send_error(response, request_entity_too_large(options_.max_body_bytes));
@@ -102,7 +108,9 @@ void ApiServer::handle(const http::ServerRequest& request, http::ServerResponse&
       }
       if (fault->drop) return response.drop_connection();
       if (fault->status == 429) return send_error(response, too_many_requests(fault->retry_after_seconds));
-      if (fault->status == 503) return send_error(response, service_unavailable("the server is currently unable to handle the request"));
+      if (fault->status == 503)
+        return send_error(response,
+                          service_unavailable("the server is currently unable to handle the request"));
       if (fault->status >= 500) return send_error(response, internal_error("injected fault"));
       if (fault->status != 0) {
         ApiError error;
@@ -155,7 +163,8 @@ std::optional<ApiError> ApiServer::parse_call(const std::vector<std::string>& se
   if (rest.size() >= 2) call.name = rest[1];
   if (rest.size() == 3) {
     call.subresource = rest[2];
-    if (call.subresource != "status" || !call.type->has_status_subresource(call.version)) return path_not_found();
+    if (call.subresource != "status" || !call.type->has_status_subresource(call.version))
+      return path_not_found();
   }
   for (auto& [key, value] : http::parse_query(request.query)) call.query[key] = value;
   call.request = &request;
@@ -185,7 +194,8 @@ std::optional<ApiError> ApiServer::parse_call(const std::vector<std::string>& se
     const std::string action = method == "POST" ? "create" : to_lower(method);
     return method_not_supported(group, call.type->plural, action);
   }
-  if ((call.verb == "create" || call.verb == "deletecollection") && call.type->namespaced && call.ns.empty()) {
+  if ((call.verb == "create" || call.verb == "deletecollection") && call.type->namespaced &&
+      call.ns.empty()) {
     return path_not_found();
   }
   return std::nullopt;
@@ -253,7 +263,8 @@ bool ApiServer::handle_discovery(const std::vector<std::string>& segments, const
       for (const auto& [group, versions] : registry_.groups()) {
         for (const auto& version : versions) {
           const std::string key = openapi_path_key(group, version);
-          paths[key] = {{"serverRelativeURL", openapi_server_relative_url(key, openapi_document(group, version))}};
+          paths[key] = {
+              {"serverRelativeURL", openapi_server_relative_url(key, openapi_document(group, version))}};
         }
       }
       return send_json(response, 200, {{"paths", paths}}), true;
@@ -263,7 +274,8 @@ bool ApiServer::handle_discovery(const std::vector<std::string>& segments, const
     if (core || named) {
       const std::string group = core ? "" : segments[3];
       const std::string version = segments[n - 1];
-      if (api_resource_list(registry_, group, version).is_null()) return send_error(response, path_not_found()), true;
+      if (api_resource_list(registry_, group, version).is_null())
+        return send_error(response, path_not_found()), true;
       send_json(response, 200, openapi_document(group, version));
       return true;
     }

@@ -8,12 +8,11 @@
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <variant>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "common/clock.h"
 #include "emulators/kube/api_status.h"
@@ -68,8 +67,8 @@ class ApiServer {
   void handle_admin(const http::ServerRequest& request, http::ServerResponse& response);
   bool handle_discovery(const std::vector<std::string>& segments, const http::ServerRequest& request,
                         http::ServerResponse& response);
-  std::optional<ApiError> parse_call(const std::vector<std::string>& segments, const http::ServerRequest& request,
-                                     Call& call);
+  std::optional<ApiError> parse_call(const std::vector<std::string>& segments,
+                                     const http::ServerRequest& request, Call& call);
   nlohmann::json openapi_document(const std::string& group, const std::string& version);
 
   // Reads (reads.cpp).
@@ -89,12 +88,14 @@ class ApiServer {
                                                                        nlohmann::json desired,
                                                                        std::vector<std::string>& warnings);
   // Custom resources: prune, default, validate against the version's schema.
-  std::optional<ApiError> admit_custom(const Call& call, nlohmann::json& object, std::vector<std::string>& warnings);
+  std::optional<ApiError> admit_custom(const Call& call, nlohmann::json& object,
+                                       std::vector<std::string>& warnings);
   std::optional<ApiError> register_crd(const nlohmann::json& crd);
   void unregister_crd(const nlohmann::json& crd);
   void erase_namespace_contents(const std::string& ns);
   // DELETE of one object with mutex_ held: finalizers turn it into setting deletionTimestamp.
-  std::variant<std::pair<int, nlohmann::json>, ApiError> delete_object(const Call& call, const std::string& ns,
+  std::variant<std::pair<int, nlohmann::json>, ApiError> delete_object(const Call& call,
+                                                                       const std::string& ns,
                                                                        const std::string& name,
                                                                        const nlohmann::json& options);
   std::vector<nlohmann::json> crds_serving(const std::string& group, const std::string& version) const;

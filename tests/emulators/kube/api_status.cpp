@@ -22,13 +22,18 @@ ApiError make(int code, std::string reason, std::string message, json details = 
   return error;
 }
 
-std::string quoted(const std::string& s) { return json(s).dump(); }
+std::string quoted(const std::string& s) {
+  return json(s).dump();
+}
 
 }  // namespace
 
 json ApiError::body() const {
-  json status = {{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object()},
-                 {"status", "Failure"}, {"message", message}};
+  json status = {{"kind", "Status"},
+                 {"apiVersion", "v1"},
+                 {"metadata", json::object()},
+                 {"status", "Failure"},
+                 {"message", message}};
   if (!reason.empty()) status["reason"] = reason;
   json d = details.is_object() ? details : json::object();
   if (retry_after_seconds) d["retryAfterSeconds"] = *retry_after_seconds;
@@ -79,14 +84,20 @@ ApiError invalid(const std::string& group, const std::string& kind, const std::s
   return make(422, "Invalid", qualified_kind + " " + quoted(name) + " is invalid: " + aggregate, details);
 }
 
-ApiError bad_request(const std::string& message) { return make(400, "BadRequest", message); }
+ApiError bad_request(const std::string& message) {
+  return make(400, "BadRequest", message);
+}
 
-ApiError expired(const std::string& message) { return make(410, "Expired", message); }
+ApiError expired(const std::string& message) {
+  return make(410, "Expired", message);
+}
 
-ApiError method_not_supported(const std::string& group, const std::string& resource, const std::string& action) {
-  return make(405, "MethodNotAllowed",
-              action + " is not supported on resources of kind " + quoted(qualified_resource(group, resource)),
-              details_of(group, resource, ""));
+ApiError method_not_supported(const std::string& group, const std::string& resource,
+                              const std::string& action) {
+  return make(
+      405, "MethodNotAllowed",
+      action + " is not supported on resources of kind " + quoted(qualified_resource(group, resource)),
+      details_of(group, resource, ""));
 }
 
 ApiError forbidden(const std::string& group, const std::string& resource, const std::string& name,
@@ -96,7 +107,9 @@ ApiError forbidden(const std::string& group, const std::string& resource, const 
               details_of(group, resource, name));
 }
 
-ApiError unauthorized() { return make(401, "Unauthorized", "Unauthorized"); }
+ApiError unauthorized() {
+  return make(401, "Unauthorized", "Unauthorized");
+}
 
 ApiError internal_error(const std::string& message) {
   return make(500, "InternalError", "Internal error occurred: " + message,
@@ -109,7 +122,9 @@ ApiError too_many_requests(int retry_after_seconds) {
   return error;
 }
 
-ApiError service_unavailable(const std::string& message) { return make(503, "ServiceUnavailable", message); }
+ApiError service_unavailable(const std::string& message) {
+  return make(503, "ServiceUnavailable", message);
+}
 
 ApiError unsupported_media_type(const std::string& content_type, const std::vector<std::string>& accepted) {
   std::string list;
@@ -122,18 +137,24 @@ ApiError request_entity_too_large(std::size_t limit) {
   return make(413, "RequestEntityTooLarge", "Request entity too large: limit is " + std::to_string(limit));
 }
 
-ApiError path_not_found() { return make(404, "NotFound", "the server could not find the requested resource"); }
+ApiError path_not_found() {
+  return make(404, "NotFound", "the server could not find the requested resource");
+}
 
 ApiError patch_rejected() {
-  return make(422, "Invalid", "the server rejected our request due to an error in our request", json::object());
+  return make(422, "Invalid", "the server rejected our request due to an error in our request",
+              json::object());
 }
 
 json success_status(const std::string& group, const std::string& resource, const std::string& name,
                     const std::string& uid) {
   json details = details_of(group, resource, name);
   if (!uid.empty()) details["uid"] = uid;
-  return {{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object()},
-          {"status", "Success"}, {"details", details}};
+  return {{"kind", "Status"},
+          {"apiVersion", "v1"},
+          {"metadata", json::object()},
+          {"status", "Success"},
+          {"details", details}};
 }
 
 }  // namespace eslease::kubeemu

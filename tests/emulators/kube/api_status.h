@@ -2,18 +2,17 @@
 // them, so clients that switch on `reason` and `code` behave as against kube-apiserver.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace eslease::kubeemu {
 
 struct StatusCause {
   std::string reason;  // e.g. "FieldValueRequired"
   std::string message;
-  std::string field;   // e.g. "metadata.name"
+  std::string field;  // e.g. "metadata.name"
 };
 
 // A failed request: the HTTP code and the Status body that goes with it.
@@ -21,7 +20,7 @@ struct ApiError {
   int code = 500;
   std::string reason;
   std::string message;
-  nlohmann::json details = nullptr;   // StatusDetails, or null when absent
+  nlohmann::json details = nullptr;  // StatusDetails, or null when absent
   std::optional<int> retry_after_seconds;
 
   nlohmann::json body() const;
@@ -39,7 +38,8 @@ ApiError invalid(const std::string& group, const std::string& kind, const std::s
                  const std::vector<StatusCause>& causes);
 ApiError bad_request(const std::string& message);
 ApiError expired(const std::string& message);  // 410 Gone, reason Expired
-ApiError method_not_supported(const std::string& group, const std::string& resource, const std::string& action);
+ApiError method_not_supported(const std::string& group, const std::string& resource,
+                              const std::string& action);
 ApiError forbidden(const std::string& group, const std::string& resource, const std::string& name,
                    const std::string& why);
 ApiError unauthorized();

@@ -32,7 +32,8 @@ json group_entry(const std::string& group, const std::vector<std::string>& versi
   for (const auto& v : versions) list.push_back({{"groupVersion", group + "/" + v}, {"version", v}});
   return {{"name", group},
           {"versions", list},
-          {"preferredVersion", {{"groupVersion", group + "/" + versions.front()}, {"version", versions.front()}}}};
+          {"preferredVersion",
+           {{"groupVersion", group + "/" + versions.front()}, {"version", versions.front()}}}};
 }
 
 const std::vector<std::string> kAllVerbs = {"create", "delete", "deletecollection", "get",
@@ -60,18 +61,24 @@ json api_group(const ResourceRegistry& registry, const std::string& group) {
   return nullptr;
 }
 
-json api_resource_list(const ResourceRegistry& registry, const std::string& group, const std::string& version) {
+json api_resource_list(const ResourceRegistry& registry, const std::string& group,
+                       const std::string& version) {
   json resources = json::array();
   for (const auto& type : registry.all()) {
     if (type->group != group || type->version(version) == nullptr) continue;
-    json entry = {{"name", type->plural},        {"singularName", type->singular}, {"namespaced", type->namespaced},
-                  {"kind", type->kind},          {"verbs", kAllVerbs}};
+    json entry = {{"name", type->plural},
+                  {"singularName", type->singular},
+                  {"namespaced", type->namespaced},
+                  {"kind", type->kind},
+                  {"verbs", kAllVerbs}};
     if (!type->short_names.empty()) entry["shortNames"] = type->short_names;
     if (!type->categories.empty()) entry["categories"] = type->categories;
     resources.push_back(entry);
     if (type->has_status_subresource(version)) {
-      resources.push_back({{"name", type->plural + "/status"}, {"singularName", ""},
-                           {"namespaced", type->namespaced}, {"kind", type->kind},
+      resources.push_back({{"name", type->plural + "/status"},
+                           {"singularName", ""},
+                           {"namespaced", type->namespaced},
+                           {"kind", type->kind},
                            {"verbs", {"get", "patch", "update"}}});
     }
   }
@@ -95,15 +102,16 @@ std::string schema_name(const ResourceType& type, const std::string& version) {
 
 }  // namespace
 
-json builtin_openapi_v3(const ResourceRegistry& registry, const std::string& group, const std::string& version) {
+json builtin_openapi_v3(const ResourceRegistry& registry, const std::string& group,
+                        const std::string& version) {
   json paths = json::object();
   json schemas = json::object();
   for (const auto& type : registry.all()) {
     if (type->custom || type->group != group || type->version(version) == nullptr) continue;
     const json gvk = {{"group", group}, {"version", version}, {"kind", type->kind}};
     const std::string ref = "#/components/schemas/" + schema_name(*type, version);
-    const json response = {{"200", {{"description", "OK"},
-                                    {"content", {{"application/json", {{"schema", {{"$ref", ref}}}}}}}}}};
+    const json response = {
+        {"200", {{"description", "OK"}, {"content", {{"application/json", {{"schema", {{"$ref", ref}}}}}}}}}};
     const std::string prefix = (group.empty() ? "/api/" : "/apis/" + group + "/") + version + "/" +
                                (type->namespaced ? "namespaces/{namespace}/" : "");
     auto operation = [&](const std::string& action, std::vector<std::string> params) {
@@ -116,13 +124,15 @@ json builtin_openapi_v3(const ResourceRegistry& registry, const std::string& gro
                   {"x-kubernetes-group-version-kind", gvk}};
     };
     json path_parameters = json::array();
-    path_parameters.push_back({{"name", "name"}, {"in", "path"}, {"required", true}, {"schema", {{"type", "string"}}}});
+    path_parameters.push_back(
+        {{"name", "name"}, {"in", "path"}, {"required", true}, {"schema", {{"type", "string"}}}});
     if (type->namespaced) {
       path_parameters.push_back(
           {{"name", "namespace"}, {"in", "path"}, {"required", true}, {"schema", {{"type", "string"}}}});
     }
-    paths[prefix + type->plural] = {{"get", operation("list", {"labelSelector", "fieldSelector", "limit"})},
-                                    {"post", operation("post", {"dryRun", "fieldManager", "fieldValidation"})}};
+    paths[prefix + type->plural] = {
+        {"get", operation("list", {"labelSelector", "fieldSelector", "limit"})},
+        {"post", operation("post", {"dryRun", "fieldManager", "fieldValidation"})}};
     paths[prefix + type->plural + "/{name}"] = {
         {"get", operation("get", {})},
         {"put", operation("put", {"dryRun", "fieldManager", "fieldValidation"})},

@@ -2,10 +2,9 @@
 // and built-in documents kubectl reads before it validates, applies or explains.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "emulators/kube/resource_registry.h"
 

@@ -23,7 +23,8 @@ Result<Fault> FaultInjector::parse(const json& body) {
   bool known = false;
   for (const char* v : kVerbs) known = known || fault.verb == v;
   if (!known) return bad("unknown verb: " + fault.verb);
-  if (fault.status != 0 && (fault.status < 400 || fault.status > 599)) return bad("status must be 4xx or 5xx");
+  if (fault.status != 0 && (fault.status < 400 || fault.status > 599))
+    return bad("status must be 4xx or 5xx");
   if (fault.latency.count() < 0) return bad("latency_ms must not be negative");
   if (fault.status == 0 && !fault.drop && fault.latency.count() == 0) return bad("fault does nothing");
   return fault;

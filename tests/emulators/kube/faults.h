@@ -5,11 +5,10 @@
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "common/result.h"
 
@@ -21,7 +20,7 @@ struct Fault {
   int status = 0;              // 0 = answer normally after the latency
   int count = -1;              // requests affected; -1 until cleared
   std::chrono::milliseconds latency{0};
-  bool drop = false;           // close the connection without an answer
+  bool drop = false;  // close the connection without an answer
   int retry_after_seconds = 0;
 };
 

@@ -2,7 +2,6 @@
 
 #include <filesystem>
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "emulators/kube/api_server.h"
@@ -12,7 +11,9 @@ namespace eslease::kubeemu {
 
 KubeEmulator::KubeEmulator(KubeEmulatorOptions options) : options_(std::move(options)) {}
 
-KubeEmulator::~KubeEmulator() { stop(); }
+KubeEmulator::~KubeEmulator() {
+  stop();
+}
 
 Status KubeEmulator::start() {
   if (server_) return make_error(ErrorCode::kInvalidArgument, "kube-emulator already started");
@@ -29,9 +30,10 @@ Status KubeEmulator::start() {
   // Larger than the API limit so the API answers 413 with a Status body itself.
   server_options.max_body_bytes = 4 * api_options.max_body_bytes;
   ApiServer* api = api_.get();
-  server_ = http::make_server(server_options, [api](const http::ServerRequest& request, http::ServerResponse& response) {
-    api->handle(request, response);
-  });
+  server_ = http::make_server(server_options,
+                              [api](const http::ServerRequest& request, http::ServerResponse& response) {
+                                api->handle(request, response);
+                              });
   if (auto started = server_->start(); !started) {
     server_.reset();
     api_.reset();
@@ -83,7 +85,8 @@ Status KubeEmulator::write_kubeconfig(const std::string& path) const {
   }
   std::error_code ec;
   std::filesystem::rename(temp, path, ec);
-  if (ec) return make_error(ErrorCode::kInvalidArgument, "cannot write kubeconfig " + path + ": " + ec.message());
+  if (ec)
+    return make_error(ErrorCode::kInvalidArgument, "cannot write kubeconfig " + path + ": " + ec.message());
   return {};
 }
 

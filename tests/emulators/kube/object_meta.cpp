@@ -24,22 +24,25 @@ std::vector<StatusCause> validate_object_name(const std::string& name, bool labe
   const std::string value = "Invalid value: " + json(name).dump() + ": ";
   const std::size_t max = label_only ? 63 : 253;
   if (name.size() > max) {
-    causes.push_back({"FieldValueInvalid", value + "must be no more than " + std::to_string(max) + " characters",
+    causes.push_back({"FieldValueInvalid",
+                      value + "must be no more than " + std::to_string(max) + " characters",
                       "metadata.name"});
   }
   if (label_only && !std::regex_match(name, kLabel)) {
     causes.push_back({"FieldValueInvalid",
-                      value + "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or "
-                              "'-', and must start and end with an alphanumeric character (e.g. 'my-name',  or "
-                              "'123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+                      value +
+                          "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or "
+                          "'-', and must start and end with an alphanumeric character (e.g. 'my-name',  or "
+                          "'123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
                       "metadata.name"});
   } else if (!label_only && !std::regex_match(name, kSubdomain)) {
-    causes.push_back({"FieldValueInvalid",
-                      value + "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
-                              "'-' or '.', and must start and end with an alphanumeric character (e.g. "
-                              "'example.com', regex used for validation is "
-                              "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
-                      "metadata.name"});
+    causes.push_back(
+        {"FieldValueInvalid",
+         value + "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
+                 "'-' or '.', and must start and end with an alphanumeric character (e.g. "
+                 "'example.com', regex used for validation is "
+                 "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+         "metadata.name"});
   }
   return causes;
 }

@@ -2,11 +2,10 @@
 // (uid, creationTimestamp, generation, deletion), and when generation moves.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "emulators/kube/api_status.h"
 

@@ -47,7 +47,8 @@ void WatchStream::deliver(const EventPtr& event) {
 // The counter starts above zero so that "0" keeps its special meaning ("any version").
 ObjectStore::ObjectStore(std::size_t history_limit) : history_limit_(history_limit), rv_(100), floor_(100) {}
 
-ObjectPtr ObjectStore::get(const std::string& resource_id, const std::string& ns, const std::string& name) const {
+ObjectPtr ObjectStore::get(const std::string& resource_id, const std::string& ns,
+                           const std::string& name) const {
   auto resource = objects_.find(resource_id);
   if (resource == objects_.end()) return nullptr;
   auto it = resource->second.find(key_of(ns, name));
@@ -178,7 +179,9 @@ void ObjectStore::close_watches(const std::string& resource_id) {
                  streams_.end());
 }
 
-std::size_t ObjectStore::open_watches() const { return streams_.size(); }
+std::size_t ObjectStore::open_watches() const {
+  return streams_.size();
+}
 
 void ObjectStore::compact() {
   history_.clear();

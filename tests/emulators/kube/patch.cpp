@@ -11,20 +11,23 @@ PatchType patch_type_of(const std::string& content_type) {
   if (media == "application/merge-patch+json") return PatchType::kMerge;
   if (media == "application/json-patch+json") return PatchType::kJson;
   if (media == "application/strategic-merge-patch+json") return PatchType::kStrategicMerge;
-  if (media == "application/apply-patch+yaml" || media == "application/apply-patch+cbor") return PatchType::kApply;
+  if (media == "application/apply-patch+yaml" || media == "application/apply-patch+cbor")
+    return PatchType::kApply;
   return PatchType::kUnknown;
 }
 
 namespace {
 
 std::optional<ApiError> check_json_patch(const json& ops) {
-  if (!ops.is_array()) return bad_request("json: cannot unmarshal object into Go value of type jsonpatch.Patch");
+  if (!ops.is_array())
+    return bad_request("json: cannot unmarshal object into Go value of type jsonpatch.Patch");
   for (const auto& op : ops) {
     if (!op.is_object() || !op.contains("op") || !op["op"].is_string()) {
       return bad_request("Unexpected kind: missing op");
     }
     const std::string name = op["op"].get<std::string>();
-    if (name != "add" && name != "remove" && name != "replace" && name != "move" && name != "copy" && name != "test") {
+    if (name != "add" && name != "remove" && name != "replace" && name != "move" && name != "copy" &&
+        name != "test") {
       return patch_rejected();
     }
     if (!op.contains("path") || !op["path"].is_string()) return patch_rejected();

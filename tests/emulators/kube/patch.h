@@ -1,9 +1,8 @@
 // The PATCH content types kube-apiserver accepts, applied to a stored object.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "emulators/kube/api_status.h"
 

@@ -2,8 +2,8 @@
 
 #include <cstdint>
 #include <functional>
-#include <vector>
 #include <string_view>
+#include <vector>
 
 #include "common/base64.h"
 
@@ -50,11 +50,16 @@ class Reader {
     std::uint64_t ignored;
     std::string_view view;
     switch (wire_type) {
-      case 0: return varint(ignored);
-      case 1: return advance(8);
-      case 2: return bytes(view);
-      case 5: return advance(4);
-      default: return fail();
+      case 0:
+        return varint(ignored);
+      case 1:
+        return advance(8);
+      case 2:
+        return bytes(view);
+      case 5:
+        return advance(4);
+      default:
+        return fail();
     }
   }
 
@@ -145,8 +150,9 @@ bool decode_object_meta(std::string_view data, json& meta) {
 }
 
 // Decodes a top-level object whose field 1 is ObjectMeta and whose other fields follow `layout`.
-std::optional<json> decode_object(std::string_view raw, const Layout& layout,
-                                  const std::function<bool(std::uint32_t, std::uint32_t, Reader&, json&)>& extra) {
+std::optional<json> decode_object(
+    std::string_view raw, const Layout& layout,
+    const std::function<bool(std::uint32_t, std::uint32_t, Reader&, json&)>& extra) {
   json object = json::object();
   bool ok = decode_fields(raw, layout, object, [&](std::uint32_t field, std::uint32_t type, Reader& r) {
     if (field == 1 && type == 2) {
@@ -176,7 +182,8 @@ std::optional<json> decode_kubernetes_protobuf(const std::string& body) {
     if (field == 1 && type == 2) {
       if (!envelope.bytes(value)) return std::nullopt;
       json type_meta = json::object();
-      if (!decode_fields(value, Layout{{{1, "apiVersion"}, {2, "kind"}}, {}, {}, {}}, type_meta)) return std::nullopt;
+      if (!decode_fields(value, Layout{{{1, "apiVersion"}, {2, "kind"}}, {}, {}, {}}, type_meta))
+        return std::nullopt;
       api_version = type_meta.value("apiVersion", "");
       kind = type_meta.value("kind", "");
     } else if (field == 2 && type == 2) {
@@ -192,7 +199,8 @@ std::optional<json> decode_kubernetes_protobuf(const std::string& body) {
       if (field != 2 || type != 2) return false;
       std::string_view spec;
       json decoded = json::object();
-      if (!r.bytes(spec) || !decode_fields(spec, Layout{{}, {}, {{1, "finalizers"}}, {}}, decoded)) return false;
+      if (!r.bytes(spec) || !decode_fields(spec, Layout{{}, {}, {{1, "finalizers"}}, {}}, decoded))
+        return false;
       out["spec"] = decoded;
       return true;
     });
@@ -202,16 +210,17 @@ std::optional<json> decode_kubernetes_protobuf(const std::string& body) {
     const bool secret = kind == "Secret";
     Layout layout = secret ? Layout{{{3, "type"}}, {{4, "stringData"}}, {}, {{5, "immutable"}}}
                            : Layout{{}, {{2, "data"}}, {}, {{4, "immutable"}}};
-    object = decode_object(raw, layout, [secret](std::uint32_t field, std::uint32_t type, Reader& r, json& out) {
-      const bool binary = secret ? field == 2 : field == 3;
-      if (!binary || type != 2) return false;
-      std::string_view entry_bytes;
-      if (!r.bytes(entry_bytes)) return false;
-      auto entry = map_entry(entry_bytes);
-      if (!entry) return false;
-      out[secret ? "data" : "binaryData"][entry->first] = base64_encode(entry->second);
-      return true;
-    });
+    object =
+        decode_object(raw, layout, [secret](std::uint32_t field, std::uint32_t type, Reader& r, json& out) {
+          const bool binary = secret ? field == 2 : field == 3;
+          if (!binary || type != 2) return false;
+          std::string_view entry_bytes;
+          if (!r.bytes(entry_bytes)) return false;
+          auto entry = map_entry(entry_bytes);
+          if (!entry) return false;
+          out[secret ? "data" : "binaryData"][entry->first] = base64_encode(entry->second);
+          return true;
+        });
   }
   if (!object) return std::nullopt;
   (*object)["apiVersion"] = api_version;

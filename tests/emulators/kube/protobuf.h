@@ -4,10 +4,9 @@
 // the emulator works with. Other kinds are not understood (the caller answers 415).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 namespace eslease::kubeemu {
 

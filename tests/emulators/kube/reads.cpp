@@ -2,9 +2,9 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/base64.h"
 #include "common/text.h"
 #include "emulators/kube/api_server.h"
-#include "common/base64.h"
 #include "emulators/kube/selectors.h"
 #include "emulators/kube/table.h"
 
@@ -21,8 +21,8 @@ struct Selectors {
   bool empty() const { return labels.empty() && fields.empty(); }
 };
 
-std::variant<Selectors, ApiError> parse_selectors(const std::string& label_text, const std::string& field_text,
-                                                  const ResourceType& type) {
+std::variant<Selectors, ApiError> parse_selectors(const std::string& label_text,
+                                                  const std::string& field_text, const ResourceType& type) {
   auto labels = LabelSelector::parse(label_text);
   if (!labels) return bad_request(labels.error().message);
   auto fields = FieldSelector::parse(field_text, type.extra_field_labels);
@@ -32,7 +32,8 @@ std::variant<Selectors, ApiError> parse_selectors(const std::string& label_text,
 
 // Continue tokens look like the apiserver's: base64 of {"v":"meta.k8s.io/v1","rv":N,"start":"key\u0000"}.
 std::string encode_continue(std::uint64_t rv, const std::string& last_key) {
-  return base64_encode(json{{"v", "meta.k8s.io/v1"}, {"rv", rv}, {"start", last_key + std::string(1, '\0')}}.dump());
+  return base64_encode(
+      json{{"v", "meta.k8s.io/v1"}, {"rv", rv}, {"start", last_key + std::string(1, '\0')}}.dump());
 }
 
 struct ContinueToken {
@@ -54,7 +55,8 @@ std::optional<ContinueToken> decode_continue(const std::string& token) {
 }
 
 std::optional<std::uint64_t> parse_rv(const std::string& text) {
-  if (text.empty() || text.size() > 19 || !std::all_of(text.begin(), text.end(), ::isdigit)) return std::nullopt;
+  if (text.empty() || text.size() > 19 || !std::all_of(text.begin(), text.end(), ::isdigit))
+    return std::nullopt;
   return std::stoull(text);
 }
 
@@ -74,8 +76,8 @@ void ApiServer::get(const Call& call, http::ServerResponse& response) {
   if (!object) return send_error(response, not_found(call.type->group, call.type->plural, call.name));
   json body = present(call, *object);
   if (call.wants_table && call.subresource.empty()) {
-    body = make_table(*call.type, call.version, {body}, "", "", include_object_of(call.param("includeObject")),
-                      clock_.now());
+    body = make_table(*call.type, call.version, {body}, "", "",
+                      include_object_of(call.param("includeObject")), clock_.now());
   }
   send_json(response, 200, body);
 }
@@ -99,13 +101,17 @@ void ApiServer::list(const Call& call, http::ServerResponse& response) {
     list_rv = store_.current_rv();
     if (const std::string token = call.param("continue"); !token.empty()) {
       auto decoded = decode_continue(token);
-      if (!decoded) return send_error(response, bad_request("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"));
+      if (!decoded)
+        return send_error(response, bad_request("continue key is not valid: incorrect encoded start "
+                                                "resourceVersion (version meta.k8s.io/v1)"));
       if (decoded->rv < store_.history_floor()) {
         ApiError gone = expired(
-            "The provided continue parameter is too old to display a consistent list result. You can start a new "
+            "The provided continue parameter is too old to display a consistent list result. You can start a "
+            "new "
             "list without the continue parameter, or use the continue token in this response to retrieve the "
             "remainder of the results. Continuing with the provided token results in an inconsistent list - "
-            "objects that were created, modified, or deleted between the time the first chunk was returned and "
+            "objects that were created, modified, or deleted between the time the first chunk was returned "
+            "and "
             "now may show up in the list.");
         json body = gone.body();
         body["metadata"]["continue"] = encode_continue(store_.current_rv(), decoded->after_key);
@@ -145,8 +151,10 @@ void ApiServer::list(const Call& call, http::ServerResponse& response) {
                      make_table(*call.type, call.version, items, std::to_string(list_rv), next_token,
                                 include_object_of(call.param("includeObject")), clock_.now()));
   }
-  json body = {{"kind", call.type->list_kind}, {"apiVersion", call.type->group_version(call.version)},
-               {"metadata", metadata}, {"items", std::move(items)}};
+  json body = {{"kind", call.type->list_kind},
+               {"apiVersion", call.type->group_version(call.version)},
+               {"metadata", metadata},
+               {"items", std::move(items)}};
   send_json(response, 200, body);
 }
 
@@ -165,7 +173,8 @@ void ApiServer::watch(const Call& call, http::ServerResponse& response) {
   }
   auto deadline = std::chrono::steady_clock::time_point::max();
   if (const std::string t = call.param("timeoutSeconds"); !t.empty()) {
-    if (auto seconds = parse_rv(t)) deadline = std::chrono::steady_clock::now() + std::chrono::seconds(*seconds);
+    if (auto seconds = parse_rv(t))
+      deadline = std::chrono::steady_clock::now() + std::chrono::seconds(*seconds);
   }
   if (shutting_down_) return send_error(response, service_unavailable("the server is shutting down"));
 
@@ -186,20 +195,20 @@ void ApiServer::watch(const Call& call, http::ServerResponse& response) {
   }
   http::Headers headers = {{"Content-Type", "application/json"}, {"Cache-Control", "no-cache, private"}};
   auto write_event = [&](const std::string& type, const json& object) {
-    return response.write_chunk(json{{"type", type}, {"object", object}}.dump(-1, ' ', false,
-                                                                            json::error_handler_t::replace) +
-                                "\n");
+    return response.write_chunk(
+        json{{"type", type}, {"object", object}}.dump(-1, ' ', false, json::error_handler_t::replace) + "\n");
   };
   auto render = [&](const json& object) {
     json shown = present(call, object);
     if (!call.wants_table) return shown;
-    return make_table(*call.type, call.version, {shown}, "", "", include_object_of(call.param("includeObject")),
-                      clock_.now());
+    return make_table(*call.type, call.version, {shown}, "", "",
+                      include_object_of(call.param("includeObject")), clock_.now());
   };
   if (!stream) {
     // Too old: the real server answers 200 and sends a single ERROR event.
     if (!response.begin_chunked(200, headers)) return;
-    write_event("ERROR", expired("too old resource version: " + rv_text + " (" + std::to_string(floor) + ")").body());
+    write_event("ERROR",
+                expired("too old resource version: " + rv_text + " (" + std::to_string(floor) + ")").body());
     return response.end_chunked();
   }
   auto release = [&] {
@@ -224,15 +233,17 @@ void ApiServer::watch(const Call& call, http::ServerResponse& response) {
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline || response.closing()) break;
     // Wake at least every 100 ms to notice a closed peer.
-    auto until = std::min({deadline, now + std::chrono::milliseconds(100), bookmarks ? next_bookmark : deadline});
+    auto until =
+        std::min({deadline, now + std::chrono::milliseconds(100), bookmarks ? next_bookmark : deadline});
     EventPtr event;
     const auto next = stream->next(event, until);
     if (next == WatchStream::Next::kClosed) break;
     if (next == WatchStream::Next::kIdle) {
       if (bookmarks && std::chrono::steady_clock::now() >= next_bookmark) {
-        alive = write_event("BOOKMARK", {{"kind", call.type->kind},
-                                         {"apiVersion", call.type->group_version(call.version)},
-                                         {"metadata", {{"resourceVersion", std::to_string(stream->progress())}}}});
+        alive = write_event("BOOKMARK",
+                            {{"kind", call.type->kind},
+                             {"apiVersion", call.type->group_version(call.version)},
+                             {"metadata", {{"resourceVersion", std::to_string(stream->progress())}}}});
         next_bookmark = std::chrono::steady_clock::now() + options_.bookmark_interval;
       }
       continue;

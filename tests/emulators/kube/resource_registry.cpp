@@ -58,9 +58,9 @@ ResourceRegistry::ResourceRegistry() {
   auto pods = builtin("", "v1", "pods", "pod", "Pod", true, {"po"}, true);
   pods.categories = {"all"};
   pods.returns_deleted_object = true;
-  pods.extra_field_labels = {"spec.nodeName", "status.phase", "spec.restartPolicy", "spec.schedulerName",
-                             "spec.serviceAccountName", "spec.hostNetwork", "status.podIP",
-                             "status.nominatedNodeName"};
+  pods.extra_field_labels = {
+      "spec.nodeName",           "status.phase",     "spec.restartPolicy", "spec.schedulerName",
+      "spec.serviceAccountName", "spec.hostNetwork", "status.podIP",       "status.nominatedNodeName"};
   add(std::move(pods));
   auto namespaces = builtin("", "v1", "namespaces", "namespace", "Namespace", false, {"ns"}, true);
   namespaces.extra_field_labels = {"status.phase"};
@@ -69,10 +69,17 @@ ResourceRegistry::ResourceRegistry() {
   nodes.extra_field_labels = {"spec.unschedulable"};
   add(std::move(nodes));
   auto events = builtin("", "v1", "events", "event", "Event", true, {"ev"}, false);
-  events.extra_field_labels = {"involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
-                               "involvedObject.uid", "involvedObject.apiVersion",
-                               "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason",
-                               "reportingComponent", "source", "type"};
+  events.extra_field_labels = {"involvedObject.kind",
+                               "involvedObject.namespace",
+                               "involvedObject.name",
+                               "involvedObject.uid",
+                               "involvedObject.apiVersion",
+                               "involvedObject.resourceVersion",
+                               "involvedObject.fieldPath",
+                               "reason",
+                               "reportingComponent",
+                               "source",
+                               "type"};
   add(std::move(events));
   add(builtin("", "v1", "configmaps", "configmap", "ConfigMap", true, {"cm"}, false));
   auto secrets = builtin("", "v1", "secrets", "secret", "Secret", true, {}, false);
@@ -101,7 +108,9 @@ ResourceRegistry::TypePtr ResourceRegistry::find_by_id(const std::string& id) co
   return nullptr;
 }
 
-std::vector<ResourceRegistry::TypePtr> ResourceRegistry::all() const { return types_; }
+std::vector<ResourceRegistry::TypePtr> ResourceRegistry::all() const {
+  return types_;
+}
 
 std::vector<std::pair<std::string, std::vector<std::string>>> ResourceRegistry::groups() const {
   std::vector<std::pair<std::string, std::vector<std::string>>> out;
@@ -147,9 +156,10 @@ ResourceType ResourceRegistry::from_crd(const json& crd) {
     if (!v.value("served", true)) continue;
     ResourceVersionInfo info;
     info.name = string_at(v, "name");
-    if (v.contains("schema") && v["schema"].is_object()) info.schema = v["schema"].value("openAPIV3Schema", json());
-    info.status_subresource = v.contains("subresources") && v["subresources"].is_object() &&
-                              v["subresources"].contains("status");
+    if (v.contains("schema") && v["schema"].is_object())
+      info.schema = v["schema"].value("openAPIV3Schema", json());
+    info.status_subresource =
+        v.contains("subresources") && v["subresources"].is_object() && v["subresources"].contains("status");
     for (const auto& column : v.value("additionalPrinterColumns", json::array())) {
       if (!column.is_object()) continue;
       PrinterColumn c;

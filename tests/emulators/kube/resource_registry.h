@@ -5,11 +5,10 @@
 
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "emulators/kube/api_status.h"
 
@@ -25,7 +24,7 @@ struct PrinterColumn {
 };
 
 struct ResourceVersionInfo {
-  std::string name;  // "v1alpha1"
+  std::string name;                 // "v1alpha1"
   nlohmann::json schema = nullptr;  // openAPIV3Schema, CRDs only
   std::vector<PrinterColumn> columns;
   bool status_subresource = false;
@@ -41,10 +40,10 @@ struct ResourceType {
   std::vector<std::string> short_names;
   std::vector<std::string> categories;
   std::vector<ResourceVersionInfo> versions;  // served versions, storage version first
-  bool custom = false;          // defined by a CRD
-  std::string crd_name;         // "<plural>.<group>" when custom
-  bool bumps_generation = false;  // metadata.generation tracks spec changes
-  bool returns_deleted_object = false;  // DELETE answers with the object, not a Status
+  bool custom = false;                        // defined by a CRD
+  std::string crd_name;                       // "<plural>.<group>" when custom
+  bool bumps_generation = false;              // metadata.generation tracks spec changes
+  bool returns_deleted_object = false;        // DELETE answers with the object, not a Status
   // Field selectors the type supports beyond metadata.name/metadata.namespace.
   std::vector<std::string> extra_field_labels;
 

@@ -14,7 +14,8 @@ bool valid_label_value(const std::string& v) {
   if (v.empty()) return true;
   auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
   if (!alnum(v.front()) || !alnum(v.back())) return false;
-  return std::all_of(v.begin(), v.end(), [&](char c) { return alnum(c) || c == '-' || c == '_' || c == '.'; });
+  return std::all_of(v.begin(), v.end(),
+                     [&](char c) { return alnum(c) || c == '-' || c == '_' || c == '.'; });
 }
 
 bool valid_label_key(const std::string& key) {
@@ -26,15 +27,17 @@ bool valid_label_key(const std::string& key) {
     name = key.substr(slash + 1);
     if (prefix.empty() || prefix.size() > 253) return false;
     for (char c : prefix) {
-      if (!(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '-' ||
-            c == '.'))
+      if (!(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
+            c == '-' || c == '.'))
         return false;
     }
   }
   return !name.empty() && valid_label_value(name);
 }
 
-Error parse_error(const std::string& message) { return make_error(ErrorCode::kInvalidArgument, message, 400); }
+Error parse_error(const std::string& message) {
+  return make_error(ErrorCode::kInvalidArgument, message, 400);
+}
 
 // Splits on commas that are not inside parentheses.
 std::vector<std::string> split_top_level(const std::string& text) {
@@ -107,7 +110,8 @@ Result<LabelSelector> LabelSelector::parse(const std::string& text) {
       std::size_t start = 0;
       while (true) {
         auto comma = body.find(',', start);
-        std::string value = strip(body.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+        std::string value =
+            strip(body.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
         if (!valid_label_value(value)) return parse_error("invalid label value: \"" + value + "\"");
         req.values.push_back(value);
         if (comma == std::string::npos) break;
@@ -119,11 +123,13 @@ Result<LabelSelector> LabelSelector::parse(const std::string& text) {
     if (part.front() == '!') {
       req.key = strip(part.substr(1));
       req.op = Op::kDoesNotExist;
-    } else if ((pos = part.find(" notin ")) != std::string::npos || (pos = part.find(" notin(")) != std::string::npos) {
+    } else if ((pos = part.find(" notin ")) != std::string::npos ||
+               (pos = part.find(" notin(")) != std::string::npos) {
       req.key = strip(part.substr(0, pos));
       req.op = Op::kNotIn;
       if (auto s = set_values(part.substr(pos + 6)); !s) return s.error();
-    } else if ((pos = part.find(" in ")) != std::string::npos || (pos = part.find(" in(")) != std::string::npos) {
+    } else if ((pos = part.find(" in ")) != std::string::npos ||
+               (pos = part.find(" in(")) != std::string::npos) {
       req.key = strip(part.substr(0, pos));
       req.op = Op::kIn;
       if (auto s = set_values(part.substr(pos + 3)); !s) return s.error();
@@ -146,14 +152,17 @@ Result<LabelSelector> LabelSelector::parse(const std::string& text) {
       char* end = nullptr;
       const std::string& v = req.values.back();
       std::strtoll(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0') return parse_error("for 'Gt', 'Lt' operators, the value must be an integer");
+      if (v.empty() || *end != '\0')
+        return parse_error("for 'Gt', 'Lt' operators, the value must be an integer");
     } else {
       req.key = part;
       req.op = Op::kExists;
     }
-    if (!valid_label_key(req.key)) return parse_error("unable to parse requirement: invalid label key \"" + req.key + "\"");
+    if (!valid_label_key(req.key))
+      return parse_error("unable to parse requirement: invalid label key \"" + req.key + "\"");
     for (const auto& value : req.values) {
-      if (!valid_label_value(value)) return parse_error("unable to parse requirement: invalid label value: \"" + value + "\"");
+      if (!valid_label_value(value))
+        return parse_error("unable to parse requirement: invalid label value: \"" + value + "\"");
     }
     selector.requirements_.push_back(std::move(req));
   }
@@ -200,13 +209,15 @@ bool LabelSelector::matches(const json& object) const {
   return true;
 }
 
-Result<FieldSelector> FieldSelector::parse(const std::string& text, const std::vector<std::string>& supported) {
+Result<FieldSelector> FieldSelector::parse(const std::string& text,
+                                           const std::vector<std::string>& supported) {
   FieldSelector selector;
   if (strip(text).empty()) return selector;
   std::size_t start = 0;
   while (true) {
     auto comma = text.find(',', start);
-    const std::string part = strip(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    const std::string part =
+        strip(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
     Term term;
     std::size_t pos;
     if ((pos = part.find("!=")) != std::string::npos) {

@@ -2,10 +2,9 @@
 // labels.Parse and fields.ParseSelector.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "common/result.h"
 

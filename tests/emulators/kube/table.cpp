@@ -30,7 +30,8 @@ std::string human_duration(std::chrono::seconds d) {
   const long long hours = minutes / 60;
   if (hours < 8) return minutes % 60 == 0 ? f("%lldh", hours) : f("%lldh%lldm", hours, minutes % 60);
   if (hours < 48) return f("%lldh", hours);
-  if (hours < 24 * 8) return hours % 24 == 0 ? f("%lldd", hours / 24) : f("%lldd%lldh", hours / 24, hours % 24);
+  if (hours < 24 * 8)
+    return hours % 24 == 0 ? f("%lldd", hours / 24) : f("%lldd%lldh", hours / 24, hours % 24);
   if (hours < 24 * 365 * 2) return f("%lldd", hours / 24);
   if (hours < 24 * 365 * 8) {
     const long long days = (hours / 24) % 365;
@@ -61,7 +62,8 @@ json resolve_path(const json& object, std::string path) {
       const std::string index = path.substr(i + 1, close - i - 1);
       char* end = nullptr;
       const long n = std::strtol(index.c_str(), &end, 10);
-      if (index.empty() || *end != '\0' || !node->is_array() || n < 0 || static_cast<std::size_t>(n) >= node->size())
+      if (index.empty() || *end != '\0' || !node->is_array() || n < 0 ||
+          static_cast<std::size_t>(n) >= node->size())
         return nullptr;
       node = &(*node)[static_cast<std::size_t>(n)];
       i = close + 1;
@@ -90,28 +92,37 @@ json cell_for(const PrinterColumn& column, const json& value, WallTime now) {
 }
 
 json partial_metadata(const json& object) {
-  return {{"kind", "PartialObjectMetadata"}, {"apiVersion", "meta.k8s.io/v1"},
+  return {{"kind", "PartialObjectMetadata"},
+          {"apiVersion", "meta.k8s.io/v1"},
           {"metadata", object.value("metadata", json::object())}};
 }
 
 }  // namespace
 
 json make_table(const ResourceType& type, const std::string& version, const std::vector<json>& objects,
-                const std::string& list_resource_version, const std::string& continue_token, IncludeObject include,
-                WallTime now) {
+                const std::string& list_resource_version, const std::string& continue_token,
+                IncludeObject include, WallTime now) {
   std::vector<PrinterColumn> columns;
   if (type.custom) {
     if (const auto* v = type.version(version)) columns = v->columns;
   } else {
-    columns.push_back({"Age", "date", "", "CreationTimestamp is a timestamp representing the server time "
-                                          "when this object was created.", ".metadata.creationTimestamp", 0});
+    columns.push_back({"Age", "date", "",
+                       "CreationTimestamp is a timestamp representing the server time "
+                       "when this object was created.",
+                       ".metadata.creationTimestamp", 0});
   }
   json definitions = json::array();
-  definitions.push_back({{"name", "Name"}, {"type", "string"}, {"format", "name"},
-                         {"description", "Name must be unique within a namespace."}, {"priority", 0}});
+  definitions.push_back({{"name", "Name"},
+                         {"type", "string"},
+                         {"format", "name"},
+                         {"description", "Name must be unique within a namespace."},
+                         {"priority", 0}});
   for (const auto& c : columns) {
-    definitions.push_back({{"name", c.name}, {"type", c.type}, {"format", c.format},
-                           {"description", c.description}, {"priority", c.priority}});
+    definitions.push_back({{"name", c.name},
+                           {"type", c.type},
+                           {"format", c.format},
+                           {"description", c.description},
+                           {"priority", c.priority}});
   }
   json rows = json::array();
   for (const auto& object : objects) {
@@ -126,8 +137,11 @@ json make_table(const ResourceType& type, const std::string& version, const std:
   json metadata = json::object();
   if (!list_resource_version.empty()) metadata["resourceVersion"] = list_resource_version;
   if (!continue_token.empty()) metadata["continue"] = continue_token;
-  return {{"kind", "Table"}, {"apiVersion", "meta.k8s.io/v1"}, {"metadata", metadata},
-          {"columnDefinitions", definitions}, {"rows", rows}};
+  return {{"kind", "Table"},
+          {"apiVersion", "meta.k8s.io/v1"},
+          {"metadata", metadata},
+          {"columnDefinitions", definitions},
+          {"rows", rows}};
 }
 
 }  // namespace eslease::kubeemu

@@ -2,10 +2,9 @@
 // `Accept: application/json;as=Table;v=v1;g=meta.k8s.io`.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "common/clock.h"
 #include "emulators/kube/resource_registry.h"
@@ -20,8 +19,9 @@ IncludeObject include_object_of(const std::string& query_value);
 // use the CRD's additionalPrinterColumns (JSONPath subset: ".a.b" and ".a[0].b"); other
 // resources print Name and Age.
 nlohmann::json make_table(const ResourceType& type, const std::string& version,
-                          const std::vector<nlohmann::json>& objects, const std::string& list_resource_version,
-                          const std::string& continue_token, IncludeObject include, WallTime now);
+                          const std::vector<nlohmann::json>& objects,
+                          const std::string& list_resource_version, const std::string& continue_token,
+                          IncludeObject include, WallTime now);
 
 // kubectl's human-readable durations ("45s", "3m20s", "5h", "2d3h").
 std::string human_duration(std::chrono::seconds d);

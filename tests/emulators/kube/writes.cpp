@@ -18,7 +18,8 @@ namespace {
 
 const char* kCrdId = "apiextensions.k8s.io/customresourcedefinitions";
 const char* kNamespaceId = "/namespaces";
-const char* kModified = "the object has been modified; please apply your changes to the latest version and try again";
+const char* kModified =
+    "the object has been modified; please apply your changes to the latest version and try again";
 
 std::vector<StatusCause> to_causes(const std::vector<schema::Cause>& causes) {
   std::vector<StatusCause> out;
@@ -47,13 +48,16 @@ std::variant<json, ApiError> decode_body(const http::ServerRequest& request) {
   } else {
     object = json::parse(request.body, nullptr, false);
     if (object.is_discarded()) {
-      return bad_request("the object provided is unrecognized or malformed: couldn't get version/kind; json parse error");
+      return bad_request(
+          "the object provided is unrecognized or malformed: couldn't get version/kind; json parse error");
     }
   }
-  if (!object.is_object()) return bad_request("the object provided is unrecognized or malformed: not a JSON object");
+  if (!object.is_object())
+    return bad_request("the object provided is unrecognized or malformed: not a JSON object");
   if (!object.contains("metadata")) object["metadata"] = json::object();
   const json& meta = object["metadata"];
-  if (!meta.is_object()) return bad_request("the object provided is unrecognized or malformed: metadata must be an object");
+  if (!meta.is_object())
+    return bad_request("the object provided is unrecognized or malformed: metadata must be an object");
   for (const char* key : {"name", "generateName", "namespace", "resourceVersion", "uid"}) {
     if (meta.contains(key) && !meta[key].is_string() && !meta[key].is_null()) {
       return bad_request(std::string("json: cannot unmarshal ") + meta[key].type_name() +
@@ -67,8 +71,8 @@ std::variant<json, ApiError> decode_body(const http::ServerRequest& request) {
       for (const auto& [k, v] : meta[key].items()) strings = strings && v.is_string();
     }
     if (!strings) {
-      return bad_request(std::string("json: cannot unmarshal into Go struct field ObjectMeta.metadata.") + key +
-                         " of type map[string]string");
+      return bad_request(std::string("json: cannot unmarshal into Go struct field ObjectMeta.metadata.") +
+                         key + " of type map[string]string");
     }
   }
   if (meta.contains("finalizers") && !meta["finalizers"].is_null()) {
@@ -76,7 +80,9 @@ std::variant<json, ApiError> decode_body(const http::ServerRequest& request) {
     if (strings) {
       for (const auto& f : meta["finalizers"]) strings = strings && f.is_string();
     }
-    if (!strings) return bad_request("json: cannot unmarshal into Go struct field ObjectMeta.metadata.finalizers of type []string");
+    if (!strings)
+      return bad_request(
+          "json: cannot unmarshal into Go struct field ObjectMeta.metadata.finalizers of type []string");
   }
   return object;
 }
@@ -93,11 +99,12 @@ std::optional<ApiError> check_type_meta(json& object, const ResourceType& type, 
   if (kind.empty()) return bad_request("Object 'Kind' is missing in '" + object.dump() + "'");
   if (api_version.empty()) return bad_request("Object 'apiVersion' is missing in '" + object.dump() + "'");
   if (api_version != type.group_version(version)) {
-    return bad_request("the API version in the data (" + api_version + ") does not match the expected API version (" +
-                       type.group_version(version) + ")");
+    return bad_request("the API version in the data (" + api_version +
+                       ") does not match the expected API version (" + type.group_version(version) + ")");
   }
   if (kind != type.kind) {
-    return bad_request("the kind in the data (" + kind + ") does not match the expected kind (" + type.kind + ")");
+    return bad_request("the kind in the data (" + kind + ") does not match the expected kind (" + type.kind +
+                       ")");
   }
   return std::nullopt;
 }
@@ -135,10 +142,16 @@ json crd_status(const json& crd, const std::string& now) {
     if (v.value("storage", false)) storage = v.value("name", "");
   }
   return {{"conditions",
-           {{{"type", "NamesAccepted"}, {"status", "True"}, {"reason", "NoConflicts"},
-             {"message", "no conflicts found"}, {"lastTransitionTime", now}},
-            {{"type", "Established"}, {"status", "True"}, {"reason", "InitialNamesAccepted"},
-             {"message", "the initial names have been accepted"}, {"lastTransitionTime", now}}}},
+           {{{"type", "NamesAccepted"},
+             {"status", "True"},
+             {"reason", "NoConflicts"},
+             {"message", "no conflicts found"},
+             {"lastTransitionTime", now}},
+            {{"type", "Established"},
+             {"status", "True"},
+             {"reason", "InitialNamesAccepted"},
+             {"message", "the initial names have been accepted"},
+             {"lastTransitionTime", now}}}},
           {"acceptedNames", names},
           {"storedVersions", {storage}}};
 }
@@ -158,16 +171,18 @@ void default_crd(json& crd) {
 
 }  // namespace
 
-std::optional<ApiError> ApiServer::admit_custom(const Call& call, json& object, std::vector<std::string>& warnings) {
+std::optional<ApiError> ApiServer::admit_custom(const Call& call, json& object,
+                                                std::vector<std::string>& warnings) {
   const auto* version = call.type->version(call.version);
   if (version == nullptr || !version->schema.is_object()) return std::nullopt;
   const auto removed = schema::prune_unknown(version->schema, object);
   const std::string mode = call.param("fieldValidation");
   if (!removed.empty() && mode == "Strict") {
     std::string list;
-    for (const auto& path : removed) list += (list.empty() ? "" : ", ") + std::string("unknown field ") + json(path).dump();
-    return bad_request(call.type->kind + " in version " + json(call.version).dump() + " cannot be handled as a " +
-                       call.type->kind + ": strict decoding error: " + list);
+    for (const auto& path : removed)
+      list += (list.empty() ? "" : ", ") + std::string("unknown field ") + json(path).dump();
+    return bad_request(call.type->kind + " in version " + json(call.version).dump() +
+                       " cannot be handled as a " + call.type->kind + ": strict decoding error: " + list);
   }
   if (mode != "Ignore") {
     for (const auto& path : removed) warnings.push_back("unknown field " + json(path).dump());
@@ -183,7 +198,8 @@ std::optional<ApiError> ApiServer::admit_custom(const Call& call, json& object, 
 std::optional<ApiError> ApiServer::register_crd(const json& crd) {
   auto causes = schema::validate_crd(crd);
   if (!causes.empty()) {
-    return invalid("apiextensions.k8s.io", "CustomResourceDefinition", meta_string(crd, "name"), to_causes(causes));
+    return invalid("apiextensions.k8s.io", "CustomResourceDefinition", meta_string(crd, "name"),
+                   to_causes(causes));
   }
   ResourceType type = ResourceRegistry::from_crd(crd);
   if (auto clash = registry_.name_clash(type)) {
@@ -205,12 +221,14 @@ void ApiServer::unregister_crd(const json& crd) {
 void ApiServer::erase_namespace_contents(const std::string& ns) {
   for (const auto& type : registry_.all()) {
     if (!type->namespaced) continue;
-    for (const auto& [object_ns, name] : store_.keys(type->id(), ns)) store_.erase(type->id(), object_ns, name);
+    for (const auto& [object_ns, name] : store_.keys(type->id(), ns))
+      store_.erase(type->id(), object_ns, name);
   }
 }
 
 void ApiServer::create(const Call& call, http::ServerResponse& response) {
-  if (!call.subresource.empty()) return send_error(response, method_not_supported(call.type->group, call.type->plural, "create"));
+  if (!call.subresource.empty())
+    return send_error(response, method_not_supported(call.type->group, call.type->plural, "create"));
   auto decoded = decode_body(*call.request);
   if (auto* error = std::get_if<ApiError>(&decoded)) return send_error(response, *error);
   json object = std::move(std::get<json>(decoded));
@@ -219,13 +237,17 @@ void ApiServer::create(const Call& call, http::ServerResponse& response) {
   if (call.type->namespaced) {
     const std::string body_ns = meta.value("namespace", "");
     if (!body_ns.empty() && body_ns != call.ns) {
-      return send_error(response, bad_request("the namespace of the provided object does not match the namespace sent on the request"));
+      return send_error(
+          response,
+          bad_request(
+              "the namespace of the provided object does not match the namespace sent on the request"));
     }
     meta["namespace"] = call.ns;
   } else {
     meta.erase("namespace");
   }
-  if (meta.contains("resourceVersion") && !meta["resourceVersion"].is_null() && meta["resourceVersion"] != "") {
+  if (meta.contains("resourceVersion") && !meta["resourceVersion"].is_null() &&
+      meta["resourceVersion"] != "") {
     return send_error(response, bad_request("resourceVersion should not be set on objects to be created"));
   }
   std::string name = meta.value("name", "");
@@ -236,7 +258,8 @@ void ApiServer::create(const Call& call, http::ServerResponse& response) {
   }
   std::vector<StatusCause> causes;
   if (name.empty()) {
-    causes.push_back({"FieldValueRequired", "Required value: name or generateName is required", "metadata.name"});
+    causes.push_back(
+        {"FieldValueRequired", "Required value: name or generateName is required", "metadata.name"});
   } else {
     causes = validate_object_name(name, call.type->id() == kNamespaceId);
   }
@@ -317,7 +340,10 @@ std::variant<std::pair<int, json>, ApiError> ApiServer::commit_update(const Call
     for (const auto& f : finalizers_of(next)) {
       if (std::find(before.begin(), before.end(), f) == before.end()) {
         return invalid(type.group, type.kind, name,
-                       {{"FieldValueForbidden", "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{" + json(f).dump() + "}",
+                       {{"FieldValueForbidden",
+                         "Forbidden: no new finalizers can be added if the object is being deleted, found "
+                         "new finalizers []string{" +
+                             json(f).dump() + "}",
                          "metadata.finalizers"}});
       }
     }
@@ -328,7 +354,8 @@ std::variant<std::pair<int, json>, ApiError> ApiServer::commit_update(const Call
   if (type.id() == kCrdId && call.subresource.empty()) {
     default_crd(next);
     auto causes = schema::validate_crd(next);
-    if (!causes.empty()) return invalid("apiextensions.k8s.io", "CustomResourceDefinition", name, to_causes(causes));
+    if (!causes.empty())
+      return invalid("apiextensions.k8s.io", "CustomResourceDefinition", name, to_causes(causes));
   }
   // An update that changes nothing is not written: no new resourceVersion, no event.
   next["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"];
@@ -359,7 +386,9 @@ void ApiServer::update(const Call& call, http::ServerResponse& response) {
   }
   const std::string body_ns = object["metadata"].value("namespace", "");
   if (call.type->namespaced && !body_ns.empty() && body_ns != call.ns) {
-    return send_error(response, bad_request("the namespace of the provided object does not match the namespace sent on the request"));
+    return send_error(
+        response,
+        bad_request("the namespace of the provided object does not match the namespace sent on the request"));
   }
   std::vector<std::string> warnings;
   std::lock_guard lock(mutex_);
@@ -398,7 +427,8 @@ void ApiServer::patch(const Call& call, http::ServerResponse& response) {
 }
 
 std::variant<std::pair<int, json>, ApiError> ApiServer::delete_object(const Call& call, const std::string& ns,
-                                                                      const std::string& name, const json& options) {
+                                                                      const std::string& name,
+                                                                      const json& options) {
   const auto& type = *call.type;
   auto current = store_.get(type.id(), ns, name);
   if (!current) return not_found(type.group, type.plural, name);
@@ -451,7 +481,8 @@ void ApiServer::remove(const Call& call, http::ServerResponse& response) {
   json options = json::object();
   if (!trim(call.request->body).empty()) {
     options = json::parse(call.request->body, nullptr, false);
-    if (!options.is_object()) return send_error(response, bad_request("the object provided is unrecognized or malformed"));
+    if (!options.is_object())
+      return send_error(response, bad_request("the object provided is unrecognized or malformed"));
   }
   std::lock_guard lock(mutex_);
   auto result = delete_object(call, call.ns, call.name, options);
@@ -469,14 +500,18 @@ void ApiServer::remove_collection(const Call& call, http::ServerResponse& respon
   json items = json::array();
   for (const auto& object : store_.list(call.type->id(), call.ns)) {
     if (!labels->matches(*object) || !fields->matches(*object)) continue;
-    auto result = delete_object(call, meta_string(*object, "namespace"), meta_string(*object, "name"), json::object());
-    if (auto* ok = std::get_if<std::pair<int, json>>(&result); ok && ok->second.value("kind", "") != "Status") {
+    auto result =
+        delete_object(call, meta_string(*object, "namespace"), meta_string(*object, "name"), json::object());
+    if (auto* ok = std::get_if<std::pair<int, json>>(&result);
+        ok && ok->second.value("kind", "") != "Status") {
       items.push_back(ok->second);
     }
   }
-  send_json(response, 200, {{"kind", call.type->list_kind}, {"apiVersion", call.type->group_version(call.version)},
-                            {"metadata", {{"resourceVersion", std::to_string(store_.current_rv())}}},
-                            {"items", items}});
+  send_json(response, 200,
+            {{"kind", call.type->list_kind},
+             {"apiVersion", call.type->group_version(call.version)},
+             {"metadata", {{"resourceVersion", std::to_string(store_.current_rv())}}},
+             {"items", items}});
 }
 
 }  // namespace eslease::kubeemu

@@ -1,9 +1,8 @@
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
-
-#include <unistd.h>
 
 #include "integration/es/es_fixture.h"
 #include "support/wait.h"
@@ -45,7 +44,8 @@ TEST_F(DocumentApiIntegration, CreateGetConditionalIndexDeleteRoundTrip) {
   EXPECT_EQ(got->source["v"], 1);
   EXPECT_EQ(got->version, created->version);
 
-  auto stale = api_->index(index_, id, json{{"v", 3}}, Version{created->version.seq_no + 100, created->version.primary_term});
+  auto stale = api_->index(index_, id, json{{"v", 3}},
+                           Version{created->version.seq_no + 100, created->version.primary_term});
   ASSERT_TRUE(stale.ok());
   EXPECT_EQ(stale->status, WriteStatus::kConflict);
 
@@ -81,7 +81,8 @@ TEST_F(DocumentApiIntegration, HostileIdsStayDocumentIds) {
 
 TEST_F(DocumentApiIntegration, BulkAndSearch) {
   std::vector<BulkOperation> ops;
-  for (int i = 0; i < 5; ++i) ops.push_back({BulkOperation::Type::kCreate, "n/" + std::to_string(i), json{{"i", i}}, {}});
+  for (int i = 0; i < 5; ++i)
+    ops.push_back({BulkOperation::Type::kCreate, "n/" + std::to_string(i), json{{"i", i}}, {}});
   auto bulk = api_->bulk(index_, ops);
   ASSERT_TRUE(bulk.ok()) << bulk.error().describe();
   ASSERT_EQ(bulk->items.size(), 5u);

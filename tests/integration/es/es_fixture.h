@@ -8,10 +8,9 @@
 #include <atomic>
 #include <cstdlib>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "common/clock.h"
 #include "emulators/es/es_emulator.h"
@@ -49,7 +48,9 @@ class EsTestServer {
   }
 
   // Admin endpoints of the emulator (tests call these only after checking is_emulator()).
-  nlohmann::json stats() { return nlohmann::json::parse(admin("GET", "/_emulator/stats", "").body, nullptr, false); }
+  nlohmann::json stats() {
+    return nlohmann::json::parse(admin("GET", "/_emulator/stats", "").body, nullptr, false);
+  }
   long long count(const std::string& op) {
     const auto s = stats();
     if (!s.is_object() || !s.contains("requests") || !s["requests"].contains(op)) return 0;
@@ -88,12 +89,14 @@ class EsTestServer {
 };
 
 #define ESLEASE_REQUIRE_EMULATOR(server) \
-  if (!(server).is_emulator()) GTEST_SKIP() << "needs the es-emulator's admin endpoints (ESLEASE_TEST_ES_URL is set)"
+  if (!(server).is_emulator())           \
+  GTEST_SKIP() << "needs the es-emulator's admin endpoints (ESLEASE_TEST_ES_URL is set)"
 
 // A DocumentApi on the real transport for `url`.
 inline std::unique_ptr<es::DocumentApi> make_api(const std::string& url, es::ClientOptions options = {}) {
   options.hosts = {url};
-  auto api = es::make_http_document_api(http::make_cpprest_transport(), std::move(options), SystemClock::instance());
+  auto api =
+      es::make_http_document_api(http::make_cpprest_transport(), std::move(options), SystemClock::instance());
   EXPECT_TRUE(api.ok()) << api.error().describe();
   return api.ok() ? std::move(*api) : nullptr;
 }

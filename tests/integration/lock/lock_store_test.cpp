@@ -101,7 +101,8 @@ TEST_F(LockIntegration, BatchRenewalOfManyLocksReportsStolenOnes) {
     held.push_back(HeldLock{key, acquire(key, claim_for("pod-a")), Millis(0)});
   }
   const std::set<int> stolen{3, 999, 1000, 2498};
-  for (int i : stolen) ASSERT_TRUE(store().take_over(held[i].key, held[i].grant.state, claim_for("thief"))->grant);
+  for (int i : stolen)
+    ASSERT_TRUE(store().take_over(held[i].key, held[i].grant.state, claim_for("thief"))->grant);
   if (server_.is_emulator()) server_.reset_stats();
   auto results = store().renew_all(held);
   if (server_.is_emulator()) EXPECT_EQ(server_.count("bulk"), 3);

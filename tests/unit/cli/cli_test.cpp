@@ -1,16 +1,14 @@
 #include "cli/cli.h"
 
 #include <gtest/gtest.h>
-
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-#include <thread>
-
 #include <signal.h>
 #include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
 
 #include "support/fake_clock.h"
 #include "support/wait.h"
@@ -35,12 +33,15 @@ class CliTest : public ::testing::Test {
     std::ostringstream out;
     std::ostringstream err;
     Clock& used = clock != nullptr ? *clock : static_cast<Clock&>(clock_);
-    Environment env{out, err, used,
+    Environment env{out,
+                    err,
+                    used,
                     [this, &used](const ConnectionOptions&) -> Result<std::unique_ptr<lock::LockStore>> {
                       ++stores_opened_;
                       return lock::make_es_lock_store(api_, used);
                     },
-                    "host", 42};
+                    "host",
+                    42};
     const int code = run_cli(args, env);
     return Run{code, out.str(), err.str()};
   }
@@ -113,10 +114,13 @@ TEST_F(CliTest, StatusAsTableAndJson) {
 }
 
 TEST_F(CliTest, UsageErrorsExitTwoWithoutContactingElasticsearch) {
-  for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"acquire", "x", "--ttl", "abc"}, {"acquire", "bad\xff"}, {"acquire", "line\nbreak"},
-        {"acquire", std::string(300, 'x')}, {"acquire", "x", "--namespace", "a/b"}, {"acquire", "x", "--index", "UP"},
-        {"nonsense"}}) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"acquire", "x", "--ttl", "abc"},
+                                               {"acquire", "bad\xff"},
+                                               {"acquire", "line\nbreak"},
+                                               {"acquire", std::string(300, 'x')},
+                                               {"acquire", "x", "--namespace", "a/b"},
+                                               {"acquire", "x", "--index", "UP"},
+                                               {"nonsense"}}) {
     auto r = cli(args);
     EXPECT_EQ(r.code, kExitUsage) << args[0];
     EXPECT_NE(r.err.find("eslease: "), std::string::npos);
@@ -126,7 +130,8 @@ TEST_F(CliTest, UsageErrorsExitTwoWithoutContactingElasticsearch) {
 }
 
 TEST_F(CliTest, BackendErrorsExitOneWithTheReason) {
-  api_.inject({"create", false, make_error(ErrorCode::kUnauthorized, "Elasticsearch rejected the credentials")});
+  api_.inject(
+      {"create", false, make_error(ErrorCode::kUnauthorized, "Elasticsearch rejected the credentials")});
   auto r = cli({"acquire", "x"});
   EXPECT_EQ(r.code, kExitFailed);
   EXPECT_NE(r.err.find("rejected the credentials"), std::string::npos);
@@ -134,7 +139,9 @@ TEST_F(CliTest, BackendErrorsExitOneWithTheReason) {
 
 class TempPath {
  public:
-  TempPath() : path_(std::filesystem::temp_directory_path() / ("eslease-cli-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++))) {}
+  TempPath()
+      : path_(std::filesystem::temp_directory_path() /
+              ("eslease-cli-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++))) {}
   ~TempPath() { std::filesystem::remove(path_); }
   std::string str() const { return path_.string(); }
   std::string read() const {
@@ -151,7 +158,8 @@ class TempPath {
 
 TEST_F(CliTest, RunPassesTheTokenExitsWithTheChildsCodeAndReleases) {
   TempPath file;
-  auto r = cli({"run", "job", "--", "/bin/sh", "-c", "printf %s \"$ESLEASE_FENCING_TOKEN\" > " + file.str() + "; exit 3"},
+  auto r = cli({"run", "job", "--", "/bin/sh", "-c",
+                "printf %s \"$ESLEASE_FENCING_TOKEN\" > " + file.str() + "; exit 3"},
                &SystemClock::instance());
   EXPECT_EQ(r.code, 3) << r.err;
   const std::string token = file.read();

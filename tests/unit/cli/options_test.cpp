@@ -31,9 +31,26 @@ TEST(Durations, FormatInLargestWholeUnit) {
 }
 
 TEST(Options, AcquireWithAllFlags) {
-  auto o = parse_options({"--es", "http://a:9200", "--es=http://b:9200", "acquire", "report", "--namespace", "batch",
-                          "--holder", "me", "--ttl", "10s", "--wait=1m", "--index", "locks",
-                          "--es-ca-file", "/ca.pem", "--es-username", "u", "--es-password-file", "/p"});
+  auto o = parse_options({"--es",
+                          "http://a:9200",
+                          "--es=http://b:9200",
+                          "acquire",
+                          "report",
+                          "--namespace",
+                          "batch",
+                          "--holder",
+                          "me",
+                          "--ttl",
+                          "10s",
+                          "--wait=1m",
+                          "--index",
+                          "locks",
+                          "--es-ca-file",
+                          "/ca.pem",
+                          "--es-username",
+                          "u",
+                          "--es-password-file",
+                          "/p"});
   ASSERT_TRUE(o.ok()) << o.error().message;
   EXPECT_EQ(o->command, Command::kAcquire);
   EXPECT_EQ(o->lock, "report");
@@ -48,7 +65,8 @@ TEST(Options, AcquireWithAllFlags) {
 }
 
 TEST(Options, RunTakesTheCommandAfterDoubleDash) {
-  auto o = parse_options({"run", "job", "--es", "http://a:9200", "--ttl", "6s", "--", "sh", "-c", "echo --ttl"});
+  auto o =
+      parse_options({"run", "job", "--es", "http://a:9200", "--ttl", "6s", "--", "sh", "-c", "echo --ttl"});
   ASSERT_TRUE(o.ok()) << o.error().message;
   EXPECT_EQ(o->command, Command::kRun);
   EXPECT_EQ(o->child, (std::vector<std::string>{"sh", "-c", "echo --ttl"}));
@@ -57,17 +75,17 @@ TEST(Options, RunTakesTheCommandAfterDoubleDash) {
 
 TEST(Options, MistakesAreUsageErrors) {
   const std::vector<std::vector<std::string>> bad{
-      {"acquire", "x"},                                                   // no --es
-      {"--es", "http://a", "acquire"},                                    // no lock
-      {"--es", "http://a", "renew", "x"},                                 // no --holder
-      {"--es", "http://a", "release", "x"},                               // no --holder
-      {"--es", "http://a", "acquire", "x", "--ttl", "30"},                // bare number
-      {"--es", "http://a", "acquire", "x", "--ttl", "10ms"},              // below the minimum
-      {"--es", "http://a", "acquire", "x", "--bogus"},                    // unknown flag
-      {"--es", "http://a", "acquire", "x", "--wait"},                     // missing value
-      {"--es", "http://a", "frobnicate", "x"},                            // unknown command
-      {"--es", "http://a", "run", "x"},                                   // no command
-      {"--es", "http://a", "acquire", "x", "--", "ls"},                   // command outside run
+      {"acquire", "x"},                                                              // no --es
+      {"--es", "http://a", "acquire"},                                               // no lock
+      {"--es", "http://a", "renew", "x"},                                            // no --holder
+      {"--es", "http://a", "release", "x"},                                          // no --holder
+      {"--es", "http://a", "acquire", "x", "--ttl", "30"},                           // bare number
+      {"--es", "http://a", "acquire", "x", "--ttl", "10ms"},                         // below the minimum
+      {"--es", "http://a", "acquire", "x", "--bogus"},                               // unknown flag
+      {"--es", "http://a", "acquire", "x", "--wait"},                                // missing value
+      {"--es", "http://a", "frobnicate", "x"},                                       // unknown command
+      {"--es", "http://a", "run", "x"},                                              // no command
+      {"--es", "http://a", "acquire", "x", "--", "ls"},                              // command outside run
       {"--es", "http://a", "run", "x", "--ttl", "3s", "--grace", "5s", "--", "ls"},  // grace >= ttl
       {"--es", "http://a", "status", "--output", "yaml"},
       {"--es", "http://a", "acquire", "x", "y"},

@@ -1,11 +1,10 @@
 #include "es/credentials.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
-
-#include <unistd.h>
 
 namespace eslease::es {
 namespace {

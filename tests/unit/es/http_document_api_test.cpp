@@ -108,8 +108,11 @@ TEST_F(HttpDocumentApiTest, BulkSendsNdjsonWithPerItemConditions) {
 
 TEST_F(HttpDocumentApiTest, RetriesRetryableStatusesThenSucceeds) {
   auto api = make();
-  transport_.push(503, R"j({"error":{"type":"unavailable_shards_exception","reason":"primary shard is not active"},"status":503})j");
-  transport_.push(429, R"j({"error":{"type":"es_rejected_execution_exception","reason":"rejected"},"status":429})j");
+  transport_.push(
+      503,
+      R"j({"error":{"type":"unavailable_shards_exception","reason":"primary shard is not active"},"status":503})j");
+  transport_.push(
+      429, R"j({"error":{"type":"es_rejected_execution_exception","reason":"rejected"},"status":429})j");
   transport_.push(201, kCreated);
   auto r = api->create("locks", "n/l", json::object());
   ASSERT_TRUE(r.ok()) << r.error().describe();
@@ -126,7 +129,8 @@ TEST_F(HttpDocumentApiTest, PersistentUnavailabilityGivesUpWithClearError) {
   transport_.set_responder([](const http::Request&) {
     http::Response r;
     r.status = 503;
-    r.body = R"j({"error":{"type":"cluster_block_exception","reason":"blocked by: [SERVICE_UNAVAILABLE/1/state not recovered]"},"status":503})j";
+    r.body =
+        R"j({"error":{"type":"cluster_block_exception","reason":"blocked by: [SERVICE_UNAVAILABLE/1/state not recovered]"},"status":503})j";
     return Result<http::Response>(r);
   });
   auto r = api->get("locks", "n/l");
@@ -142,7 +146,9 @@ TEST_F(HttpDocumentApiTest, TotalRetryTimeIsBounded) {
   options.max_attempts = 1000;
   options.max_retry_time = Millis(5000);
   auto api = make(options);
-  transport_.set_responder([](const http::Request&) { return Result<http::Response>(make_error(ErrorCode::kUnavailable, "refused")); });
+  transport_.set_responder([](const http::Request&) {
+    return Result<http::Response>(make_error(ErrorCode::kUnavailable, "refused"));
+  });
   const MonoTime start = clock_.monotonic();
   EXPECT_FALSE(api->get("locks", "n/l").ok());
   EXPECT_LE(clock_.monotonic() - start, Millis(5000));
@@ -152,7 +158,8 @@ TEST_F(HttpDocumentApiTest, TotalRetryTimeIsBounded) {
 TEST_F(HttpDocumentApiTest, NonRetryableStatusesAreNotRetried) {
   auto api = make();
   for (int status : {400, 401, 403, 404, 409, 500}) {
-    transport_.push(status, R"j({"error":{"type":"x","reason":"y"},"status":)j" + std::to_string(status) + "}");
+    transport_.push(status,
+                    R"j({"error":{"type":"x","reason":"y"},"status":)j" + std::to_string(status) + "}");
   }
   (void)api->index("locks", "a", json::object(), std::nullopt);  // 400
   (void)api->index("locks", "a", json::object(), std::nullopt);  // 401 (+ no re-read: no credentials)
@@ -177,7 +184,9 @@ TEST_F(HttpDocumentApiTest, TimeoutIsNotRetriedAndSaysOutcomeUnknown) {
 TEST_F(HttpDocumentApiTest, LostConnectionOnWriteFlagsPossibleEarlierApply) {
   auto api = make();
   transport_.push_error(ErrorCode::kUnavailable, "connection reset");
-  transport_.push(409, R"j({"error":{"type":"version_conflict_engine_exception","reason":"document already exists"},"status":409})j");
+  transport_.push(
+      409,
+      R"j({"error":{"type":"version_conflict_engine_exception","reason":"document already exists"},"status":409})j");
   auto r = api->create("locks", "n/l", json::object());
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->status, WriteStatus::kConflict);
@@ -223,7 +232,8 @@ TEST_F(HttpDocumentApiTest, CredentialsComeFromFileAndRotate) {
   ASSERT_TRUE(api->get("locks", "a").ok());
   std::filesystem::remove(path);
   const auto requests = transport_.requests();
-  EXPECT_EQ(http::find_header(requests[0].headers, "authorization"), "Basic " + base64_encode("elastic:first-secret"));
+  EXPECT_EQ(http::find_header(requests[0].headers, "authorization"),
+            "Basic " + base64_encode("elastic:first-secret"));
   EXPECT_EQ(http::find_header(requests[1].headers, "authorization"),
             "Basic " + base64_encode("elastic:second-secret-rotated"));
 }
@@ -234,7 +244,9 @@ TEST_F(HttpDocumentApiTest, UnauthorizedIsClearAndSecretFree) {
   ClientOptions options;
   options.credentials = CredentialOptions{"", "", "", path.string()};
   auto api = make(options);
-  transport_.push(401, R"j({"error":{"type":"security_exception","reason":"unable to authenticate with provided credentials"},"status":401})j");
+  transport_.push(
+      401,
+      R"j({"error":{"type":"security_exception","reason":"unable to authenticate with provided credentials"},"status":401})j");
   auto r = api->get("locks", "a");
   std::filesystem::remove(path);
   ASSERT_FALSE(r.ok());
@@ -246,7 +258,9 @@ TEST_F(HttpDocumentApiTest, UnauthorizedIsClearAndSecretFree) {
 TEST_F(HttpDocumentApiTest, EnsureIndexAcceptsExistingIndex) {
   auto api = make();
   transport_.push(200, R"j({"acknowledged":true,"shards_acknowledged":true,"index":"locks"})j");
-  transport_.push(400, R"j({"error":{"type":"resource_already_exists_exception","reason":"index [locks/abc] already exists"},"status":400})j");
+  transport_.push(
+      400,
+      R"j({"error":{"type":"resource_already_exists_exception","reason":"index [locks/abc] already exists"},"status":400})j");
   transport_.push(400, R"j({"error":{"type":"invalid_index_name_exception","reason":"bad"},"status":400})j");
   EXPECT_TRUE(*api->ensure_index("locks", json::object()));
   EXPECT_FALSE(*api->ensure_index("locks", json::object()));

@@ -82,7 +82,8 @@ TEST_F(AcquirerTest, ALockThatKeepsBeingRenewedIsNeverTakenOver) {
 }
 
 TEST_F(AcquirerTest, PersistentBackendErrorsEndTheWaitWithThatError) {
-  for (int i = 0; i < 100; ++i) api_.inject({"create", false, make_error(ErrorCode::kUnavailable, "es down")});
+  for (int i = 0; i < 100; ++i)
+    api_.inject({"create", false, make_error(ErrorCode::kUnavailable, "es down")});
   for (int i = 0; i < 100; ++i) api_.inject({"get", false, make_error(ErrorCode::kUnavailable, "es down")});
   auto g = acquire_waiting(*store_, clock_, key_, claim("a"), WaitOptions{Millis(3000)});
   ASSERT_FALSE(g.ok());

@@ -49,8 +49,9 @@ TEST(FencingToken, ZeroFieldMeansTheVersionsOwnToken) {
 TEST(LockDocumentJson, RoundTripsEveryField) {
   const LockDocument doc = sample();
   const json j = to_json(doc);
-  for (const char* field : {"lock", "lease", "leaseUID", "holder", "holderUID", "node", "priority", "acquiredAt",
-                            "renewedAt", "expiresAt", "ttlMillis", "fencingToken", "transitions", "writer"}) {
+  for (const char* field :
+       {"lock", "lease", "leaseUID", "holder", "holderUID", "node", "priority", "acquiredAt", "renewedAt",
+        "expiresAt", "ttlMillis", "fencingToken", "transitions", "writer"}) {
     EXPECT_TRUE(j.contains(field)) << field;
   }
   EXPECT_EQ(j.size(), 14u);

@@ -15,8 +15,8 @@ namespace eslease::testing {
 class FakeDocumentApi final : public es::DocumentApi {
  public:
   struct Fault {
-    std::string op;        // "create", "index", "delete", "get", "bulk"
-    bool apply = false;    // perform the operation, then fail with `error` (answer lost)
+    std::string op;      // "create", "index", "delete", "get", "bulk"
+    bool apply = false;  // perform the operation, then fail with `error` (answer lost)
     Error error;
   };
 
@@ -69,7 +69,8 @@ class FakeDocumentApi final : public es::DocumentApi {
     return definition_["mappings"];
   }
 
-  Result<es::WriteResult> create(const std::string&, const std::string& id, const nlohmann::json& source) override {
+  Result<es::WriteResult> create(const std::string&, const std::string& id,
+                                 const nlohmann::json& source) override {
     std::lock_guard lock(mutex_);
     return with_faults("create", id, [&] {
       if (docs_.count(id)) return conflict();

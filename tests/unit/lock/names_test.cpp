@@ -6,8 +6,9 @@ namespace eslease::lock {
 namespace {
 
 TEST(LockNames, OrdinaryAndOddButSafeNamesAreAccepted) {
-  for (const std::string& name : std::vector<std::string>{"nightly-report", "a", "../_cluster/settings", "a/b?x=y#z", "日本語のロック",
-                                 "with space", std::string(kMaxLockNameBytes, 'x')}) {
+  for (const std::string& name :
+       std::vector<std::string>{"nightly-report", "a", "../_cluster/settings", "a/b?x=y#z", "日本語のロック",
+                                "with space", std::string(kMaxLockNameBytes, 'x')}) {
     auto key = make_lock_key("batch", name);
     ASSERT_TRUE(key.ok()) << name;
     EXPECT_EQ(key->id(), "batch/" + name);
@@ -50,8 +51,8 @@ TEST(LockNames, IdParsesBackAtTheFirstSlash) {
 
 TEST(IndexNames, FollowElasticsearchRules) {
   EXPECT_TRUE(validate_index_name("eslease-locks").ok());
-  for (const std::string bad : {"", "Upper", "_private", "-x", "+x", ".", "..", "a/b", "a?b", "a b", "a,b", "a#b",
-                                "a:b", "a*b"}) {
+  for (const std::string bad :
+       {"", "Upper", "_private", "-x", "+x", ".", "..", "a/b", "a?b", "a b", "a,b", "a#b", "a:b", "a*b"}) {
     EXPECT_FALSE(validate_index_name(bad).ok()) << bad;
   }
   EXPECT_FALSE(validate_index_name(std::string(256, 'a')).ok());

@@ -4,10 +4,9 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "emulators/kube/api_server.h"
 #include "http/server.h"
@@ -89,8 +88,8 @@ class RecordingResponse : public http::ServerResponse {
   std::atomic<bool> closing_{false};
 };
 
-inline http::ServerRequest make_request(const std::string& method, const std::string& target, std::string body = "",
-                                        http::Headers headers = {}) {
+inline http::ServerRequest make_request(const std::string& method, const std::string& target,
+                                        std::string body = "", http::Headers headers = {}) {
   http::ServerRequest request;
   request.method = method;
   request.target = target;

@@ -17,7 +17,8 @@ const std::string kWidgets = "/apis/example.io/v1/namespaces/default/widgets";
 class KubeCrudTest : public ::testing::Test {
  protected:
   void install_widgets() {
-    auto reply = call(api, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", testing::widget_crd());
+    auto reply =
+        call(api, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", testing::widget_crd());
     ASSERT_EQ(reply.status, 201) << reply.body.dump();
   }
   ApiServer api{ApiServerOptions{}};
@@ -61,7 +62,11 @@ TEST_F(KubeCrudTest, InvalidNameIsUnprocessableWithCauses) {
   ASSERT_EQ(reply.body["details"]["causes"].size(), 1u);
   EXPECT_EQ(reply.body["details"]["causes"][0]["reason"], "FieldValueInvalid");
   EXPECT_EQ(reply.body["details"]["causes"][0]["field"], "metadata.name");
-  EXPECT_EQ(reply.body["message"].get<std::string>().rfind("Lease.coordination.k8s.io \"Bad_Name\" is invalid: metadata.name: Invalid value: \"Bad_Name\": a lowercase RFC 1123 subdomain", 0), 0u)
+  EXPECT_EQ(reply.body["message"].get<std::string>().rfind(
+                "Lease.coordination.k8s.io \"Bad_Name\" is invalid: metadata.name: Invalid value: "
+                "\"Bad_Name\": a lowercase RFC 1123 subdomain",
+                0),
+            0u)
       << reply.body["message"];
 }
 
@@ -92,7 +97,8 @@ TEST_F(KubeCrudTest, TypeMetaChecks) {
   object = testing::lease("a");
   object.erase("kind");
   object.erase("apiVersion");
-  EXPECT_EQ(call(api, "POST", kLeases, object).status, 201) << "built-in types default to the endpoint's kind";
+  EXPECT_EQ(call(api, "POST", kLeases, object).status, 201)
+      << "built-in types default to the endpoint's kind";
   install_widgets();
   json custom = testing::widget("w");
   custom.erase("kind");
@@ -112,7 +118,8 @@ TEST_F(KubeCrudTest, StaleResourceVersionConflicts) {
   EXPECT_EQ(reply.status, 409);
   EXPECT_EQ(reply.body["reason"], "Conflict");
   EXPECT_EQ(reply.body["message"],
-            "Operation cannot be fulfilled on leases.coordination.k8s.io \"x\": the object has been modified; please "
+            "Operation cannot be fulfilled on leases.coordination.k8s.io \"x\": the object has been "
+            "modified; please "
             "apply your changes to the latest version and try again");
 }
 
@@ -136,8 +143,9 @@ TEST_F(KubeCrudTest, UpdateThatChangesNothingKeepsResourceVersion) {
 
 TEST_F(KubeCrudTest, ResourceVersionIsOneCounterAcrossResources) {
   auto lease = call(api, "POST", kLeases, testing::lease("x"));
-  auto pod = call(api, "POST", "/api/v1/namespaces/default/pods",
-                  {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", {{"name", "p"}}}, {"spec", json::object()}});
+  auto pod =
+      call(api, "POST", "/api/v1/namespaces/default/pods",
+           {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", {{"name", "p"}}}, {"spec", json::object()}});
   ASSERT_EQ(pod.status, 201);
   EXPECT_EQ(std::stoull(pod.body["metadata"]["resourceVersion"].get<std::string>()),
             std::stoull(lease.body["metadata"]["resourceVersion"].get<std::string>()) + 1);
@@ -219,8 +227,9 @@ TEST_F(KubeCrudTest, UnknownFieldsArePrunedWithWarningOrRejectedWhenStrict) {
   object["spec"]["extra"] = true;
   auto strict = call(api, "POST", kWidgets + "?fieldValidation=Strict", object);
   EXPECT_EQ(strict.status, 400);
-  EXPECT_NE(strict.body["message"].get<std::string>().find("strict decoding error: unknown field \"spec.extra\""),
-            std::string::npos);
+  EXPECT_NE(
+      strict.body["message"].get<std::string>().find("strict decoding error: unknown field \"spec.extra\""),
+      std::string::npos);
   auto warned = call(api, "POST", kWidgets, object);
   EXPECT_EQ(warned.status, 201);
   EXPECT_FALSE(warned.body["spec"].contains("extra"));
@@ -239,8 +248,9 @@ TEST_F(KubeCrudTest, FinalizersDelayDeletionUntilRemoved) {
   EXPECT_EQ(deleting.body["metadata"]["generation"], 2);
   EXPECT_EQ(call(api, "GET", kWidgets + "/w").status, 200);
 
-  auto adding = call(api, "PATCH", kWidgets + "/w", {{"metadata", {{"finalizers", {"example.io/cleanup", "x/y"}}}}},
-                     {{"Content-Type", "application/merge-patch+json"}});
+  auto adding =
+      call(api, "PATCH", kWidgets + "/w", {{"metadata", {{"finalizers", {"example.io/cleanup", "x/y"}}}}},
+           {{"Content-Type", "application/merge-patch+json"}});
   EXPECT_EQ(adding.status, 422);
 
   auto released = call(api, "PATCH", kWidgets + "/w", {{"metadata", {{"finalizers", nullptr}}}},
@@ -290,17 +300,21 @@ TEST_F(KubeCrudTest, MergeAndJsonPatch) {
   EXPECT_EQ(patched.body["spec"], json({{"holderIdentity", "b"}}));
 
   json failing = json::array({{{"op", "test"}, {"path", "/spec/holderIdentity"}, {"value", "a"}}});
-  auto failed = call(api, "PATCH", kLeases + "/x", failing, {{"Content-Type", "application/json-patch+json"}});
+  auto failed =
+      call(api, "PATCH", kLeases + "/x", failing, {{"Content-Type", "application/json-patch+json"}});
   EXPECT_EQ(failed.status, 422);
   EXPECT_EQ(failed.body["message"], "the server rejected our request due to an error in our request");
 
   json stale = {{"metadata", {{"resourceVersion", created.body["metadata"]["resourceVersion"]}}}};
-  auto conflicted = call(api, "PATCH", kLeases + "/x", stale, {{"Content-Type", "application/merge-patch+json"}});
+  auto conflicted =
+      call(api, "PATCH", kLeases + "/x", stale, {{"Content-Type", "application/merge-patch+json"}});
   EXPECT_EQ(conflicted.status, 409);
 
-  auto missing = call(api, "PATCH", kLeases + "/nope", json::object(), {{"Content-Type", "application/merge-patch+json"}});
+  auto missing = call(api, "PATCH", kLeases + "/nope", json::object(),
+                      {{"Content-Type", "application/merge-patch+json"}});
   EXPECT_EQ(missing.status, 404);
-  auto garbage = call_raw(api, "PATCH", kLeases + "/x", "{oops", {{"Content-Type", "application/merge-patch+json"}});
+  auto garbage =
+      call_raw(api, "PATCH", kLeases + "/x", "{oops", {{"Content-Type", "application/merge-patch+json"}});
   EXPECT_EQ(garbage.status, 400);
 }
 
@@ -318,7 +332,8 @@ TEST_F(KubeCrudTest, CrdRegistersResourceAndDeletionRemovesIt) {
   auto crd = call(api, "GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.io");
   ASSERT_EQ(crd.status, 200);
   bool established = false;
-  for (const auto& c : crd.body["status"]["conditions"]) established |= c["type"] == "Established" && c["status"] == "True";
+  for (const auto& c : crd.body["status"]["conditions"])
+    established |= c["type"] == "Established" && c["status"] == "True";
   EXPECT_TRUE(established);
   auto resources = call(api, "GET", "/apis/example.io/v1");
   ASSERT_EQ(resources.status, 200);
@@ -329,7 +344,8 @@ TEST_F(KubeCrudTest, CrdRegistersResourceAndDeletionRemovesIt) {
 
   ASSERT_EQ(call(api, "POST", kWidgets, testing::widget("w")).status, 201);
   EXPECT_EQ(call(api, "GET", kWidgets).body["items"].size(), 1u);
-  auto deleted = call(api, "DELETE", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.io");
+  auto deleted =
+      call(api, "DELETE", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.io");
   EXPECT_EQ(deleted.status, 200);
   EXPECT_EQ(call(api, "GET", kWidgets).status, 404);
   EXPECT_EQ(call(api, "GET", "/apis/example.io/v1").status, 404);
@@ -346,10 +362,13 @@ TEST_F(KubeCrudTest, InvalidCrdIsRejected) {
 }
 
 TEST_F(KubeCrudTest, NamespaceDeletionRemovesItsObjects) {
-  auto ns = call(api, "POST", "/api/v1/namespaces", {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "team"}}}});
+  auto ns = call(api, "POST", "/api/v1/namespaces",
+                 {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "team"}}}});
   ASSERT_EQ(ns.status, 201);
   EXPECT_EQ(ns.body["status"]["phase"], "Active");
-  ASSERT_EQ(call(api, "POST", "/apis/coordination.k8s.io/v1/namespaces/team/leases", testing::lease("x")).status, 201);
+  ASSERT_EQ(
+      call(api, "POST", "/apis/coordination.k8s.io/v1/namespaces/team/leases", testing::lease("x")).status,
+      201);
   EXPECT_EQ(call(api, "DELETE", "/api/v1/namespaces/team").status, 200);
   EXPECT_EQ(call(api, "GET", "/apis/coordination.k8s.io/v1/namespaces/team/leases/x").status, 404);
   EXPECT_EQ(call(api, "GET", "/api/v1/namespaces/team").status, 404);
@@ -400,15 +419,18 @@ TEST(KubeAuthTest, BearerTokenRequired) {
   ApiServer api(options);
   auto anonymous = call(api, "GET", "/api/v1/namespaces");
   EXPECT_EQ(anonymous.status, 401);
-  EXPECT_EQ(anonymous.body, json::parse(R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
+  EXPECT_EQ(anonymous.body,
+            json::parse(R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
     "message":"Unauthorized","reason":"Unauthorized","code":401})"));
   EXPECT_EQ(call(api, "GET", "/api/v1/namespaces", nullptr, {{"Authorization", "Bearer wrong"}}).status, 401);
-  EXPECT_EQ(call(api, "GET", "/api/v1/namespaces", nullptr, {{"Authorization", "Bearer s3cret"}}).status, 200);
+  EXPECT_EQ(call(api, "GET", "/api/v1/namespaces", nullptr, {{"Authorization", "Bearer s3cret"}}).status,
+            200);
   EXPECT_EQ(call(api, "GET", "/_emulator/stats").status, 200) << "admin endpoints need no token";
 }
 
 TEST_F(KubeCrudTest, FaultsAnswerErrorsThenClear) {
-  auto set = call(api, "POST", "/_emulator/faults", {{"verb", "get"}, {"resource", "leases"}, {"status", 500}, {"count", 1}});
+  auto set = call(api, "POST", "/_emulator/faults",
+                  {{"verb", "get"}, {"resource", "leases"}, {"status", 500}, {"count", 1}});
   ASSERT_EQ(set.status, 200);
   call(api, "POST", kLeases, testing::lease("x"));
   auto faulted = call(api, "GET", kLeases + "/x");
@@ -416,7 +438,8 @@ TEST_F(KubeCrudTest, FaultsAnswerErrorsThenClear) {
   EXPECT_EQ(faulted.body["reason"], "InternalError");
   EXPECT_EQ(call(api, "GET", kLeases + "/x").status, 200) << "count 1 is used up";
 
-  call(api, "POST", "/_emulator/faults", {{"verb", "*"}, {"resource", "leases"}, {"status", 429}, {"retry_after_seconds", 2}});
+  call(api, "POST", "/_emulator/faults",
+       {{"verb", "*"}, {"resource", "leases"}, {"status", 429}, {"retry_after_seconds", 2}});
   auto throttled = call(api, "GET", kLeases);
   EXPECT_EQ(throttled.status, 429);
   EXPECT_EQ(throttled.response->header("Retry-After").value_or(""), "2");

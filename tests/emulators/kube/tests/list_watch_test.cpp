@@ -1,8 +1,8 @@
 // LIST (selectors, pagination) and WATCH (history, 410, bookmarks, selector transitions,
 // dropped streams) of the kube-emulator handler.
-#include <thread>
-
 #include <gtest/gtest.h>
+
+#include <thread>
 
 #include "emulators/kube/tests/api_test_support.h"
 #include "support/wait.h"
@@ -10,9 +10,9 @@
 namespace eslease::kubeemu {
 namespace {
 
+using eslease::testing::wait_until;
 using nlohmann::json;
 using testing::call;
-using eslease::testing::wait_until;
 
 const std::string kLeases = "/apis/coordination.k8s.io/v1/namespaces/default/leases";
 const std::string kPods = "/api/v1/namespaces/default/pods";
@@ -28,8 +28,7 @@ json pod(const std::string& name, const std::string& app, const std::string& nod
 class WatchCall {
  public:
   WatchCall(ApiServer& api, const std::string& target, http::Headers headers = {})
-      : request_(testing::make_request("GET", target, "", std::move(headers))),
-        thread_([this, &api] {
+      : request_(testing::make_request("GET", target, "", std::move(headers))), thread_([this, &api] {
           api.handle(request_, response_);
           finished_ = true;
         }) {}
@@ -183,13 +182,16 @@ TEST_F(KubeListWatchTest, WatchFromCompactedVersionGetsExpiredErrorEvent) {
   EXPECT_EQ(events[0]["type"], "ERROR");
   EXPECT_EQ(events[0]["object"]["code"], 410);
   EXPECT_EQ(events[0]["object"]["reason"], "Expired");
-  EXPECT_EQ(events[0]["object"]["message"].get<std::string>().rfind("too old resource version: " + rv + " (", 0), 0u);
+  EXPECT_EQ(
+      events[0]["object"]["message"].get<std::string>().rfind("too old resource version: " + rv + " (", 0),
+      0u);
 }
 
 TEST_F(KubeListWatchTest, HistoryBeyondItsLimitExpires) {
   auto first = call(api, "POST", kLeases, testing::lease("a"));
   for (int i = 0; i < 120; ++i) call(api, "POST", kPods, pod("p" + std::to_string(i), "x", "n"));
-  WatchCall watch(api, kLeases + "?watch=true&resourceVersion=" + first.body["metadata"]["resourceVersion"].get<std::string>());
+  WatchCall watch(api, kLeases + "?watch=true&resourceVersion=" +
+                           first.body["metadata"]["resourceVersion"].get<std::string>());
   ASSERT_TRUE(watch.wait_for_events(1));
   EXPECT_EQ(watch.events()[0]["type"], "ERROR");
 }
@@ -233,8 +235,7 @@ TEST_F(KubeListWatchTest, FinalizerDeletionIsModifiedThenDeleted) {
   ASSERT_TRUE(watch.wait_for_events(1));
   call(api, "DELETE", kLeases + "/a");
   ASSERT_TRUE(watch.wait_for_events(2));
-  call(api, "PATCH", kLeases + "/a",
-       json::array({{{"op", "remove"}, {"path", "/metadata/finalizers"}}}),
+  call(api, "PATCH", kLeases + "/a", json::array({{{"op", "remove"}, {"path", "/metadata/finalizers"}}}),
        {{"Content-Type", "application/json-patch+json"}});
   ASSERT_TRUE(watch.wait_for_events(3));
   auto events = watch.events();

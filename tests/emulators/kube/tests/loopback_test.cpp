@@ -1,11 +1,11 @@
 // kube-emulator over real HTTP on loopback, through the production client transport.
+#include <gtest/gtest.h>
+
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "emulators/kube/kube_emulator.h"
 #include "http/transport.h"
@@ -58,11 +58,14 @@ TEST(KubeEmulatorLoopbackTest, WatchStreamsEventsAndEndsOnStop) {
     http::Request request;
     request.url = emulator.url() + "/apis/coordination.k8s.io/v1/namespaces/default/leases?watch=true";
     request.timeout = std::chrono::seconds(30);
-    (void)transport->stream(request, [&](std::string_view chunk) {
-      std::lock_guard lock(mutex);
-      received.append(chunk);
-      return true;
-    }, stop.get_token());
+    (void)transport->stream(
+        request,
+        [&](std::string_view chunk) {
+          std::lock_guard lock(mutex);
+          received.append(chunk);
+          return true;
+        },
+        stop.get_token());
     done = true;
   });
   auto writer = http::make_cpprest_transport();
