@@ -92,6 +92,16 @@ ApiError expired(const std::string& message) {
   return make(410, "Expired", message);
 }
 
+ApiError too_large_resource_version(std::uint64_t requested, std::uint64_t current) {
+  ApiError error = make(504, "Timeout",
+                        "Timeout: Too large resource version: " + std::to_string(requested) +
+                            ", current: " + std::to_string(current));
+  error.details = {{"causes", json::array({{{"reason", "ResourceVersionTooLarge"},
+                                             {"message", "Too large resource version"}}})}};
+  error.retry_after_seconds = 1;
+  return error;
+}
+
 ApiError method_not_supported(const std::string& group, const std::string& resource,
                               const std::string& action) {
   return make(

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,6 +39,8 @@ ApiError invalid(const std::string& group, const std::string& kind, const std::s
                  const std::vector<StatusCause>& causes);
 ApiError bad_request(const std::string& message);
 ApiError expired(const std::string& message);  // 410 Gone, reason Expired
+// 504 for a resourceVersion newer than the server has (NewTooLargeResourceVersionError).
+ApiError too_large_resource_version(std::uint64_t requested, std::uint64_t current);
 ApiError method_not_supported(const std::string& group, const std::string& resource,
                               const std::string& action);
 ApiError forbidden(const std::string& group, const std::string& resource, const std::string& name,

@@ -187,6 +187,10 @@ void ApiServer::watch(const Call& call, http::ServerResponse& response) {
     if (send_initial) {
       initial = store_.list(call.type->id(), call.ns);
       stream = store_.watch_from_now(call.type->id());
+    } else if (*from_rv > store_.current_rv()) {
+      // A version from the future (e.g. remembered from before a server restart): the real
+      // server refuses it rather than silently waiting, so clients re-list.
+      return send_error(response, too_large_resource_version(*from_rv, store_.current_rv()));
     } else {
       stream = store_.watch(call.type->id(), *from_rv);
     }

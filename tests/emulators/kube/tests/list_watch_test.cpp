@@ -187,6 +187,18 @@ TEST_F(KubeListWatchTest, WatchFromCompactedVersionGetsExpiredErrorEvent) {
       0u);
 }
 
+TEST_F(KubeListWatchTest, WatchFromAFutureVersionIsRefusedAsTooLarge) {
+  auto created = call(api, "POST", kLeases, testing::lease("a"));
+  const auto current = std::stoull(created.body["metadata"]["resourceVersion"].get<std::string>());
+  auto answer = call(api, "GET", kLeases + "?watch=true&resourceVersion=" + std::to_string(current + 100));
+  EXPECT_EQ(answer.status, 504);
+  EXPECT_EQ(answer.body["reason"], "Timeout");
+  EXPECT_EQ(answer.body["message"], "Timeout: Too large resource version: " + std::to_string(current + 100) +
+                                        ", current: " + std::to_string(current));
+  EXPECT_EQ(answer.body["details"]["causes"][0]["reason"], "ResourceVersionTooLarge");
+  EXPECT_EQ(answer.body["details"]["retryAfterSeconds"], 1);
+}
+
 TEST_F(KubeListWatchTest, HistoryBeyondItsLimitExpires) {
   auto first = call(api, "POST", kLeases, testing::lease("a"));
   for (int i = 0; i < 120; ++i) call(api, "POST", kPods, pod("p" + std::to_string(i), "x", "n"));
