@@ -35,11 +35,38 @@ struct Pending {
 
 enum class WaitOutcome { kDone, kDeadline, kStopped };
 
+// Continuations that have not run yet. A request given up on (deadline, stop) is cancelled
+// and its continuation runs shortly after; the transport waits for them on destruction so
+// no async work outlives it. Shared, because a continuation may still hold it if that wait
+// runs out.
+class InFlight {
+ public:
+  void add() {
+    std::lock_guard lock(mutex_);
+    ++count_;
+  }
+  void done() {
+    std::lock_guard lock(mutex_);
+    if (--count_ == 0) idle_.notify_all();
+  }
+  void wait_idle(std::chrono::milliseconds limit) {
+    std::unique_lock lock(mutex_);
+    idle_.wait_for(lock, limit, [&] { return count_ == 0; });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable idle_;
+  int count_ = 0;
+};
+
 // `keep_alive` is held until the task finishes (e.g. a buffer the task writes into).
 template <typename T>
-std::shared_ptr<Pending<T>> observe(pplx::task<T> task, std::shared_ptr<void> keep_alive = {}) {
+std::shared_ptr<Pending<T>> observe(const std::shared_ptr<InFlight>& in_flight, pplx::task<T> task,
+                                    std::shared_ptr<void> keep_alive = {}) {
   auto pending = std::make_shared<Pending<T>>();
-  task.then([pending, keep_alive](pplx::task<T> finished) {
+  in_flight->add();
+  task.then([pending, keep_alive, in_flight](pplx::task<T> finished) {
     std::optional<T> value;
     std::exception_ptr error;
     try {
@@ -52,6 +79,7 @@ std::shared_ptr<Pending<T>> observe(pplx::task<T> task, std::shared_ptr<void> ke
     pending->error = error;
     pending->done = true;
     pending->ready.notify_all();
+    in_flight->done();
   });
   return pending;
 }
@@ -197,6 +225,7 @@ class CpprestTransport final : public Transport {
  public:
   explicit CpprestTransport(TransportOptions options)
       : options_(std::move(options)), tls_problem_(validate_tls(options_.tls)) {}
+  ~CpprestTransport() override { in_flight_->wait_idle(std::chrono::seconds(5)); }
 
   Result<Response> send(const Request& request) override {
     auto target = parse_target(request.url);
@@ -214,7 +243,7 @@ class CpprestTransport final : public Transport {
                           return out;
                         });
                       });
-      auto pending = observe(std::move(task));
+      auto pending = observe(in_flight_, std::move(task));
       if (wait(*pending, deadline, {}) != WaitOutcome::kDone) {
         cancel.cancel();
         return make_error(ErrorCode::kTimeout, request.method + " " + target->display +
@@ -247,7 +276,7 @@ class CpprestTransport final : public Transport {
     };
     try {
       auto& http = client_for(*target);
-      auto head = observe(http.request(build_request(request, *target), cancel.get_token()));
+      auto head = observe(in_flight_, http.request(build_request(request, *target), cancel.get_token()));
       if (auto outcome = wait(*head, Clock::now() + idle, stop); outcome != WaitOutcome::kDone) {
         return give_up(outcome);
       }
@@ -261,7 +290,7 @@ class CpprestTransport final : public Transport {
       while (true) {
         // Asking for one byte completes as soon as anything arrives; the rest of what is
         // already buffered is then taken without waiting.
-        auto first = observe(body.getn(piece->data(), 1), piece);
+        auto first = observe(in_flight_, body.getn(piece->data(), 1), piece);
         if (auto outcome = wait(*first, Clock::now() + idle, stop); outcome != WaitOutcome::kDone) {
           return give_up(outcome);
         }
@@ -317,6 +346,7 @@ class CpprestTransport final : public Transport {
   const std::optional<std::string> tls_problem_;
   std::mutex clients_mutex_;
   std::map<std::string, std::unique_ptr<client::http_client>> clients_;
+  std::shared_ptr<InFlight> in_flight_ = std::make_shared<InFlight>();
 };
 
 }  // namespace

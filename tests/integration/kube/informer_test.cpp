@@ -141,9 +141,7 @@ TEST_F(InformerIntegrationTest, ConvergesAfterServerRestartWithDifferentObjects)
   emulator_->stop();
   // A real restart takes a while: the informer sees the server gone before it is back.
   ASSERT_TRUE(wait_until([&] { return informer.restarts(RestartReason::kError) > errors_before; }, 10s));
-  kubeemu::KubeEmulatorOptions options;
-  options.port = port;
-  start_server(options);
+  restart_emulator(port);
   for (const char* name : {"same-name", "only-new"}) ASSERT_TRUE(api_->create(kPods, ns_, pod(name)).ok());
 
   ASSERT_TRUE(wait_until(Converged(*api_, ns_, informer, handlers), 15s));

@@ -62,6 +62,19 @@ class KubeFixture : public ::testing::Test {
         << created.error().describe();
   }
 
+  // Starts a fresh, empty emulator on `port` in place of a stopped one. api_ stays: it
+  // keeps talking to the same address, as a client does across an API server restart.
+  void restart_emulator(std::uint16_t port) {
+    ASSERT_TRUE(emulator_);
+    kubeemu::KubeEmulatorOptions options;
+    options.port = port;
+    emulator_->stop();
+    emulator_ = std::make_unique<kubeemu::KubeEmulator>(options);
+    ASSERT_TRUE(emulator_->start().ok());
+    auto created = api_->create(resources::namespaces(), "", {{"metadata", {{"name", ns_}}}});
+    ASSERT_TRUE(created.ok()) << created.error().describe();
+  }
+
   bool has_admin() const { return emulator_ != nullptr; }
 
   // POST/DELETE to the emulator's /_emulator/ endpoints.
