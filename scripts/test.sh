@@ -12,4 +12,7 @@ build_type=RelWithDebInfo
 [ -z "$sanitize" ] || build_type=Debug
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="$build_type" -DESLEASE_SANITIZE="$sanitize" >/dev/null
 cmake --build "$build_dir" -j2
+if [ "$sanitize" = address ]; then
+  export LSAN_OPTIONS="suppressions=$PWD/tests/sanitizers/lsan.supp:print_suppressions=0"
+fi
 ctest --test-dir "$build_dir" --output-on-failure -j2 --timeout 300
