@@ -142,7 +142,7 @@ TEST_F(InformerIntegrationTest, ConvergesAfterServerRestartWithDifferentObjects)
   // A real restart takes a while: the informer sees the server gone before it is back.
   ASSERT_TRUE(wait_until([&] { return informer.restarts(RestartReason::kError) > errors_before; }, 10s));
   restart_emulator(port);
-  for (const char* name : {"same-name", "only-new"}) ASSERT_TRUE(api_->create(kPods, ns_, pod(name)).ok());
+  for (const char* name : {"same-name", "only-new"}) ASSERT_TRUE(create_after_restart(kPods, ns_, pod(name)));
 
   ASSERT_TRUE(wait_until(Converged(*api_, ns_, informer, handlers), 15s));
   informer.stop();

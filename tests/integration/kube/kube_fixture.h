@@ -17,6 +17,7 @@
 #include "kube/config.h"
 #include "kube/http_api.h"
 #include "kube/informer.h"
+#include "support/wait.h"
 
 namespace eslease::kube::testing {
 
@@ -71,8 +72,17 @@ class KubeFixture : public ::testing::Test {
     emulator_->stop();
     emulator_ = std::make_unique<kubeemu::KubeEmulator>(options);
     ASSERT_TRUE(emulator_->start().ok());
-    auto created = api_->create(resources::namespaces(), "", {{"metadata", {{"name", ns_}}}});
-    ASSERT_TRUE(created.ok()) << created.error().describe();
+    ASSERT_TRUE(create_after_restart(resources::namespaces(), "", {{"metadata", {{"name", ns_}}}}));
+  }
+
+  // Creates an object right after a restart. The client's pooled connections to the old
+  // server are dead, and a write on one fails as kUnavailable (outcome unknown) rather than
+  // being resent: retry as a caller would, until created or it already exists.
+  bool create_after_restart(const Resource& resource, const std::string& ns, const nlohmann::json& object) {
+    return eslease::testing::wait_until([&] {
+      auto created = api_->create(resource, ns, object);
+      return created.ok() || created.error().code == ErrorCode::kAlreadyExists;
+    });
   }
 
   bool has_admin() const { return emulator_ != nullptr; }
