@@ -54,6 +54,31 @@ std::string Error::describe() const {
   return out;
 }
 
+ErrorCode error_code_for_http_status(int status) {
+  switch (status) {
+    case 400:
+      return ErrorCode::kInvalidArgument;
+    case 401:
+      return ErrorCode::kUnauthorized;
+    case 403:
+      return ErrorCode::kForbidden;
+    case 404:
+      return ErrorCode::kNotFound;
+    case 409:
+      return ErrorCode::kConflict;
+    case 410:
+      return ErrorCode::kGone;
+    case 422:
+      return ErrorCode::kInvalid;
+    case 429:
+      return ErrorCode::kTooManyRequests;
+    default:
+      break;
+  }
+  if (status >= 500 && status <= 599) return ErrorCode::kUnavailable;
+  return ErrorCode::kProtocol;
+}
+
 Error make_error(ErrorCode code, std::string message, int http_status) {
   Error e;
   e.code = code;

@@ -49,6 +49,11 @@ struct Error {
 
 Error make_error(ErrorCode code, std::string message, int http_status = 0);
 
+// The ErrorCode an HTTP error status stands for, shared by every HTTP client: 4xx by
+// meaning, 5xx kUnavailable, anything else kProtocol. Callers refine it where their
+// protocol says more (Kubernetes' AlreadyExists, its 504 Timeout).
+ErrorCode error_code_for_http_status(int status);
+
 template <typename T>
 class [[nodiscard]] Result {
  public:

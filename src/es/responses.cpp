@@ -46,27 +46,6 @@ Result<Version> version_of(const json& object, std::string_view op) {
   return Version{*seq_no, *primary_term};
 }
 
-ErrorCode code_for_status(int status) {
-  switch (status) {
-    case 400:
-      return ErrorCode::kInvalidArgument;
-    case 401:
-      return ErrorCode::kUnauthorized;
-    case 403:
-      return ErrorCode::kForbidden;
-    case 404:
-      return ErrorCode::kNotFound;
-    case 409:
-      return ErrorCode::kConflict;
-    case 429:
-      return ErrorCode::kTooManyRequests;
-    default:
-      break;
-  }
-  if (status >= 500 && status <= 599) return ErrorCode::kUnavailable;
-  return ErrorCode::kProtocol;
-}
-
 }  // namespace
 
 Result<json> parse_object(std::string_view body, std::string_view op) {
@@ -116,7 +95,7 @@ Error error_from_response(const http::Response& response, std::string_view op) {
   } else {
     message = "Elasticsearch " + std::string(op) + " failed: " + details;
   }
-  Error error = make_error(code_for_status(status), std::move(message), status);
+  Error error = make_error(error_code_for_http_status(status), std::move(message), status);
   if (auto retry_after = response.header("retry-after")) {
     char* end = nullptr;
     const long seconds = std::strtol(retry_after->c_str(), &end, 10);
@@ -216,7 +195,7 @@ Result<BulkResult> parse_bulk(const http::Response& response, std::size_t expect
     } else {
       const std::string details =
           item.contains("error") ? describe_es_error(item["error"]) : "no error details";
-      result.error = make_error(code_for_status(static_cast<int>(*status)),
+      result.error = make_error(error_code_for_http_status(static_cast<int>(*status)),
                                 "Elasticsearch bulk item failed: " + details, static_cast<int>(*status));
     }
     out.items.push_back(std::move(result));

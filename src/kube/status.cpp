@@ -36,30 +36,9 @@ std::string excerpt(std::string_view body) {
 }
 
 ErrorCode code_for(int http_status, const std::string& reason) {
-  switch (http_status) {
-    case 400:
-      return ErrorCode::kInvalidArgument;
-    case 401:
-      return ErrorCode::kUnauthorized;
-    case 403:
-      return ErrorCode::kForbidden;
-    case 404:
-      return ErrorCode::kNotFound;
-    case 409:
-      return reason == "AlreadyExists" ? ErrorCode::kAlreadyExists : ErrorCode::kConflict;
-    case 410:
-      return ErrorCode::kGone;
-    case 422:
-      return ErrorCode::kInvalid;
-    case 429:
-      return ErrorCode::kTooManyRequests;
-    case 504:
-      return ErrorCode::kTimeout;
-    default:
-      break;
-  }
-  if (http_status >= 500) return ErrorCode::kUnavailable;
-  return ErrorCode::kProtocol;
+  if (http_status == 409 && reason == "AlreadyExists") return ErrorCode::kAlreadyExists;
+  if (http_status == 504) return ErrorCode::kTimeout;
+  return error_code_for_http_status(http_status);
 }
 
 std::optional<int> parse_retry_after(const std::string& value) {
