@@ -5,13 +5,13 @@ set -euo pipefail
 
 packages=(
   # build
-  build-essential cmake ninja-build pkg-config git
+  build-essential cmake ninja-build pkg-config git ccache
   # libraries
   libcpprest-dev libssl-dev libboost-dev libboost-system-dev
   libyaml-cpp-dev prometheus-cpp-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
   # tests
   libgtest-dev libgmock-dev kubectl python3 python3-kubernetes python3-elasticsearch
-  openssl curl
+  openssl curl prometheus
   # sanitizer and fuzzing runtimes, code checks
   clang lld libclang-rt-14-dev clang-tidy clang-format
 )

@@ -100,6 +100,19 @@ class LockStore {
   virtual Result<ReleaseOutcome> release(const LockKey& key, const Grant& held) = 0;
   // Renews many held locks through _bulk, one outcome per lock, in the given order.
   virtual std::vector<BatchRenewal> renew_all(const std::vector<HeldLock>& held) = 0;
+
+  // Start-up batches: many realtime reads, and grants of many free locks, one outcome per
+  // key in the given order. A malformed document is that key's kProtocol error.
+  virtual Result<std::vector<Result<std::optional<LockState>>>> get_many(const std::vector<LockKey>& keys) {
+    std::vector<Result<std::optional<LockState>>> out;
+    for (const LockKey& key : keys) out.push_back(get(key));
+    return out;
+  }
+  virtual std::vector<Result<AcquireOutcome>> acquire_many(const std::vector<std::pair<LockKey, Claim>>& claims) {
+    std::vector<Result<AcquireOutcome>> out;
+    for (const auto& [key, claim] : claims) out.push_back(acquire(key, claim));
+    return out;
+  }
 };
 
 struct StoreOptions {

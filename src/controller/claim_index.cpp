@@ -1,0 +1,108 @@
+#include "controller/claim_index.h"
+
+namespace eslease::controller {
+
+std::vector<std::string> ClaimIndex::lease_changed(const LeaseRecord* before, const LeaseRecord* now) {
+  std::set<std::string> touched;
+  std::lock_guard lock(mutex_);
+  if (before) {
+    const std::string key = before->meta.key();
+    if (auto it = claims_.find(key); it != claims_.end()) touched.insert(it->second.lock_id);
+    remove(key);
+  }
+  if (now) {
+    add(now->meta.key(), *now);
+    if (!now->spec.lock_name.empty()) touched.insert(now->lock_id());
+  }
+  return {touched.begin(), touched.end()};
+}
+
+void ClaimIndex::remove(const std::string& lease_key) {
+  auto it = claims_.find(lease_key);
+  if (it == claims_.end()) return;
+  const Claim& claim = it->second;
+  if (auto l = by_lock_.find(claim.lock_id); l != by_lock_.end()) {
+    l->second.erase(lease_key);
+    if (l->second.empty()) by_lock_.erase(l);
+  }
+  if (!claim.pod_key.empty()) {
+    // Several claims of one lock may name the same pod: count them.
+    if (auto p = by_pod_.find(claim.pod_key); p != by_pod_.end()) {
+      if (--p->second[claim.lock_id] <= 0) p->second.erase(claim.lock_id);
+      if (p->second.empty()) by_pod_.erase(p);
+    }
+  }
+  if (claim.selector) {
+    const std::string ns = lease_key.substr(0, lease_key.find('/'));
+    if (auto e = elections_by_ns_.find(ns); e != elections_by_ns_.end()) {
+      e->second.erase(lease_key);
+      if (e->second.empty()) elections_by_ns_.erase(e);
+    }
+  }
+  claims_.erase(it);
+}
+
+void ClaimIndex::add(const std::string& lease_key, const LeaseRecord& lease) {
+  if (lease.spec.lock_name.empty()) return;
+  Claim claim{lease.lock_id(), "", lease.spec.selector};
+  if (!lease.spec.pod_name.empty()) {
+    claim.pod_key = lease.meta.ns + "/" + lease.spec.pod_name;
+    ++by_pod_[claim.pod_key][claim.lock_id];
+  }
+  if (claim.selector) elections_by_ns_[lease.meta.ns].insert(lease_key);
+  by_lock_[claim.lock_id].insert(lease_key);
+  claims_[lease_key] = std::move(claim);
+}
+
+std::vector<std::string> ClaimIndex::locks() const {
+  std::lock_guard lock(mutex_);
+  std::vector<std::string> out;
+  out.reserve(by_lock_.size());
+  for (const auto& [id, leases] : by_lock_) out.push_back(id);
+  return out;
+}
+
+std::vector<std::string> ClaimIndex::claims_of(const std::string& lock_id) const {
+  std::lock_guard lock(mutex_);
+  auto it = by_lock_.find(lock_id);
+  if (it == by_lock_.end()) return {};
+  return {it->second.begin(), it->second.end()};
+}
+
+std::vector<std::string> ClaimIndex::locks_for_pod(const PodRecord* before, const PodRecord* now) const {
+  const PodRecord* any = now ? now : before;
+  if (!any) return {};
+  const std::string key = any->meta.key();
+  std::set<std::string> out;
+  std::lock_guard lock(mutex_);
+  if (auto it = by_pod_.find(key); it != by_pod_.end())
+    for (const auto& [lock_id, count] : it->second) out.insert(lock_id);
+  if (auto it = held_by_.find(key); it != held_by_.end()) out.insert(it->second.begin(), it->second.end());
+  if (auto it = elections_by_ns_.find(any->meta.ns); it != elections_by_ns_.end()) {
+    for (const std::string& lease_key : it->second) {
+      const Claim& claim = claims_.at(lease_key);
+      if ((before && claim.selector->matches(before->labels)) ||
+          (now && claim.selector->matches(now->labels)))
+        out.insert(claim.lock_id);
+    }
+  }
+  return {out.begin(), out.end()};
+}
+
+void ClaimIndex::set_holder(const std::string& lock_id, const std::string& pod_key) {
+  std::lock_guard lock(mutex_);
+  auto it = holder_of_.find(lock_id);
+  if (it != holder_of_.end()) {
+    if (it->second == pod_key) return;
+    if (auto h = held_by_.find(it->second); h != held_by_.end()) {
+      h->second.erase(lock_id);
+      if (h->second.empty()) held_by_.erase(h);
+    }
+    holder_of_.erase(it);
+  }
+  if (pod_key.empty()) return;
+  holder_of_[lock_id] = pod_key;
+  held_by_[pod_key].insert(lock_id);
+}
+
+}  // namespace eslease::controller

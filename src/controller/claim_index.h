@@ -1,0 +1,51 @@
+// Which locks an event concerns. Leases are indexed by the lock they claim; pods map to the
+// locks that name them (claim mode), that may select them (election claims of their
+// namespace) or that they hold. An event on a pod or a Lease then wakes exactly those locks.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "controller/model.h"
+
+namespace eslease::controller {
+
+class ClaimIndex {
+ public:
+  // Returns the locks the Lease claimed before and claims now (both need a reconcile).
+  std::vector<std::string> lease_changed(const LeaseRecord* before, const LeaseRecord* now);
+
+  // Every lock with at least one claim.
+  std::vector<std::string> locks() const;
+  // Lease keys (ns/name) claiming `lock_id`.
+  std::vector<std::string> claims_of(const std::string& lock_id) const;
+  // Locks a change to this pod may concern: named by a claim, selectable by an election
+  // claim of its namespace (old or new labels), or held by it.
+  std::vector<std::string> locks_for_pod(const PodRecord* before, const PodRecord* now) const;
+
+  // The reconciler records who holds each lock, so a holder's events reach its lock.
+  void set_holder(const std::string& lock_id, const std::string& pod_key);
+
+ private:
+  struct Claim {
+    std::string lock_id;
+    std::string pod_key;  // claim mode
+    std::optional<LabelSelector> selector;
+  };
+  void remove(const std::string& lease_key);
+  void add(const std::string& lease_key, const LeaseRecord& lease);
+
+  mutable std::mutex mutex_;
+  std::map<std::string, Claim> claims_;                           // by lease key
+  std::map<std::string, std::set<std::string>> by_lock_;          // lock id -> lease keys
+  std::map<std::string, std::map<std::string, int>> by_pod_;      // pod key -> lock id -> claims
+  std::map<std::string, std::set<std::string>> elections_by_ns_;  // ns -> lease keys
+  std::map<std::string, std::string> holder_of_;                  // lock id -> pod key
+  std::map<std::string, std::set<std::string>> held_by_;          // pod key -> lock ids
+};
+
+}  // namespace eslease::controller

@@ -1,0 +1,22 @@
+// Read access to the informer caches, as the reconciler needs it. An interface so the
+// reconciler is tested on plain maps and runs on the informers' typed caches.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "controller/model.h"
+
+namespace eslease::controller {
+
+class ClusterView {
+ public:
+  virtual ~ClusterView() = default;
+  virtual std::optional<LeaseRecord> lease(const std::string& key) const = 0;  // "ns/name"
+  virtual std::optional<PodRecord> pod(const std::string& key) const = 0;      // "ns/name"
+  virtual void for_each_pod(const std::string& ns, const std::function<void(const PodRecord&)>& fn) const = 0;
+  virtual void for_each_lease(const std::function<void(const LeaseRecord&)>& fn) const = 0;
+};
+
+}  // namespace eslease::controller

@@ -1,0 +1,325 @@
+#include "controller/controller.h"
+
+#include <map>
+#include <thread>
+
+#include "common/log.h"
+#include "controller/lease_codec.h"
+#include "controller/lock_table.h"
+#include "controller/reconciler.h"
+#include "controller/renewer.h"
+#include "controller/work_queue.h"
+
+namespace eslease::controller {
+
+// The informer caches of every watched namespace, read through ClusterView as typed
+// records. The informers keep only the fields the records are decoded from.
+class Controller::Caches final : public ClusterView {
+ public:
+  std::optional<LeaseRecord> lease(const std::string& key) const override {
+    const kube::Informer* informer = for_namespace(leases, key);
+    if (!informer) return std::nullopt;
+    auto object = informer->cache().get(key);
+    return object ? std::optional<LeaseRecord>(decode_lease(*object)) : std::nullopt;
+  }
+  std::optional<PodRecord> pod(const std::string& key) const override {
+    const kube::Informer* informer = for_namespace(pods, key);
+    if (!informer) return std::nullopt;
+    auto object = informer->cache().get(key);
+    return object ? std::optional<PodRecord>(decode_pod(*object)) : std::nullopt;
+  }
+  void for_each_pod(const std::string& ns, const std::function<void(const PodRecord&)>& fn) const override {
+    for (const auto& [informer_ns, informer] : pods) {
+      if (!informer_ns.empty() && informer_ns != ns) continue;
+      std::vector<PodRecord> matched;
+      informer->cache().for_each([&](const std::string& key, const nlohmann::json& object) {
+        if (key.compare(0, ns.size() + 1, ns + "/") == 0) matched.push_back(decode_pod(object));
+      });
+      for (const PodRecord& pod : matched) fn(pod);
+    }
+  }
+  void for_each_lease(const std::function<void(const LeaseRecord&)>& fn) const override {
+    for (const auto& [ns, informer] : leases) {
+      std::vector<LeaseRecord> all;
+      informer->cache().for_each(
+          [&](const std::string&, const nlohmann::json& object) { all.push_back(decode_lease(object)); });
+      for (const LeaseRecord& lease : all) fn(lease);
+    }
+  }
+
+  bool synced() const {
+    auto all_synced = [](const auto& informers) {
+      for (const auto& [ns, informer] : informers)
+        if (!informer->has_synced()) return false;
+      return true;
+    };
+    return all_synced(leases) && all_synced(pods) && (!nodes || nodes->has_synced());
+  }
+
+  // "" holds the all-namespaces informer.
+  std::map<std::string, std::unique_ptr<kube::Informer>> leases;
+  std::map<std::string, std::unique_ptr<kube::Informer>> pods;
+  std::unique_ptr<kube::Informer> nodes;
+
+ private:
+  static const kube::Informer* for_namespace(
+      const std::map<std::string, std::unique_ptr<kube::Informer>>& informers, const std::string& key) {
+    auto all = informers.find("");
+    if (all != informers.end()) return all->second.get();
+    auto it = informers.find(key.substr(0, key.find('/')));
+    return it == informers.end() ? nullptr : it->second.get();
+  }
+};
+
+// One term of leadership: the lock table, the queue, the workers and the renewer.
+class Session {
+ public:
+  Session(const ClusterView& cluster, ClaimIndex& index, PodTracker& tracker, lock::LockStore& store,
+          kube::Api& api, kube::EventRecorder* events, Observer& observer, Clock& clock,
+          const ControllerOptions& options)
+      : clock_(clock),
+        observer_(observer),
+        queue_(clock),
+        reconciler_(cluster, index, tracker, table_, store, api, events, observer, clock,
+                    ReconcilerOptions{options.liveness_takeover, [this] { renewer_->wake(); }}),
+        workers_(options.workers) {
+    RenewerOptions renewer_options;
+    renewer_options.enqueue = [this](const std::string& id) { add(id); };
+    renewer_options.backend_answered = [this](bool available) { reconciler_.backend_answered(available); };
+    renewer_ = std::make_unique<Renewer>(table_, store, observer, clock, std::move(renewer_options));
+  }
+
+  void add(const std::string& lock_id) {
+    queue_.add(lock_id);
+    observer_.queue_depth(queue_.len());
+  }
+
+  Reconciler& reconciler() { return reconciler_; }
+
+  void run(std::stop_token stop, const std::vector<std::string>& locks) {
+    reconciler_.prime(locks);
+    for (const std::string& id : locks) add(id);
+    std::vector<std::jthread> threads;
+    for (int i = 0; i < workers_; ++i) threads.emplace_back([this](std::stop_token s) { work(s); });
+    std::jthread renewer([this](std::stop_token s) { renewer_->run(s); });
+    std::mutex mutex;
+    std::condition_variable_any cv;
+    std::unique_lock lock(mutex);
+    cv.wait(lock, stop, [] { return false; });
+    queue_.shut_down();
+    renewer.request_stop();
+    for (auto& t : threads) t.request_stop();
+  }
+
+ private:
+  // controller-runtime's processNextWorkItem: one key per worker at a time; an error is
+  // retried with per-key backoff; success forgets the backoff and schedules the next wake-up.
+  void work(std::stop_token stop) {
+    while (auto key = queue_.get(stop)) {
+      const MonoTime started = clock_.monotonic();
+      ReconcileOutcome outcome = reconciler_.reconcile(*key);
+      const double seconds = std::chrono::duration<double>(clock_.monotonic() - started).count();
+      if (!outcome.status.ok()) {
+        observer_.reconciled("error", seconds);
+        queue_.add_rate_limited(*key);
+      } else {
+        observer_.reconciled(outcome.requeue_at ? "requeue" : "success", seconds);
+        queue_.forget(*key);
+        if (outcome.requeue_at) {
+          const auto delay =
+              std::chrono::duration_cast<Millis>(*outcome.requeue_at - clock_.monotonic()) + Millis(1);
+          queue_.add_after(*key, delay);
+        }
+      }
+      queue_.done(*key);
+      observer_.queue_depth(queue_.len());
+    }
+  }
+
+  Clock& clock_;
+  Observer& observer_;
+  LockTable table_;
+  WorkQueue queue_;
+  Reconciler reconciler_;
+  std::unique_ptr<Renewer> renewer_;
+  int workers_;
+};
+
+Controller::Controller(kube::Api& api, lock::LockStore& store, kube::EventRecorder* events,
+                       Observer& observer, Clock& clock, ControllerOptions options)
+    : api_(api),
+      store_(store),
+      events_(events),
+      observer_(observer),
+      clock_(clock),
+      options_(std::move(options)),
+      tracker_(clock),
+      caches_(std::make_unique<Caches>()) {
+  std::vector<std::string> namespaces = options_.namespaces;
+  if (namespaces.empty()) namespaces.push_back("");
+  auto restart_hook = [this](const char* resource) {
+    return [this, resource](kube::RestartReason reason) {
+      if (options_.on_watch_restart) options_.on_watch_restart(resource, reason);
+    };
+  };
+  for (const std::string& ns : namespaces) {
+    kube::InformerOptions lease_options;
+    lease_options.ns = ns;
+    lease_options.clock = &clock_;
+    lease_options.on_restart = restart_hook("leases");
+    lease_options.transform = keep_lease_fields;
+    kube::InformerHandlers lease_handlers;
+    lease_handlers.on_add = [this](const nlohmann::json& object) {
+      const LeaseRecord lease = decode_lease(object);
+      enqueue(index_.lease_changed(nullptr, &lease));
+    };
+    lease_handlers.on_update = [this](const nlohmann::json& old_object, const nlohmann::json& new_object) {
+      const LeaseRecord before = decode_lease(old_object), now = decode_lease(new_object);
+      enqueue(index_.lease_changed(&before, &now));
+    };
+    lease_handlers.on_delete = [this](const nlohmann::json& object) {
+      const LeaseRecord lease = decode_lease(object);
+      enqueue(index_.lease_changed(&lease, nullptr));
+      std::lock_guard lock(session_mutex_);
+      if (session_) session_->reconciler().forget_lease(lease.meta.uid);
+    };
+    caches_->leases[ns] = std::make_unique<kube::Informer>(api_, kube::resources::eslease_leases(),
+                                                           lease_options, lease_handlers);
+
+    kube::InformerOptions pod_options;
+    pod_options.ns = ns;
+    pod_options.clock = &clock_;
+    pod_options.on_restart = restart_hook("pods");
+    pod_options.transform = keep_pod_fields;
+    kube::InformerHandlers pod_handlers;
+    pod_handlers.on_add = [this](const nlohmann::json& object) {
+      const PodRecord pod = decode_pod(object);
+      tracker_.pod_seen(pod);
+      enqueue(index_.locks_for_pod(nullptr, &pod));
+    };
+    pod_handlers.on_update = [this](const nlohmann::json& old_object, const nlohmann::json& new_object) {
+      const PodRecord before = decode_pod(old_object), now = decode_pod(new_object);
+      tracker_.pod_seen(now);
+      enqueue(index_.locks_for_pod(&before, &now));
+    };
+    pod_handlers.on_delete = [this](const nlohmann::json& object) {
+      const PodRecord pod = decode_pod(object);
+      tracker_.pod_gone(pod);
+      enqueue(index_.locks_for_pod(&pod, nullptr));
+    };
+    caches_->pods[ns] =
+        std::make_unique<kube::Informer>(api_, kube::resources::pods(), pod_options, pod_handlers);
+  }
+  kube::InformerOptions node_options;
+  node_options.clock = &clock_;
+  node_options.on_restart = restart_hook("nodes");
+  node_options.transform = keep_node_fields;
+  kube::InformerHandlers node_handlers;
+  auto node_changed = [this](const NodeRecord& node) {
+    // A node's readiness concerns every lock of the pods on it.
+    std::vector<std::string> locks;
+    for (const auto& [ns, informer] : caches_->pods) {
+      informer->cache().for_each([&](const std::string&, const nlohmann::json& object) {
+        const PodRecord pod = decode_pod(object);
+        if (pod.node_name != node.meta.name) return;
+        auto more = index_.locks_for_pod(nullptr, &pod);
+        locks.insert(locks.end(), more.begin(), more.end());
+      });
+    }
+    enqueue(locks);
+  };
+  node_handlers.on_add = [this, node_changed](const nlohmann::json& object) {
+    const NodeRecord node = decode_node(object);
+    tracker_.node_seen(node);
+    if (node.ready == ReadyState::kFalse) node_changed(node);
+  };
+  node_handlers.on_update = [this, node_changed](const nlohmann::json& old_object,
+                                                 const nlohmann::json& new_object) {
+    const NodeRecord before = decode_node(old_object), now = decode_node(new_object);
+    tracker_.node_seen(now);
+    if (before.ready != now.ready) node_changed(now);
+  };
+  node_handlers.on_delete = [this, node_changed](const nlohmann::json& object) {
+    const NodeRecord node = decode_node(object);
+    tracker_.node_gone(node);
+    node_changed(node);
+  };
+  caches_->nodes =
+      std::make_unique<kube::Informer>(api_, kube::resources::nodes(), node_options, node_handlers);
+}
+
+Controller::~Controller() = default;
+
+bool Controller::synced() const {
+  return caches_->synced();
+}
+
+void Controller::enqueue(const std::vector<std::string>& lock_ids) {
+  if (lock_ids.empty()) return;
+  std::lock_guard lock(session_mutex_);
+  if (!session_) return;  // a standby: the next leader reconciles everything anyway
+  for (const std::string& id : lock_ids) session_->add(id);
+}
+
+void Controller::publish_claim_metrics() {
+  std::map<std::pair<std::string, std::string>, int> counts;
+  int waiters = 0;
+  caches_->for_each_lease([&](const LeaseRecord& lease) {
+    const char* phase = to_string(lease.status.phase);
+    ++counts[{*phase ? phase : "Pending", to_string(lease.spec.priority)}];
+    if (lease.status.phase == Phase::kPending || lease.status.phase == Phase::kNone) ++waiters;
+  });
+  observer_.claims(counts, waiters);
+}
+
+void Controller::run_session(std::stop_token stop) {
+  Session session(*caches_, index_, tracker_, store_, api_, events_, observer_, clock_, options_);
+  {
+    std::lock_guard lock(session_mutex_);
+    session_ = &session;
+  }
+  leading_.store(true);
+  observer_.leading(true);
+  log::info("leading: reconciling locks", {{"locks", index_.locks().size()}});
+  session.run(stop, index_.locks());
+  {
+    std::lock_guard lock(session_mutex_);
+    session_ = nullptr;
+  }
+  leading_.store(false);
+  observer_.leading(false);
+  log::info("stopped leading");
+}
+
+Status Controller::run(std::stop_token stop) {
+  for (auto& [ns, informer] : caches_->leases) informer->start();
+  for (auto& [ns, informer] : caches_->pods) informer->start();
+  caches_->nodes->start();
+  // Reconciling before the caches hold the world would grant locks to the wrong claims.
+  while (!stop.stop_requested() && !caches_->synced()) clock_.sleep_for(Millis(20), stop);
+  if (stop.stop_requested()) return {};
+  log::info("caches synced");
+  std::jthread metrics_loop([this](std::stop_token s) {
+    while (!s.stop_requested()) {
+      publish_claim_metrics();
+      clock_.sleep_for(Millis(2000), s);
+    }
+  });
+
+  if (!options_.leader_elect) {
+    run_session(stop);
+    return {};
+  }
+  kube::LeaderElectionConfig config = options_.leader_election;
+  config.release_on_cancel = true;
+  config.callbacks.on_started_leading = [this](std::stop_token s) { run_session(s); };
+  config.callbacks.on_new_leader = [](const std::string& identity) {
+    log::info("leader observed", {{"identity", identity}});
+  };
+  auto elector = kube::LeaderElector::create(api_, config);
+  if (!elector.ok()) return elector.error();
+  while (!stop.stop_requested()) (*elector)->run(stop);
+  return {};
+}
+
+}  // namespace eslease::controller

@@ -1,0 +1,75 @@
+// The running controller: informers on Leases, Pods and Nodes keep typed caches warm on
+// every replica; the leader (or the only replica without --leader-elect) runs a session:
+// it reads every lock document once, grants free locks in bulk, then reconciles locks from
+// a rate-limited work queue with N workers while the renewer keeps held locks alive. Losing
+// leadership ends the session; the next leader rebuilds everything from the world.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "controller/claim_index.h"
+#include "controller/cluster_view.h"
+#include "controller/model.h"
+#include "controller/observer.h"
+#include "controller/pod_tracker.h"
+#include "kube/api.h"
+#include "kube/event_recorder.h"
+#include "kube/informer.h"
+#include "kube/leader_election.h"
+#include "lock/lock_store.h"
+
+namespace eslease::controller {
+
+struct ControllerOptions {
+  std::vector<std::string> namespaces;  // empty: all
+  int workers = 4;
+  bool liveness_takeover = true;
+  bool leader_elect = false;
+  kube::LeaderElectionConfig leader_election;  // callbacks and clock are set by the controller
+  std::function<void(const std::string& resource, kube::RestartReason)> on_watch_restart;
+};
+
+class Session;
+
+class Controller {
+ public:
+  Controller(kube::Api& api, lock::LockStore& store, kube::EventRecorder* events, Observer& observer,
+             Clock& clock, ControllerOptions options);
+  ~Controller();
+  Controller(const Controller&) = delete;
+  Controller& operator=(const Controller&) = delete;
+
+  // Runs until `stop`; returns after the session ended (and leadership was given up).
+  Status run(std::stop_token stop);
+
+  // /healthz: the process works. /readyz: caches synced (and, leading or not, serving).
+  bool synced() const;
+  bool leading() const { return leading_.load(); }
+
+ private:
+  class Caches;
+  void run_session(std::stop_token stop);
+  void enqueue(const std::vector<std::string>& lock_ids);
+  void publish_claim_metrics();
+
+  kube::Api& api_;
+  lock::LockStore& store_;
+  kube::EventRecorder* events_;
+  Observer& observer_;
+  Clock& clock_;
+  ControllerOptions options_;
+  ClaimIndex index_;
+  PodTracker tracker_;
+  std::unique_ptr<Caches> caches_;
+  std::atomic<bool> leading_{false};
+  std::mutex session_mutex_;
+  Session* session_ = nullptr;  // the running session, for informer handlers
+};
+
+}  // namespace eslease::controller

@@ -1,0 +1,327 @@
+#include "controller/lease_codec.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "common/text.h"
+
+namespace eslease::controller {
+namespace {
+
+using nlohmann::json;
+
+const json* find(const json& object, const char* key) {
+  if (!object.is_object()) return nullptr;
+  auto it = object.find(key);
+  return it == object.end() || it->is_null() ? nullptr : &*it;
+}
+
+std::string string_at(const json& object, const char* key) {
+  const json* v = find(object, key);
+  return v && v->is_string() ? v->get<std::string>() : std::string();
+}
+
+std::optional<WallTime> time_at(const json& object, const char* key) {
+  const json* v = find(object, key);
+  if (!v || !v->is_string()) return std::nullopt;
+  return parse_rfc3339(v->get<std::string>());
+}
+
+std::optional<std::int64_t> integer_at(const json& object, const char* key) {
+  const json* v = find(object, key);
+  if (!v) return std::nullopt;
+  if (v->is_number_integer()) return v->get<std::int64_t>();
+  // kube-openapi accepts 30.0 for an integer field; so do we.
+  if (v->is_number_float()) {
+    const double d = v->get<double>();
+    if (d == static_cast<double>(static_cast<std::int64_t>(d))) return static_cast<std::int64_t>(d);
+  }
+  return std::nullopt;
+}
+
+ObjectMeta decode_meta(const json& object) {
+  ObjectMeta meta;
+  if (const json* m = find(object, "metadata")) {
+    meta.ns = string_at(*m, "namespace");
+    meta.name = string_at(*m, "name");
+    meta.uid = string_at(*m, "uid");
+    meta.resource_version = string_at(*m, "resourceVersion");
+  }
+  return meta;
+}
+
+// The Ready condition of a pod or node; Unknown counts as not Ready.
+ReadyState ready_state(const json& object, std::optional<WallTime>* transition = nullptr) {
+  const json* status = find(object, "status");
+  const json* conditions = status ? find(*status, "conditions") : nullptr;
+  if (!conditions || !conditions->is_array()) return ReadyState::kAbsent;
+  for (const json& c : *conditions) {
+    if (string_at(c, "type") != "Ready") continue;
+    if (transition) *transition = time_at(c, "lastTransitionTime");
+    return string_at(c, "status") == "True" ? ReadyState::kTrue : ReadyState::kFalse;
+  }
+  return ReadyState::kAbsent;
+}
+
+Phase parse_phase(const std::string& s) {
+  if (s == "Pending") return Phase::kPending;
+  if (s == "Held") return Phase::kHeld;
+  if (s == "Released") return Phase::kReleased;
+  if (s == "TimedOut") return Phase::kTimedOut;
+  if (s == "Invalid") return Phase::kInvalid;
+  return Phase::kNone;
+}
+
+LeaseSpec decode_spec(const json& object) {
+  LeaseSpec spec;
+  const json* s = find(object, "spec");
+  if (!s || !s->is_object()) {
+    spec.problem = "spec is missing";
+    return spec;
+  }
+  spec.lock_name = string_at(*s, "lockName");
+  if (spec.lock_name.empty()) spec.problem = "spec.lockName is missing";
+
+  const json* holder = find(*s, "holder");
+  const json* pod_name = holder ? find(*holder, "podName") : nullptr;
+  const json* selector = holder ? find(*holder, "podSelector") : nullptr;
+  if (pod_name && selector) {
+    spec.problem = "spec.holder sets both podName and podSelector; set exactly one";
+  } else if (pod_name) {
+    spec.pod_name = pod_name->is_string() ? pod_name->get<std::string>() : "";
+    if (spec.pod_name.empty()) spec.problem = "spec.holder.podName is empty";
+  } else if (selector) {
+    auto parsed = parse_label_selector(*selector);
+    if (parsed.ok()) {
+      spec.selector = std::move(*parsed);
+    } else if (spec.problem.empty()) {
+      spec.problem = "spec.holder." + parsed.error().message;
+    }
+  } else if (spec.problem.empty()) {
+    spec.problem = "spec.holder needs podName or podSelector";
+  }
+
+  const std::string priority = string_at(*s, "priority");
+  if (priority == "Background") {
+    spec.priority = Priority::kBackground;
+  } else if (!priority.empty() && priority != "Foreground" && spec.problem.empty()) {
+    spec.problem = "spec.priority must be Foreground or Background";
+  }
+  auto bounded = [&](const char* key, std::int64_t lo, std::int64_t hi) -> std::optional<int> {
+    auto v = integer_at(*s, key);
+    if (!v) return std::nullopt;
+    if (*v < lo || *v > hi) {
+      if (spec.problem.empty())
+        spec.problem = std::string("spec.") + key + " must be between " + std::to_string(lo) + " and " +
+                       std::to_string(hi);
+      return std::nullopt;
+    }
+    return static_cast<int>(*v);
+  };
+  if (auto v = bounded("leaseDurationSeconds", 1, 3600)) spec.lease_duration_seconds = *v;
+  spec.acquire_timeout_seconds = bounded("acquireTimeoutSeconds", 1, std::numeric_limits<int>::max());
+  if (auto v = bounded("livenessGraceSeconds", 0, 3600)) spec.liveness_grace_seconds = *v;
+  return spec;
+}
+
+LeaseStatus decode_status(const json& object) {
+  LeaseStatus status;
+  const json* s = find(object, "status");
+  if (!s || !s->is_object()) return status;
+  status.phase = parse_phase(string_at(*s, "phase"));
+  if (const json* h = find(*s, "holder"); h && h->is_object()) {
+    status.holder = HolderRef{string_at(*h, "podName"), string_at(*h, "podUID"), string_at(*h, "nodeName")};
+  }
+  status.fencing_token = string_at(*s, "fencingToken");
+  status.acquire_time = time_at(*s, "acquireTime");
+  status.renew_time = time_at(*s, "renewTime");
+  status.expire_time = time_at(*s, "expireTime");
+  if (auto q = integer_at(*s, "queuePosition")) status.queue_position = static_cast<int>(*q);
+  status.transitions = integer_at(*s, "transitions").value_or(0);
+  if (const json* t = find(*s, "lastTakeover"); t && t->is_object()) {
+    status.last_takeover =
+        Takeover{string_at(*t, "fromPod"), string_at(*t, "reason"), time_at(*t, "time").value_or(WallTime{})};
+  }
+  status.observed_generation = integer_at(*s, "observedGeneration").value_or(0);
+  if (const json* conditions = find(*s, "conditions"); conditions && conditions->is_array()) {
+    for (const json& c : *conditions) {
+      Condition condition;
+      condition.type = string_at(c, "type");
+      condition.status = string_at(c, "status");
+      condition.reason = string_at(c, "reason");
+      condition.message = string_at(c, "message");
+      condition.last_transition_time = time_at(c, "lastTransitionTime").value_or(WallTime{});
+      condition.observed_generation = integer_at(c, "observedGeneration").value_or(0);
+      status.conditions.push_back(std::move(condition));
+    }
+  }
+  return status;
+}
+
+std::string format_time(WallTime t) {
+  return format_rfc3339_millis(t);
+}
+
+json optional_time(const std::optional<WallTime>& t) {
+  return t ? json(format_time(*t)) : json(nullptr);
+}
+
+}  // namespace
+
+LeaseRecord decode_lease(const json& object) {
+  LeaseRecord lease;
+  lease.meta = decode_meta(object);
+  if (const json* m = find(object, "metadata")) {
+    lease.generation = integer_at(*m, "generation").value_or(0);
+    lease.creation_time = time_at(*m, "creationTimestamp").value_or(WallTime{});
+    lease.being_deleted = find(*m, "deletionTimestamp") != nullptr;
+    if (const json* f = find(*m, "finalizers"); f && f->is_array()) {
+      for (const json& name : *f)
+        if (name.is_string()) lease.finalizers.push_back(name.get<std::string>());
+    }
+  }
+  lease.spec = decode_spec(object);
+  lease.status = decode_status(object);
+  return lease;
+}
+
+PodRecord decode_pod(const json& object) {
+  PodRecord pod;
+  pod.meta = decode_meta(object);
+  if (const json* m = find(object, "metadata")) {
+    pod.creation_time = time_at(*m, "creationTimestamp").value_or(WallTime{});
+    pod.being_deleted = find(*m, "deletionTimestamp") != nullptr;
+    if (const json* labels = find(*m, "labels"); labels && labels->is_object()) {
+      for (const auto& [key, value] : labels->items())
+        if (value.is_string()) pod.labels.emplace_back(key, value.get<std::string>());
+      std::sort(pod.labels.begin(), pod.labels.end());
+    }
+    if (const json* annotations = find(*m, "annotations"))
+      pod.holds_annotation = string_at(*annotations, kHoldsAnnotation);
+  }
+  if (const json* spec = find(object, "spec")) pod.node_name = string_at(*spec, "nodeName");
+  std::optional<WallTime> ready_since;
+  pod.ready = ready_state(object, &ready_since);
+  if (const json* status = find(object, "status")) {
+    pod.phase = string_at(*status, "phase");
+    // A Ready=False condition that changed well after the pod started went False from
+    // True: the pod was Ready once. (At start kubelet writes Ready=False with the start time.)
+    const auto started = time_at(*status, "startTime");
+    pod.shows_was_ready =
+        pod.ready == ReadyState::kTrue || (pod.ready == ReadyState::kFalse && ready_since && started &&
+                                           *ready_since > *started + std::chrono::seconds(2));
+  }
+  return pod;
+}
+
+NodeRecord decode_node(const json& object) {
+  NodeRecord node;
+  node.meta = decode_meta(object);
+  node.ready = ready_state(object);
+  return node;
+}
+
+namespace {
+
+json kept_metadata(const json& object, std::initializer_list<const char*> extra) {
+  json out = json::object();
+  const json* m = find(object, "metadata");
+  if (!m) return out;
+  for (const char* field :
+       {"name", "namespace", "uid", "resourceVersion", "creationTimestamp", "deletionTimestamp"}) {
+    if (const json* v = find(*m, field)) out[field] = *v;
+  }
+  for (const char* field : extra) {
+    if (const json* v = find(*m, field)) out[field] = *v;
+  }
+  return out;
+}
+
+json ready_condition_only(const json& status) {
+  json out = json::object();
+  if (const json* conditions = find(status, "conditions"); conditions && conditions->is_array()) {
+    for (const json& c : *conditions) {
+      if (string_at(c, "type") == "Ready") out["conditions"] = json::array({c});
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+json keep_lease_fields(json object) {
+  json out = json::object();
+  out["metadata"] = kept_metadata(object, {"generation", "finalizers"});
+  if (const json* spec = find(object, "spec")) out["spec"] = *spec;
+  if (const json* status = find(object, "status")) out["status"] = *status;
+  return out;
+}
+
+json keep_pod_fields(json object) {
+  json out = json::object();
+  json meta = kept_metadata(object, {"labels"});
+  if (const json* m = find(object, "metadata")) {
+    if (const json* a = find(*m, "annotations")) {
+      if (const json* holds = find(*a, kHoldsAnnotation)) meta["annotations"][kHoldsAnnotation] = *holds;
+    }
+  }
+  out["metadata"] = std::move(meta);
+  if (const json* spec = find(object, "spec")) {
+    if (const json* node = find(*spec, "nodeName")) out["spec"]["nodeName"] = *node;
+  }
+  if (const json* status = find(object, "status")) {
+    json kept = ready_condition_only(*status);
+    for (const char* field : {"phase", "startTime"}) {
+      if (const json* v = find(*status, field)) kept[field] = *v;
+    }
+    out["status"] = std::move(kept);
+  }
+  return out;
+}
+
+json keep_node_fields(json object) {
+  json out = json::object();
+  out["metadata"] = kept_metadata(object, {});
+  if (const json* status = find(object, "status")) out["status"] = ready_condition_only(*status);
+  return out;
+}
+
+json status_patch(const LeaseStatus& status) {
+  json s = json::object();
+  const char* phase = to_string(status.phase);
+  s["phase"] = *phase ? json(phase) : json(nullptr);
+  if (status.holder) {
+    s["holder"] = {{"podName", status.holder->pod_name},
+                   {"podUID", status.holder->pod_uid},
+                   {"nodeName", status.holder->node_name}};
+  } else {
+    s["holder"] = nullptr;
+  }
+  s["fencingToken"] = status.fencing_token.empty() ? json(nullptr) : json(status.fencing_token);
+  s["acquireTime"] = optional_time(status.acquire_time);
+  s["renewTime"] = optional_time(status.renew_time);
+  s["expireTime"] = optional_time(status.expire_time);
+  s["queuePosition"] = status.queue_position ? json(*status.queue_position) : json(nullptr);
+  s["transitions"] = status.transitions;
+  if (status.last_takeover) {
+    s["lastTakeover"] = {{"fromPod", status.last_takeover->from_pod},
+                         {"reason", status.last_takeover->reason},
+                         {"time", format_time(status.last_takeover->time)}};
+  } else {
+    s["lastTakeover"] = nullptr;
+  }
+  s["observedGeneration"] = status.observed_generation;
+  json conditions = json::array();
+  for (const Condition& c : status.conditions) {
+    conditions.push_back({{"type", c.type},
+                          {"status", c.status},
+                          {"reason", c.reason},
+                          {"message", c.message},
+                          {"lastTransitionTime", format_time(c.last_transition_time)},
+                          {"observedGeneration", c.observed_generation}});
+  }
+  s["conditions"] = std::move(conditions);
+  return json{{"status", std::move(s)}};
+}
+
+}  // namespace eslease::controller

@@ -1,0 +1,30 @@
+#include "controller/liveness.h"
+
+namespace eslease::controller {
+
+HolderHealth judge_holder(const PodState* pod, const std::string& holder_uid, int grace_seconds,
+                          MonoTime now) {
+  if (!pod) return {Health::kConfirmedDead, reason::kPodDeleted, std::nullopt};
+  const PodRecord& record = pod->record;
+  if (!holder_uid.empty() && record.meta.uid != holder_uid)
+    return {Health::kConfirmedDead, reason::kPodReplaced, std::nullopt};
+  if (record.phase == "Failed") return {Health::kConfirmedDead, reason::kPodFailed, std::nullopt};
+  if (record.phase == "Succeeded") return {Health::kConfirmedDead, reason::kPodSucceeded, std::nullopt};
+  if (grace_seconds > 0 && pod->unready_since) {
+    const MonoTime dead_at = *pod->unready_since + std::chrono::seconds(grace_seconds);
+    if (now >= dead_at) return {Health::kPresumedDead, reason::kPodNotReady, std::nullopt};
+    return {Health::kAlive, "", dead_at};
+  }
+  return {Health::kAlive, "", std::nullopt};
+}
+
+bool grantable(const PodState& pod) {
+  const PodRecord& record = pod.record;
+  if (record.being_deleted) return false;
+  if (record.phase == "Failed" || record.phase == "Succeeded") return false;
+  if (!pod.node_ready) return false;
+  if (pod.was_ready && record.ready != ReadyState::kTrue) return false;
+  return true;
+}
+
+}  // namespace eslease::controller

@@ -1,0 +1,53 @@
+// Is a holder alive? The design's "Liveness" rules as pure functions of what the caches
+// show and the controller's own monotonic clock.
+//
+//   confirmed dead  the pod object is gone (PodDeleted), a pod of that name has another UID
+//                   (PodReplaced), or its phase is Failed/Succeeded (PodFailed/PodSucceeded):
+//                   its containers have stopped, so the lock may move at once.
+//   presumed dead   its Ready condition, or its node's, has been False/Unknown for
+//                   livenessGraceSeconds on our clock (PodNotReady): it may still run, so its
+//                   grant is revoked and handed over only after it expires.
+//   alive           anything else, including a pod being deleted (its containers may run
+//                   through their grace period) and a pod that has never been Ready yet.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "common/clock.h"
+#include "controller/model.h"
+
+namespace eslease::controller {
+
+// A pod as liveness sees it: the cached record joined with what this controller observed.
+struct PodState {
+  PodRecord record;
+  bool was_ready = false;  // Ready now or at some point (status shows it, or we saw it)
+  bool node_ready = true;  // the node's Ready condition is not False/Unknown (unknown node: true)
+  // When this controller first saw the pod not Ready after having been Ready, or its node not
+  // Ready, in the current stretch of unreadiness; unset while Ready.
+  std::optional<MonoTime> unready_since;
+  // When this controller saw the pod finish (phase Failed/Succeeded), for takeover latency.
+  std::optional<MonoTime> finished_seen_at;
+};
+
+enum class Health { kAlive, kConfirmedDead, kPresumedDead };
+
+struct HolderHealth {
+  Health health = Health::kAlive;
+  const char* reason = "";  // PodDeleted, PodReplaced, PodFailed, PodSucceeded, PodNotReady
+  // Alive but unready: when it will count as presumed dead (for the requeue).
+  std::optional<MonoTime> presumed_dead_at;
+};
+
+// `pod` is the pod now named like the holder (nullptr: none); `holder_uid` the UID the grant
+// was made to (empty: unknown, so a replacement cannot be told). A grace of 0 turns the
+// readiness check off.
+HolderHealth judge_holder(const PodState* pod, const std::string& holder_uid, int grace_seconds,
+                          MonoTime now);
+
+// A waiting claim is granted only to a pod that is alive, not being deleted, not finished,
+// and not unready after having been Ready (nor on an unready node).
+bool grantable(const PodState& pod);
+
+}  // namespace eslease::controller

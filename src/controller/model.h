@@ -1,0 +1,149 @@
+// The controller's typed view of the world: compact records of exactly the fields it decides
+// on, decoded once from the API's JSON (lease_codec.h) and kept in the informer caches. A
+// Lease is a claim on a lock; a pod is a (possible) holder; a node carries the pod's
+// reachability.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/clock.h"
+#include "controller/selector.h"
+
+namespace eslease::controller {
+
+// Who an object is, as every cache record carries it.
+struct ObjectMeta {
+  std::string ns;  // empty for cluster-scoped objects
+  std::string name;
+  std::string uid;
+  std::string resource_version;
+  std::string key() const { return ns.empty() ? name : ns + "/" + name; }
+  friend bool operator==(const ObjectMeta&, const ObjectMeta&) = default;
+};
+
+enum class Priority { kForeground, kBackground };
+const char* to_string(Priority priority);
+
+enum class Phase { kNone, kPending, kHeld, kReleased, kTimedOut, kInvalid };
+const char* to_string(Phase phase);  // "" for kNone
+
+// Condition types and the reasons shared by conditions, events, lastTakeover and metrics.
+namespace reason {
+inline constexpr const char* kWaiting = "Waiting";
+inline constexpr const char* kAcquired = "Acquired";
+inline constexpr const char* kTakenOver = "TakenOver";
+inline constexpr const char* kPodDeleted = "PodDeleted";
+inline constexpr const char* kPodReplaced = "PodReplaced";
+inline constexpr const char* kPodFailed = "PodFailed";
+inline constexpr const char* kPodSucceeded = "PodSucceeded";
+inline constexpr const char* kPodNotReady = "PodNotReady";
+inline constexpr const char* kExpired = "Expired";
+inline constexpr const char* kRenewalFailed = "RenewalFailed";
+inline constexpr const char* kTimedOut = "TimedOut";
+inline constexpr const char* kInvalidClaim = "InvalidClaim";
+inline constexpr const char* kReleased = "Released";
+inline constexpr const char* kInvalid = "Invalid";
+inline constexpr const char* kBackendUnavailable = "BackendUnavailable";
+inline constexpr const char* kBackendReachable = "BackendReachable";
+inline constexpr const char* kMalformedLockDocument = "MalformedLockDocument";
+}  // namespace reason
+
+inline constexpr const char* kConditionHeld = "Held";
+inline constexpr const char* kConditionBackendAvailable = "BackendAvailable";
+inline constexpr const char* kFinalizer = "eslease.io/release";
+inline constexpr const char* kHoldsAnnotation = "eslease.io/holds";
+
+struct Condition {
+  std::string type;
+  std::string status;  // "True", "False", "Unknown"
+  std::string reason;
+  std::string message;
+  WallTime last_transition_time{};
+  std::int64_t observed_generation = 0;
+  friend bool operator==(const Condition&, const Condition&) = default;
+};
+
+struct HolderRef {
+  std::string pod_name;
+  std::string pod_uid;
+  std::string node_name;
+  friend bool operator==(const HolderRef&, const HolderRef&) = default;
+};
+
+struct Takeover {
+  std::string from_pod;
+  std::string reason;
+  WallTime time{};
+  friend bool operator==(const Takeover&, const Takeover&) = default;
+};
+
+struct LeaseStatus {
+  Phase phase = Phase::kNone;
+  std::optional<HolderRef> holder;
+  std::string fencing_token;
+  std::optional<WallTime> acquire_time;
+  std::optional<WallTime> renew_time;
+  std::optional<WallTime> expire_time;
+  std::optional<int> queue_position;
+  std::int64_t transitions = 0;
+  std::optional<Takeover> last_takeover;
+  std::int64_t observed_generation = 0;
+  std::vector<Condition> conditions;
+
+  const Condition* condition(const std::string& type) const;
+  friend bool operator==(const LeaseStatus&, const LeaseStatus&) = default;
+};
+
+struct LeaseSpec {
+  std::string lock_name;
+  std::string pod_name;                   // claim mode
+  std::optional<LabelSelector> selector;  // election mode
+  Priority priority = Priority::kForeground;
+  int lease_duration_seconds = 30;
+  std::optional<int> acquire_timeout_seconds;
+  int liveness_grace_seconds = 10;
+  // Set when the spec passed the API's schema (or predates it) but cannot be served: the
+  // claim is Invalid with this message.
+  std::string problem;
+  bool election_mode() const { return selector.has_value(); }
+};
+
+struct LeaseRecord {
+  ObjectMeta meta;
+  std::int64_t generation = 0;
+  WallTime creation_time{};
+  bool being_deleted = false;
+  std::vector<std::string> finalizers;
+  LeaseSpec spec;
+  LeaseStatus status;
+
+  bool has_finalizer() const;
+  std::string lock_id() const { return meta.ns + "/" + spec.lock_name; }
+};
+
+enum class ReadyState { kAbsent, kTrue, kFalse };  // Unknown counts as False
+
+struct PodRecord {
+  ObjectMeta meta;
+  std::vector<std::pair<std::string, std::string>> labels;  // sorted by key
+  std::string phase;
+  std::string node_name;
+  bool being_deleted = false;
+  ReadyState ready = ReadyState::kAbsent;
+  // Set when the status itself shows the pod was Ready before (Ready now, or a Ready=False
+  // transition well after the pod started): readiness counts only once a pod has been Ready.
+  bool shows_was_ready = false;
+  WallTime creation_time{};
+  std::string holds_annotation;  // current eslease.io/holds value
+};
+
+struct NodeRecord {
+  ObjectMeta meta;
+  ReadyState ready = ReadyState::kAbsent;
+};
+
+}  // namespace eslease::controller

@@ -1,0 +1,93 @@
+#include "controller/pod_tracker.h"
+
+namespace eslease::controller {
+namespace {
+
+// Deaths are remembered long enough to time the takeover they cause.
+constexpr auto kDeathMemory = std::chrono::minutes(5);
+
+bool finished(const PodRecord& pod) {
+  return pod.phase == "Failed" || pod.phase == "Succeeded";
+}
+
+}  // namespace
+
+void PodTracker::pod_seen(const PodRecord& pod) {
+  const MonoTime now = clock_.monotonic();
+  std::lock_guard lock(mutex_);
+  const std::string key = pod.meta.key();
+  PodMemory& memory = pods_[key];
+  if (memory.uid != pod.meta.uid) {
+    if (!memory.uid.empty()) deaths_[key] = now;  // replaced under the same name
+    memory = PodMemory{};
+    memory.uid = pod.meta.uid;
+  }
+  if (pod.shows_was_ready || pod.ready == ReadyState::kTrue) memory.was_ready = true;
+  const bool unready = memory.was_ready && pod.ready != ReadyState::kTrue;
+  if (!unready) {
+    memory.unready_since.reset();
+  } else if (!memory.unready_since) {
+    memory.unready_since = now;
+  }
+  if (finished(pod) && !memory.finished_at) memory.finished_at = now;
+  if (deaths_.size() > 1024) forget_old_deaths(now);
+}
+
+void PodTracker::pod_gone(const PodRecord& pod) {
+  const MonoTime now = clock_.monotonic();
+  std::lock_guard lock(mutex_);
+  const std::string key = pod.meta.key();
+  auto it = pods_.find(key);
+  if (it != pods_.end() && it->second.uid == pod.meta.uid) pods_.erase(it);
+  deaths_[key] = now;
+}
+
+void PodTracker::node_seen(const NodeRecord& node) {
+  const MonoTime now = clock_.monotonic();
+  std::lock_guard lock(mutex_);
+  std::optional<MonoTime>& since = nodes_[node.meta.name];
+  if (node.ready != ReadyState::kFalse) {
+    since.reset();
+  } else if (!since) {
+    since = now;
+  }
+}
+
+void PodTracker::node_gone(const NodeRecord& node) {
+  std::lock_guard lock(mutex_);
+  nodes_.erase(node.meta.name);
+}
+
+PodState PodTracker::state_of(const PodRecord& pod) const {
+  PodState state;
+  state.record = pod;
+  std::lock_guard lock(mutex_);
+  auto memory = pods_.find(pod.meta.key());
+  const bool remembered = memory != pods_.end() && memory->second.uid == pod.meta.uid;
+  state.was_ready =
+      pod.shows_was_ready || pod.ready == ReadyState::kTrue || (remembered && memory->second.was_ready);
+  if (remembered) {
+    state.unready_since = memory->second.unready_since;
+    state.finished_seen_at = memory->second.finished_at;
+  }
+  if (auto node = nodes_.find(pod.node_name); node != nodes_.end() && node->second) {
+    state.node_ready = false;
+    if (!state.unready_since || *node->second < *state.unready_since) state.unready_since = node->second;
+  }
+  return state;
+}
+
+std::optional<MonoTime> PodTracker::death_seen_at(const std::string& pod_key) const {
+  std::lock_guard lock(mutex_);
+  if (auto it = deaths_.find(pod_key); it != deaths_.end()) return it->second;
+  if (auto it = pods_.find(pod_key); it != pods_.end()) return it->second.finished_at;
+  return std::nullopt;
+}
+
+void PodTracker::forget_old_deaths(MonoTime now) {
+  for (auto it = deaths_.begin(); it != deaths_.end();) {
+    it = now - it->second > kDeathMemory ? deaths_.erase(it) : std::next(it);
+  }
+}
+
+}  // namespace eslease::controller

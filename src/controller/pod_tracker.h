@@ -1,0 +1,49 @@
+// What this controller has observed about pods and nodes over time, on its own monotonic
+// clock: when a pod (or its node) went unready, whether a pod has ever been Ready, and when
+// a pod was seen gone or finished. Liveness is judged from these observations, never from
+// another machine's timestamps, and a restart only makes the controller wait longer.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "common/clock.h"
+#include "controller/liveness.h"
+#include "controller/model.h"
+
+namespace eslease::controller {
+
+class PodTracker {
+ public:
+  explicit PodTracker(Clock& clock) : clock_(clock) {}
+
+  // Informer events.
+  void pod_seen(const PodRecord& pod);
+  void pod_gone(const PodRecord& pod);
+  void node_seen(const NodeRecord& node);
+  void node_gone(const NodeRecord& node);
+
+  // The pod joined with what was observed about it and its node.
+  PodState state_of(const PodRecord& pod) const;
+  // When the pod named ns/name was seen gone, replaced or finished (for takeover latency).
+  std::optional<MonoTime> death_seen_at(const std::string& pod_key) const;
+
+ private:
+  struct PodMemory {
+    std::string uid;
+    bool was_ready = false;
+    std::optional<MonoTime> unready_since;
+    std::optional<MonoTime> finished_at;
+  };
+  void forget_old_deaths(MonoTime now);
+
+  Clock& clock_;
+  mutable std::mutex mutex_;
+  std::map<std::string, PodMemory> pods_;                 // by ns/name
+  std::map<std::string, std::optional<MonoTime>> nodes_;  // unready since, by node name
+  std::map<std::string, MonoTime> deaths_;                // pod key -> seen gone or replaced
+};
+
+}  // namespace eslease::controller

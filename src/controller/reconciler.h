@@ -1,0 +1,95 @@
+// One idempotent reconcile of one lock: gather the world from the caches and the lock
+// table, decide (decision.h), carry the decision out with at most one conditional
+// Elasticsearch write, decide again on the result until nothing is left to do, then write
+// only the Lease statuses, finalizers and pod annotations that differ, and record events.
+// It rebuilds everything from the world, so a restart or a new leader loses nothing.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/result.h"
+#include "controller/claim_index.h"
+#include "controller/cluster_view.h"
+#include "controller/decision.h"
+#include "controller/lock_table.h"
+#include "controller/observer.h"
+#include "controller/pod_tracker.h"
+#include "kube/api.h"
+#include "kube/event_recorder.h"
+#include "lock/lock_store.h"
+
+namespace eslease::controller {
+
+struct ReconcilerOptions {
+  bool liveness_takeover = true;
+  // Called when an adopted grant should be renewed now.
+  std::function<void()> wake_renewer;
+};
+
+struct ReconcileOutcome {
+  std::optional<MonoTime> requeue_at;
+  Status status;  // an error: retry with backoff
+};
+
+class Reconciler {
+ public:
+  Reconciler(const ClusterView& cluster, ClaimIndex& index, PodTracker& tracker, LockTable& table,
+             lock::LockStore& store, kube::Api& api, kube::EventRecorder* events, Observer& observer,
+             Clock& clock, ReconcilerOptions options = {});
+
+  ReconcileOutcome reconcile(const std::string& lock_id);
+
+  // Start-up: reads every lock document in batches (_mget) and grants the free locks whose
+  // next claim is clear in batches (_bulk creates). The reconciles that follow then only
+  // write statuses.
+  void prime(const std::vector<std::string>& lock_ids);
+
+  bool backend_available() const { return backend_available_.load(); }
+  void backend_answered(bool available) { backend_available_.store(available); }
+
+  // A Lease left the cache: forget what we wrote to it.
+  void forget_lease(const std::string& uid);
+
+ private:
+  LockWorld gather(const LockEntry& entry, const std::optional<RecentGrant>& recent) const;
+  void read_document(LockEntry& entry);
+  Status carry_out(LockEntry& entry, const Decision& decision, const LockWorld& world,
+                   std::optional<RecentGrant>& recent);
+  lock::Claim claim_for(const LockWorld& world, const GrantPlan& plan) const;
+  void record_grant(LockEntry& entry, const lock::AcquireOutcome& outcome, const Decision& decision,
+                    const LockWorld& world, std::optional<RecentGrant>& recent, const char* op);
+  Status apply_to_cluster(const LockWorld& world, const Decision& decision);
+  Status write_finalizers(const LockWorld& world, const Decision& decision);
+  Status write_status(const LeaseRecord& lease, const LeaseStatus& status);
+  Status update_annotations(const LockWorld& world, const Decision& decision);
+  void note_error(const Error& error);
+
+  const ClusterView& cluster_;
+  ClaimIndex& index_;
+  PodTracker& tracker_;
+  LockTable& table_;
+  lock::LockStore& store_;
+  kube::Api& api_;
+  kube::EventRecorder* events_;
+  Observer& observer_;
+  Clock& clock_;
+  ReconcilerOptions options_;
+  std::atomic<bool> backend_available_{true};
+
+  // What we last wrote, so a cache that has not caught up with our own writes is not
+  // mistaken for the truth (the controller is the only writer of these fields).
+  mutable std::mutex memory_mutex_;
+  std::map<std::string, LeaseStatus> written_status_;                // by Lease UID
+  std::map<std::string, std::map<std::string, std::string>> holds_;  // pod key -> lease -> token
+  std::map<std::string, std::string> written_annotation_;            // pod UID -> value
+  std::mutex annotation_mutex_;                                      // one annotation write at a time per pod
+};
+
+}  // namespace eslease::controller

@@ -1,0 +1,38 @@
+// Kubernetes label selectors (metav1.LabelSelector): matchLabels and matchExpressions with
+// In, NotIn, Exists and DoesNotExist, with apimachinery's validation rules for what the
+// CRD schema cannot check (label key and value syntax, values required or forbidden by
+// the operator).
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/result.h"
+
+namespace eslease::controller {
+
+using Labels = std::vector<std::pair<std::string, std::string>>;  // sorted by key
+
+struct LabelRequirement {
+  enum class Operator { kIn, kNotIn, kExists, kDoesNotExist };
+  std::string key;
+  Operator op = Operator::kExists;
+  std::vector<std::string> values;
+  friend bool operator==(const LabelRequirement&, const LabelRequirement&) = default;
+};
+
+struct LabelSelector {
+  std::vector<LabelRequirement> requirements;  // matchLabels become In with one value
+  // An empty selector matches every pod, as in Kubernetes; the controller treats it as a
+  // claim any pod of the namespace can hold.
+  bool matches(const Labels& labels) const;
+  friend bool operator==(const LabelSelector&, const LabelSelector&) = default;
+};
+
+// kInvalidArgument with a message naming the offending key or value.
+Result<LabelSelector> parse_label_selector(const nlohmann::json& selector);
+
+}  // namespace eslease::controller

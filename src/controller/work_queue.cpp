@@ -1,0 +1,139 @@
+#include "controller/work_queue.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace eslease::controller {
+namespace {
+
+// Waits on the real clock are short slices, so a fake clock in tests can move time and the
+// queue notices without a wake-up of its own.
+constexpr Millis kMaxWaitSlice{50};
+
+}  // namespace
+
+WorkQueue::WorkQueue(Clock& clock, WorkQueueOptions options) : clock_(clock), options_(options) {}
+
+void WorkQueue::add(const std::string& key) {
+  std::lock_guard lock(mutex_);
+  add_locked(key);
+}
+
+void WorkQueue::add_locked(const std::string& key) {
+  if (shutting_down_ || dirty_.count(key)) return;
+  dirty_.insert(key);
+  if (auto it = waiting_.find(key); it != waiting_.end()) {
+    auto range = waiting_by_due_.equal_range(it->second);
+    for (auto w = range.first; w != range.second; ++w) {
+      if (w->second == key) {
+        waiting_by_due_.erase(w);
+        break;
+      }
+    }
+    waiting_.erase(it);
+  }
+  if (processing_.count(key)) return;  // queued again by done()
+  ready_.push_back(key);
+  cv_.notify_one();
+}
+
+void WorkQueue::add_after(const std::string& key, Millis delay) {
+  if (delay <= Millis(0)) {
+    add(key);
+    return;
+  }
+  std::lock_guard lock(mutex_);
+  if (shutting_down_ || dirty_.count(key)) return;  // already due now
+  const MonoTime due = clock_.monotonic() + delay;
+  if (auto it = waiting_.find(key); it != waiting_.end()) {
+    if (it->second <= due) return;  // an earlier wake-up is already planned
+    auto range = waiting_by_due_.equal_range(it->second);
+    for (auto w = range.first; w != range.second; ++w) {
+      if (w->second == key) {
+        waiting_by_due_.erase(w);
+        break;
+      }
+    }
+  }
+  waiting_[key] = due;
+  waiting_by_due_.emplace(due, key);
+  cv_.notify_all();
+}
+
+void WorkQueue::add_rate_limited(const std::string& key) {
+  Millis delay;
+  {
+    std::lock_guard lock(mutex_);
+    const int failures = failures_[key]++;
+    const double factor = std::pow(2.0, std::min(failures, 30));
+    delay =
+        std::min(options_.max_delay, Millis(static_cast<Millis::rep>(options_.base_delay.count() * factor)));
+  }
+  add_after(key, delay);
+}
+
+void WorkQueue::forget(const std::string& key) {
+  std::lock_guard lock(mutex_);
+  failures_.erase(key);
+}
+
+int WorkQueue::num_requeues(const std::string& key) const {
+  std::lock_guard lock(mutex_);
+  auto it = failures_.find(key);
+  return it == failures_.end() ? 0 : it->second;
+}
+
+std::optional<MonoTime> WorkQueue::promote_due_locked(MonoTime now) {
+  while (!waiting_by_due_.empty() && waiting_by_due_.begin()->first <= now) {
+    const std::string key = waiting_by_due_.begin()->second;
+    waiting_by_due_.erase(waiting_by_due_.begin());
+    waiting_.erase(key);
+    add_locked(key);
+  }
+  if (waiting_by_due_.empty()) return std::nullopt;
+  return waiting_by_due_.begin()->first;
+}
+
+std::optional<std::string> WorkQueue::get(std::stop_token stop) {
+  std::unique_lock lock(mutex_);
+  while (true) {
+    if (shutting_down_ || stop.stop_requested()) return std::nullopt;
+    const std::optional<MonoTime> next_due = promote_due_locked(clock_.monotonic());
+    if (!ready_.empty()) {
+      std::string key = std::move(ready_.front());
+      ready_.pop_front();
+      dirty_.erase(key);
+      processing_.insert(key);
+      return key;
+    }
+    Millis wait = kMaxWaitSlice;
+    if (next_due) {
+      wait = std::clamp(std::chrono::duration_cast<Millis>(*next_due - clock_.monotonic()), Millis(0),
+                        kMaxWaitSlice);
+      if (wait == Millis(0)) continue;
+    }
+    cv_.wait_for(lock, stop, wait, [this] { return shutting_down_ || !ready_.empty(); });
+  }
+}
+
+void WorkQueue::done(const std::string& key) {
+  std::lock_guard lock(mutex_);
+  processing_.erase(key);
+  if (dirty_.count(key) && !shutting_down_) {
+    ready_.push_back(key);
+    cv_.notify_one();
+  }
+}
+
+void WorkQueue::shut_down() {
+  std::lock_guard lock(mutex_);
+  shutting_down_ = true;
+  cv_.notify_all();
+}
+
+std::size_t WorkQueue::len() const {
+  std::lock_guard lock(mutex_);
+  return ready_.size();
+}
+
+}  // namespace eslease::controller

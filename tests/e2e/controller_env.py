@@ -1,0 +1,197 @@
+"""Runs the controller and both emulators as separate processes on loopback, as users run
+them, for the end-to-end tests, the benchmarks and the demo. Everything started is stopped."""
+
+import json
+import os
+import re
+import subprocess
+import tempfile
+import time
+import urllib.request
+
+KUBECTL = "/usr/bin/kubectl"
+
+
+def wait_for(condition, timeout, what, interval=0.01):
+    """Polls `condition` until it returns a true value, or fails after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out after %.1fs waiting for %s" % (timeout, what))
+        time.sleep(interval)
+
+
+class Process:
+    """A child process whose stdout/stderr go to files; `announced(regex)` waits for a line."""
+
+    def __init__(self, name, argv, workdir, env=None):
+        self.name = name
+        self.out_path = os.path.join(workdir, name + ".out")
+        self.err_path = os.path.join(workdir, name + ".err")
+        self._out = open(self.out_path, "wb")
+        self._err = open(self.err_path, "wb")
+        self.proc = subprocess.Popen(argv, stdout=self._out, stderr=self._err, stdin=subprocess.DEVNULL,
+                                     env=env)
+
+    def text(self):
+        chunks = []
+        for path in (self.out_path, self.err_path):
+            with open(path, "rb") as f:
+                chunks.append(f.read().decode("utf-8", "replace"))
+        return "\n".join(chunks)
+
+    def announced(self, pattern, timeout=30):
+        regex = re.compile(pattern)
+
+        def found():
+            match = regex.search(self.text())
+            if match:
+                return match
+            if self.proc.poll() is not None:
+                raise AssertionError("%s exited with %s: %s" % (self.name, self.proc.returncode, self.text()[-3000:]))
+            return None
+
+        return wait_for(found, timeout, "%s to print %s" % (self.name, pattern))
+
+    def stop(self, sig_kill=False):
+        if self.proc.poll() is None:
+            if sig_kill:
+                self.proc.kill()
+            else:
+                self.proc.terminate()
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=15)
+        self._out.close()
+        self._err.close()
+        return self.proc.returncode
+
+
+class Environment:
+    """es-emulator + kube-emulator (kubelet simulated) + CRD, and controllers on demand."""
+
+    def __init__(self, bin_dir, source_dir, kubelet_grace="0.2"):
+        self.bin = bin_dir
+        self.source = source_dir
+        self.kubelet_grace = kubelet_grace
+        self.workdir = tempfile.TemporaryDirectory(prefix="eslease-ctl-")
+        self.dir = self.workdir.name
+        self.processes = []
+        self.controllers = []
+
+    # --- lifecycle ---------------------------------------------------------------------
+    def start(self):
+        try:
+            es = self._spawn("es-emulator", [os.path.join(self.bin, "es-emulator"), "--listen", "127.0.0.1:0"])
+            self.es_url = es.announced(r"listening on (\S+)").group(1)
+            self.kubeconfig = os.path.join(self.dir, "kubeconfig")
+            kube = self._spawn("kube-emulator", [os.path.join(self.bin, "kube-emulator"), "--listen", "127.0.0.1:0",
+                                                 "--kubeconfig-out", self.kubeconfig, "--simulate-kubelet",
+                                                 "--kubelet-max-grace", self.kubelet_grace + "s"])
+            self.kube_url = kube.announced(r"kube-emulator listening on (\S+)").group(1)
+            self.kubectl("apply", "-f", os.path.join(self.source, "crds"))
+            self.kubectl("wait", "--for=condition=Established", "crd/leases.eslease.io", "--timeout=30s")
+        except Exception:
+            self.stop()
+            raise
+        return self
+
+    def stop(self):
+        for p in reversed(self.processes):
+            p.stop()
+        self.processes = []
+        self.workdir.cleanup()
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+    def _spawn(self, name, argv, env=None):
+        p = Process(name, argv, self.dir, env)
+        self.processes.append(p)
+        return p
+
+    def start_controller(self, *extra, name=None):
+        name = name or "controller-%d" % len(self.controllers)
+        argv = [os.path.join(self.bin, "eslease-controller"), "--kubeconfig", self.kubeconfig, "--es", self.es_url,
+                "--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0",
+                "--identity", name] + list(extra)
+        p = self._spawn(name, argv)
+        p.metrics_url = "http://" + p.announced(r"endpoint=metrics address=(\S+)").group(1) + "/metrics"
+        p.health_url = "http://" + p.announced(r"endpoint=health address=(\S+)").group(1)
+        self.controllers.append(p)
+        wait_for(lambda: self.http_status(p.health_url + "/readyz") == 200, 30, "the controller to be ready")
+        return p
+
+    # --- clients -----------------------------------------------------------------------
+    def kubectl(self, *args, input_text=None, check=True):
+        result = subprocess.run([KUBECTL, "--kubeconfig", self.kubeconfig] + list(args), input=input_text,
+                                capture_output=True, text=True, timeout=60)
+        if check and result.returncode != 0:
+            raise AssertionError("kubectl %s failed: %s" % (" ".join(args), result.stderr))
+        return result
+
+    def apply(self, *objects):
+        self.kubectl("apply", "-f", "-", input_text="\n---\n".join(json.dumps(o) for o in objects))
+
+    def get(self, kind, name, namespace):
+        result = self.kubectl("get", kind, name, "-n", namespace, "-o", "json", check=False)
+        return json.loads(result.stdout) if result.returncode == 0 else None
+
+    def http(self, method, url, body=None):
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(url, data=data, method=method, headers={"content-type": "application/json"})
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return json.loads(response.read() or b"null")
+
+    def http_status(self, url):
+        try:
+            with urllib.request.urlopen(url, timeout=5) as response:
+                return response.status
+        except urllib.error.HTTPError as e:
+            return e.code
+        except OSError:
+            return 0
+
+    def metrics(self, controller):
+        with urllib.request.urlopen(controller.metrics_url, timeout=5) as response:
+            return response.read().decode()
+
+    def es(self, method, path, body=None):
+        return self.http(method, self.es_url + path, body)
+
+    def kubelet(self, path, body):
+        return self.http("POST", self.kube_url + "/_emulator/kubelet/" + path, body)
+
+
+def pod(name, namespace, labels=None):
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": namespace, "labels": labels or {"app": "worker"}},
+            "spec": {"containers": [{"name": "main", "image": "busybox:1.36", "command": ["sleep", "3600"]}]}}
+
+
+def namespace(name):
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+
+
+def lease(name, namespace, lock, pod_name=None, selector=None, **spec):
+    holder = {"podName": pod_name} if pod_name else {"podSelector": {"matchLabels": selector}}
+    body = {"lockName": lock, "holder": holder}
+    body.update(spec)
+    return {"apiVersion": "eslease.io/v1alpha1", "kind": "Lease",
+            "metadata": {"name": name, "namespace": namespace}, "spec": body}
+
+
+def condition(obj, kind):
+    for c in (obj or {}).get("status", {}).get("conditions", []):
+        if c.get("type") == kind:
+            return c
+    return None

@@ -1,0 +1,242 @@
+"""End-to-end: eslease-controller with the Elasticsearch and Kubernetes emulators as separate
+processes on loopback, checked the way a user checks it: kubectl, the Lease status, pod
+annotations, the lock document and /metrics."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from controller_env import Environment, condition, lease, namespace, pod, wait_for  # noqa: E402
+
+BIN = None
+SOURCE = None
+TIMEOUT = 20
+
+
+class ControllerEndToEnd(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.env = Environment(BIN, SOURCE).start()
+        try:
+            cls.controller = cls.env.start_controller()
+        except Exception:
+            cls.env.stop()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.env.stop()
+
+    # --- helpers -------------------------------------------------------------------------
+    def setUp(self):
+        self.ns = "t-" + self.id().split(".")[-1].lower().replace("_", "-")[:50]
+        self.env.apply(namespace(self.ns))
+
+    def status(self, name):
+        obj = self.env.get("esl", name, self.ns)
+        return (obj or {}).get("status", {})
+
+    def wait_phase(self, name, phase, timeout=TIMEOUT):
+        return wait_for(lambda: self.status(name) if self.status(name).get("phase") == phase else None, timeout,
+                        "Lease %s to be %s (now %s)" % (name, phase, self.status(name)))
+
+    def create_pods(self, *names, labels=None):
+        self.env.apply(*[pod(n, self.ns, labels) for n in names])
+        for n in names:
+            wait_for(lambda n=n: condition(self.env.get("pod", n, self.ns), "Ready"), TIMEOUT, "pod %s Ready" % n)
+
+    def document(self, lock):
+        doc_id = (self.ns + "/" + lock).replace("/", "%2F")
+        try:
+            return self.env.es("GET", "/eslease-locks/_doc/" + doc_id)
+        except Exception:
+            return None
+
+    def annotation(self, pod_name):
+        obj = self.env.get("pod", pod_name, self.ns) or {}
+        return obj.get("metadata", {}).get("annotations", {}).get("eslease.io/holds")
+
+    # --- tests ---------------------------------------------------------------------------
+    def test_grant_writes_document_status_and_annotation(self):
+        self.create_pods("worker-a")
+        self.env.apply(lease("claim-a", self.ns, "report", "worker-a"))
+        status = self.wait_phase("claim-a", "Held")
+        self.assertEqual(status["holder"]["podName"], "worker-a")
+        token = status["fencingToken"]
+        self.assertTrue(int(token) > 0)
+        for field in ("acquireTime", "renewTime", "expireTime"):
+            self.assertIn(field, status)
+        self.assertEqual(condition({"status": status}, "Held")["status"], "True")
+        doc = self.document("report")
+        self.assertTrue(doc["found"])
+        self.assertEqual(doc["_source"]["lease"], self.ns + "/claim-a")
+        wait_for(lambda: self.annotation("worker-a") == "claim-a=" + token, TIMEOUT, "the holds annotation")
+        obj = self.env.get("esl", "claim-a", self.ns)
+        self.assertIn("eslease.io/release", obj["metadata"].get("finalizers", []))
+
+    def test_contention_orders_foreground_first_then_first_come(self):
+        self.create_pods("h", "bg", "fg1", "fg2")
+        self.env.apply(lease("holder", self.ns, "lock", "h"))
+        self.wait_phase("holder", "Held")
+        self.env.apply(lease("background", self.ns, "lock", "bg", priority="Background"))
+        self.wait_phase("background", "Pending")
+        self.env.apply(lease("foreground-1", self.ns, "lock", "fg1"))
+        self.wait_phase("foreground-1", "Pending")
+        self.env.apply(lease("foreground-2", self.ns, "lock", "fg2"))
+        wait_for(lambda: [self.status(n).get("queuePosition") for n in ("foreground-1", "foreground-2", "background")]
+                 == [0, 1, 2], TIMEOUT, "queue positions 0, 1, 2")
+        printed = self.env.kubectl("get", "esl", "-n", self.ns).stdout
+        self.assertIn("Held", printed)
+        self.assertIn("Pending", printed)
+        self.env.kubectl("delete", "pod", "h", "-n", self.ns, "--grace-period=0", "--force")
+        status = self.wait_phase("foreground-1", "Held")
+        self.assertEqual(status["lastTakeover"]["reason"], "PodDeleted")
+        self.assertEqual(status["lastTakeover"]["fromPod"], "h")
+
+    def test_takeover_for_each_confirmed_death(self):
+        cases = [("deleted", "PodDeleted"), ("failed", "PodFailed"), ("succeeded", "PodSucceeded")]
+        for suffix, reason in cases:
+            holder, waiter, lock = "holder-" + suffix, "waiter-" + suffix, "lock-" + suffix
+            self.create_pods(holder, waiter)
+            self.env.apply(lease(holder, self.ns, lock, holder))
+            first = self.wait_phase(holder, "Held")
+            self.env.apply(lease(waiter, self.ns, lock, waiter))
+            self.wait_phase(waiter, "Pending")
+            if suffix == "deleted":
+                self.env.kubectl("delete", "pod", holder, "-n", self.ns, "--grace-period=0", "--force")
+            else:
+                self.env.kubelet("pods/%s/%s" % (self.ns, holder), {"phase": suffix.capitalize()})
+            taken = self.wait_phase(waiter, "Held")
+            self.assertEqual(taken["lastTakeover"]["reason"], reason)
+            self.assertGreater(int(taken["fencingToken"]), int(first["fencingToken"]))
+            if suffix == "deleted":
+                self.wait_phase(holder, "Pending")
+            else:
+                self.wait_phase(holder, "Released")
+
+    def test_replaced_pod_is_taken_over(self):
+        self.create_pods("worker")
+        self.env.apply(lease("claim", self.ns, "replaced", "worker"))
+        first = self.wait_phase("claim", "Held")
+        self.env.kubectl("delete", "pod", "worker", "-n", self.ns, "--grace-period=0", "--force")
+        self.create_pods("worker")  # a new pod, same name, new UID
+        second = wait_for(lambda: self.status("claim") if self.status("claim").get("phase") == "Held" and
+                          self.status("claim").get("fencingToken") != first["fencingToken"] else None,
+                          TIMEOUT, "a new grant to the new pod")
+        self.assertNotEqual(second["holder"]["podUID"], first["holder"]["podUID"])
+
+    def test_not_ready_holder_is_handed_over_only_after_its_expiry(self):
+        self.create_pods("slow", "next")
+        self.env.apply(lease("slow", self.ns, "nr", "slow", leaseDurationSeconds=3, livenessGraceSeconds=1))
+        held = self.wait_phase("slow", "Held")
+        self.env.apply(lease("next", self.ns, "nr", "next"))
+        self.wait_phase("next", "Pending")
+        self.env.kubelet("pods/%s/slow" % self.ns, {"ready": False})
+        revoked = self.wait_phase("slow", "Pending", timeout=10)
+        self.assertEqual(condition({"status": revoked}, "Held")["reason"], "PodNotReady")
+        self.assertIsNone(self.annotation("slow"))
+        taken = self.wait_phase("next", "Held", timeout=15)
+        self.assertEqual(taken["lastTakeover"]["reason"], "PodNotReady")
+        # The successor's grant starts no earlier than the expiry last shown to the holder.
+        self.assertGreaterEqual(taken["acquireTime"], held["expireTime"][:19])
+
+    def test_election_fails_over_to_another_matching_pod(self):
+        self.create_pods("r-0", "r-1", labels={"app": "reporter"})
+        self.env.apply(lease("leader", self.ns, "election", selector={"app": "reporter"}))
+        first = self.wait_phase("leader", "Held")
+        holder = first["holder"]["podName"]
+        self.env.kubectl("delete", "pod", holder, "-n", self.ns, "--grace-period=0", "--force")
+        second = wait_for(lambda: self.status("leader") if self.status("leader").get("holder", {}).get("podName")
+                          not in (None, holder) else None, TIMEOUT, "another pod to lead")
+        self.assertEqual(second["phase"], "Held")
+        self.assertEqual(second["lastTakeover"]["reason"], "PodDeleted")
+        self.assertGreater(int(second["fencingToken"]), int(first["fencingToken"]))
+
+    def test_acquire_timeout(self):
+        self.create_pods("h", "w")
+        self.env.apply(lease("h", self.ns, "to", "h"))
+        self.wait_phase("h", "Held")
+        self.env.apply(lease("w", self.ns, "to", "w", acquireTimeoutSeconds=1))
+        status = self.wait_phase("w", "TimedOut", timeout=10)
+        self.assertEqual(condition({"status": status}, "Held")["reason"], "TimedOut")
+        events = self.env.kubectl("get", "events", "-n", self.ns, "-o", "json").stdout
+        self.assertIn("TimedOut", events)
+
+    def test_lease_deletion_releases_the_lock(self):
+        self.create_pods("h", "w")
+        self.env.apply(lease("h", self.ns, "del", "h"))
+        self.wait_phase("h", "Held")
+        self.env.apply(lease("w", self.ns, "del", "w"))
+        self.wait_phase("w", "Pending")
+        self.env.kubectl("delete", "esl", "h", "-n", self.ns, "--wait=true", "--timeout=20s")
+        self.wait_phase("w", "Held")
+        self.assertIsNone(self.env.get("esl", "h", self.ns))
+        wait_for(lambda: self.annotation("h") is None, TIMEOUT, "the annotation to go")
+
+    def test_direct_mode_holder_is_respected_until_expiry(self):
+        self.create_pods("w")
+        direct = subprocess.run([os.path.join(BIN, "eslease"), "--es", self.env.es_url, "acquire", "direct",
+                                 "--namespace", self.ns, "--holder", "cron-host", "--ttl", "3s"],
+                                capture_output=True, text=True, timeout=30)
+        self.assertEqual(direct.returncode, 0, direct.stderr)
+        started = time.monotonic()
+        self.env.apply(lease("w", self.ns, "direct", "w"))
+        self.wait_phase("w", "Pending")
+        status = self.wait_phase("w", "Held", timeout=15)
+        self.assertGreaterEqual(time.monotonic() - started, 2.5)
+        self.assertEqual(status["lastTakeover"]["reason"], "Expired")
+        self.assertEqual(status["lastTakeover"]["fromPod"], "cron-host")
+
+    def test_invalid_claims_and_a_pod_that_never_appears(self):
+        self.create_pods("p")
+        self.env.apply(lease("first", self.ns, "inv", "p"))
+        self.wait_phase("first", "Held")
+        self.env.apply(lease("second", self.ns, "inv", "p"))
+        status = self.wait_phase("second", "Invalid")
+        self.assertIn("first", condition({"status": status}, "Held")["message"])
+        self.env.apply(lease("bad-selector", self.ns, "inv2",
+                             selector={"-bad": "x"}))
+        status = self.wait_phase("bad-selector", "Invalid")
+        self.assertEqual(condition({"status": status}, "Held")["reason"], "InvalidClaim")
+        self.env.apply(lease("ghost", self.ns, "inv3", "never-created"))
+        status = self.wait_phase("ghost", "Pending")
+        self.assertIn("never-created", condition({"status": status}, "Held")["message"])
+
+    def test_garbage_lock_document_blocks_grants_with_a_condition(self):
+        doc_id = (self.ns + "/garbage").replace("/", "%2F")
+        # The strict mapping refuses unknown fields, so the garbage is a document of the
+        # right fields with nonsense in them.
+        self.env.es("PUT", "/eslease-locks/_doc/" + doc_id, {"lock": "elsewhere", "holder": ""})
+        self.create_pods("g")
+        self.env.apply(lease("g", self.ns, "garbage", "g"))
+        status = wait_for(lambda: self.status("g") if (condition({"status": self.status("g")}, "Held") or {}).get(
+            "reason") == "MalformedLockDocument" else None, TIMEOUT, "a MalformedLockDocument condition")
+        self.assertEqual(status["phase"], "Pending")
+        self.assertEqual(self.controller.proc.poll(), None)
+
+    def test_metrics_pass_promtool(self):
+        if not os.path.exists("/usr/bin/promtool"):
+            self.skipTest("promtool is not installed")
+        text = self.env.metrics(self.controller)
+        for name in ("eslease_grants_total", "eslease_takeovers_total", "eslease_claims", "eslease_leader",
+                     "eslease_backend_request_duration_seconds", "eslease_kube_request_duration_seconds",
+                     "eslease_reconcile_total", "eslease_workqueue_depth", "eslease_build_info"):
+            self.assertIn(name, text)
+        check = subprocess.run(["/usr/bin/promtool", "check", "metrics"], input=text, capture_output=True, text=True)
+        self.assertEqual(check.returncode, 0, check.stdout + check.stderr)
+
+
+def main():
+    global BIN, SOURCE
+    if len(sys.argv) < 3:
+        raise SystemExit("usage: controller_test.py <bin dir> <source dir> [unittest args]")
+    BIN, SOURCE = sys.argv[1], sys.argv[2]
+    unittest.main(argv=[sys.argv[0]] + sys.argv[3:], verbosity=2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,677 @@
+// The decision function, row by row of the design's "Claims and phases" and "Liveness",
+// on a fixed clock: each test builds a world, decides, and checks the action and the
+// statuses a user would read with kubectl.
+#include "controller/decision.h"
+
+#include <gtest/gtest.h>
+
+namespace eslease::controller {
+namespace {
+
+using std::chrono::seconds;
+
+const WallTime kT0 = std::chrono::system_clock::from_time_t(1'800'000'000);
+const MonoTime kM0 = MonoTime{} + std::chrono::hours(1);
+
+class World {
+ public:
+  World() {
+    w.ns = "batch";
+    w.lock_name = "report";
+    w.now = kT0;
+    w.mono = kM0;
+  }
+
+  // A claim-mode Lease created `age` before now.
+  LeaseRecord& claim(const std::string& name, const std::string& pod,
+                     Priority priority = Priority::kForeground, seconds age = seconds(100)) {
+    LeaseRecord lease;
+    lease.meta = {"batch", name, "uid-" + name, "1"};
+    lease.generation = 1;
+    lease.creation_time = kT0 - age;
+    lease.finalizers = {kFinalizer};
+    lease.spec.lock_name = "report";
+    lease.spec.pod_name = pod;
+    lease.spec.priority = priority;
+    w.claims.push_back(lease);
+    return w.claims.back();
+  }
+  LeaseRecord& election(const std::string& name, const std::string& app, seconds age = seconds(100)) {
+    LeaseRecord& lease = claim(name, "", Priority::kForeground, age);
+    lease.spec.selector = LabelSelector{{{"app", LabelRequirement::Operator::kIn, {app}}}};
+    return lease;
+  }
+  PodState& pod(const std::string& name, const std::string& app = "worker", seconds age = seconds(200)) {
+    PodState p;
+    p.record.meta = {"batch", name, "pod-uid-" + name, "1"};
+    p.record.labels = {{"app", app}};
+    p.record.phase = "Running";
+    p.record.node_name = "node-1";
+    p.record.ready = ReadyState::kTrue;
+    p.record.shows_was_ready = true;
+    p.record.creation_time = kT0 - age;
+    p.was_ready = true;
+    return w.pods[name] = p;
+  }
+  // The lock document, granted to `lease` for `pod` by this controller (active).
+  DocumentView& held(const std::string& lease, const std::string& pod, std::int64_t token = 4294967300,
+                     bool active = true) {
+    DocumentView d;
+    d.state.doc.lock = "batch/report";
+    d.state.doc.lease = "batch/" + lease;
+    d.state.doc.lease_uid = "uid-" + lease;
+    d.state.doc.holder = "batch/" + pod;
+    d.state.doc.holder_uid = "pod-uid-" + pod;
+    d.state.doc.node = "node-1";
+    d.state.doc.acquired_at = kT0 - seconds(20);
+    d.state.doc.renewed_at = kT0 - seconds(5);
+    d.state.doc.expires_at = kT0 + seconds(25);
+    d.state.doc.ttl_millis = 30000;
+    d.state.doc.transitions = 1;
+    d.state.token = token;
+    d.expires_at = kM0 + seconds(25);
+    d.active = active;
+    w.document = d;
+    return *w.document;
+  }
+  // The status a previous reconcile would have written for `lease` holding the document.
+  void status_held(const std::string& lease_name, const std::string& pod, std::int64_t token = 4294967300) {
+    LeaseRecord& lease = find(lease_name);
+    lease.status.phase = Phase::kHeld;
+    lease.status.holder = HolderRef{pod, "pod-uid-" + pod, "node-1"};
+    lease.status.fencing_token = std::to_string(token);
+    lease.status.conditions = {{kConditionHeld, "True", reason::kAcquired, "", kT0 - seconds(20), 1}};
+  }
+  LeaseRecord& find(const std::string& name) {
+    for (auto& c : w.claims)
+      if (c.meta.name == name) return c;
+    throw std::runtime_error("no claim " + name);
+  }
+  Decision decide() const { return controller::decide(w); }
+
+  LockWorld w;
+};
+
+const LeaseStatus& status_of(const Decision& d, const std::string& lease) {
+  auto it = d.statuses.find(lease);
+  if (it == d.statuses.end()) throw std::runtime_error("no status for " + lease);
+  return it->second;
+}
+
+std::string held_reason(const LeaseStatus& s) {
+  const Condition* c = s.condition(kConditionHeld);
+  return c ? c->status + "/" + c->reason : "none";
+}
+
+// --- granting ---------------------------------------------------------------------------
+
+TEST(Decision, FreeLockIsGrantedToTheOnlyLiveClaim) {
+  World world;
+  world.claim("a", "pod-a");
+  world.pod("pod-a");
+  Decision d = world.decide();
+  EXPECT_EQ(d.action, Action::kAcquire);
+  EXPECT_EQ(d.grant.lease, "a");
+  EXPECT_EQ(d.grant.pod, "pod-a");
+  EXPECT_EQ(d.grant.pod_uid, "pod-uid-pod-a");
+  EXPECT_EQ(d.grant.ttl, Millis(30000));
+  EXPECT_TRUE(d.grant.takeover_reason.empty());
+}
+
+TEST(Decision, ClaimWhosePodDoesNotExistWaitsWithoutError) {
+  World world;
+  world.claim("a", "not-yet-created");
+  Decision d = world.decide();
+  EXPECT_EQ(d.action, Action::kNone);
+  const LeaseStatus& s = status_of(d, "a");
+  EXPECT_EQ(s.phase, Phase::kPending);
+  EXPECT_EQ(s.queue_position, 0);
+  EXPECT_EQ(held_reason(s), "False/Waiting");
+  EXPECT_NE(s.condition(kConditionHeld)->message.find("not-yet-created"), std::string::npos);
+}
+
+struct OrderCase {
+  const char* name;
+  Priority first_priority;
+  int first_age;
+  Priority second_priority;
+  int second_age;
+  const char* winner;
+};
+
+class GrantOrder : public ::testing::TestWithParam<OrderCase> {};
+
+TEST_P(GrantOrder, PicksByPriorityThenWaitingTime) {
+  const OrderCase& c = GetParam();
+  World world;
+  world.claim("first", "pod-1", c.first_priority, seconds(c.first_age));
+  world.claim("second", "pod-2", c.second_priority, seconds(c.second_age));
+  world.pod("pod-1");
+  world.pod("pod-2");
+  Decision d = world.decide();
+  ASSERT_EQ(d.action, Action::kAcquire);
+  EXPECT_EQ(d.grant.lease, c.winner);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rows, GrantOrder,
+    ::testing::Values(
+        OrderCase{"older_foreground", Priority::kForeground, 50, Priority::kForeground, 10, "first"},
+        OrderCase{"newer_foreground", Priority::kForeground, 10, Priority::kForeground, 50, "second"},
+        OrderCase{"foreground_beats_older_background", Priority::kBackground, 500, Priority::kForeground, 1,
+                  "second"},
+        OrderCase{"background_only_fcfs", Priority::kBackground, 60, Priority::kBackground, 30, "first"}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(Decision, ClaimThatLostTheLockWaitsBehindThoseAlreadyWaiting) {
+  World world;
+  // "old" was created first but lost the lock 5 s ago; "new" has waited 50 s.
+  LeaseRecord& old_claim = world.claim("old", "pod-1", Priority::kForeground, seconds(500));
+  old_claim.status.phase = Phase::kPending;
+  old_claim.status.conditions = {{kConditionHeld, "False", reason::kPodNotReady, "", kT0 - seconds(5), 1}};
+  world.claim("new", "pod-2", Priority::kForeground, seconds(50));
+  world.pod("pod-1");
+  world.pod("pod-2");
+  Decision d = world.decide();
+  ASSERT_EQ(d.action, Action::kAcquire);
+  EXPECT_EQ(d.grant.lease, "new");
+}
+
+TEST(Decision, HeldLockShowsHolderAndQueuePositionsCountOnlyLiveClaims) {
+  World world;
+  world.claim("holder", "pod-h", Priority::kForeground, seconds(300));
+  world.claim("ghost", "pod-missing", Priority::kForeground, seconds(200));
+  world.claim("fg", "pod-f", Priority::kForeground, seconds(100));
+  world.claim("bg", "pod-b", Priority::kBackground, seconds(400));
+  for (const char* p : {"pod-h", "pod-f", "pod-b"}) world.pod(p);
+  world.held("holder", "pod-h", 4294967311);
+  world.status_held("holder", "pod-h", 4294967311);
+  Decision d = world.decide();
+  EXPECT_EQ(d.action, Action::kNone);
+  const LeaseStatus& held = status_of(d, "holder");
+  EXPECT_EQ(held.phase, Phase::kHeld);
+  EXPECT_EQ(held.fencing_token, "4294967311");
+  ASSERT_TRUE(held.holder);
+  EXPECT_EQ(held.holder->pod_name, "pod-h");
+  EXPECT_EQ(held.expire_time, kT0 + seconds(25));
+  EXPECT_EQ(status_of(d, "ghost").queue_position, 0);  // not live: nobody live is ahead
+  EXPECT_EQ(status_of(d, "fg").queue_position, 0);
+  EXPECT_EQ(status_of(d, "bg").queue_position, 1);
+  EXPECT_EQ(held_reason(status_of(d, "bg")), "False/Waiting");
+}
+
+TEST(Decision, DecidingAgainOnItsOwnStatusesChangesNothing) {
+  World world;
+  world.claim("holder", "pod-h");
+  world.claim("waiter", "pod-w", Priority::kBackground);
+  world.pod("pod-h");
+  world.pod("pod-w");
+  world.held("holder", "pod-h");
+  Decision first = world.decide();
+  for (auto& [name, status] : first.statuses) world.find(name).status = status;
+  world.w.now += seconds(3);
+  Decision second = world.decide();
+  EXPECT_EQ(second.statuses, first.statuses);
+  EXPECT_TRUE(second.events.empty());
+  EXPECT_EQ(first.events.size(), 1u);  // Acquired, once
+}
+
+// --- confirmed death: immediate takeover --------------------------------------------------
+
+struct DeathCase {
+  const char* name;
+  std::function<void(World&)> kill;
+  const char* reason;
+};
+
+class ConfirmedDeath : public ::testing::TestWithParam<DeathCase> {};
+
+TEST_P(ConfirmedDeath, HandsTheLockToTheNextClaimInOneStep) {
+  const DeathCase& c = GetParam();
+  World world;
+  world.claim("holder", "pod-h", Priority::kForeground, seconds(300));
+  world.claim("next", "pod-n", Priority::kForeground, seconds(100));
+  world.pod("pod-h");
+  world.pod("pod-n");
+  world.held("holder", "pod-h");
+  world.status_held("holder", "pod-h");
+  c.kill(world);
+  Decision d = world.decide();
+  ASSERT_EQ(d.action, Action::kTakeOver);
+  EXPECT_EQ(d.grant.lease, "next");
+  EXPECT_EQ(d.grant.takeover_reason, c.reason);
+  EXPECT_EQ(d.grant.from_pod, "pod-h");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rows, ConfirmedDeath,
+    ::testing::Values(DeathCase{"deleted", [](World& w) { w.w.pods.erase("pod-h"); }, reason::kPodDeleted},
+                      DeathCase{"replaced", [](World& w) { w.w.pods["pod-h"].record.meta.uid = "other"; },
+                                reason::kPodReplaced},
+                      DeathCase{"failed", [](World& w) { w.w.pods["pod-h"].record.phase = "Failed"; },
+                                reason::kPodFailed},
+                      DeathCase{"succeeded", [](World& w) { w.w.pods["pod-h"].record.phase = "Succeeded"; },
+                                reason::kPodSucceeded}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(Decision, TerminatingHolderKeepsTheLockUntilItsObjectIsGone) {
+  World world;
+  world.claim("holder", "pod-h");
+  world.claim("next", "pod-n");
+  world.pod("pod-h").record.being_deleted = true;
+  world.pod("pod-n");
+  world.held("holder", "pod-h");
+  world.status_held("holder", "pod-h");
+  EXPECT_EQ(world.decide().action, Action::kNone);
+  EXPECT_EQ(status_of(world.decide(), "holder").phase, Phase::kHeld);
+}
+
+TEST(Decision, ReplacedPodInClaimModeGetsTheLockBackOnlyWhenNobodyWaits) {
+  World world;
+  world.claim("holder", "pod-h");
+  world.pod("pod-h").record.meta.uid = "new-uid";
+  world.held("holder", "pod-h");
+  world.status_held("holder", "pod-h");
+  Decision d = world.decide();
+  ASSERT_EQ(d.action, Action::kTakeOver);
+  EXPECT_EQ(d.grant.lease, "holder");
+  EXPECT_EQ(d.grant.pod_uid, "new-uid");
+  EXPECT_EQ(d.grant.takeover_reason, reason::kPodReplaced);
+
+  world.claim("waiting", "pod-w", Priority::kForeground, seconds(1));
+  world.pod("pod-w");
+  d = world.decide();
+  ASSERT_EQ(d.action, Action::kTakeOver);
+  EXPECT_EQ(d.grant.lease, "waiting");
+}
+
+TEST(Decision, DeadHolderWithNobodyWaitingReleasesAndFinishedClaimIsReleased) {
+  World world;
+  world.claim("holder", "pod-h");
+  world.pod("pod-h").record.phase = "Succeeded";
+  world.held("holder", "pod-h");
+  world.status_held("holder", "pod-h");
+  Decision d = world.decide();
+  ASSERT_EQ(d.action, Action::kRelease);
+  EXPECT_EQ(d.action_reason, reason::kPodSucceeded);
+
+  world.w.document.reset();  // the release went through
+  d = world.decide();
+  const LeaseStatus& s = status_of(d, "holder");
+  EXPECT_EQ(s.phase, Phase::kReleased);
+  EXPECT_EQ(held_reason(s), "False/PodSucceeded");
+  // Terminal for that pod: deciding again keeps it Released, a new pod of the name waits.
+  world.find("holder").status = s;
+  EXPECT_EQ(status_of(world.decide(), "holder").phase, Phase::kReleased);
+  world.pod("pod-h").record.meta.uid = "second-pod";
+  d = world.decide();
+  EXPECT_EQ(d.action, Action::kAcquire);
+}
+
+TEST(Decision, SuccessorStatusRecordsTheTakeoverAndTheLoserWaitsAgain) {
+  World world;
+  world.claim("holder", "pod-h", Priority::kForeground, seconds(300));
+  world.claim("next", "pod-n", Priority::kForeground, seconds(100));
+  world.pod("pod-n");
+  world.held("next", "pod-n", 4294967320);
+  world.w.document->state.doc.transitions = 2;
+  world.status_held("holder", "pod-h");
+  world.w.recent_grant = RecentGrant{"next", reason::kPodDeleted, "pod-h", kT0};
+  Decision d = world.decide();
+  const LeaseStatus& next = status_of(d, "next");
+  EXPECT_EQ(next.phase, Phase::kHeld);
+  ASSERT_TRUE(next.last_takeover);
+  EXPECT_EQ(next.last_takeover->from_pod, "pod-h");
+  EXPECT_EQ(next.last_takeover->reason, reason::kPodDeleted);
+  EXPECT_EQ(next.transitions, 1);
+  EXPECT_EQ(held_reason(next), "True/TakenOver");
+  const LeaseStatus& loser = status_of(d, "holder");
+  EXPECT_EQ(loser.phase, Phase::kPending);
+  EXPECT_EQ(held_reason(loser), "False/PodDeleted");
+  EXPECT_FALSE(loser.holder);
+  EXPECT_TRUE(loser.fencing_token.empty());
+}
+
+// --- presumed death: revoke, then wait for the published expiry ------------------------------
+
+TEST(Decision, NotReadyHolderIsRevokedAfterGraceAndHandedOverOnlyAfterExpiry) {
+  World world;
+  LeaseRecord& holder = world.claim("holder", "pod-h");
+  holder.spec.liveness_grace_seconds = 10;
+  world.claim("next", "pod-n");
+  PodState& h = world.pod("pod-h");
+  h.record.ready = ReadyState::kFalse;
+  h.unready_since = kM0 - seconds(4);
+  world.pod("pod-n");
+  world.held("holder", "pod-h");
+  world.status_held("holder", "pod-h");
+
+  Decision d = world.decide();  // 4 s of 10 s grace
+  EXPECT_EQ(d.action, Action::kNone);
+  EXPECT_EQ(d.requeue_at, kM0 + seconds(6));
+
+  world.w.mono += seconds(6);
+  world.w.now += seconds(6);
+  d = world.decide();
+  ASSERT_EQ(d.action, Action::kRevoke);
+  EXPECT_EQ(d.action_reason, reason::kPodNotReady);
+
+  world.w.document->revoked_reason = reason::kPodNotReady;
+  d = world.decide();
+  EXPECT_EQ(d.action, Action::kNone);  // the old holder may still run until its expiry
+  EXPECT_EQ(d.requeue_at, kM0 + seconds(25));
+  EXPECT_EQ(status_of(d, "holder").phase, Phase::kPending);
+  EXPECT_EQ(held_reason(status_of(d, "holder")), "False/PodNotReady");
+
+  world.w.mono = kM0 + seconds(25);
+  d = world.decide();
+  ASSERT_EQ(d.action, Action::kTakeOver);
+  EXPECT_EQ(d.grant.lease, "next");
+  EXPECT_EQ(d.grant.takeover_reason, reason::kPodNotReady);
+}
+
+TEST(Decision, RevokedHolderThatIsThenDeletedOrWhoseClaimGoesIsHandedOverAtOnce) {
+  for (bool delete_claim : {false, true}) {
+    World world;
+    world.claim("holder", "pod-h");
+    world.claim("next", "pod-n");
+    world.pod("pod-h").record.ready = ReadyState::kFalse;
+    world.pod("pod-n");
+    world.held("holder", "pod-h").revoked_reason = reason::kPodNotReady;
+    if (delete_claim) {
+      world.find("holder").being_deleted = true;
+    } else {
+      world.w.pods.erase("pod-h");
+    }
+    Decision d = world.decide();
+    if (delete_claim) {
+      EXPECT_EQ(d.action, Action::kRelease);
+    } else {
+      ASSERT_EQ(d.action, Action::kTakeOver);
+      EXPECT_EQ(d.grant.takeover_reason, reason::kPodDeleted);
+    }
+  }
+}
+
+TEST(Decision, PodNeverReadyYetIsAliveAndGrantable) {
+  World world;
+  world.claim("a", "pod-a");
+  PodState& p = world.pod("pod-a");
+  p.record.ready = ReadyState::kFalse;
+  p.record.shows_was_ready = false;
+  p.was_ready = false;
+  EXPECT_EQ(world.decide().action, Action::kAcquire);
+  world.held("a", "pod-a");
+  world.status_held("a", "pod-a");
+  EXPECT_EQ(world.decide().action, Action::kNone);
+}
+
+TEST(Decision, PodUnreadyAfterBeingReadyOrOnUnreadyNodeIsNotGranted) {
+  World world;
+  world.claim("a", "pod-a");
+  world.pod("pod-a").record.ready = ReadyState::kFalse;
+  EXPECT_EQ(world.decide().action, Action::kNone);
+  world.pod("pod-a").node_ready = false;
+  EXPECT_EQ(world.decide().action, Action::kNone);
+}
+
+TEST(Decision, UnreadyNodeMakesTheHolderPresumedDead) {
+  World world;
+  world.claim("holder", "pod-h");
+  world.claim("next", "pod-n");
+  PodState& h = world.pod("pod-h");
+  h.node_ready = false;
+  h.unready_since = kM0 - seconds(11);
+  world.pod("pod-n");
+  world.held("holder", "pod-h");
+  world.status_held("holder", "pod-h");
+  Decision d = world.decide();
+  ASSERT_EQ(d.action, Action::kRevoke);
+  EXPECT_EQ(d.action_reason, reason::kPodNotReady);
+}
+
+TEST(Decision, GraceZeroTurnsTheReadinessCheckOff) {
+  World world;
+  world.claim("holder", "pod-h").spec.liveness_grace_seconds = 0;
+  PodState& h = world.pod("pod-h");
+  h.record.ready = ReadyState::kFalse;
+  h.unready_since = kM0 - seconds(3600);
+  world.held("holder", "pod-h");
+  world.status_held("holder", "pod-h");
+  Decision d = world.decide();
+  EXPECT_EQ(d.action, Action::kNone);
+  EXPECT_FALSE(d.requeue_at);
+}
+
+// --- documents this controller did not grant ---------------------------------------------
+
+TEST(Decision, DirectModeDocumentIsRespectedUntilItExpiresOnOurClock) {
+  World world;
+  world.claim("a", "pod-a");
+  world.pod("pod-a");
+  DocumentView& doc = world.held("outside", "cron-host", 4294967299, false);
+  doc.state.doc.lease = "";
+  doc.state.doc.lease_uid = "cli-1234";
+  doc.state.doc.holder = "cron-host";
+  Decision d = world.decide();
+  EXPECT_EQ(d.action, Action::kNone);
+  EXPECT_EQ(d.requeue_at, kM0 + seconds(25));
+  EXPECT_EQ(held_reason(status_of(d, "a")), "False/Waiting");
+  EXPECT_NE(status_of(d, "a").condition(kConditionHeld)->message.find("cron-host"), std::string::npos);
+
+  world.w.mono = kM0 + seconds(25);
+  d = world.decide();
+  ASSERT_EQ(d.action, Action::kTakeOver);
+  EXPECT_EQ(d.grant.takeover_reason, reason::kExpired);
+  EXPECT_EQ(d.grant.from_pod, "cron-host");
+}
+
+TEST(Decision, GrantFoundAtStartUpIsAdoptedWhenTheStatusRecordsIt) {
+  World world;
+  world.claim("holder", "pod-h");
+  world.pod("pod-h");
+  world.held("holder", "pod-h", 4294967300, false);
+  world.status_held("holder", "pod-h", 4294967300);
+  EXPECT_EQ(world.decide().action, Action::kAdopt);
+
+  // A status that does not record this grant: it is not renewed, and after it expires it
+  // is decided afresh.
+  world.status_held("holder", "pod-h", 4294967000);
+  Decision d = world.decide();
+  EXPECT_EQ(d.action, Action::kNone);
+  EXPECT_EQ(d.requeue_at, kM0 + seconds(25));
+}
+
+TEST(Decision, MalformedDocumentBlocksGrantsWithAClearCondition) {
+  World world;
+  world.claim("a", "pod-a");
+  world.pod("pod-a");
+  world.w.malformed_document = "lock batch/report: the document is not a lock document: missing field holder";
+  Decision d = world.decide();
+  EXPECT_EQ(d.action, Action::kNone);
+  EXPECT_EQ(held_reason(status_of(d, "a")), "False/MalformedLockDocument");
+  ASSERT_EQ(d.events.size(), 1u);
+  EXPECT_TRUE(d.events[0].warning);
+}
+
+// --- election mode ------------------------------------------------------------------------
+
+TEST(Decision, ElectionFailsOverToAnotherMatchingPodInTheSameWrite) {
+  World world;
+  world.election("leader", "reporter");
+  world.claim("other-claim", "pod-x", Priority::kForeground, seconds(5000));
+  world.pod("pod-x");
+  world.pod("reporter-1", "reporter", seconds(300));
+  world.pod("reporter-2", "reporter", seconds(200));
+  world.held("leader", "reporter-1");
+  world.status_held("leader", "reporter-1");
+  world.w.pods.erase("reporter-1");
+  Decision d = world.decide();
+  ASSERT_EQ(d.action, Action::kTakeOver);
+  EXPECT_EQ(d.grant.lease, "leader");
+  EXPECT_EQ(d.grant.pod, "reporter-2");
+  EXPECT_EQ(d.grant.takeover_reason, reason::kPodDeleted);
+}
+
+TEST(Decision, ElectionWithNoLiveMatchingPodReleasesAndWaits) {
+  World world;
+  world.election("leader", "reporter");
+  world.pod("reporter-1", "reporter");
+  world.held("leader", "reporter-1");
+  world.status_held("leader", "reporter-1");
+  world.w.pods["reporter-1"].record.phase = "Failed";
+  Decision d = world.decide();
+  ASSERT_EQ(d.action, Action::kRelease);
+  world.w.document.reset();
+  d = world.decide();
+  EXPECT_EQ(status_of(d, "leader").phase, Phase::kPending);  // election claims are never Released
+  EXPECT_EQ(d.action, Action::kNone);
+}
+
+TEST(Decision, ElectionPrefersReadyPodsThenTheOldest) {
+  World world;
+  world.election("leader", "reporter");
+  PodState& young_ready = world.pod("reporter-young", "reporter", seconds(10));
+  PodState& old_starting = world.pod("reporter-old", "reporter", seconds(900));
+  old_starting.record.ready = ReadyState::kFalse;
+  old_starting.was_ready = false;
+  (void)young_ready;
+  world.pod("unrelated", "web", seconds(5000));
+  Decision d = world.decide();
+  ASSERT_EQ(d.action, Action::kAcquire);
+  EXPECT_EQ(d.grant.pod, "reporter-young");
+}
+
+// --- timeouts, invalid claims, deletion ------------------------------------------------------
+
+TEST(Decision, AcquireTimeoutEndsTheWaitAsTimedOut) {
+  World world;
+  world.claim("holder", "pod-h", Priority::kForeground, seconds(300));
+  world.claim("impatient", "pod-i", Priority::kForeground, seconds(50)).spec.acquire_timeout_seconds = 60;
+  world.pod("pod-h");
+  world.pod("pod-i");
+  world.held("holder", "pod-h");
+  world.status_held("holder", "pod-h");
+  Decision d = world.decide();
+  EXPECT_EQ(status_of(d, "impatient").phase, Phase::kPending);
+  EXPECT_EQ(d.requeue_at, kM0 + seconds(10));
+
+  world.w.now += seconds(10);
+  world.w.mono += seconds(10);
+  d = world.decide();
+  const LeaseStatus& s = status_of(d, "impatient");
+  EXPECT_EQ(s.phase, Phase::kTimedOut);
+  EXPECT_EQ(held_reason(s), "False/TimedOut");
+  ASSERT_EQ(d.events.size(), 1u);
+  EXPECT_EQ(d.events[0].reason, reason::kTimedOut);
+  EXPECT_TRUE(d.events[0].warning);
+
+  // Terminal: once recorded, the lock being free does not revive it.
+  world.find("impatient").status = s;
+  world.w.document.reset();
+  world.w.pods.erase("pod-h");
+  d = world.decide();
+  EXPECT_EQ(d.action, Action::kNone);
+  EXPECT_EQ(status_of(d, "impatient").phase, Phase::kTimedOut);
+}
+
+TEST(Decision, SpecProblemsAndDuplicatePodClaimsAreInvalid) {
+  World world;
+  world.claim("first", "pod-a", Priority::kForeground, seconds(100));
+  world.claim("duplicate", "pod-a", Priority::kForeground, seconds(50));
+  world.claim("broken", "pod-b").spec.problem = "spec.holder.podSelector: invalid label key \"-x\"";
+  world.pod("pod-a");
+  world.pod("pod-b");
+  Decision d = world.decide();
+  ASSERT_EQ(d.action, Action::kAcquire);
+  EXPECT_EQ(d.grant.lease, "first");
+  world.held("first", "pod-a");
+  d = world.decide();
+  EXPECT_EQ(status_of(d, "duplicate").phase, Phase::kInvalid);
+  EXPECT_EQ(held_reason(status_of(d, "duplicate")), "False/InvalidClaim");
+  EXPECT_NE(status_of(d, "duplicate").condition(kConditionHeld)->message.find("first"), std::string::npos);
+  EXPECT_EQ(status_of(d, "broken").phase, Phase::kInvalid);
+  int warnings = 0;
+  for (const auto& e : d.events) warnings += e.warning && e.reason == reason::kInvalid;
+  EXPECT_EQ(warnings, 2);
+}
+
+TEST(Decision, DeletedHolderLeaseReleasesThenLetsTheObjectGo) {
+  World world;
+  world.claim("holder", "pod-h").being_deleted = true;
+  world.pod("pod-h");
+  world.held("holder", "pod-h");
+  Decision d = world.decide();
+  EXPECT_EQ(d.action, Action::kRelease);
+  world.w.document.reset();
+  d = world.decide();
+  EXPECT_EQ(d.remove_finalizer, std::vector<std::string>{"holder"});
+  EXPECT_FALSE(d.statuses.count("holder"));
+}
+
+TEST(Decision, NewClaimsGetTheFinalizer) {
+  World world;
+  world.claim("a", "pod-a").finalizers.clear();
+  EXPECT_EQ(world.decide().add_finalizer, std::vector<std::string>{"a"});
+}
+
+// --- liveness off and backend outages -----------------------------------------------------
+
+TEST(Decision, WithLivenessOffADeadHolderIsOnlyHandedOverAtExpiry) {
+  World world;
+  world.w.liveness_takeover = false;
+  world.claim("holder", "pod-h");
+  world.claim("next", "pod-n");
+  world.pod("pod-n");
+  world.held("holder", "pod-h");
+  world.status_held("holder", "pod-h");
+  Decision d = world.decide();  // pod-h is gone
+  ASSERT_EQ(d.action, Action::kRevoke);
+  EXPECT_EQ(d.action_reason, reason::kExpired);
+  world.w.document->revoked_reason = reason::kExpired;
+  EXPECT_EQ(world.decide().action, Action::kNone);
+  world.w.mono = kM0 + seconds(25);
+  d = world.decide();
+  ASSERT_EQ(d.action, Action::kTakeOver);
+  EXPECT_EQ(d.grant.takeover_reason, reason::kExpired);
+}
+
+TEST(Decision, UnreadableBackendKeepsStatusesAndMarksBackendUnavailable) {
+  World world;
+  world.claim("holder", "pod-h");
+  world.pod("pod-h");
+  world.status_held("holder", "pod-h");
+  world.w.document_known = false;
+  world.w.backend_available = false;
+  Decision d = world.decide();
+  EXPECT_EQ(d.action, Action::kNone);
+  const LeaseStatus& s = status_of(d, "holder");
+  EXPECT_EQ(s.phase, Phase::kHeld);
+  const Condition* backend = s.condition(kConditionBackendAvailable);
+  ASSERT_TRUE(backend);
+  EXPECT_EQ(backend->status, "False");
+  EXPECT_TRUE(d.remove_finalizer.empty());
+  ASSERT_EQ(d.events.size(), 1u);
+  EXPECT_EQ(d.events[0].reason, reason::kBackendUnavailable);
+}
+
+TEST(Decision, RenewalFailureIsReportedAndTheLockDecidedAfreshWithANewGrant) {
+  World world;
+  world.claim("holder", "pod-h");
+  world.pod("pod-h");
+  world.held("holder", "pod-h").revoked_reason = reason::kRenewalFailed;
+  world.status_held("holder", "pod-h");
+  world.w.document->expires_at = kM0 - seconds(1);  // its grant ran out while Elasticsearch was away
+  Decision d = world.decide();
+  ASSERT_EQ(d.action, Action::kTakeOver);  // the same claim, a new token
+  EXPECT_EQ(d.grant.lease, "holder");
+  world.w.document->expires_at = kM0 + seconds(1);
+  d = world.decide();
+  EXPECT_EQ(d.action, Action::kNone);
+  EXPECT_EQ(held_reason(status_of(d, "holder")), "False/RenewalFailed");
+  ASSERT_FALSE(d.events.empty());
+  EXPECT_TRUE(d.events[0].warning);
+}
+
+}  // namespace
+}  // namespace eslease::controller
