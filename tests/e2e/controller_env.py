@@ -9,6 +9,8 @@ import tempfile
 import time
 import urllib.request
 
+import yaml
+
 KUBECTL = "/usr/bin/kubectl"
 
 
@@ -75,10 +77,9 @@ class Process:
 class Environment:
     """es-emulator + kube-emulator (kubelet simulated) + CRD, and controllers on demand."""
 
-    def __init__(self, bin_dir, source_dir, kubelet_grace="0.2"):
+    def __init__(self, bin_dir, source_dir):
         self.bin = bin_dir
         self.source = source_dir
-        self.kubelet_grace = kubelet_grace
         self.workdir = tempfile.TemporaryDirectory(prefix="eslease-ctl-")
         self.dir = self.workdir.name
         self.processes = []
@@ -91,8 +92,7 @@ class Environment:
             self.es_url = es.announced(r"listening on (\S+)").group(1)
             self.kubeconfig = os.path.join(self.dir, "kubeconfig")
             kube = self._spawn("kube-emulator", [os.path.join(self.bin, "kube-emulator"), "--listen", "127.0.0.1:0",
-                                                 "--kubeconfig-out", self.kubeconfig, "--simulate-kubelet",
-                                                 "--kubelet-max-grace", self.kubelet_grace + "s"])
+                                                 "--kubeconfig-out", self.kubeconfig])
             self.kube_url = kube.announced(r"kube-emulator listening on (\S+)").group(1)
             self.kubectl("apply", "-f", os.path.join(self.source, "crds"))
             self.kubectl("wait", "--for=condition=Established", "crd/leases.eslease.io", "--timeout=30s")
@@ -140,7 +140,7 @@ class Environment:
         return result
 
     def apply(self, *objects):
-        self.kubectl("apply", "-f", "-", input_text="\n---\n".join(json.dumps(o) for o in objects))
+        self.kubectl("apply", "-f", "-", input_text=yaml.safe_dump_all(objects))
 
     def get(self, kind, name, namespace):
         result = self.kubectl("get", kind, name, "-n", namespace, "-o", "json", check=False)
@@ -168,8 +168,20 @@ class Environment:
     def es(self, method, path, body=None):
         return self.http(method, self.es_url + path, body)
 
-    def kubelet(self, path, body):
-        return self.http("POST", self.kube_url + "/_emulator/kubelet/" + path, body)
+    def set_pod_status(self, name, ns, phase="Running", ready=True):
+        """Writes a pod's status as its kubelet would: phase and a Ready condition."""
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 60))
+        status = {"phase": phase, "startTime": started,
+                  "conditions": [{"type": "Ready", "status": "True" if ready else "False",
+                                  "lastTransitionTime": now}]}
+        self.kubectl("patch", "pod", name, "-n", ns, "--subresource=status", "--type=merge",
+                     "-p", json.dumps({"status": status}))
+
+    def create_ready_pods(self, ns, names, labels=None):
+        self.apply(*[pod(n, ns, labels) for n in names])
+        for n in names:
+            self.set_pod_status(n, ns)
 
 
 def pod(name, namespace, labels=None):

@@ -10,7 +10,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from controller_env import Environment, condition, lease, namespace, pod, wait_for  # noqa: E402
+from controller_env import Environment, condition, lease, namespace, wait_for  # noqa: E402
 
 BIN = None
 SOURCE = None
@@ -45,9 +45,7 @@ class ControllerEndToEnd(unittest.TestCase):
                         "Lease %s to be %s (now %s)" % (name, phase, self.status(name)))
 
     def create_pods(self, *names, labels=None):
-        self.env.apply(*[pod(n, self.ns, labels) for n in names])
-        for n in names:
-            wait_for(lambda n=n: condition(self.env.get("pod", n, self.ns), "Ready"), TIMEOUT, "pod %s Ready" % n)
+        self.env.create_ready_pods(self.ns, names, labels)
 
     def document(self, lock):
         doc_id = (self.ns + "/" + lock).replace("/", "%2F")
@@ -109,7 +107,7 @@ class ControllerEndToEnd(unittest.TestCase):
             if suffix == "deleted":
                 self.env.kubectl("delete", "pod", holder, "-n", self.ns, "--grace-period=0", "--force")
             else:
-                self.env.kubelet("pods/%s/%s" % (self.ns, holder), {"phase": suffix.capitalize()})
+                self.env.set_pod_status(holder, self.ns, phase=suffix.capitalize(), ready=False)
             taken = self.wait_phase(waiter, "Held")
             self.assertEqual(taken["lastTakeover"]["reason"], reason)
             self.assertGreater(int(taken["fencingToken"]), int(first["fencingToken"]))
@@ -135,7 +133,7 @@ class ControllerEndToEnd(unittest.TestCase):
         held = self.wait_phase("slow", "Held")
         self.env.apply(lease("next", self.ns, "nr", "next"))
         self.wait_phase("next", "Pending")
-        self.env.kubelet("pods/%s/slow" % self.ns, {"ready": False})
+        self.env.set_pod_status("slow", self.ns, ready=False)
         revoked = self.wait_phase("slow", "Pending", timeout=10)
         self.assertEqual(condition({"status": revoked}, "Held")["reason"], "PodNotReady")
         self.assertIsNone(self.annotation("slow"))
