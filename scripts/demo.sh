@@ -1,75 +1,130 @@
 #!/usr/bin/env bash
-# The README's run command. Builds the eslease tool and the Elasticsearch emulator, then
-# shows what the lock protocol gives a workload:
-#   1. two workers contend for one lock: the second waits, then gets a larger fencing token;
-#   2. a holder is killed without releasing: the next claimant takes over once the lock's
-#      TTL has run out on its own clock, again with a larger token;
-#   3. the lock document as the tool reports it, and the Elasticsearch requests it all cost.
-# The controller (Lease resources, takeover in milliseconds on pod death) builds on this.
+# The README's run command: builds eslease, starts the Elasticsearch and Kubernetes API
+# emulators and eslease-controller as separate processes on loopback, then shows what a
+# user sees:
+#   1. the CRD and the example Leases applied with kubectl; contention: one claim Held,
+#      the others Pending with their queue positions;
+#   2. the holder pod deleted: the waiting claim takes over within milliseconds, with a new
+#      fencing token and lastTakeover saying why;
+#   3. the eslease.io/holds annotation on the new holder, and the contention and takeover
+#      metrics from /metrics.
+# Everything it starts is stopped on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build -j2 --target eslease es-emulator
+cmake --build build -j2 --target eslease-controller es-emulator kube-emulator
 
 bin=build/bin
 workdir=$(mktemp -d)
-emulator_pid=""
+pids=()
 cleanup() {
-  [ -n "$emulator_pid" ] && kill "$emulator_pid" 2>/dev/null || true
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
   rm -rf "$workdir"
 }
 trap cleanup EXIT
 
-"$bin/es-emulator" --listen 127.0.0.1:0 >"$workdir/emulator.out" 2>"$workdir/emulator.err" &
-emulator_pid=$!
-for _ in $(seq 100); do
-  grep -q 'listening on' "$workdir/emulator.out" 2>/dev/null && break
-  sleep 0.05
+# Waits until FILE contains PATTERN (at most 10 s); prints the file and fails otherwise.
+wait_for_line() {
+  local file=$1 pattern=$2
+  for _ in $(seq 200); do
+    grep -q "$pattern" "$file" 2>/dev/null && return 0
+    sleep 0.05
+  done
+  echo "timed out waiting for '$pattern' in $file:"
+  cat "$file" "${file%.*}.err" 2>/dev/null
+  exit 1
+}
+
+"$bin/es-emulator" --listen 127.0.0.1:0 >"$workdir/es.out" 2>"$workdir/es.err" &
+pids+=($!)
+"$bin/kube-emulator" --listen 127.0.0.1:0 --kubeconfig-out "$workdir/kubeconfig" \
+  >"$workdir/kube.out" 2>"$workdir/kube.err" &
+pids+=($!)
+wait_for_line "$workdir/es.out" 'listening on'
+wait_for_line "$workdir/kube.out" 'listening on'
+es_url=$(sed -n 's/^es-emulator listening on //p' "$workdir/es.out")
+kubectl=(kubectl --kubeconfig "$workdir/kubeconfig")
+
+"$bin/eslease-controller" --kubeconfig "$workdir/kubeconfig" --es "$es_url" \
+  --metrics-bind-address 127.0.0.1:0 --health-probe-bind-address 127.0.0.1:0 \
+  >"$workdir/controller.out" 2>"$workdir/controller.err" &
+pids+=($!)
+wait_for_line "$workdir/controller.err" 'endpoint=metrics'
+metrics_url="http://$(sed -n 's/.*endpoint=metrics address=\([^ ]*\).*/\1/p' "$workdir/controller.err")/metrics"
+echo "== Elasticsearch emulator at $es_url, controller metrics at $metrics_url"
+
+echo
+echo "== 1. The CRD and the example Leases (examples/claim-mode.yaml, examples/election-mode.yaml)"
+"${kubectl[@]}" apply -f crds/
+"${kubectl[@]}" wait --for=condition=Established crd/leases.eslease.io --timeout=30s >/dev/null
+"${kubectl[@]}" apply -f examples/
+# A third claim on the same lock, from a third pod, to show a queue.
+"${kubectl[@]}" apply -f - <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata: {name: report-c, namespace: eslease-demo, labels: {app: nightly-report}}
+spec: {containers: [{name: worker, image: "busybox:1.36", command: ["sleep", "3600"]}]}
+---
+apiVersion: eslease.io/v1alpha1
+kind: Lease
+metadata: {name: nightly-report-c, namespace: eslease-demo}
+spec: {lockName: nightly-report, holder: {podName: report-c}, priority: Background}
+EOF
+
+phase() { "${kubectl[@]}" get esl "$1" -n eslease-demo -o jsonpath='{.status.phase}' 2>/dev/null; }
+wait_phase() {
+  for _ in $(seq 400); do
+    [ "$(phase "$1")" = "$2" ] && return 0
+    sleep 0.025
+  done
+  echo "Lease $1 did not become $2"; "${kubectl[@]}" get esl -A; cat "$workdir/controller.err"; exit 1
+}
+wait_phase nightly-report-a Held
+wait_phase nightly-report-b Pending
+wait_phase nightly-report-c Pending
+for _ in $(seq 200); do
+  [ -n "$("${kubectl[@]}" get esl nightly-report-c -n eslease-demo -o jsonpath='{.status.queuePosition}')" ] && break
+  sleep 0.025
 done
-es_url=$(sed -n 's/^es-emulator listening on //p' "$workdir/emulator.out")
-[ -n "$es_url" ] || { echo "the Elasticsearch emulator did not start:"; cat "$workdir/emulator.err"; exit 1; }
-echo "== Elasticsearch emulator at $es_url"
+echo
+echo "\$ kubectl get esl -A   # one claim Held, the others Pending"
+"${kubectl[@]}" get esl -A
+echo
+echo "\$ kubectl get esl -n eslease-demo -o custom-columns=...   # queue positions"
+"${kubectl[@]}" get esl -n eslease-demo \
+  -o custom-columns=LEASE:.metadata.name,PHASE:.status.phase,PRIORITY:.spec.priority,QUEUE:.status.queuePosition,TOKEN:.status.fencingToken
 
-# An array, not a function: a backgrounded function runs in a subshell, and killing that
-# would not kill the tool.
-eslease=("$bin/eslease" --es "$es_url")
+old_token=$("${kubectl[@]}" get esl nightly-report-a -n eslease-demo -o jsonpath='{.status.fencingToken}')
+echo
+echo "== 2. The holder pod report-a is deleted"
+start=$(date +%s%N)
+"${kubectl[@]}" delete pod report-a -n eslease-demo --grace-period=0 --force 2>/dev/null
+wait_phase nightly-report-b Held
+end=$(date +%s%N)
+new_token=$("${kubectl[@]}" get esl nightly-report-b -n eslease-demo -o jsonpath='{.status.fencingToken}')
+echo "nightly-report-b is Held $(( (end - start) / 1000000 )) ms after kubectl returned (that includes one kubectl"
+echo "round trip; the controller's own takeover latency is in eslease_takeover_latency_seconds below)"
+echo "fencing token: $old_token -> $new_token"
+echo "lastTakeover: $("${kubectl[@]}" get esl nightly-report-b -n eslease-demo -o jsonpath='{.status.lastTakeover}')"
+echo
+"${kubectl[@]}" get esl -n eslease-demo \
+  -o custom-columns=LEASE:.metadata.name,PHASE:.status.phase,HOLDER:.status.holder.podName,QUEUE:.status.queuePosition,TOKEN:.status.fencingToken
 
 echo
-echo "== 1. Two workers contend for batch/nightly-report"
-"${eslease[@]}" run nightly-report --namespace batch --holder worker-a --ttl 3s -- \
-  sh -c 'echo "worker-a: holding the lock with fencing token $ESLEASE_FENCING_TOKEN"; sleep 2; echo "worker-a: done"' &
-worker_a=$!
-# Wait until worker-a holds the lock before worker-b asks for it.
-for _ in $(seq 100); do
-  "${eslease[@]}" status nightly-report --namespace batch 2>/dev/null | grep -q worker-a && break
-  sleep 0.05
+echo "== 3. The new holder is told through its annotation (a downward-API volume turns it into a file)"
+for _ in $(seq 200); do
+  value=$("${kubectl[@]}" get pod report-b -n eslease-demo -o jsonpath='{.metadata.annotations.eslease\.io/holds}')
+  [ -n "$value" ] && break
+  sleep 0.025
 done
-"${eslease[@]}" run nightly-report --namespace batch --holder worker-b --ttl 3s --wait 30s -- \
-  sh -c 'echo "worker-b: holding the lock with fencing token $ESLEASE_FENCING_TOKEN"'
-wait "$worker_a"
+echo "report-b  eslease.io/holds=$value"
+echo "reporter  eslease.io/holds=$("${kubectl[@]}" get pods -n eslease-election \
+  -o jsonpath='{range .items[*]}{.metadata.name}={.metadata.annotations.eslease\.io/holds} {end}')"
 
 echo
-echo "== 2. A holder dies without releasing"
-"${eslease[@]}" run nightly-report --namespace batch --holder worker-c --ttl 2s -- \
-  sh -c 'echo "worker-c: holding the lock with fencing token $ESLEASE_FENCING_TOKEN"; sleep 10' &
-worker_c=$!
-for _ in $(seq 100); do
-  "${eslease[@]}" status nightly-report --namespace batch 2>/dev/null | grep -q worker-c && break
-  sleep 0.05
-done
-kill -9 "$worker_c"; wait "$worker_c" 2>/dev/null || true
-echo "worker-c: killed (SIGKILL), lock not released"
-start_ms=$(( $(date +%s%N) / 1000000 ))
-token=$("${eslease[@]}" acquire nightly-report --namespace batch --holder worker-d --ttl 10s --wait 30s)
-end_ms=$(( $(date +%s%N) / 1000000 ))
-echo "worker-d: took over with fencing token $token after $(( end_ms - start_ms )) ms (the 2s TTL, observed on its own clock)"
-
+echo "== Contention and takeover metrics"
+curl -s "$metrics_url" | grep -E '^eslease_(claims\{phase="(Held|Pending)"|lock_waiters|grants_total|takeovers_total|takeover_latency_seconds_(sum|count)|acquire_wait_seconds_count|backend_conflicts_total)' || true
 echo
-echo "== 3. The lock as stored in Elasticsearch"
-"${eslease[@]}" status nightly-report --namespace batch
-"${eslease[@]}" release nightly-report --namespace batch --holder worker-d
-echo
-echo "== Elasticsearch requests made, by operation"
-curl -s "$es_url/_emulator/stats"; echo
+echo "== Done; stopping the controller and both emulators"

@@ -164,9 +164,15 @@ int run_controller_app(const std::vector<std::string>& args) {
   metrics::EndpointOptions endpoint_options;
   endpoint_options.metrics_address = opts.metrics_bind_address;
   endpoint_options.health_address = opts.health_probe_bind_address;
-  endpoint_options.metrics_text = [&metrics] { return metrics.text(); };
+  std::mutex controller_mutex;  // the scrape thread reads `controller` while main sets it
+  endpoint_options.metrics_text = [&] {
+    std::lock_guard lock(controller_mutex);
+    if (controller && controller->synced()) controller->publish_claim_metrics();
+    return metrics.text();
+  };
   endpoint_options.not_ready_reason = [&]() -> std::string {
     if (!index_ready.load()) return "the lock index is not ready";
+    std::lock_guard lock(controller_mutex);
     if (!controller || !controller->synced()) return "caches are not synced";
     return "";
   };
@@ -205,10 +211,18 @@ int run_controller_app(const std::vector<std::string>& args) {
   controller_options.on_watch_restart = [&metrics](const std::string& resource, kube::RestartReason reason) {
     metrics.count_watch_restart(resource, kube::to_string(reason));
   };
-  controller = std::make_unique<Controller>(api, **store, &events, observer, clock, controller_options);
-  Status ran = controller->run(stop.get_token());
+  Controller* running = nullptr;
+  {
+    std::lock_guard lock(controller_mutex);
+    controller = std::make_unique<Controller>(api, **store, &events, observer, clock, controller_options);
+    running = controller.get();
+  }
+  Status ran = running->run(stop.get_token());
   events.flush(std::chrono::seconds(2));
-  controller.reset();
+  {
+    std::lock_guard lock(controller_mutex);
+    controller.reset();
+  }
   g_stop = nullptr;
   if (!ran.ok()) return fail(ran.error().describe());
   log::info("stopped cleanly");

@@ -299,12 +299,6 @@ Status Controller::run(std::stop_token stop) {
   while (!stop.stop_requested() && !caches_->synced()) clock_.sleep_for(Millis(20), stop);
   if (stop.stop_requested()) return {};
   log::info("caches synced");
-  std::jthread metrics_loop([this](std::stop_token s) {
-    while (!s.stop_requested()) {
-      publish_claim_metrics();
-      clock_.sleep_for(Millis(2000), s);
-    }
-  });
 
   if (!options_.leader_elect) {
     run_session(stop);

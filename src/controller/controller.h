@@ -51,12 +51,13 @@ class Controller {
   // /healthz: the process works. /readyz: caches synced (and, leading or not, serving).
   bool synced() const;
   bool leading() const { return leading_.load(); }
+  // Counts claims by phase and priority from the cache and reports them (on every scrape).
+  void publish_claim_metrics();
 
  private:
   class Caches;
   void run_session(std::stop_token stop);
   void enqueue(const std::vector<std::string>& lock_ids);
-  void publish_claim_metrics();
 
   kube::Api& api_;
   lock::LockStore& store_;

@@ -58,7 +58,7 @@ class Decider {
       keep_statuses();
       return std::move(d_);
     }
-    if (w_.backend_available && w_.malformed_document.empty()) decide_action();
+    if (w_.act && w_.malformed_document.empty()) decide_action();
     if (d_.action == Action::kNone) project_statuses();
     plan_finalizers();
     return std::move(d_);

@@ -65,6 +65,9 @@ struct LockWorld {
   // The document exists but cannot be read as a lock document: nothing is granted.
   std::string malformed_document;
   bool backend_available = true;
+  // False after a write failed in this reconcile: only statuses are projected; the write is
+  // retried with backoff.
+  bool act = true;
   bool liveness_takeover = true;
   std::optional<RecentGrant> recent_grant;
   WallTime now{};

@@ -263,7 +263,7 @@ ReconcileOutcome Reconciler::reconcile(const std::string& lock_id) {
             "lock write failed",
             {{"lock", lock_id}, {"action", to_string(decision.action)}, {"error", done.error().describe()}});
         outcome.status = done;
-        world.document_known = false;
+        world.act = false;
         world.backend_available = !is_unavailable(done.error());
         decision = decide(world);
         break;

@@ -228,6 +228,121 @@ class ControllerEndToEnd(unittest.TestCase):
         self.assertEqual(check.returncode, 0, check.stdout + check.stderr)
 
 
+class ControllerResilience(unittest.TestCase):
+    """Faults that need their own emulators and controllers: an Elasticsearch outage, dropped
+    and compacted watches, a controller restart, two controllers at once."""
+
+    def setUp(self):
+        self.env = Environment(BIN, SOURCE).start()
+        self.ns = "resilience"
+        self.env.apply(namespace(self.ns))
+
+    def tearDown(self):
+        self.env.stop()
+
+    def status(self, name):
+        return ((self.env.get("esl", name, self.ns) or {}).get("status", {}))
+
+    def wait_phase(self, name, phase, timeout=TIMEOUT):
+        return wait_for(lambda: self.status(name) if self.status(name).get("phase") == phase else None, timeout,
+                        "Lease %s to be %s (now %s)" % (name, phase, self.status(name)))
+
+    def grants(self, controller):
+        for line in self.env.metrics(controller).splitlines():
+            if line.startswith("eslease_grants_total "):
+                return float(line.split()[1])
+        return 0.0
+
+    def test_elasticsearch_outage_and_recovery(self):
+        controller = self.env.start_controller()
+        self.env.create_ready_pods(self.ns, ["p"])
+        self.env.apply(lease("p", self.ns, "outage", "p", leaseDurationSeconds=3))
+        first = self.wait_phase("p", "Held")
+        self.env.es("POST", "/_emulator/faults", {"op": "*", "status": 503, "count": -1})
+        try:
+            lost = wait_for(lambda: self.status("p") if (condition({"status": self.status("p")}, "Held") or {}).get(
+                "reason") == "RenewalFailed" else None, 15, "RenewalFailed")
+            self.assertEqual(lost["phase"], "Pending")
+            self.assertEqual(condition({"status": lost}, "BackendAvailable")["status"], "False")
+        finally:
+            self.env.es("DELETE", "/_emulator/faults")
+        self.env.es("DELETE", "/_emulator/faults")
+        again = wait_for(lambda: self.status("p") if self.status("p").get("phase") == "Held" and
+                         condition({"status": self.status("p")}, "BackendAvailable")["status"] == "True" else None,
+                         30, "the lock granted again after recovery")
+        self.assertGreater(int(again["fencingToken"]), int(first["fencingToken"]))
+        self.assertIsNone(controller.proc.poll())
+
+    def test_watch_drops_and_compaction_lose_nothing(self):
+        controller = self.env.start_controller()
+        self.env.create_ready_pods(self.ns, ["a", "b"])
+        self.env.apply(lease("a", self.ns, "w", "a"))
+        self.wait_phase("a", "Held")
+        self.env.apply(lease("b", self.ns, "w", "b"))
+        self.wait_phase("b", "Pending")
+        self.env.http("POST", self.env.kube_url + "/_emulator/compact")
+        self.env.http("POST", self.env.kube_url + "/_emulator/watches/drop")
+        # A change made while the watches are down is still seen.
+        self.env.kubectl("delete", "pod", "a", "-n", self.ns, "--grace-period=0", "--force")
+        taken = self.wait_phase("b", "Held")
+        self.assertEqual(taken["lastTakeover"]["reason"], "PodDeleted")
+        text = self.env.metrics(controller)
+        self.assertIn("eslease_watch_restarts_total", text)
+
+    def test_restart_keeps_tokens_and_makes_no_new_grants(self):
+        controller = self.env.start_controller(name="first")
+        pods = ["h-%d" % i for i in range(5)] + ["w-%d" % i for i in range(5)]
+        self.env.create_ready_pods(self.ns, pods)
+        self.env.apply(*[lease("h-%d" % i, self.ns, "r-%d" % i, "h-%d" % i) for i in range(5)])
+        for i in range(5):
+            self.wait_phase("h-%d" % i, "Held")
+        self.env.apply(*[lease("w-%d" % i, self.ns, "r-%d" % i, "w-%d" % i) for i in range(5)])
+        for i in range(5):
+            self.wait_phase("w-%d" % i, "Pending")
+        before = {n: self.status(n) for n in ["h-%d" % i for i in range(5)] + ["w-%d" % i for i in range(5)]}
+        self.assertEqual(controller.stop(), 0)  # SIGTERM: a clean exit
+        second = self.env.start_controller(name="second")
+        # The new controller adopts every grant by renewing it: the renewTime moves on while
+        # the token, holder and phase stay.
+        for name, old in before.items():
+            if old["phase"] != "Held":
+                continue
+            wait_for(lambda name=name, old=old: self.status(name).get("renewTime", "") > old["renewTime"], 20,
+                     "%s renewed by the new controller" % name)
+        for name, old in before.items():
+            now = self.status(name)
+            self.assertEqual(now["phase"], old["phase"], name)
+            self.assertEqual(now.get("fencingToken"), old.get("fencingToken"), name)
+            self.assertEqual(now.get("queuePosition"), old.get("queuePosition"), name)
+        self.assertEqual(self.grants(second), 0)
+
+    def test_two_controllers_elect_one_leader_and_never_double_grant(self):
+        flags = ["--leader-elect", "--leader-election-namespace", "default",
+                 "--leader-election-lease-duration", "2s", "--leader-election-renew-deadline", "1500ms",
+                 "--leader-election-retry-period", "500ms"]
+        one = self.env.start_controller(*flags, name="replica-one")
+        two = self.env.start_controller(*flags, name="replica-two")
+        self.env.create_ready_pods(self.ns, ["px", "py"])
+        self.env.apply(lease("lx", self.ns, "ha", "px"), lease("ly", self.ns, "ha", "py"))
+        wait_for(lambda: sorted([self.status("lx").get("phase"), self.status("ly").get("phase")]) == ["Held", "Pending"],
+                 TIMEOUT, "one claim Held, one Pending")
+
+        def leads(c):
+            return "eslease_leader 1" in self.env.metrics(c).splitlines()
+
+        def leaders():
+            return [c for c in (one, two) if leads(c)]
+        leader = wait_for(lambda: leaders() if len(leaders()) == 1 else None, TIMEOUT, "exactly one leader")[0]
+        standby = two if leader is one else one
+        leader.stop()
+        wait_for(lambda: leads(standby), 20, "the standby to lead")
+        holder, waiter = ("lx", "ly") if self.status("lx").get("phase") == "Held" else ("ly", "lx")
+        self.env.kubectl("delete", "pod", "p" + holder[1], "-n", self.ns, "--grace-period=0", "--force")
+        taken = self.wait_phase(waiter, "Held")
+        self.assertEqual(taken["lastTakeover"]["reason"], "PodDeleted")
+        self.assertNotEqual(self.status(holder).get("phase"), "Held")
+
+
 def main():
     global BIN, SOURCE
     if len(sys.argv) < 3:
