@@ -1,0 +1,133 @@
+// Decoding what the API serves into typed records, including what the schema let through
+// but the controller cannot serve, and the status patch the controller writes.
+#include "controller/lease_codec.h"
+
+#include <gtest/gtest.h>
+
+namespace eslease::controller {
+namespace {
+
+using nlohmann::json;
+
+json lease_json(json spec) {
+  return {{"apiVersion", "eslease.io/v1alpha1"},
+          {"kind", "Lease"},
+          {"metadata",
+           {{"name", "a"},
+            {"namespace", "batch"},
+            {"uid", "u1"},
+            {"resourceVersion", "7"},
+            {"generation", 2},
+            {"creationTimestamp", "2026-11-23T10:00:00Z"},
+            {"finalizers", {"eslease.io/release"}}}},
+          {"spec", spec}};
+}
+
+TEST(LeaseCodec, DecodesClaimModeSpecAndMetadata) {
+  LeaseRecord lease = decode_lease(lease_json({{"lockName", "report"},
+                                               {"holder", {{"podName", "pod-1"}}},
+                                               {"priority", "Background"},
+                                               {"leaseDurationSeconds", 15},
+                                               {"acquireTimeoutSeconds", 60.0},
+                                               {"livenessGraceSeconds", 0}}));
+  EXPECT_EQ(lease.meta.key(), "batch/a");
+  EXPECT_EQ(lease.generation, 2);
+  EXPECT_TRUE(lease.has_finalizer());
+  EXPECT_EQ(lease.spec.pod_name, "pod-1");
+  EXPECT_EQ(lease.spec.priority, Priority::kBackground);
+  EXPECT_EQ(lease.spec.lease_duration_seconds, 15);
+  EXPECT_EQ(lease.spec.acquire_timeout_seconds, 60);
+  EXPECT_EQ(lease.spec.liveness_grace_seconds, 0);
+  EXPECT_TRUE(lease.spec.problem.empty());
+  EXPECT_EQ(lease.lock_id(), "batch/report");
+}
+
+struct ProblemCase {
+  const char* name;
+  json spec;
+  const char* mentions;
+};
+
+class SpecProblems : public ::testing::TestWithParam<ProblemCase> {};
+
+TEST_P(SpecProblems, AreRecordedNotThrown) {
+  LeaseRecord lease = decode_lease(lease_json(GetParam().spec));
+  EXPECT_NE(lease.spec.problem.find(GetParam().mentions), std::string::npos) << lease.spec.problem;
+}
+
+std::vector<ProblemCase> problem_cases() {
+  auto spec = [](const char* text) { return json::parse(text); };
+  return {
+      {"no_holder", spec(R"({"lockName": "x"})"), "holder"},
+      {"both_holders", spec(R"({"lockName": "x", "holder": {"podName": "p", "podSelector": {}}})"),
+       "exactly one"},
+      {"bad_selector_key",
+       spec(R"({"lockName": "x", "holder": {"podSelector": {"matchLabels": {"-bad": "v"}}}})"), "label key"},
+      {"in_without_values",
+       spec(
+           R"({"lockName": "x", "holder": {"podSelector": {"matchExpressions": [{"key": "app", "operator": "In"}]}}})"),
+       "at least one value"},
+      {"duration_out_of_range",
+       spec(R"({"lockName": "x", "holder": {"podName": "p"}, "leaseDurationSeconds": 99999})"),
+       "leaseDurationSeconds"},
+      {"no_lock", spec(R"({"holder": {"podName": "p"}})"), "lockName"},
+  };
+}
+
+INSTANTIATE_TEST_SUITE_P(Rows, SpecProblems, ::testing::ValuesIn(problem_cases()),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(LeaseCodec, SelectorsMatchLikeKubernetes) {
+  LeaseRecord lease = decode_lease(lease_json(
+      {{"lockName", "x"},
+       {"holder",
+        {{"podSelector",
+          {{"matchLabels", {{"app", "reporter"}}},
+           {"matchExpressions", json::array({{{"key", "tier"}, {"operator", "NotIn"}, {"values", {"canary"}}},
+                                             {{"key", "legacy"}, {"operator", "DoesNotExist"}}})}}}}}}));
+  ASSERT_TRUE(lease.spec.selector);
+  EXPECT_TRUE(lease.spec.selector->matches({{"app", "reporter"}}));
+  EXPECT_TRUE(lease.spec.selector->matches({{"app", "reporter"}, {"tier", "prod"}}));
+  EXPECT_FALSE(lease.spec.selector->matches({{"app", "reporter"}, {"tier", "canary"}}));
+  EXPECT_FALSE(lease.spec.selector->matches({{"app", "reporter"}, {"legacy", "1"}}));
+  EXPECT_FALSE(lease.spec.selector->matches({{"app", "web"}}));
+}
+
+TEST(LeaseCodec, PodReadinessAndWasReady) {
+  json pod = {
+      {"metadata", {{"name", "p"}, {"namespace", "n"}, {"uid", "u"}, {"labels", {{"b", "2"}, {"a", "1"}}}}},
+      {"spec", {{"nodeName", "node-1"}}},
+      {"status",
+       {{"phase", "Running"},
+        {"startTime", "2026-11-23T10:00:00Z"},
+        {"conditions",
+         json::array(
+             {{{"type", "Ready"}, {"status", "False"}, {"lastTransitionTime", "2026-11-23T10:00:00Z"}}})}}}};
+  PodRecord starting = decode_pod(pod);
+  EXPECT_EQ(starting.ready, ReadyState::kFalse);
+  EXPECT_FALSE(starting.shows_was_ready);  // not Ready yet since it started
+  EXPECT_EQ(starting.labels.front().first, "a");
+  pod["status"]["conditions"][0]["lastTransitionTime"] = "2026-11-23T10:05:00Z";
+  EXPECT_TRUE(decode_pod(pod).shows_was_ready);  // went unready well after starting
+  EXPECT_EQ(keep_pod_fields(pod)["status"]["conditions"].size(), 1u);
+}
+
+TEST(LeaseCodec, StatusPatchRemovesWhatIsNoLongerSet) {
+  LeaseStatus status;
+  status.phase = Phase::kPending;
+  status.queue_position = 2;
+  json patch = status_patch(status)["status"];
+  EXPECT_EQ(patch["phase"], "Pending");
+  EXPECT_EQ(patch["queuePosition"], 2);
+  EXPECT_TRUE(patch["holder"].is_null());
+  EXPECT_TRUE(patch["fencingToken"].is_null());
+  // What the controller writes reads back as the same status.
+  json object = lease_json({{"lockName", "x"}, {"holder", {{"podName", "p"}}}});
+  status.conditions.push_back(
+      Condition{"Held", "False", "Waiting", "waiting", WallTime{} + std::chrono::hours(500000), 2});
+  object["status"] = status_patch(status)["status"];
+  EXPECT_EQ(decode_lease(object).status, status);
+}
+
+}  // namespace
+}  // namespace eslease::controller

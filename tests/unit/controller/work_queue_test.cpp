@@ -1,0 +1,128 @@
+// The work queue's guarantees, on a fake clock: adds collapse, a key is never held by two
+// workers, delayed adds wake at their time (earliest wins), failures back off and forget()
+// resets them, shut_down() wakes blocked workers.
+#include "controller/work_queue.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <set>
+#include <thread>
+
+#include "support/fake_clock.h"
+#include "support/wait.h"
+
+namespace eslease::controller {
+namespace {
+
+using eslease::testing::FakeClock;
+using eslease::testing::wait_until;
+
+std::optional<std::string> get_now(WorkQueue& queue) {
+  std::stop_source stop;
+  std::optional<std::string> out;
+  std::jthread getter([&] { out = queue.get(stop.get_token()); });
+  wait_until([&] { return out.has_value(); }, std::chrono::milliseconds(300));
+  stop.request_stop();
+  return out;
+}
+
+TEST(WorkQueue, RepeatedAddsCollapseAndOrderIsFirstInFirstOut) {
+  FakeClock clock;
+  WorkQueue queue(clock);
+  queue.add("a");
+  queue.add("b");
+  queue.add("a");
+  EXPECT_EQ(queue.len(), 2u);
+  EXPECT_EQ(get_now(queue), "a");
+  EXPECT_EQ(get_now(queue), "b");
+}
+
+TEST(WorkQueue, KeyAddedWhileProcessingIsQueuedAgainOnlyWhenDone) {
+  FakeClock clock;
+  WorkQueue queue(clock);
+  queue.add("a");
+  ASSERT_EQ(get_now(queue), "a");
+  queue.add("a");
+  EXPECT_EQ(queue.len(), 0u);  // not handed to a second worker
+  EXPECT_FALSE(get_now(queue).has_value());
+  queue.done("a");
+  EXPECT_EQ(get_now(queue), "a");
+}
+
+TEST(WorkQueue, DelayedAddsWakeAtTheirTimeAndTheEarliestWins) {
+  FakeClock clock;
+  WorkQueue queue(clock);
+  queue.add_after("late", Millis(5000));
+  queue.add_after("late", Millis(1000));  // earlier: replaces
+  queue.add_after("late", Millis(3000));  // later: ignored
+  EXPECT_FALSE(get_now(queue).has_value());
+  clock.advance(Millis(999));
+  EXPECT_FALSE(get_now(queue).has_value());
+  clock.advance(Millis(1));
+  EXPECT_EQ(get_now(queue), "late");
+}
+
+TEST(WorkQueue, FailuresBackOffExponentiallyAndForgetResets) {
+  FakeClock clock;
+  WorkQueue queue(clock, WorkQueueOptions{Millis(10), Millis(1000)});
+  for (int i = 0; i < 3; ++i) {
+    queue.add_rate_limited("k");
+    const Millis expected = Millis(10) * (1 << i);
+    clock.advance(expected - Millis(1));
+    EXPECT_FALSE(get_now(queue).has_value()) << "attempt " << i;
+    clock.advance(Millis(1));
+    ASSERT_EQ(get_now(queue), "k") << "attempt " << i;
+    queue.done("k");
+  }
+  EXPECT_EQ(queue.num_requeues("k"), 3);
+  queue.forget("k");
+  EXPECT_EQ(queue.num_requeues("k"), 0);
+}
+
+TEST(WorkQueue, ShutDownWakesBlockedWorkers) {
+  FakeClock clock;
+  WorkQueue queue(clock);
+  std::atomic<bool> returned{false};
+  std::jthread worker([&] {
+    EXPECT_FALSE(queue.get(std::stop_token()).has_value());
+    returned = true;
+  });
+  queue.shut_down();
+  EXPECT_TRUE(wait_until([&] { return returned.load(); }));
+}
+
+TEST(WorkQueue, NoKeyIsEverHeldByTwoWorkers) {
+  SystemClock& clock = SystemClock::instance();
+  WorkQueue queue(clock);
+  std::mutex mutex;
+  std::set<std::string> held;
+  std::atomic<int> processed{0};
+  std::atomic<bool> overlap{false};
+  std::vector<std::jthread> workers;
+  for (int w = 0; w < 4; ++w) {
+    workers.emplace_back([&](std::stop_token stop) {
+      while (auto key = queue.get(stop)) {
+        {
+          std::lock_guard lock(mutex);
+          if (!held.insert(*key).second) overlap = true;
+        }
+        std::this_thread::yield();
+        {
+          std::lock_guard lock(mutex);
+          held.erase(*key);
+        }
+        ++processed;
+        queue.done(*key);
+      }
+    });
+  }
+  for (int i = 0; i < 2000; ++i) queue.add("key-" + std::to_string(i % 7));
+  EXPECT_TRUE(wait_until([&] { return queue.len() == 0 && processed.load() >= 7; }));
+  queue.shut_down();
+  workers.clear();
+  EXPECT_FALSE(overlap.load());
+}
+
+}  // namespace
+}  // namespace eslease::controller
