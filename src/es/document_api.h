@@ -94,6 +94,17 @@ class DocumentApi {
                                     const nlohmann::json& source, std::optional<Version> if_match) = 0;
   // GET /{index}/_doc/{id} (realtime). A missing index reads as a missing document.
   virtual Result<GetResult> get(const std::string& index, const std::string& id) = 0;
+  // POST /{index}/_mget {"ids": [...]} (realtime): one result per id, in order. The default
+  // reads one by one, for implementations without a multi-get.
+  virtual Result<std::vector<GetResult>> mget(const std::string& index, const std::vector<std::string>& ids) {
+    std::vector<GetResult> out;
+    for (const std::string& id : ids) {
+      auto one = get(index, id);
+      if (!one.ok()) return one.error();
+      out.push_back(std::move(*one));
+    }
+    return out;
+  }
   // DELETE /{index}/_doc/{id}[?if_seq_no=&if_primary_term=].
   virtual Result<WriteResult> remove(const std::string& index, const std::string& id,
                                      std::optional<Version> if_match) = 0;

@@ -114,6 +114,33 @@ class HttpDocumentApi final : public DocumentApi {
     return parse_get(answer->response);
   }
 
+  Result<std::vector<GetResult>> mget(const std::string& index,
+                                      const std::vector<std::string>& ids) override {
+    if (ids.empty()) return std::vector<GetResult>{};
+    auto answer = execute(Call{"mget", "POST", "/" + segment(index) + "/_mget", json{{"ids", ids}}.dump()});
+    if (!answer.ok()) return answer.error();
+    const http::Response& response = answer->response;
+    if (response.status == 404) return std::vector<GetResult>(ids.size());  // no index: nothing found
+    if (response.status != 200) return error_from_response(response, "mget");
+    json body = json::parse(response.body, nullptr, false);
+    if (!body.is_object() || !body.contains("docs") || !body["docs"].is_array() ||
+        body["docs"].size() != ids.size())
+      return make_error(ErrorCode::kProtocol, "mget: Elasticsearch answered without one doc per id");
+    std::vector<GetResult> out;
+    for (const json& doc : body["docs"]) {
+      if (doc.contains("error")) {
+        http::Response failed{500, {}, json{{"error", doc["error"]}, {"status", 500}}.dump()};
+        return error_from_response(failed, "mget");
+      }
+      // Each doc has the shape of a GET answer.
+      http::Response one{doc.value("found", false) ? 200 : 404, {}, doc.dump()};
+      auto parsed = parse_get(one);
+      if (!parsed.ok()) return parsed.error();
+      out.push_back(std::move(*parsed));
+    }
+    return out;
+  }
+
   Result<WriteResult> remove(const std::string& index, const std::string& id,
                              std::optional<Version> if_match) override {
     return write(Call{"delete", "DELETE",

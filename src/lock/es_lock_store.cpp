@@ -136,6 +136,95 @@ class EsLockStore final : public LockStore {
     return make_error(ErrorCode::kConflict, "cannot release " + key.id() + ": its document keeps changing");
   }
 
+  // ceil(n / max_bulk_items) _mget requests.
+  Result<std::vector<Result<std::optional<LockState>>>> get_many(const std::vector<LockKey>& keys) override {
+    std::vector<Result<std::optional<LockState>>> out;
+    out.reserve(keys.size());
+    const std::size_t chunk = std::max<std::size_t>(1, options_.max_bulk_items);
+    for (std::size_t begin = 0; begin < keys.size(); begin += chunk) {
+      std::vector<std::string> ids;
+      for (std::size_t i = begin; i < std::min(keys.size(), begin + chunk); ++i) ids.push_back(keys[i].id());
+      auto got = api_.mget(options_.index, ids);
+      if (!got.ok()) return got.error();
+      for (std::size_t i = 0; i < ids.size(); ++i) out.push_back(state_of(ids[i], (*got)[i]));
+    }
+    return out;
+  }
+
+  // ceil(n / max_bulk_items) _bulk creates, plus one _mget per batch for the items that met
+  // a conflict or whose outcome is unknown (compared with what was written, as acquire does).
+  std::vector<Result<AcquireOutcome>> acquire_many(
+      const std::vector<std::pair<LockKey, Claim>>& claims) override {
+    std::vector<Result<AcquireOutcome>> out;
+    out.reserve(claims.size());
+    const std::size_t chunk = std::max<std::size_t>(1, options_.max_bulk_items);
+    for (std::size_t begin = 0; begin < claims.size(); begin += chunk) {
+      const std::size_t end = std::min(claims.size(), begin + chunk);
+      std::vector<LockDocument> docs;
+      std::vector<es::BulkOperation> operations;
+      std::vector<std::optional<Error>> invalid(end - begin);
+      for (std::size_t i = begin; i < end; ++i) {
+        const auto& [key, claim] = claims[i];
+        if (auto s = validate_claim(claim); !s.ok()) invalid[i - begin] = s.error();
+        docs.push_back(grant_document(key, claim, 1));
+        if (!invalid[i - begin])
+          operations.push_back(
+              es::BulkOperation{es::BulkOperation::Type::kCreate, key.id(), to_json(docs.back()), {}});
+      }
+      const MonoTime sent = clock_.monotonic();
+      auto bulk = api_.bulk(options_.index, operations);
+      std::vector<std::size_t> unsettled;  // indexes (from begin) to resolve by reading
+      std::vector<std::optional<Result<AcquireOutcome>>> results(end - begin);
+      std::size_t item = 0;
+      for (std::size_t i = begin; i < end; ++i) {
+        const std::size_t k = i - begin;
+        if (invalid[k]) {
+          results[k] = Result<AcquireOutcome>(*invalid[k]);
+          continue;
+        }
+        const std::size_t at = item++;
+        if (bulk.ok() && bulk->items[at].status == WriteStatus::kApplied && !bulk->items[at].error) {
+          auto state = make_state(docs[k], bulk->items[at].version);
+          results[k] = state.ok() ? Result<AcquireOutcome>(AcquireOutcome{
+                                        Grant{std::move(*state), holder_deadline(sent, claims[i].second.ttl)},
+                                        std::nullopt,
+                                        {}})
+                                  : Result<AcquireOutcome>(state.error());
+        } else {
+          unsettled.push_back(k);
+        }
+      }
+      if (!unsettled.empty()) {
+        std::vector<std::string> ids;
+        for (std::size_t k : unsettled) ids.push_back(claims[begin + k].first.id());
+        auto current = api_.mget(options_.index, ids);
+        const MonoTime observed_at = clock_.monotonic();
+        for (std::size_t n = 0; n < unsettled.size(); ++n) {
+          const std::size_t k = unsettled[n];
+          if (!current.ok()) {
+            results[k] = Result<AcquireOutcome>(current.error());
+            continue;
+          }
+          auto state = state_of(ids[n], (*current)[n]);
+          if (!state.ok()) {
+            results[k] = Result<AcquireOutcome>(state.error());
+          } else if (*state && same_write((*state)->doc, docs[k])) {
+            results[k] = Result<AcquireOutcome>(
+                AcquireOutcome{Grant{std::move(**state), holder_deadline(sent, claims[begin + k].second.ttl)},
+                               std::nullopt,
+                               {}});
+          } else if (!*state && !bulk.ok()) {
+            results[k] = Result<AcquireOutcome>(bulk.error());  // not applied; the lock is free
+          } else {
+            results[k] = Result<AcquireOutcome>(AcquireOutcome{std::nullopt, std::move(*state), observed_at});
+          }
+        }
+      }
+      for (auto& r : results) out.push_back(std::move(*r));
+    }
+    return out;
+  }
+
   std::vector<BatchRenewal> renew_all(const std::vector<HeldLock>& held) override {
     std::vector<BatchRenewal> out;
     out.reserve(held.size());
@@ -244,14 +333,19 @@ class EsLockStore final : public LockStore {
   Result<std::optional<LockState>> read(const std::string& id) {
     auto got = api_.get(options_.index, id);
     if (!got.ok()) return got.error();
-    if (!got->found) return std::optional<LockState>();
-    auto doc = parse_lock_document(got->source);
+    return state_of(id, *got);
+  }
+
+  // A realtime read as a lock state: nullopt when absent, kProtocol when not a lock document.
+  static Result<std::optional<LockState>> state_of(const std::string& id, const es::GetResult& got) {
+    if (!got.found) return std::optional<LockState>();
+    auto doc = parse_lock_document(got.source);
     if (!doc.ok()) return with_context(doc.error(), "lock " + id);
     if (doc->lock != id) {
       return make_error(ErrorCode::kProtocol,
                         "document " + id + " claims to be lock " + doc->lock.substr(0, 300));
     }
-    auto state = make_state(std::move(*doc), got->version);
+    auto state = make_state(std::move(*doc), got.version);
     if (!state.ok()) return state.error();
     return std::optional<LockState>(std::move(*state));
   }

@@ -108,7 +108,8 @@ class LockStore {
     for (const LockKey& key : keys) out.push_back(get(key));
     return out;
   }
-  virtual std::vector<Result<AcquireOutcome>> acquire_many(const std::vector<std::pair<LockKey, Claim>>& claims) {
+  virtual std::vector<Result<AcquireOutcome>> acquire_many(
+      const std::vector<std::pair<LockKey, Claim>>& claims) {
     std::vector<Result<AcquireOutcome>> out;
     for (const auto& [key, claim] : claims) out.push_back(acquire(key, claim));
     return out;
