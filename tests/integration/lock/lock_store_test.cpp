@@ -93,6 +93,40 @@ TEST_F(LockIntegration, TokensKeepGrowingAfterPrimaryTermBump) {
   EXPECT_GE(b.state.token, 2LL << 32);
 }
 
+TEST_F(LockIntegration, ColdStartReadsAndGrantsTwoThousandLocksInFourRequests) {
+  constexpr int kLocks = 2000;
+  std::vector<LockKey> keys;
+  for (int i = 0; i < kLocks; ++i) keys.push_back(*make_lock_key("batch", "cold-" + std::to_string(i)));
+  // Some locks are held already.
+  const std::set<int> taken{0, 1001, 1999};
+  for (int i : taken) acquire(keys[i], claim_for("earlier"));
+  if (server_.is_emulator()) server_.reset_stats();
+
+  auto read = store().get_many(keys);
+  ASSERT_TRUE(read.ok()) << read.error().describe();
+  ASSERT_EQ(read->size(), keys.size());
+  std::vector<std::pair<LockKey, Claim>> free;
+  for (int i = 0; i < kLocks; ++i) {
+    ASSERT_TRUE((*read)[i].ok()) << i;
+    EXPECT_EQ((*read)[i]->has_value(), taken.count(i) > 0) << i;
+    if (!(*read)[i]->has_value()) free.emplace_back(keys[i], claim_for("pod-" + std::to_string(i)));
+  }
+  // One lock is taken between the read and the grant: it comes back as not granted.
+  acquire(free[10].first, claim_for("racer"));
+  auto granted = store().acquire_many(free);
+  ASSERT_EQ(granted.size(), free.size());
+  for (std::size_t i = 0; i < free.size(); ++i) {
+    ASSERT_TRUE(granted[i].ok()) << i;
+    EXPECT_EQ(granted[i]->grant.has_value(), i != 10) << i;
+  }
+  ASSERT_TRUE(granted[10]->current);
+  EXPECT_EQ(granted[10]->current->doc.holder, "racer");
+  if (server_.is_emulator()) {
+    EXPECT_EQ(server_.count("mget"), 3);  // 2 reads + 1 read of the conflicted item
+    EXPECT_EQ(server_.count("bulk"), 2);
+  }
+}
+
 TEST_F(LockIntegration, BatchRenewalOfManyLocksReportsStolenOnes) {
   constexpr int kLocks = 2500;
   std::vector<HeldLock> held;
