@@ -18,14 +18,15 @@ const char* to_string(WatchEvent::Type type) {
   return "UNKNOWN";
 }
 
-Result<ListPage> list_all(Api& api, const Resource& r, const std::string& ns, ListOptions options) {
+Result<ListPage> list_all(Api& api, const Resource& r, const std::string& ns, ListOptions options,
+                          const std::function<json(json)>& each) {
   ListPage all;
   options.continue_token.clear();
   while (true) {
     auto page = api.list(r, ns, options);
     if (!page.ok()) return page.error();
     all.items.reserve(all.items.size() + page->items.size());
-    for (auto& item : page->items) all.items.push_back(std::move(item));
+    for (auto& item : page->items) all.items.push_back(each ? each(std::move(item)) : std::move(item));
     all.resource_version = page->resource_version;
     if (page->continue_token.empty()) break;
     options.continue_token = page->continue_token;

@@ -99,7 +99,10 @@ class Api {
 
 // Pages through a whole list (limit per page); the result has the last page's
 // resourceVersion. A continue token that expires mid-way (410) is returned as kGone.
-Result<ListPage> list_all(Api& api, const Resource& r, const std::string& ns, ListOptions options);
+// `each`, when set, transforms every item as its page arrives, so a caller that keeps only
+// a few fields never holds a whole list of full objects.
+Result<ListPage> list_all(Api& api, const Resource& r, const std::string& ns, ListOptions options,
+                          const std::function<json(json)>& each = {});
 
 // "namespace/name" (or "name" for cluster-scoped objects), the informer cache key.
 std::string object_key(const json& object);

@@ -149,7 +149,7 @@ Status Informer::relist(std::stop_token stop) {
   list_options.label_selector = options_.label_selector;
   list_options.field_selector = options_.field_selector;
   list_options.limit = options_.page_size;
-  auto listed = list_all(api_, resource_, options_.ns, list_options);
+  auto listed = list_all(api_, resource_, options_.ns, list_options, options_.transform);
   if (!listed.ok()) return listed.error();
   if (stop.stop_requested()) return make_error(ErrorCode::kCancelled, "informer stopped");
 
@@ -158,7 +158,7 @@ Status Informer::relist(std::stop_token stop) {
   for (auto& item : listed->items) {
     std::string key = object_key(item);
     if (key.empty()) continue;
-    fresh.insert_or_assign(std::move(key), prepare(std::move(item)));
+    fresh.insert_or_assign(std::move(key), std::move(item));  // transformed page by page
   }
   listed->items.clear();
   listed->items.shrink_to_fit();
