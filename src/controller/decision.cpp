@@ -481,7 +481,11 @@ class Decider {
     for (const ClaimView& c : claims_) {
       const LeaseRecord& lease = *c.lease;
       const bool named_by_document = w_.document && w_.document->state.doc.lease_uid == lease.meta.uid;
-      if (!lease.being_deleted && !lease.has_finalizer()) d_.add_finalizer.push_back(lease.meta.name);
+      // Only a claim that holds the lock has something to release when it is deleted: the
+      // finalizer goes on with the grant. (A grant whose Lease vanishes before its finalizer
+      // is written is released from the controller's memory, or expires.)
+      if (!lease.being_deleted && !lease.has_finalizer() && named_by_document)
+        d_.add_finalizer.push_back(lease.meta.name);
       if (lease.being_deleted && lease.has_finalizer() && !named_by_document && w_.malformed_document.empty())
         d_.remove_finalizer.push_back(lease.meta.name);
     }

@@ -609,9 +609,14 @@ TEST(Decision, DeletedHolderLeaseReleasesThenLetsTheObjectGo) {
   EXPECT_FALSE(d.statuses.count("holder"));
 }
 
-TEST(Decision, NewClaimsGetTheFinalizer) {
+TEST(Decision, TheFinalizerGoesOnWithTheGrant) {
   World world;
   world.claim("a", "pod-a").finalizers.clear();
+  world.claim("b", "pod-b").finalizers.clear();
+  world.pod("pod-a");
+  world.pod("pod-b");
+  EXPECT_TRUE(world.decide().add_finalizer.empty());  // waiting claims hold nothing to release
+  world.held("a", "pod-a");
   EXPECT_EQ(world.decide().add_finalizer, std::vector<std::string>{"a"});
 }
 
