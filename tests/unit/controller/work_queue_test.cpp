@@ -18,12 +18,25 @@ namespace {
 using eslease::testing::FakeClock;
 using eslease::testing::wait_until;
 
+// What a worker gets within a short deadline (nullopt: nothing was ready).
 std::optional<std::string> get_now(WorkQueue& queue) {
   std::stop_source stop;
+  std::mutex mutex;
   std::optional<std::string> out;
-  std::jthread getter([&] { out = queue.get(stop.get_token()); });
-  wait_until([&] { return out.has_value(); }, std::chrono::milliseconds(300));
+  std::jthread getter([&] {
+    auto key = queue.get(stop.get_token());
+    std::lock_guard lock(mutex);
+    out = std::move(key);
+  });
+  wait_until(
+      [&] {
+        std::lock_guard lock(mutex);
+        return out.has_value();
+      },
+      std::chrono::milliseconds(300));
   stop.request_stop();
+  getter.join();
+  std::lock_guard lock(mutex);
   return out;
 }
 
@@ -83,11 +96,7 @@ TEST(WorkQueue, FailuresBackOffExponentiallyAndForgetResets) {
 TEST(WorkQueue, ShutDownWakesBlockedWorkers) {
   FakeClock clock;
   WorkQueue queue(clock);
-  std::atomic<bool> returned{false};
-  std::jthread worker([&] {
-    EXPECT_FALSE(queue.get(std::stop_token()).has_value());
-    returned = true;
-  });
+  std::jthread worker([&] { EXPECT_FALSE(queue.get(std::stop_token()).has_value()); });
   queue.shut_down();
   EXPECT_TRUE(wait_until([&] { return returned.load(); }));
 }
