@@ -96,7 +96,11 @@ TEST(WorkQueue, FailuresBackOffExponentiallyAndForgetResets) {
 TEST(WorkQueue, ShutDownWakesBlockedWorkers) {
   FakeClock clock;
   WorkQueue queue(clock);
-  std::jthread worker([&] { EXPECT_FALSE(queue.get(std::stop_token()).has_value()); });
+  std::atomic<bool> returned{false};
+  std::jthread worker([&] {
+    EXPECT_FALSE(queue.get(std::stop_token()).has_value());
+    returned = true;
+  });
   queue.shut_down();
   EXPECT_TRUE(wait_until([&] { return returned.load(); }));
 }
