@@ -12,6 +12,7 @@ import urllib.request
 import yaml
 
 KUBECTL = "/usr/bin/kubectl"
+SANITIZER_MARKERS = ("WARNING: ThreadSanitizer", "ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
 
 
 def wait_for(condition, timeout, what, interval=0.01):
@@ -102,10 +103,19 @@ class Environment:
         return self
 
     def stop(self):
+        reports = []
         for p in reversed(self.processes):
             p.stop()
+            text = p.text()
+            for marker in SANITIZER_MARKERS:
+                at = text.find(marker)
+                if at >= 0:
+                    reports.append("%s: %s" % (p.name, text[at:at + 3000]))
         self.processes = []
         self.workdir.cleanup()
+        # A sanitizer build of any process (ESLEASE_SANITIZE) fails the test that ran it.
+        if reports:
+            raise AssertionError("sanitizer report:\n" + "\n".join(reports))
 
     def __enter__(self):
         return self.start()
