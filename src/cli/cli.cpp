@@ -6,8 +6,8 @@
 #include <random>
 #include <sstream>
 
-#include "cli/duration.h"
 #include "cli/supervisor.h"
+#include "common/duration.h"
 #include "common/text.h"
 #include "es/http_document_api.h"
 #include "lock/acquirer.h"

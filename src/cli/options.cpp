@@ -3,7 +3,7 @@
 #include <functional>
 #include <map>
 
-#include "cli/duration.h"
+#include "common/duration.h"
 
 namespace eslease::cli {
 namespace {

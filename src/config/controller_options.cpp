@@ -1,342 +1,774 @@
 #include "config/controller_options.h"
 
+#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <climits>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
-#include <map>
+#include <random>
 #include <sstream>
 
-#include "cli/duration.h"
+#include "common/address.h"
+#include "common/duration.h"
+#include "common/log.h"
+#include "common/text.h"
+#include "es/http_document_api.h"
+#include "lock/names.h"
 
 namespace eslease::config {
 namespace {
-
-enum class Kind { kString, kStrings, kBool, kDuration, kInt, kDouble };
-
-struct Flag {
-  const char* name;
-  Kind kind;
-  std::function<Status(ControllerOptions&, const std::string&)> set;
-};
 
 Error invalid(std::string message) {
   return make_error(ErrorCode::kInvalidArgument, std::move(message));
 }
 
-Result<bool> parse_bool(const std::string& value) {
-  std::string v = value;
-  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
-  if (v == "true" || v == "1" || v == "yes") return true;
-  if (v == "false" || v == "0" || v == "no") return false;
-  return invalid("\"" + value + "\" is not true or false");
+// Values are echoed in messages so the user sees what was read; long ones are cut, so a
+// pasted blob cannot flood the terminal. Credentials are never values here: only paths.
+std::string shown(std::string_view value) {
+  std::string out = value.size() > 64 ? std::string(value.substr(0, 64)) + "..." : std::string(value);
+  return "\"" + out + "\"";
 }
 
-template <typename T>
-Result<T> parse_number(const std::string& value) {
-  std::istringstream in(value);
-  T out{};
-  in >> out;
-  if (in.fail() || !in.eof()) return invalid("\"" + value + "\" is not a number");
+// ----------------------------------------------------------------------------------------
+// Value parsers. Each returns the problem only; the caller prefixes where the value came
+// from (--flag, ESLEASE_VAR or the file's key).
+
+// Go's strconv.ParseBool, as kubebuilder-made controllers read boolean flags.
+Result<bool> parse_bool(const std::string& value) {
+  const std::string v = to_lower(value);
+  if (v == "true" || v == "t" || v == "1") return true;
+  if (v == "false" || v == "f" || v == "0") return false;
+  return invalid("must be true or false, not " + shown(value));
+}
+
+Result<long long> parse_integer(const std::string& value) {
+  long long out = 0;
+  const char* end = value.data() + value.size();
+  auto [ptr, ec] = std::from_chars(value.data(), end, out);
+  if (value.empty() || ec != std::errc{} || ptr != end)
+    return invalid("must be a whole number, not " + shown(value));
   return out;
 }
 
-std::vector<Flag> flags() {
-  auto str = [](std::string ControllerOptions::*field) {
-    return [field](ControllerOptions& o, const std::string& v) -> Status {
-      o.*field = v;
-      return {};
-    };
-  };
-  auto strs = [](std::vector<std::string> ControllerOptions::*field) {
-    return [field](ControllerOptions& o, const std::string& v) -> Status {
-      if (v.empty()) return invalid("needs a value");
-      (o.*field).push_back(v);
-      return {};
-    };
-  };
-  auto boolean = [](bool ControllerOptions::*field) {
-    return [field](ControllerOptions& o, const std::string& v) -> Status {
-      auto b = parse_bool(v);
-      if (!b.ok()) return b.error();
-      o.*field = *b;
-      return {};
-    };
-  };
-  auto duration = [](Millis ControllerOptions::*field) {
-    return [field](ControllerOptions& o, const std::string& v) -> Status {
-      auto d = cli::parse_duration(v);
-      if (!d.ok()) return d.error();
-      o.*field = *d;
-      return {};
-    };
-  };
-  return {
-      {"kubeconfig", Kind::kString, str(&ControllerOptions::kubeconfig)},
-      {"es", Kind::kStrings, strs(&ControllerOptions::es_hosts)},
-      {"index", Kind::kString, str(&ControllerOptions::index)},
-      {"es-ca-file", Kind::kString, str(&ControllerOptions::es_ca_file)},
-      {"es-username", Kind::kString, str(&ControllerOptions::es_username)},
-      {"es-password-file", Kind::kString, str(&ControllerOptions::es_password_file)},
-      {"es-api-key-file", Kind::kString, str(&ControllerOptions::es_api_key_file)},
-      {"es-bearer-token-file", Kind::kString, str(&ControllerOptions::es_bearer_token_file)},
-      {"es-insecure-skip-tls-verify", Kind::kBool, boolean(&ControllerOptions::es_insecure_skip_tls_verify)},
-      {"es-timeout", Kind::kDuration, duration(&ControllerOptions::es_timeout)},
-      {"metrics-bind-address", Kind::kString, str(&ControllerOptions::metrics_bind_address)},
-      {"health-probe-bind-address", Kind::kString, str(&ControllerOptions::health_probe_bind_address)},
-      {"leader-elect", Kind::kBool, boolean(&ControllerOptions::leader_elect)},
-      {"leader-election-id", Kind::kString, str(&ControllerOptions::leader_election_id)},
-      {"leader-election-namespace", Kind::kString, str(&ControllerOptions::leader_election_namespace)},
-      {"leader-election-lease-duration", Kind::kDuration,
-       duration(&ControllerOptions::leader_election_lease_duration)},
-      {"leader-election-renew-deadline", Kind::kDuration,
-       duration(&ControllerOptions::leader_election_renew_deadline)},
-      {"leader-election-retry-period", Kind::kDuration,
-       duration(&ControllerOptions::leader_election_retry_period)},
-      {"namespace", Kind::kStrings, strs(&ControllerOptions::namespaces)},
-      {"workers", Kind::kInt,
-       [](ControllerOptions& o, const std::string& v) -> Status {
-         auto n = parse_number<int>(v);
-         if (!n.ok()) return n.error();
-         if (*n < 1) return invalid("must be at least 1");
-         o.workers = *n;
-         return {};
-       }},
-      {"kube-api-qps", Kind::kDouble,
-       [](ControllerOptions& o, const std::string& v) -> Status {
-         auto n = parse_number<double>(v);
-         if (!n.ok()) return n.error();
-         if (*n <= 0) return invalid("must be positive");
-         o.kube_api_qps = *n;
-         return {};
-       }},
-      {"kube-api-burst", Kind::kInt,
-       [](ControllerOptions& o, const std::string& v) -> Status {
-         auto n = parse_number<int>(v);
-         if (!n.ok()) return n.error();
-         if (*n < 1) return invalid("must be at least 1");
-         o.kube_api_burst = *n;
-         return {};
-       }},
-      {"liveness-takeover", Kind::kBool, boolean(&ControllerOptions::liveness_takeover)},
-      {"identity", Kind::kString, str(&ControllerOptions::identity)},
-      {"log-format", Kind::kString,
-       [](ControllerOptions& o, const std::string& v) -> Status {
-         if (v != "text" && v != "json") return invalid("must be text or json");
-         o.log_format = v;
-         return {};
-       }},
-      {"log-level", Kind::kString,
-       [](ControllerOptions& o, const std::string& v) -> Status {
-         if (v != "debug" && v != "info" && v != "warn" && v != "error")
-           return invalid("must be debug, info, warn or error");
-         o.log_level = v;
-         return {};
-       }},
-      {"version", Kind::kBool, boolean(&ControllerOptions::version)},
-      {"help", Kind::kBool, boolean(&ControllerOptions::help)},
+Result<double> parse_real(const std::string& value) {
+  double out = 0;
+  const char* end = value.data() + value.size();
+  auto [ptr, ec] = std::from_chars(value.data(), end, out);
+  if (value.empty() || ec != std::errc{} || ptr != end || !std::isfinite(out))
+    return invalid("must be a number, not " + shown(value));
+  return out;
+}
+
+// ----------------------------------------------------------------------------------------
+// The flag table: one row per flag drives the command line, the environment, the file
+// and --help, so the four can never disagree.
+
+enum class Kind { kText, kList, kBool, kDuration, kInteger, kReal };
+enum class Group { kKubernetes, kElasticsearch, kServing, kLeaderElection, kBehaviour, kLogging, kGeneral };
+
+using Apply = std::function<Status(ControllerOptions&, const std::string&)>;
+
+struct FlagSpec {
+  const char* name;
+  Kind kind;
+  Group group;
+  const char* value_name;  // "FILE", "URL", ... ("" for booleans)
+  const char* default_text;
+  const char* help;
+  Apply apply;  // called once per value (a list: once per element)
+};
+
+Apply text(std::string ControllerOptions::*field, bool allow_empty = true) {
+  return [field, allow_empty](ControllerOptions& o, const std::string& v) -> Status {
+    if (!allow_empty && v.empty()) return invalid("must not be empty");
+    o.*field = v;
+    return {};
   };
 }
 
-std::string env_name(const std::string& flag) {
+Apply list(std::vector<std::string> ControllerOptions::*field) {
+  return [field](ControllerOptions& o, const std::string& v) -> Status {
+    if (v.empty()) return invalid("needs a value");
+    (o.*field).push_back(v);
+    return {};
+  };
+}
+
+Apply boolean(bool ControllerOptions::*field) {
+  return [field](ControllerOptions& o, const std::string& v) -> Status {
+    auto b = parse_bool(v);
+    if (!b.ok()) return b.error();
+    o.*field = *b;
+    return {};
+  };
+}
+
+Apply duration(Millis ControllerOptions::*field, Millis minimum) {
+  return [field, minimum](ControllerOptions& o, const std::string& v) -> Status {
+    auto d = parse_duration(v);
+    if (!d.ok()) return d.error();
+    if (*d < minimum) return invalid("must be at least " + format_duration(minimum) + ", not " + shown(v));
+    o.*field = *d;
+    return {};
+  };
+}
+
+Apply integer(int ControllerOptions::*field, long long minimum) {
+  return [field, minimum](ControllerOptions& o, const std::string& v) -> Status {
+    auto n = parse_integer(v);
+    if (!n.ok()) return n.error();
+    if (*n < minimum) return invalid("must be at least " + std::to_string(minimum) + ", not " + v);
+    if (*n > INT_MAX) return invalid("is too large: " + v);
+    o.*field = static_cast<int>(*n);
+    return {};
+  };
+}
+
+Apply positive_real(double ControllerOptions::*field) {
+  return [field](ControllerOptions& o, const std::string& v) -> Status {
+    auto n = parse_real(v);
+    if (!n.ok()) return n.error();
+    if (*n <= 0) return invalid("must be greater than 0, not " + v);
+    o.*field = *n;
+    return {};
+  };
+}
+
+Apply bind_address(std::string ControllerOptions::*field) {
+  return [field](ControllerOptions& o, const std::string& v) -> Status {
+    auto parsed = parse_bind_address(v);
+    if (!parsed.ok())
+      return invalid(shown(v) + " is not a bind address (" + parsed.error().message +
+                     "); use host:port, :port for every interface, or 0 to turn the server off");
+    o.*field = v;
+    return {};
+  };
+}
+
+Apply es_host() {
+  return [](ControllerOptions& o, const std::string& v) -> Status {
+    es::ClientOptions probe;
+    probe.hosts = {v};
+    // The Elasticsearch client's own rules (scheme, no credentials in the URL), so a URL
+    // accepted here is one the client accepts.
+    if (auto s = es::validate(probe); !s.ok()) return s.error();
+    o.es_hosts.push_back(v);
+    return {};
+  };
+}
+
+Apply index_name() {
+  return [](ControllerOptions& o, const std::string& v) -> Status {
+    if (auto s = lock::validate_index_name(v); !s.ok()) return s.error();
+    o.index = v;
+    return {};
+  };
+}
+
+Apply log_format() {
+  return [](ControllerOptions& o, const std::string& v) -> Status {
+    log::Format format;
+    if (!log::parse_format(v, format)) return invalid("must be text or json, not " + shown(v));
+    o.log_format = v;
+    return {};
+  };
+}
+
+Apply log_level() {
+  return [](ControllerOptions& o, const std::string& v) -> Status {
+    log::Level level;
+    if (!log::parse_level(v, level)) return invalid("must be debug, info, warn or error, not " + shown(v));
+    o.log_level = v;
+    return {};
+  };
+}
+
+Apply identity() {
+  return [](ControllerOptions& o, const std::string& v) -> Status {
+    if (auto s = lock::validate_identity("identity", v, /*allow_empty=*/true); !s.ok()) return s.error();
+    o.identity = v;
+    return {};
+  };
+}
+
+const std::vector<FlagSpec>& flag_specs() {
+  using O = ControllerOptions;
+  static const std::vector<FlagSpec> specs = {
+      // Kubernetes.
+      {"kubeconfig", Kind::kText, Group::kKubernetes, "FILE",
+       "in-cluster, else $KUBECONFIG, else ~/.kube/config", "how to reach the API server",
+       text(&O::kubeconfig)},
+      {"namespace", Kind::kList, Group::kKubernetes, "NS", "all namespaces",
+       "watch only this namespace (repeatable)", list(&O::namespaces)},
+      {"kube-api-qps", Kind::kReal, Group::kKubernetes, "Q", "200",
+       "average requests per second this controller sends to the API server",
+       positive_real(&O::kube_api_qps)},
+      {"kube-api-burst", Kind::kInteger, Group::kKubernetes, "B", "400",
+       "requests allowed at once above that rate", integer(&O::kube_api_burst, 1)},
+      // Elasticsearch.
+      {"es", Kind::kList, Group::kElasticsearch, "URL", "",
+       "an Elasticsearch host, e.g. https://es-0:9200; required, repeatable, tried in order", es_host()},
+      {"index", Kind::kText, Group::kElasticsearch, "NAME", "eslease-locks",
+       "the lock index, created with a strict mapping when missing", index_name()},
+      {"es-ca-file", Kind::kText, Group::kElasticsearch, "FILE", "the system's CAs",
+       "PEM bundle that verifies the servers' TLS certificates", text(&O::es_ca_file)},
+      {"es-username", Kind::kText, Group::kElasticsearch, "NAME", "none",
+       "basic-auth user; the password comes from --es-password-file", text(&O::es_username)},
+      {"es-password-file", Kind::kText, Group::kElasticsearch, "FILE", "none",
+       "file holding the basic-auth password (re-read when it changes)", text(&O::es_password_file)},
+      {"es-api-key-file", Kind::kText, Group::kElasticsearch, "FILE", "none",
+       "file holding an API key (id:key or its encoded form)", text(&O::es_api_key_file)},
+      {"es-bearer-token-file", Kind::kText, Group::kElasticsearch, "FILE", "none",
+       "file holding a bearer token", text(&O::es_bearer_token_file)},
+      {"es-insecure-skip-tls-verify", Kind::kBool, Group::kElasticsearch, "", "false",
+       "do not verify TLS certificates (tests only, never in production)",
+       boolean(&O::es_insecure_skip_tls_verify)},
+      {"es-timeout", Kind::kDuration, Group::kElasticsearch, "D", "10s",
+       "timeout of one Elasticsearch request", duration(&O::es_timeout, Millis(100))},
+      // Serving.
+      {"metrics-bind-address", Kind::kText, Group::kServing, "ADDR", ":8080",
+       "where /metrics is served (host:port, :port, or 0 for off)", bind_address(&O::metrics_bind_address)},
+      {"health-probe-bind-address", Kind::kText, Group::kServing, "ADDR", ":8081",
+       "where /healthz and /readyz are served (0 for off)", bind_address(&O::health_probe_bind_address)},
+      // Leader election.
+      {"leader-elect", Kind::kBool, Group::kLeaderElection, "", "false",
+       "run several replicas: one leads through a coordination.k8s.io Lease", boolean(&O::leader_elect)},
+      {"leader-election-id", Kind::kText, Group::kLeaderElection, "NAME", "eslease-controller",
+       "name of that Lease", text(&O::leader_election_id, /*allow_empty=*/false)},
+      {"leader-election-namespace", Kind::kText, Group::kLeaderElection, "NS",
+       "the pod's namespace, else default", "namespace of that Lease", text(&O::leader_election_namespace)},
+      {"leader-election-lease-duration", Kind::kDuration, Group::kLeaderElection, "D", "15s",
+       "how long standbys wait before taking over from a silent leader",
+       duration(&O::leader_election_lease_duration, Millis(1))},
+      {"leader-election-renew-deadline", Kind::kDuration, Group::kLeaderElection, "D", "10s",
+       "how long the leader keeps trying to renew before it steps down",
+       duration(&O::leader_election_renew_deadline, Millis(1))},
+      {"leader-election-retry-period", Kind::kDuration, Group::kLeaderElection, "D", "2s",
+       "how often candidates try to acquire or renew", duration(&O::leader_election_retry_period, Millis(1))},
+      // Behaviour.
+      {"workers", Kind::kInteger, Group::kBehaviour, "N", "4", "locks reconciled at once",
+       integer(&O::workers, 1)},
+      {"liveness-takeover", Kind::kBool, Group::kBehaviour, "", "true",
+       "=false hands a lock over only when it expires (TTL), as lock libraries do; by default a dead "
+       "holder's lock moves at once",
+       boolean(&O::liveness_takeover)},
+      {"identity", Kind::kText, Group::kBehaviour, "ID", "$POD_NAME or host name, + random suffix",
+       "this replica's name, written as `writer` into lock documents", identity()},
+      // Logging.
+      {"log-format", Kind::kText, Group::kLogging, "text|json", "text", "log line format", log_format()},
+      {"log-level", Kind::kText, Group::kLogging, "debug|info|warn|error", "info",
+       "least severe level logged", log_level()},
+      // General: only on the command line.
+      {"config", Kind::kText, Group::kGeneral, "FILE", "none",
+       "read settings from this YAML file (also $ESLEASE_CONFIG)", text(&O::config_file)},
+      {"version", Kind::kBool, Group::kGeneral, "", "", "print the version and exit", boolean(&O::version)},
+      {"help", Kind::kBool, Group::kGeneral, "", "", "print this help and exit (also -h)", boolean(&O::help)},
+  };
+  return specs;
+}
+
+const FlagSpec* find_flag(std::string_view name) {
+  for (const FlagSpec& spec : flag_specs())
+    if (name == spec.name) return &spec;
+  return nullptr;
+}
+
+// Flags that only make sense on the command line: an environment that happens to hold
+// ESLEASE_VERSION (a common image label) must not turn the controller into `--version`.
+bool command_line_only(const FlagSpec& spec) {
+  return spec.group == Group::kGeneral;
+}
+
+// People reach for a password flag first; tell them where credentials go instead.
+std::optional<std::string> refused_secret(std::string_view name) {
+  static const std::map<std::string, std::string, std::less<>> kRefused = {
+      {"es-password", "--es-password-file"},         {"password", "--es-password-file"},
+      {"es-api-key", "--es-api-key-file"},           {"api-key", "--es-api-key-file"},
+      {"es-bearer-token", "--es-bearer-token-file"}, {"es-token", "--es-bearer-token-file"},
+      {"token", "--es-bearer-token-file"},
+  };
+  auto it = kRefused.find(name);
+  if (it == kRefused.end()) return std::nullopt;
+  return it->second;
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// " (did you mean --workers?)" for a near miss, else "".
+std::string suggestion(std::string_view name, std::string_view prefix) {
+  const FlagSpec* best = nullptr;
+  std::size_t best_distance = 3;
+  for (const FlagSpec& spec : flag_specs()) {
+    const std::size_t d = edit_distance(name, spec.name);
+    if (d < best_distance) {
+      best = &spec;
+      best_distance = d;
+    }
+  }
+  return best ? " (did you mean " + std::string(prefix) + best->name + "?)" : "";
+}
+
+// ----------------------------------------------------------------------------------------
+// Sources. Each yields, per flag, the values it sets and where they came from; a higher
+// source replaces a lower one's values for that flag (lists too: --namespace given on the
+// command line replaces the file's list rather than adding to it).
+
+struct Setting {
+  std::vector<std::string> values;
+  std::string origin;  // "--workers", "ESLEASE_WORKERS", "config file f.yaml, key \"workers\""
+};
+using Settings = std::map<std::string, Setting>;
+
+Result<Settings> read_command_line(const std::vector<std::string>& args) {
+  Settings settings;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "-h") {
+      settings["help"] = {{"true"}, "-h"};
+      continue;
+    }
+    // Go's flag package (kubebuilder's) accepts one dash or two; so do we.
+    const std::size_t dashes = arg.rfind("--", 0) == 0 ? 2 : arg.rfind('-', 0) == 0 ? 1 : 0;
+    if (dashes == 0 || arg.size() == dashes) {
+      std::string message = "unexpected argument " + shown(arg) + ": eslease-controller takes only flags";
+      // `--leader-elect false` is the classic slip: Go's flags (and ours) read a bare
+      // boolean flag as true and the word after it as an argument.
+      if (i > 0 && (arg == "true" || arg == "false")) {
+        const std::string& previous = args[i - 1];
+        const FlagSpec* flag = find_flag(std::string_view(previous).substr(
+            std::min(previous.size(), previous.rfind("--", 0) == 0 ? std::size_t{2} : std::size_t{1})));
+        if (flag && flag->kind == Kind::kBool) message += "; write a boolean as " + previous + "=" + arg;
+      }
+      return invalid(message);
+    }
+    std::string name = arg.substr(dashes);
+    std::optional<std::string> value;
+    if (const auto eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name.resize(eq);
+    }
+    if (auto instead = refused_secret(name))
+      return invalid("--" + name +
+                     " is not accepted: credentials are only read from files; put it in a file and " +
+                     "pass " + *instead + " FILE");
+    const FlagSpec* spec = find_flag(name);
+    if (!spec)
+      return invalid("unknown flag --" + name.substr(0, 64) + suggestion(name, "--") + "; see --help");
+    if (!value) {
+      if (spec->kind == Kind::kBool) {
+        value = "true";
+      } else if (i + 1 >= args.size() || args[i + 1].rfind("--", 0) == 0) {
+        return invalid("--" + name + " needs a value: --" + name + " " + spec->value_name);
+      } else {
+        value = args[++i];
+      }
+    }
+    Setting& setting = settings[name];
+    setting.origin = "--" + name;
+    if (spec->kind == Kind::kList) {
+      setting.values.push_back(*value);
+    } else {
+      setting.values = {*value};  // the last one wins, as with Go's flags
+    }
+  }
+  return settings;
+}
+
+Settings read_environment(const Environment& env) {
+  Settings settings;
+  for (const FlagSpec& spec : flag_specs()) {
+    if (command_line_only(spec)) continue;
+    const std::string variable = environment_variable(spec.name);
+    auto value = env.get(variable);
+    // An empty variable counts as unset: manifests often template variables to "".
+    if (!value || trim(*value).empty()) continue;
+    Setting setting{{}, variable};
+    if (spec.kind == Kind::kList) {
+      std::istringstream in(*value);
+      for (std::string item; std::getline(in, item, ',');)
+        if (!trim(item).empty()) setting.values.push_back(trim(item));
+    } else {
+      setting.values = {*value};
+    }
+    settings[spec.name] = std::move(setting);
+  }
+  return settings;
+}
+
+std::string describe_node(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Null:
+      return "nothing";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Map:
+      return "a map";
+    case YAML::NodeType::Scalar:
+      return node.Tag() == "?" ? "the plain value " + shown(node.Scalar())
+                               : "the string " + shown(node.Scalar());
+    case YAML::NodeType::Undefined:
+      break;
+  }
+  return "nothing";
+}
+
+// A YAML value as the flag's text form, after checking its type: numbers and booleans must
+// be written as such (workers: 4, leader-elect: true), not as quoted strings; durations
+// are strings ("15s"); repeatable flags take a list or one value.
+Result<std::vector<std::string>> yaml_values(const FlagSpec& spec, const YAML::Node& node) {
+  auto wrong = [&](const char* expected) {
+    return invalid(std::string("must be ") + expected + ", not " + describe_node(node));
+  };
+  const bool plain = node.IsScalar() && node.Tag() == "?";
+  switch (spec.kind) {
+    case Kind::kList: {
+      if (node.IsScalar()) return std::vector<std::string>{node.Scalar()};
+      if (!node.IsSequence()) return wrong("a list of strings, e.g. [a, b]");
+      std::vector<std::string> out;
+      for (const YAML::Node& item : node) {
+        if (!item.IsScalar())
+          return invalid("must be a list of strings, but an item is " + describe_node(item));
+        out.push_back(item.Scalar());
+      }
+      return out;
+    }
+    case Kind::kBool:
+      if (!plain) return wrong("true or false");
+      return std::vector<std::string>{node.Scalar()};
+    case Kind::kInteger:
+    case Kind::kReal:
+      if (!plain) return wrong("a number");
+      return std::vector<std::string>{node.Scalar()};
+    case Kind::kDuration:
+      if (!node.IsScalar()) return wrong("a duration such as \"10s\"");
+      return std::vector<std::string>{node.Scalar()};
+    case Kind::kText:
+      // Any scalar: `metrics-bind-address: 0` is a number to YAML but the flag's "off".
+      if (!node.IsScalar()) return wrong("a string");
+      return std::vector<std::string>{node.Scalar()};
+  }
+  return wrong("a value");
+}
+
+Result<Settings> read_config_file(const std::string& path) {
+  const std::string where = "config file " + path;
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return invalid("cannot read " + where + ": it is a directory");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return invalid("cannot read " + where + ": " + std::strerror(errno));
+  std::stringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return invalid("cannot read " + where + ": " + std::strerror(errno));
+
+  Settings settings;
+  // yaml-cpp reports problems by throwing; they end here, as the error policy asks.
+  try {
+    const YAML::Node root = YAML::Load(text.str());
+    if (root.IsNull()) return settings;  // an empty file sets nothing
+    if (!root.IsMap())
+      return invalid(where + " must be a map of settings (e.g. `workers: 8`), not " + describe_node(root));
+    for (const auto& item : root) {
+      if (!item.first.IsScalar()) return invalid(where + ": every key must be a flag name");
+      const std::string key = item.first.Scalar();
+      const std::string origin = where + ", key \"" + key.substr(0, 64) + "\"";
+      if (auto instead = refused_secret(key))
+        return invalid(origin + " is not accepted: credentials are only read from files; use \"" +
+                       instead->substr(2) + "\" with the file's path");
+      const FlagSpec* spec = find_flag(key);
+      if (!spec || command_line_only(*spec))
+        return invalid(origin + " is not a setting" + (spec ? "" : suggestion(key, "")) +
+                       "; keys are the flag names without the dashes");
+      if (settings.count(key)) return invalid(origin + " appears twice");
+      auto values = yaml_values(*spec, item.second);
+      if (!values.ok()) return invalid(origin + ": " + values.error().message);
+      settings[key] = Setting{std::move(*values), origin};
+    }
+  } catch (const YAML::Exception& e) {
+    return invalid(where + " is not valid YAML: " + e.what());
+  }
+  return settings;
+}
+
+// Rules between flags, after every value is known.
+Status validate(const ControllerOptions& o) {
+  if (o.es_hosts.empty())
+    return invalid(
+        "no Elasticsearch host: give --es URL (repeatable), ESLEASE_ES or `es:` in the config file");
+  const bool basic = !o.es_username.empty() || !o.es_password_file.empty();
+  if (!o.es_username.empty() && o.es_password_file.empty())
+    return invalid("--es-username needs --es-password-file (the password is only read from a file)");
+  if (o.es_username.empty() && !o.es_password_file.empty())
+    return invalid("--es-password-file needs --es-username");
+  if (int(basic) + int(!o.es_api_key_file.empty()) + int(!o.es_bearer_token_file.empty()) > 1)
+    return invalid(
+        "choose one kind of Elasticsearch credentials: --es-username with --es-password-file, "
+        "--es-api-key-file "
+        "or --es-bearer-token-file");
+  // The Elasticsearch client's remaining rules (a username without ':', ...).
+  es::ClientOptions es_options;
+  es_options.hosts = o.es_hosts;
+  es_options.credentials = {o.es_username, o.es_password_file, o.es_api_key_file, o.es_bearer_token_file};
+  if (auto s = es::validate(es_options); !s.ok())
+    return invalid("Elasticsearch settings: " + s.error().message);
+
+  // client-go's leader election rules: the leader must give up (renew deadline) before a
+  // standby may take over (lease duration), with room for the jittered retry period.
+  const Millis lease = o.leader_election_lease_duration;
+  const Millis deadline = o.leader_election_renew_deadline;
+  const Millis retry = o.leader_election_retry_period;
+  if (lease <= deadline)
+    return invalid("--leader-election-lease-duration (" + format_duration(lease) +
+                   ") must be longer than --leader-election-renew-deadline (" + format_duration(deadline) +
+                   ")");
+  if (static_cast<double>(deadline.count()) <= 1.2 * static_cast<double>(retry.count()))
+    return invalid("--leader-election-renew-deadline (" + format_duration(deadline) +
+                   ") must be longer than 1.2 x --leader-election-retry-period (" + format_duration(retry) +
+                   ")");
+  return {};
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------------------------------
+// Environment.
+
+Environment::Environment(std::initializer_list<std::pair<const std::string, std::string>> values)
+    : Environment(std::map<std::string, std::string>(values)) {}
+
+Environment::Environment(std::map<std::string, std::string> values)
+    : lookup_([values = std::move(values)](const std::string& name) -> std::optional<std::string> {
+        auto it = values.find(name);
+        if (it == values.end()) return std::nullopt;
+        return it->second;
+      }) {}
+
+Environment Environment::process() {
+  return Environment([](const std::string& name) -> std::optional<std::string> {
+    const char* value = std::getenv(name.c_str());
+    if (!value) return std::nullopt;
+    return std::string(value);
+  });
+}
+
+std::optional<std::string> Environment::get(const std::string& name) const {
+  return lookup_ ? lookup_(name) : std::nullopt;
+}
+
+std::string environment_variable(const std::string& flag) {
   std::string out = "ESLEASE_";
   for (char c : flag) out += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return out;
 }
 
-std::vector<std::string> split_commas(const std::string& value) {
-  std::vector<std::string> out;
-  std::string item;
-  std::istringstream in(value);
-  while (std::getline(in, item, ','))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
+// ------------------------------------------------------------------------------------------
+// Loading.
 
-// One value per source, applied in order file < environment < flags. A repeatable flag
-// given in a higher source replaces the lower source's list.
-using Values = std::map<std::string, std::vector<std::string>>;
+Result<ControllerOptions> load_controller_options(const std::vector<std::string>& args,
+                                                  const Environment& env) {
+  auto command_line = read_command_line(args);
+  if (!command_line.ok()) return command_line.error();
+  Settings& flags = *command_line;
 
-Result<Values> read_file(const std::string& path, const std::vector<Flag>& known) {
-  std::ifstream in(path);
-  if (!in) return invalid("cannot read config file " + path);
-  std::stringstream text;
-  text << in.rdbuf();
-  YAML::Node root;
-  try {
-    root = YAML::Load(text.str());
-  } catch (const YAML::Exception& e) {
-    return invalid("config file " + path + " is not valid YAML: " + e.what());
+  ControllerOptions options;
+  if (flags.count("help") || flags.count("version")) {
+    // --help and --version answer without reading the environment or the file, so a broken
+    // configuration cannot stop someone from reading the help that explains it.
+    for (const char* name : {"help", "version"}) {
+      if (!flags.count(name)) continue;
+      if (auto s = find_flag(name)->apply(options, flags[name].values.back()); !s.ok())
+        return invalid(flags[name].origin + ": " + s.error().message);
+    }
+    if (options.help || options.version) return options;
   }
-  Values values;
-  if (root.IsNull()) return values;
-  if (!root.IsMap()) return invalid("config file " + path + " must be a map of flag names to values");
-  for (const auto& item : root) {
-    const std::string key = item.first.as<std::string>("");
-    auto flag = std::find_if(known.begin(), known.end(), [&](const Flag& f) { return key == f.name; });
-    if (flag == known.end() || key == "help" || key == "version")
-      return invalid("config file " + path + ": unknown key \"" + key + "\"");
-    const YAML::Node& value = item.second;
-    if (value.IsSequence()) {
-      if (flag->kind != Kind::kStrings)
-        return invalid("config file " + path + ": \"" + key + "\" takes one value");
-      for (const auto& v : value) {
-        if (!v.IsScalar())
-          return invalid("config file " + path + ": \"" + key + "\" must be a list of strings");
-        values[key].push_back(v.as<std::string>());
-      }
-    } else if (value.IsScalar()) {
-      values[key].push_back(value.as<std::string>());
-    } else {
-      return invalid("config file " + path + ": \"" + key + "\" has the wrong type");
+
+  std::string config_file;
+  std::string config_origin;
+  if (auto it = flags.find("config"); it != flags.end()) {
+    config_file = it->second.values.back();
+    config_origin = "--config";
+  } else if (auto from_env = env.get("ESLEASE_CONFIG"); from_env && !trim(*from_env).empty()) {
+    config_file = *from_env;
+    config_origin = "ESLEASE_CONFIG";
+  }
+  if (!config_origin.empty() && config_file.empty()) return invalid(config_origin + " needs a file name");
+
+  Settings merged;
+  if (!config_file.empty()) {
+    auto file = read_config_file(config_file);
+    if (!file.ok()) return file.error();
+    merged = std::move(*file);
+  }
+  for (auto& [name, setting] : read_environment(env)) merged[name] = std::move(setting);
+  for (auto& [name, setting] : flags) merged[name] = std::move(setting);
+  merged.erase("config");
+
+  // Table order, so the first problem reported is stable whatever the sources.
+  for (const FlagSpec& spec : flag_specs()) {
+    auto it = merged.find(spec.name);
+    if (it == merged.end()) continue;
+    for (const std::string& value : it->second.values) {
+      if (auto s = spec.apply(options, value); !s.ok())
+        return invalid(it->second.origin + ": " + s.error().message);
     }
   }
-  return values;
+  options.config_file = config_file;
+  if (auto s = validate(options); !s.ok()) return s.error();
+  return options;
+}
+
+// ------------------------------------------------------------------------------------------
+// Runtime defaults.
+
+RuntimeFacts read_runtime_facts(const Environment& env, const std::string& namespace_file) {
+  RuntimeFacts facts;
+  facts.pod_name = trim(env.get("POD_NAME").value_or(""));
+  char host[HOST_NAME_MAX + 1] = {};
+  if (gethostname(host, sizeof(host) - 1) == 0) facts.host_name = host;
+  // Absent outside a pod; any read problem means "not in a pod" as well.
+  std::ifstream in(namespace_file);
+  std::string ns;
+  if (in && std::getline(in, ns)) facts.pod_namespace = trim(ns);
+  // The alphabet Kubernetes uses for generated names: no vowels, so no words.
+  static constexpr std::string_view kAlphabet = "bcdfghjklmnpqrstvwxz2456789";
+  std::random_device device;
+  std::uniform_int_distribution<std::size_t> pick(0, kAlphabet.size() - 1);
+  for (int i = 0; i < 5; ++i) facts.random_suffix += kAlphabet[pick(device)];
+  return facts;
+}
+
+void resolve_runtime_defaults(ControllerOptions& options, const RuntimeFacts& facts) {
+  if (options.identity.empty()) {
+    std::string base = !facts.pod_name.empty() ? facts.pod_name : facts.host_name;
+    if (base.empty()) base = "eslease-controller";
+    options.identity = facts.random_suffix.empty() ? base : base + "-" + facts.random_suffix;
+  }
+  if (options.leader_election_namespace.empty())
+    options.leader_election_namespace = facts.pod_namespace.empty() ? "default" : facts.pod_namespace;
+}
+
+// ------------------------------------------------------------------------------------------
+// Help.
+
+namespace {
+
+const char* group_title(Group group) {
+  switch (group) {
+    case Group::kKubernetes:
+      return "Kubernetes";
+    case Group::kElasticsearch:
+      return "Elasticsearch";
+    case Group::kServing:
+      return "Serving";
+    case Group::kLeaderElection:
+      return "Leader election";
+    case Group::kBehaviour:
+      return "Behaviour";
+    case Group::kLogging:
+      return "Logging";
+    case Group::kGeneral:
+      return "General";
+  }
+  return "";
+}
+
+// Wraps `words` into lines of at most `width`, each after `indent` spaces but the first.
+std::string wrap(const std::string& words, std::size_t indent, std::size_t width) {
+  std::istringstream in(words);
+  std::string out;
+  std::string line;
+  for (std::string word; in >> word;) {
+    if (!line.empty() && line.size() + 1 + word.size() > width) {
+      out += line + "\n" + std::string(indent, ' ');
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+  }
+  return out + line;
 }
 
 }  // namespace
 
-Result<ControllerOptions> load_controller_options(const std::vector<std::string>& args,
-                                                  const Environment& env) {
-  const std::vector<Flag> known = flags();
-  auto find = [&](const std::string& name) {
-    return std::find_if(known.begin(), known.end(), [&](const Flag& f) { return name == f.name; });
-  };
-  Values from_flags;
-  std::string config_file;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg.rfind("--", 0) != 0 || arg.size() == 2) return invalid("unexpected argument \"" + arg + "\"");
-    std::string name = arg.substr(2);
-    std::optional<std::string> value;
-    if (auto eq = name.find('='); eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-    }
-    if (name == "config") {
-      if (!value) {
-        if (i + 1 >= args.size()) return invalid("--config needs a file");
-        value = args[++i];
-      }
-      config_file = *value;
-      continue;
-    }
-    auto flag = find(name);
-    if (flag == known.end()) return invalid("unknown flag --" + name);
-    if (!value) {
-      if (flag->kind == Kind::kBool) {
-        value = "true";
+std::string usage() {
+  constexpr std::size_t kColumn = 40;
+  constexpr std::size_t kWidth = 96;
+  std::string out =
+      "eslease-controller turns Lease resources into Elasticsearch locks with fencing tokens, and hands a\n"
+      "lock to the next claim within milliseconds when its holder pod dies.\n"
+      "\n"
+      "Usage: eslease-controller --es URL [flags]\n"
+      "   e.g. eslease-controller --es https://es-0:9200 --es-api-key-file /secrets/key --leader-elect\n";
+  for (Group group : {Group::kKubernetes, Group::kElasticsearch, Group::kServing, Group::kLeaderElection,
+                      Group::kBehaviour, Group::kLogging, Group::kGeneral}) {
+    out += "\n" + std::string(group_title(group)) + ":\n";
+    for (const FlagSpec& spec : flag_specs()) {
+      if (spec.group != group) continue;
+      std::string left = "  --" + std::string(spec.name);
+      if (spec.kind == Kind::kBool && std::string_view(spec.default_text) == "true") left += "=false";
+      if (*spec.value_name) left += " " + std::string(spec.value_name);
+      if (left.size() + 2 > kColumn) {
+        out += left + "\n" + std::string(kColumn, ' ');
       } else {
-        if (i + 1 >= args.size()) return invalid("--" + name + " needs a value");
-        value = args[++i];
+        out += left + std::string(kColumn - left.size(), ' ');
       }
-    }
-    from_flags[name].push_back(*value);
-  }
-  if (config_file.empty()) {
-    if (auto from_env = env("ESLEASE_CONFIG")) config_file = *from_env;
-  }
-  Values merged;
-  if (!config_file.empty()) {
-    auto file = read_file(config_file, known);
-    if (!file.ok()) return file.error();
-    merged = std::move(*file);
-  }
-  for (const Flag& flag : known) {
-    if (auto value = env(env_name(flag.name))) {
-      merged[flag.name] =
-          flag.kind == Kind::kStrings ? split_commas(*value) : std::vector<std::string>{*value};
+      std::string right = wrap(spec.help, kColumn, kWidth - kColumn);
+      if (*spec.default_text) {
+        // The default stays in one piece where it fits, so it reads (and greps) as a unit.
+        const std::string default_text = "(default: " + std::string(spec.default_text) + ")";
+        const std::size_t newline = right.rfind('\n');
+        const std::size_t last_line =
+            newline == std::string::npos ? right.size() : right.size() - newline - 1 - kColumn;
+        if (last_line + 1 + default_text.size() <= kWidth - kColumn) {
+          right += " " + default_text;
+        } else {
+          right += "\n" + std::string(kColumn, ' ') + wrap(default_text, kColumn, kWidth - kColumn);
+        }
+      }
+      out += right + "\n";
     }
   }
-  for (auto& [name, values] : from_flags) merged[name] = values;
-
-  ControllerOptions options;
-  for (const auto& [name, values] : merged) {
-    auto flag = find(name);
-    for (const std::string& value : values) {
-      if (auto s = flag->set(options, value); !s.ok()) return invalid("--" + name + ": " + s.error().message);
-    }
-  }
-  if (options.help || options.version) return options;
-  if (options.es_hosts.empty()) return invalid("--es is required: the Elasticsearch URL (repeatable)");
-  for (const auto& [what, value] :
-       {std::pair{"--metrics-bind-address", options.metrics_bind_address},
-        std::pair{"--health-probe-bind-address", options.health_probe_bind_address}}) {
-    if (value == "0") continue;
-    const auto colon = value.rfind(':');
-    auto port =
-        colon == std::string::npos ? Result<int>(invalid("")) : parse_number<int>(value.substr(colon + 1));
-    if (!port.ok() || *port < 0 || *port > 65535)
-      return invalid(std::string(what) + ": \"" + value + "\" must be host:port, :port or 0 (off)");
-  }
-  const auto& lease = options.leader_election_lease_duration;
-  const auto& deadline = options.leader_election_renew_deadline;
-  const auto& retry = options.leader_election_retry_period;
-  if (!(lease > deadline))
-    return invalid("--leader-election-lease-duration must be greater than the renew deadline");
-  if (!(deadline.count() > retry.count() * 1.2))
-    return invalid("--leader-election-renew-deadline must be greater than 1.2 x the retry period");
-  if (retry <= Millis(0)) return invalid("--leader-election-retry-period must be positive");
-  return options;
-}
-
-std::string controller_usage() {
-  return R"(eslease-controller: turns Lease resources into Elasticsearch locks with fencing tokens,
-and hands a lock to the next claim within milliseconds when its holder pod dies.
-
-Usage: eslease-controller --es URL [flags]
-
-Kubernetes:
-  --kubeconfig FILE                        default: in-cluster, else $KUBECONFIG, else ~/.kube/config
-  --namespace NS                           watch only this namespace (repeatable; default: all)
-  --kube-api-qps Q                         client-side request rate to the API server (default 200)
-  --kube-api-burst B                       requests allowed in a burst (default 400)
-
-Elasticsearch:
-  --es URL                                 an Elasticsearch host (repeatable; required)
-  --index NAME                             lock index, created at start when missing (default eslease-locks)
-  --es-ca-file FILE                        CA bundle to verify the servers' certificates
-  --es-username NAME                       basic auth user; the password comes from --es-password-file
-  --es-password-file FILE                  basic auth password (credentials only ever come from files)
-  --es-api-key-file FILE                   API key (id:key or the encoded form)
-  --es-bearer-token-file FILE              bearer token
-  --es-insecure-skip-tls-verify            do not verify TLS certificates (never in production)
-  --es-timeout D                           per-request timeout (default 10s)
-
-Serving:
-  --metrics-bind-address ADDR              Prometheus /metrics (default :8080; 0 turns it off)
-  --health-probe-bind-address ADDR         /healthz and /readyz (default :8081; 0 turns it off)
-
-Leader election (several replicas, one reconciles):
-  --leader-elect                           elect a leader through a coordination.k8s.io Lease (default false)
-  --leader-election-id NAME                name of that Lease (default eslease-controller)
-  --leader-election-namespace NS           its namespace (default: the pod's, else default)
-  --leader-election-lease-duration D       default 15s
-  --leader-election-renew-deadline D       default 10s
-  --leader-election-retry-period D         default 2s
-
-Behaviour:
-  --workers N                              locks reconciled at once (default 4)
-  --liveness-takeover=false                hand locks over only when they expire (TTL), as TTL-based
-                                           lock libraries do; default true: a dead holder's lock moves at once
-  --identity ID                            this replica's name (default: $POD_NAME or the host name,
-                                           plus a random suffix)
-
-Logging:
-  --log-format text|json                   default text
-  --log-level debug|info|warn|error        default info
-
-  --config FILE                            read flags from a YAML file (keys: flag names without dashes)
-  --version  --help
-
-Every flag can also be set in the environment as ESLEASE_ + the flag in upper snake case
-(ESLEASE_METRICS_BIND_ADDRESS=:9090; repeatable flags comma-separated). A flag beats the
-environment, which beats the config file.
-
-Exit codes: 0 after a clean shutdown (SIGTERM or SIGINT), 1 when it cannot start (no
-kubeconfig, unreadable credentials, Elasticsearch index unusable), 2 on a usage error.
-)";
+  out +=
+      "\n"
+      "Where settings come from:\n"
+      "  A flag beats the environment, which beats the config file. Every flag except --config,\n"
+      "  --version and --help can also be set\n"
+      "  - in the environment, as ESLEASE_ + the flag in upper snake case, repeatable flags\n"
+      "    comma-separated: ESLEASE_METRICS_BIND_ADDRESS=:9090 ESLEASE_ES=http://a:9200,http://b:9200\n"
+      "  - in a YAML file given with --config FILE (or ESLEASE_CONFIG), keyed by the flag names\n"
+      "    without the dashes:\n"
+      "        es: [http://a:9200, http://b:9200]\n"
+      "        metrics-bind-address: \":9090\"\n"
+      "        leader-elect: true\n"
+      "        leader-election-lease-duration: 15s\n"
+      "        workers: 8\n"
+      "  Booleans: --flag, --flag=true, --flag=false. Durations: 500ms, 10s, 2m, 1h, 1m30s.\n"
+      "  Credentials are only read from files (--es-password-file and friends), never from a\n"
+      "  flag or a variable, and are never logged.\n"
+      "\n"
+      "Exit codes:\n"
+      "  0  clean shutdown after SIGTERM or SIGINT (Elasticsearch locks stay with their holders)\n"
+      "  1  cannot start: no Kubernetes configuration, unreadable credentials, unusable lock index\n"
+      "  2  usage error: a bad flag, environment variable or config file\n";
+  return out;
 }
 
 }  // namespace eslease::config

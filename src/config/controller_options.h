@@ -1,13 +1,22 @@
 // The controller's configuration: every flag of `eslease-controller`, set on the command
 // line, in the environment (ESLEASE_ + the flag in upper snake case; repeatable flags as a
 // comma-separated list) or in a YAML file (--config FILE, keys are the flag names without
-// dashes). A flag beats the environment, which beats the file. Pure apart from reading the
-// config file: every rule is unit-tested.
+// the dashes). A flag beats the environment, which beats the file.
+//
+// load_controller_options() is pure apart from reading the --config file: the environment
+// is injected, so every rule is unit-tested. Defaults that depend on where the process
+// runs (the pod's namespace, the host name, a random suffix) are resolved afterwards by
+// resolve_runtime_defaults(), kept apart so the parser never reads the machine.
 #pragma once
 
+#include <concepts>
 #include <functional>
+#include <initializer_list>
+#include <map>
 #include <optional>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "common/clock.h"
@@ -16,7 +25,12 @@
 namespace eslease::config {
 
 struct ControllerOptions {
-  std::string kubeconfig;
+  // Kubernetes.
+  std::string kubeconfig;               // empty: in-cluster, else $KUBECONFIG, else ~/.kube/config
+  std::vector<std::string> namespaces;  // empty: every namespace
+  double kube_api_qps = 200;
+  int kube_api_burst = 400;
+  // Elasticsearch. Credentials are only ever paths to files.
   std::vector<std::string> es_hosts;
   std::string index = "eslease-locks";
   std::string es_ca_file;
@@ -26,32 +40,92 @@ struct ControllerOptions {
   std::string es_bearer_token_file;
   bool es_insecure_skip_tls_verify = false;
   Millis es_timeout{10000};
+  // Serving: "host:port", ":port" (every interface) or "0" (off).
   std::string metrics_bind_address = ":8080";
   std::string health_probe_bind_address = ":8081";
+  // Leader election.
   bool leader_elect = false;
   std::string leader_election_id = "eslease-controller";
-  std::string leader_election_namespace;  // empty: the pod's namespace, else "default"
+  std::string leader_election_namespace;  // empty until resolve_runtime_defaults()
   Millis leader_election_lease_duration{15000};
   Millis leader_election_renew_deadline{10000};
   Millis leader_election_retry_period{2000};
-  std::vector<std::string> namespaces;
+  // Behaviour.
   int workers = 4;
-  double kube_api_qps = 200;
-  int kube_api_burst = 400;
   bool liveness_takeover = true;
-  std::string identity;  // empty: $POD_NAME or the host name, plus a random suffix
+  std::string identity;  // empty until resolve_runtime_defaults()
+  // Logging: names log::parse_format / log::parse_level accept.
   std::string log_format = "text";
   std::string log_level = "info";
+  // One-shot requests: print and exit 0 without validating the rest.
   bool version = false;
   bool help = false;
+  // The YAML file the options were read from, if any (for the start-up log line).
+  std::string config_file;
 };
 
-using Environment = std::function<std::optional<std::string>(const std::string& name)>;
+class Environment;
 
-// kInvalidArgument with a message naming the flag, variable, key or file at fault.
+// A callable that looks a variable up: std::optional<std::string>(const std::string&).
+template <typename F>
+concept EnvironmentLookup = !std::same_as<std::decay_t<F>, Environment> &&
+                            std::is_invocable_r_v<std::optional<std::string>, const F&, const std::string&>;
+
+// The process environment as the loader sees it. Tests build one from pairs; main uses
+// Environment::process(). Any EnvironmentLookup converts to one.
+class Environment {
+ public:
+  using Lookup = std::function<std::optional<std::string>(const std::string& name)>;
+
+  Environment() = default;  // nothing is set
+  Environment(std::initializer_list<std::pair<const std::string, std::string>> values);
+  explicit Environment(std::map<std::string, std::string> values);
+  // Implicit, so a caller can pass a lambda where an Environment is expected.
+  template <EnvironmentLookup F>
+  Environment(F lookup) : lookup_(std::move(lookup)) {}  // NOLINT(google-explicit-constructor)
+
+  // getenv() of the running process.
+  static Environment process();
+
+  std::optional<std::string> get(const std::string& name) const;
+
+ private:
+  Lookup lookup_;
+};
+
+// "ESLEASE_" + the flag name in upper snake case: "metrics-bind-address" ->
+// "ESLEASE_METRICS_BIND_ADDRESS".
+std::string environment_variable(const std::string& flag);
+
+// Reads `args` (argv without the program name), `env` and the --config file (or
+// $ESLEASE_CONFIG), and validates the result. Every mistake is kInvalidArgument with a
+// message naming the flag, variable, file key or file at fault, for main to print before
+// exiting 2. With --help or --version nothing else is validated.
 Result<ControllerOptions> load_controller_options(const std::vector<std::string>& args,
                                                   const Environment& env);
 
-std::string controller_usage();
+// What the runtime defaults are made of; read_runtime_facts() gathers them.
+struct RuntimeFacts {
+  std::string pod_name;       // $POD_NAME (the downward API), may be empty
+  std::string host_name;      // gethostname()
+  std::string pod_namespace;  // the service account's namespace file, may be empty
+  std::string random_suffix;  // keeps two replicas on one host apart
+};
+
+inline constexpr const char* kServiceAccountNamespaceFile =
+    "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
+
+// Reads $POD_NAME from `env`, the host name, `namespace_file` (absent is fine: not in a
+// pod) and draws a random suffix.
+RuntimeFacts read_runtime_facts(const Environment& env,
+                                const std::string& namespace_file = kServiceAccountNamespaceFile);
+
+// Fills what the user left empty: identity = ($POD_NAME, else the host name) + "-" + the
+// suffix; leader-election namespace = the pod's namespace, else "default". Pure.
+void resolve_runtime_defaults(ControllerOptions& options, const RuntimeFacts& facts);
+
+// The --help text: every flag by group with its default and what it does, the
+// environment and config-file forms, and the exit codes.
+std::string usage();
 
 }  // namespace eslease::config

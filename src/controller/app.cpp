@@ -1,13 +1,7 @@
 #include "controller/app.h"
 
-#include <unistd.h>
-
-#include <climits>
 #include <csignal>
-#include <cstdlib>
-#include <fstream>
 #include <iostream>
-#include <random>
 #include <thread>
 
 #include "common/log.h"
@@ -60,27 +54,6 @@ void on_signal(int) {
   if (g_stop) g_stop->request_stop();  // request_stop is lock-free for std::stop_source
 }
 
-std::string default_identity() {
-  std::string base;
-  if (const char* pod = std::getenv("POD_NAME"); pod && *pod) base = pod;
-  if (base.empty()) {
-    char host[HOST_NAME_MAX + 1] = {};
-    base = gethostname(host, sizeof(host) - 1) == 0 && host[0] ? host : "eslease-controller";
-  }
-  std::random_device device;
-  const char* hex = "0123456789abcdef";
-  std::string suffix;
-  for (int i = 0; i < 6; ++i) suffix += hex[device() % 16];
-  return base + "-" + suffix;
-}
-
-std::string pod_namespace() {
-  std::ifstream in("/var/run/secrets/kubernetes.io/serviceaccount/namespace");
-  std::string ns;
-  std::getline(in, ns);
-  return ns.empty() ? "default" : ns;
-}
-
 int fail(const std::string& message) {
   log::error("cannot start", {{"error", message}});
   return 1;
@@ -89,11 +62,8 @@ int fail(const std::string& message) {
 }  // namespace
 
 int run_controller_app(const std::vector<std::string>& args) {
-  auto loaded =
-      config::load_controller_options(args, [](const std::string& name) -> std::optional<std::string> {
-        const char* v = std::getenv(name.c_str());
-        return v ? std::optional<std::string>(v) : std::nullopt;
-      });
+  const config::Environment environment = config::Environment::process();
+  auto loaded = config::load_controller_options(args, environment);
   if (!loaded.ok()) {
     std::cerr << "eslease-controller: " << loaded.error().message
               << "\nRun eslease-controller --help for usage.\n";
@@ -101,7 +71,7 @@ int run_controller_app(const std::vector<std::string>& args) {
   }
   config::ControllerOptions opts = std::move(*loaded);
   if (opts.help) {
-    std::cout << config::controller_usage();
+    std::cout << config::usage();
     return 0;
   }
   if (opts.version) {
@@ -113,8 +83,7 @@ int run_controller_app(const std::vector<std::string>& args) {
   log::parse_format(opts.log_format, format);
   log::parse_level(opts.log_level, level);
   log::configure(format, level);
-  if (opts.identity.empty()) opts.identity = default_identity();
-  if (opts.leader_election_namespace.empty()) opts.leader_election_namespace = pod_namespace();
+  config::resolve_runtime_defaults(opts, config::read_runtime_facts(environment));
   Clock& clock = SystemClock::instance();
   metrics::Metrics metrics(ESLEASE_VERSION);
 
@@ -140,12 +109,15 @@ int run_controller_app(const std::vector<std::string>& args) {
   auto rest = kube::load_default(opts.kubeconfig);
   if (!rest.ok()) return fail("no Kubernetes configuration: " + rest.error().message);
   auto http_api = kube::HttpApi::connect(*rest);
-  kube::InstrumentedApi api(
-      *http_api, opts.kube_api_qps, opts.kube_api_burst,
-      [&metrics](std::string_view verb, int status, std::chrono::milliseconds d) {
-        metrics.observe_kube_request(verb, status, d);
-      },
-      clock);
+  std::stop_source stop;
+  kube::InstrumentedApiOptions api_options;
+  api_options.qps = opts.kube_api_qps;
+  api_options.burst = opts.kube_api_burst;
+  api_options.observer = [&metrics](std::string_view verb, int status, std::chrono::milliseconds d) {
+    metrics.observe_kube_request(verb, status, d);
+  };
+  api_options.stop = stop.get_token();
+  kube::InstrumentedApi api(*http_api, std::move(api_options), clock);
   log::info("starting", {{"version", ESLEASE_VERSION},
                          {"identity", opts.identity},
                          {"kubernetes", rest->describe()},
@@ -154,7 +126,6 @@ int run_controller_app(const std::vector<std::string>& args) {
 
   // Create (or check) the lock index; keep trying while Elasticsearch is away, as it may
   // start after us, but refuse an index whose mapping is wrong.
-  std::stop_source stop;
   g_stop = &stop;
   std::signal(SIGTERM, on_signal);
   std::signal(SIGINT, on_signal);

@@ -1,11 +1,13 @@
 // An Api decorator that reports every call (verb, HTTP status, duration) and holds the
-// caller to a client-side rate limit (a token bucket of qps and burst, as client-go's
-// default limiter): a busy controller must not flood the API server.
+// caller to a client-side rate limit, as client-go's default limiter does: a busy
+// controller must not flood the API server. It knows nothing of Prometheus; the caller
+// passes a callback (metrics::Metrics::kube_request_observer() in the controller).
 #pragma once
 
 #include <chrono>
 #include <functional>
 #include <mutex>
+#include <stop_token>
 #include <string_view>
 
 #include "common/clock.h"
@@ -13,12 +15,51 @@
 
 namespace eslease::kube {
 
+// verb: get, list, create, update (update_status too), patch, delete or watch. status: the
+// HTTP status, 200 on success, 0 when no answer came. duration: the call itself, without
+// the time spent waiting for the rate limiter.
 using RequestObserver =
     std::function<void(std::string_view verb, int status, std::chrono::milliseconds duration)>;
 
+// client-go's token bucket (flowcontrol.NewTokenBucketRateLimiter): `burst` tokens,
+// refilled at `qps` per second; each request takes one and waits while none is left.
+// Tokens are reserved in call order, so waiters are served first come, first served; a
+// wait that is abandoned (stop, deadline) gives its token back. Thread-safe.
+class TokenBucket {
+ public:
+  // qps <= 0 turns limiting off. burst < 1 counts as 1.
+  TokenBucket(double qps, int burst, Clock& clock);
+
+  // Takes a token, waiting for it on the clock. kTooManyRequests (at once, taking nothing)
+  // when the wait would exceed `max_wait`; kCancelled when `stop` is requested meanwhile.
+  Status take(Millis max_wait, std::stop_token stop);
+
+ private:
+  const double qps_;
+  const double burst_;
+  Clock& clock_;
+  std::mutex mutex_;
+  double tokens_;  // negative: tokens already promised to waiters
+  MonoTime refilled_;
+};
+
+struct InstrumentedApiOptions {
+  double qps = 200;
+  int burst = 400;
+  RequestObserver observer;  // may be empty
+  // A requested stop ends every wait for a token at once (kCancelled): shutdown is never
+  // held up by the limiter. Pass the process's stop token.
+  std::stop_token stop;
+  // The longest a call without a timeout of its own waits for a token (a call with
+  // CallOptions::timeout waits at most that long). A longer wait fails at once with
+  // kTooManyRequests, so an overloaded controller sheds load instead of queueing forever.
+  Millis max_wait{std::chrono::seconds(30)};
+};
+
 class InstrumentedApi final : public Api {
  public:
-  InstrumentedApi(Api& inner, double qps, int burst, RequestObserver observer, Clock& clock);
+  // `inner` and `clock` must outlive this object.
+  InstrumentedApi(Api& inner, InstrumentedApiOptions options, Clock& clock);
 
   Result<json> get(const Resource& r, const std::string& ns, const std::string& name,
                    const CallOptions& call = {}) override;
@@ -32,22 +73,23 @@ class InstrumentedApi final : public Api {
                      const CallOptions& call = {}) override;
   Status remove(const Resource& r, const std::string& ns, const std::string& name,
                 const DeleteOptions& options = {}) override;
+  // Only starting a watch takes a token; its events are never limited. The watch is
+  // reported once: when its first event arrives (200, the time to get there), or, if none
+  // came, when it ends (its status). A watch ended by `stop` before any event is not a
+  // request the server answered and is not reported.
   Status watch(const Resource& r, const std::string& ns, const WatchOptions& options,
                const WatchHandler& on_event, std::stop_token stop) override;
 
  private:
-  void take_token();
+  Status wait_for_token(const CallOptions& call, std::stop_token stop);
+  void report(std::string_view verb, int status, MonoTime started);
   template <typename T>
-  T observed(std::string_view verb, const std::function<T()>& call);
+  T observed(std::string_view verb, const CallOptions& call, const std::function<T()>& send);
 
   Api& inner_;
-  double qps_;
-  double burst_;
-  RequestObserver observer_;
+  InstrumentedApiOptions options_;
   Clock& clock_;
-  std::mutex mutex_;
-  double tokens_;
-  MonoTime refilled_;
+  TokenBucket bucket_;
 };
 
 }  // namespace eslease::kube

@@ -139,7 +139,9 @@ TEST_F(LockIntegration, BatchRenewalOfManyLocksReportsStolenOnes) {
     ASSERT_TRUE(store().take_over(held[i].key, held[i].grant.state, claim_for("thief"))->grant);
   if (server_.is_emulator()) server_.reset_stats();
   auto results = store().renew_all(held);
-  if (server_.is_emulator()) EXPECT_EQ(server_.count("bulk"), 3);
+  if (server_.is_emulator()) {
+    EXPECT_EQ(server_.count("bulk"), 3);
+  }
   ASSERT_EQ(results.size(), static_cast<std::size_t>(kLocks));
   for (int i = 0; i < kLocks; ++i) {
     if (stolen.count(i)) {

@@ -1,4 +1,6 @@
-// Durations as people write them on a command line: 500ms, 30s, 5m, 1h, 1m30s.
+// Durations as people write them on a command line or in a config file: 500ms, 30s, 5m,
+// 1h, 1m30s. Shared by the eslease tool and the controller's configuration, so both read
+// the same forms.
 #pragma once
 
 #include <string>
@@ -7,7 +9,7 @@
 #include "common/clock.h"
 #include "common/result.h"
 
-namespace eslease::cli {
+namespace eslease {
 
 // kInvalidArgument naming the accepted forms on anything else (bare numbers included,
 // so "30" is never silently read as milliseconds or seconds).
@@ -15,4 +17,4 @@ Result<Millis> parse_duration(std::string_view text);
 // An exact form in the largest whole unit: 1500ms -> "1500ms", 30000ms -> "30s".
 std::string format_duration(Millis d);
 
-}  // namespace eslease::cli
+}  // namespace eslease

@@ -1,9 +1,9 @@
-#include "cli/duration.h"
+#include "common/duration.h"
 
 #include <cctype>
 #include <limits>
 
-namespace eslease::cli {
+namespace eslease {
 
 Result<Millis> parse_duration(std::string_view text) {
   const auto invalid = [&] {
@@ -52,4 +52,4 @@ std::string format_duration(Millis d) {
   return std::to_string(ms) + "ms";
 }
 
-}  // namespace eslease::cli
+}  // namespace eslease
