@@ -12,14 +12,16 @@ _LISTENING = re.compile(r"kube-emulator listening on (\S+)")
 
 
 class KubeEmulator:
-    """A running `kube-emulator --listen 127.0.0.1:0 --kubeconfig-out FILE`.
+    """A running `kube-emulator --listen 127.0.0.1:0 --kubeconfig-out FILE [extra_args]`.
 
     Use as a context manager, or call start()/stop(); stop() is safe to call twice.
+    extra_args are appended to the command line, e.g. ["--simulate-kubelet"].
     """
 
-    def __init__(self, binary, start_timeout=30.0):
+    def __init__(self, binary, start_timeout=30.0, extra_args=()):
         self.binary = binary
         self.start_timeout = start_timeout
+        self.extra_args = list(extra_args)
         self.workdir = None
         self.kubeconfig = None
         self.url = None
@@ -33,7 +35,7 @@ class KubeEmulator:
         self.log_path = os.path.join(self.workdir.name, "emulator.stderr")
         self._log = open(self.log_path, "wb")
         self._process = subprocess.Popen(
-            [self.binary, "--listen", "127.0.0.1:0", "--kubeconfig-out", self.kubeconfig],
+            [self.binary, "--listen", "127.0.0.1:0", "--kubeconfig-out", self.kubeconfig] + self.extra_args,
             stdout=subprocess.PIPE, stderr=self._log, stdin=subprocess.DEVNULL)
         lines = queue.Queue()
 

@@ -1,5 +1,6 @@
 """Drives the real /usr/bin/kubectl against kube-emulator: CRD, examples, printer columns,
-defaults, watch, patches, status subresource, finalizers and schema errors."""
+defaults, watch, patches, status subresource, finalizers and schema errors; and, with
+--simulate-kubelet, pods that become Ready and graceful and forced `kubectl delete pod`."""
 
 import json
 import os
@@ -10,6 +11,7 @@ import tempfile
 import threading
 import time
 import unittest
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from emulator_process import KubeEmulator, parse_arguments  # noqa: E402
@@ -208,6 +210,100 @@ class KubectlAgainstEmulator(unittest.TestCase):
         self.assertIn("KIND:       Lease", text)
         self.assertIn("lockName\t<string> -required-", text)
         self.assertIn("enum: Foreground, Background", text)
+
+
+def pod_manifest(name, grace=None):
+    spec = {"containers": [{"name": "app", "image": "nginx:1.27"}]}
+    if grace is not None:
+        spec["terminationGracePeriodSeconds"] = grace
+    return json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
+                       "spec": spec})
+
+
+@unittest.skipUnless(os.path.exists(KUBECTL), "kubectl is not installed at /usr/bin/kubectl")
+class KubectlWithSimulatedKubelet(unittest.TestCase):
+    """kubectl against `kube-emulator --simulate-kubelet`: grace periods are scaled by 0.05 and
+    capped at 2 s, so a 20 s grace period lasts 1 s."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.emulator = KubeEmulator(EMULATOR, extra_args=[
+            "--simulate-kubelet", "--kubelet-grace-scale", "0.05", "--kubelet-max-grace", "2s"]).start()
+        cls.cache_dir = tempfile.TemporaryDirectory(prefix="eslease-kubectl-cache-")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.emulator.stop()
+        cls.cache_dir.cleanup()
+
+    def kubectl(self, *args, stdin=None):
+        command = [KUBECTL, "--kubeconfig", self.emulator.kubeconfig, "--cache-dir", self.cache_dir.name,
+                   "--request-timeout=30s"] + list(args)
+        return subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=COMMAND_TIMEOUT)
+
+    def kubectl_ok(self, *args, stdin=None):
+        result = self.kubectl(*args, stdin=stdin)
+        if result.returncode != 0:
+            self.fail("kubectl %s failed (%d): %s\nemulator stderr:\n%s" % (
+                " ".join(args), result.returncode, result.stderr, self.emulator.stderr()))
+        return result.stdout
+
+    def get_pod(self, name):
+        return json.loads(self.kubectl_ok("get", "pod", name, "-o", "json"))
+
+    def running_pod(self, name, grace=None):
+        self.kubectl_ok("apply", "-f", "-", stdin=pod_manifest(name, grace))
+        self.kubectl_ok("wait", "--for=condition=Ready", "pod/" + name, "--timeout=20s")
+        return self.get_pod(name)
+
+    def admin(self, path, body):
+        request = urllib.request.Request(self.emulator.url + path, data=json.dumps(body).encode(), method="POST",
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=10) as reply:
+            return json.loads(reply.read())
+
+    def test_created_pod_is_scheduled_and_becomes_ready(self):
+        pod = self.running_pod("ready-pod")
+        self.assertEqual(pod["status"]["phase"], "Running")
+        self.assertIn(pod["spec"]["nodeName"], ("node-1", "node-2", "node-3"))
+        self.assertTrue(pod["status"]["podIP"])
+        nodes = self.kubectl_ok("get", "nodes", "-o", "name").split()
+        self.assertEqual(nodes, ["node/node-1", "node/node-2", "node/node-3"])
+
+    def test_force_delete_removes_the_pod_at_once(self):
+        self.running_pod("forced", grace=600)
+        result = self.kubectl_ok("delete", "pod", "forced", "--grace-period=0", "--force")
+        self.assertIn('pod "forced" force deleted', result)
+        gone = self.kubectl("get", "pod", "forced")
+        self.assertNotEqual(gone.returncode, 0)
+        self.assertIn('pods "forced" not found', gone.stderr)
+
+    def test_plain_delete_waits_for_the_grace_period(self):
+        self.running_pod("graceful", grace=20)
+        self.kubectl_ok("delete", "pod", "graceful", "--wait=false")
+        pod = self.get_pod("graceful")
+        self.assertTrue(pod["metadata"].get("deletionTimestamp"), "the pod is terminating, not gone")
+        self.assertEqual(pod["metadata"]["deletionGracePeriodSeconds"], 20)
+        self.kubectl_ok("wait", "--for=delete", "pod/graceful", "--timeout=20s")
+        self.assertNotEqual(self.kubectl("get", "pod", "graceful").returncode, 0)
+        # kubectl's own wait after a plain delete ends once the kubelet removed the pod.
+        self.running_pod("waited", grace=20)
+        self.assertIn('pod "waited" deleted', self.kubectl_ok("delete", "pod", "waited", "--timeout=20s"))
+        self.assertNotEqual(self.kubectl("get", "pod", "waited").returncode, 0)
+
+    def test_admin_endpoints_change_readiness_and_phase(self):
+        pod = self.running_pod("flaky")
+        self.admin("/_emulator/kubelet/pods/default/flaky", {"ready": False})
+        self.kubectl_ok("wait", "--for=condition=Ready=false", "pod/flaky", "--timeout=20s")
+        self.admin("/_emulator/kubelet/pods/default/flaky", {"ready": True})
+        self.kubectl_ok("wait", "--for=condition=Ready", "pod/flaky", "--timeout=20s")
+        node = pod["spec"]["nodeName"]
+        self.admin("/_emulator/kubelet/nodes/" + node, {"ready": "Unknown"})
+        self.kubectl_ok("wait", "--for=condition=Ready=false", "pod/flaky", "--timeout=20s")
+        self.admin("/_emulator/kubelet/nodes/" + node, {"ready": "True"})
+        self.kubectl_ok("wait", "--for=condition=Ready", "pod/flaky", "--timeout=20s")
+        self.admin("/_emulator/kubelet/pods/default/flaky", {"phase": "Failed"})
+        self.kubectl_ok("wait", "--for=jsonpath={.status.phase}=Failed", "pod/flaky", "--timeout=20s")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 #include "emulators/kube/api_server.h"
 
+#include <algorithm>
 #include <thread>
 
 #include "common/text.h"
@@ -43,10 +44,25 @@ ApiServer::ApiServer(ApiServerOptions options, Clock& clock)
                {"status", {{"phase", "Active"}}}};
     store_.put("/namespaces", "", name, std::move(ns));
   }
+  if (options_.simulate_kubelet) {
+    // Nodes register before anything is scheduled, as kubelets do when a cluster comes up.
+    const auto names = simulated_node_names(options_.kubelet);
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      store_.put("/nodes", "", names[i], make_node(names[i], static_cast<int>(i + 1), clock_.now()));
+    }
+    kubelet_ = std::make_unique<SimulatedKubelet>(options_.kubelet, mutex_, store_, clock_);
+    kubelet_->start();
+  }
+}
+
+ApiServer::~ApiServer() {
+  // Before the members it uses go: its thread may be waiting for mutex_.
+  if (kubelet_) kubelet_->stop();
 }
 
 void ApiServer::shutdown() {
   shutting_down_ = true;
+  if (kubelet_) kubelet_->stop();  // without mutex_: the kubelet thread may need it to finish
   std::lock_guard lock(mutex_);
   store_.close_all_watches();
 }
@@ -320,7 +336,134 @@ void ApiServer::handle_admin(const http::ServerRequest& request, http::ServerRes
     store_.compact();
     return send_json(response, 200, {{"resourceVersion", std::to_string(store_.current_rv())}});
   }
+  if (starts_with(path, "/_emulator/kubelet/")) {
+    auto segments = split_path(path);
+    if (!segments) return send_error(response, bad_request("malformed escape in request path"));
+    return handle_kubelet_admin(*segments, request, response);
+  }
   send_error(response, path_not_found());
+}
+
+namespace {
+
+ApiError admin_conflict(const std::string& resource, const std::string& name, const std::string& why) {
+  return conflict("", resource, name, why);
+}
+
+// Only the listed keys, so a typo ("redy") is a 400 rather than a silent no-op.
+std::optional<std::string> unknown_key(const json& body, std::initializer_list<const char*> allowed) {
+  for (const auto& [key, value] : body.items()) {
+    bool known = false;
+    for (const char* a : allowed) known = known || key == a;
+    if (!known) return key;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void ApiServer::handle_kubelet_admin(const std::vector<std::string>& segments,
+                                     const http::ServerRequest& request, http::ServerResponse& response) {
+  // segments: _emulator kubelet pods <ns> <name> | _emulator kubelet nodes <name>
+  const bool pod = segments.size() == 5 && segments[2] == "pods";
+  const bool node = segments.size() == 4 && segments[2] == "nodes";
+  if (!pod && !node) return send_error(response, path_not_found());
+  if (request.method != "POST") {
+    ApiError error;
+    error.code = 405;
+    error.reason = "MethodNotAllowed";
+    error.message = "only POST is supported on " + request.path;
+    return send_error(response, error);
+  }
+  const std::string& name = segments.back();
+  if (!kubelet_) {
+    return send_error(response, admin_conflict(pod ? "pods" : "nodes", name,
+                                               "the kubelet is not simulated: start kube-emulator with "
+                                               "--simulate-kubelet"));
+  }
+  const json body = json::parse(request.body, nullptr, false);
+  if (!body.is_object()) {
+    return send_error(
+        response, bad_request(pod ? R"(body must be a JSON object: {"ready": false} or {"phase": "Failed"})"
+                                  : R"(body must be a JSON object: {"ready": "False"})"));
+  }
+  const WallTime now = clock_.now();
+  if (node) {
+    if (auto key = unknown_key(body, {"ready"}))
+      return send_error(response, bad_request("unknown field \"" + *key + "\""));
+    const json& ready = body.contains("ready") ? body["ready"] : json();
+    std::string status;
+    if (ready.is_boolean()) {
+      status = ready.get<bool>() ? "True" : "False";
+    } else if (ready == "True" || ready == "False" || ready == "Unknown") {
+      status = ready.get<std::string>();
+    } else {
+      return send_error(response, bad_request(R"("ready" must be "True", "False" or "Unknown")"));
+    }
+    std::lock_guard lock(mutex_);
+    auto current = store_.get("/nodes", "", name);
+    if (!current) return send_error(response, not_found("", "nodes", name));
+    json next = *current;
+    set_node_ready(next, status, now);
+    if (next == *current) return send_json(response, 200, *current);
+    return send_json(response, 200, *store_.put("/nodes", "", name, std::move(next)));
+  }
+  const std::string& ns = segments[3];
+  if (auto key = unknown_key(body, {"ready", "phase", "reason", "message", "exitCode"})) {
+    return send_error(response, bad_request("unknown field \"" + *key + "\""));
+  }
+  const bool has_ready = body.contains("ready");
+  const bool has_phase = body.contains("phase");
+  if (has_ready == has_phase) {
+    return send_error(
+        response,
+        bad_request(R"(give exactly one of "ready" (true or false) and "phase" ("Succeeded" or "Failed"))"));
+  }
+  if (has_ready && !body["ready"].is_boolean())
+    return send_error(response, bad_request(R"("ready" must be true or false)"));
+  if (has_phase && body["phase"] != "Succeeded" && body["phase"] != "Failed") {
+    return send_error(response, bad_request(R"("phase" must be "Succeeded" or "Failed")"));
+  }
+  for (const char* key : {"reason", "message"}) {
+    if (body.contains(key) && (!has_phase || !body[key].is_string())) {
+      return send_error(response,
+                        bad_request(std::string("\"") + key + "\" must be a string, next to \"phase\""));
+    }
+  }
+  std::optional<int> exit_code;
+  if (body.contains("exitCode")) {
+    const json& code = body["exitCode"];
+    if (!has_phase || !code.is_number_integer() || code.get<std::int64_t>() < 0 ||
+        code.get<std::int64_t>() > 255) {
+      return send_error(response,
+                        bad_request(R"("exitCode" must be an integer from 0 to 255, next to "phase")"));
+    }
+    exit_code = code.get<int>();
+  }
+  std::lock_guard lock(mutex_);
+  auto current = store_.get("/pods", ns, name);
+  if (!current) return send_error(response, not_found("", "pods", name));
+  json next = *current;
+  Status changed;
+  if (has_ready) {
+    // Ready also needs the pod's node to be Ready (pods on other nodes have no simulated node).
+    const std::string node_name = next.contains("spec") && next["spec"].is_object() &&
+                                          next["spec"].contains("nodeName") &&
+                                          next["spec"]["nodeName"].is_string()
+                                      ? next["spec"]["nodeName"].get<std::string>()
+                                      : "";
+    auto node_object = store_.get("/nodes", "", node_name);
+    const auto& simulated = kubelet_->nodes();
+    const bool node_ready = std::find(simulated.begin(), simulated.end(), node_name) == simulated.end() ||
+                            (node_object && node_ready_status(*node_object) == "True");
+    changed = set_pod_ready(next, body["ready"].get<bool>(), node_ready, now);
+  } else {
+    changed = end_pod(next, body["phase"].get<std::string>(), body.value("reason", ""),
+                      body.value("message", ""), exit_code, now);
+  }
+  if (!changed) return send_error(response, admin_conflict("pods", name, changed.error().message));
+  if (next == *current) return send_json(response, 200, *current);
+  send_json(response, 200, *store_.put("/pods", ns, name, std::move(next)));
 }
 
 json ApiServer::present(const Call& call, const json& stored) const {

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -17,6 +18,7 @@
 #include "common/clock.h"
 #include "emulators/kube/api_status.h"
 #include "emulators/kube/faults.h"
+#include "emulators/kube/kubelet.h"
 #include "emulators/kube/object_store.h"
 #include "emulators/kube/resource_registry.h"
 #include "http/server.h"
@@ -29,14 +31,23 @@ struct ApiServerOptions {
   std::chrono::milliseconds bookmark_interval{1000};
   std::size_t max_body_bytes = 3 * 1024 * 1024;  // kube-apiserver's limit for JSON bodies
   std::string server_address = "127.0.0.1:0";    // reported by /api
+  // Runs a SimulatedKubelet with its nodes: created pods are reset to Pending and then
+  // scheduled and started, and DELETE of a pod is graceful. Off, pods keep the status
+  // written and are deleted at once.
+  bool simulate_kubelet = false;
+  KubeletOptions kubelet;
 };
 
 class ApiServer {
  public:
   explicit ApiServer(ApiServerOptions options, Clock& clock = SystemClock::instance());
+  ~ApiServer();
+  ApiServer(const ApiServer&) = delete;
+  ApiServer& operator=(const ApiServer&) = delete;
 
   void handle(const http::ServerRequest& request, http::ServerResponse& response);
-  // Ends every open watch stream and refuses new ones (server shutdown).
+  // Stops the simulated kubelet, ends every open watch stream and refuses new ones
+  // (server shutdown).
   void shutdown();
   void set_server_address(std::string address);
 
@@ -65,6 +76,9 @@ class ApiServer {
 
   // Routing (api_server.cpp).
   void handle_admin(const http::ServerRequest& request, http::ServerResponse& response);
+  // /_emulator/kubelet/pods/{ns}/{name} and /_emulator/kubelet/nodes/{name}.
+  void handle_kubelet_admin(const std::vector<std::string>& segments, const http::ServerRequest& request,
+                            http::ServerResponse& response);
   bool handle_discovery(const std::vector<std::string>& segments, const http::ServerRequest& request,
                         http::ServerResponse& response);
   std::optional<ApiError> parse_call(const std::vector<std::string>& segments,
@@ -93,6 +107,8 @@ class ApiServer {
   std::optional<ApiError> register_crd(const nlohmann::json& crd);
   void unregister_crd(const nlohmann::json& crd);
   void erase_namespace_contents(const std::string& ns);
+  // DeleteOptions of a DELETE: the JSON body, or the query parameters when there is none.
+  std::variant<nlohmann::json, ApiError> delete_options(const Call& call);
   // DELETE of one object with mutex_ held: finalizers turn it into setting deletionTimestamp.
   std::variant<std::pair<int, nlohmann::json>, ApiError> delete_object(const Call& call,
                                                                        const std::string& ns,
@@ -113,6 +129,8 @@ class ApiServer {
   FaultInjector faults_;
   RequestCounters counters_;
   std::atomic<bool> shutting_down_{false};
+  // Last: it uses mutex_ and store_, so it is stopped (destroyed) before them.
+  std::unique_ptr<SimulatedKubelet> kubelet_;
 };
 
 // Helpers shared by the handler files.

@@ -21,6 +21,8 @@ Status KubeEmulator::start() {
   api_options.bearer_token = options_.bearer_token;
   api_options.watch_history = options_.watch_history;
   api_options.bookmark_interval = options_.bookmark_interval;
+  api_options.simulate_kubelet = options_.simulate_kubelet;
+  api_options.kubelet = options_.kubelet;
   api_ = std::make_unique<ApiServer>(api_options);
   http::ServerOptions server_options;
   server_options.host = options_.host;

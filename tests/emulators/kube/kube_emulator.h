@@ -1,7 +1,8 @@
 // kube-emulator: a faithful stand-in for kube-apiserver used by tests, benchmarks and the
 // demo (see DESIGN.md, "The two test servers"). Serves discovery, CRDs, CRUD with
 // resourceVersion and generation rules, status subresources, finalizers, selectors,
-// paginated LIST and WATCH, plus fault injection under /_emulator/.
+// paginated LIST and WATCH, plus fault injection under /_emulator/, and optionally a
+// simulated kubelet that schedules, starts and gracefully deletes pods.
 #pragma once
 
 #include <chrono>
@@ -11,6 +12,7 @@
 #include <string>
 
 #include "common/result.h"
+#include "emulators/kube/kubelet.h"
 
 namespace eslease::http {
 class Server;
@@ -27,6 +29,10 @@ struct KubeEmulatorOptions {
   std::optional<std::string> bearer_token;
   std::size_t watch_history = 10000;  // events kept for watch resume; older resourceVersions get 410
   std::chrono::milliseconds bookmark_interval{1000};
+  // --simulate-kubelet: nodes node-1..N, pods scheduled, started and gracefully deleted as
+  // on a cluster (see README). Off, pods keep the status written and go at once on DELETE.
+  bool simulate_kubelet = false;
+  KubeletOptions kubelet;  // delays, grace scaling and node count when simulate_kubelet
 };
 
 class KubeEmulator {

@@ -1,10 +1,12 @@
 // kube-emulator --listen 127.0.0.1:PORT --kubeconfig-out FILE [--token-file F]
-//               [--tls-cert F --tls-key F]
+//               [--tls-cert F --tls-key F] [--simulate-kubelet [kubelet options]]
+#include <chrono>
 #include <csignal>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
+#include "common/duration.h"
 #include "common/text.h"
 #include "emulators/kube/kube_emulator.h"
 #include "http/server.h"
@@ -13,8 +15,62 @@ namespace {
 
 int usage() {
   std::cerr << "usage: kube-emulator --listen HOST:PORT --kubeconfig-out FILE [--token-file FILE]\n"
-               "                     [--tls-cert FILE --tls-key FILE]\n";
+               "                     [--tls-cert FILE --tls-key FILE]\n"
+               "                     [--simulate-kubelet [--kubelet-nodes N] [--kubelet-schedule-delay D]\n"
+               "                      [--kubelet-start-delay D] [--kubelet-grace-scale X] "
+               "[--kubelet-max-grace D]]\n"
+               "durations D: 250ms, 2s, 1m, 1m30s\n";
   return 2;
+}
+
+// The kubelet's tuning flags; false when `flag` is not one of them or its value is bad.
+bool parse_kubelet_flag(const std::string& flag, const std::string& value,
+                        eslease::kubeemu::KubeletOptions& kubelet, bool& known) {
+  known = true;
+  auto duration = [&](std::chrono::milliseconds& out) {
+    auto parsed = eslease::parse_duration(value);
+    if (!parsed) {
+      std::cerr << "kube-emulator: " << flag << ": " << parsed.error().message << "\n";
+      return false;
+    }
+    out = *parsed;
+    return true;
+  };
+  if (flag == "--kubelet-schedule-delay") return duration(kubelet.schedule_delay);
+  if (flag == "--kubelet-start-delay") return duration(kubelet.start_delay);
+  if (flag == "--kubelet-max-grace") {
+    std::chrono::milliseconds cap{};
+    if (!duration(cap)) return false;
+    kubelet.max_grace = cap;
+    return true;
+  }
+  if (flag == "--kubelet-nodes" || flag == "--kubelet-grace-scale") {
+    std::size_t used = 0;
+    double number = 0;
+    try {
+      number = std::stod(value, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    const bool nodes = flag == "--kubelet-nodes";
+    const bool ok = used == value.size() && !value.empty() &&
+                    (nodes ? number >= 1 && number <= 250 && number == static_cast<int>(number)
+                           : number >= 0 && number <= 1000);
+    if (!ok) {
+      std::cerr << "kube-emulator: " << flag << ": "
+                << (nodes ? "expected a whole number from 1 to 250" : "expected a number from 0 to 1000")
+                << "\n";
+      return false;
+    }
+    if (nodes) {
+      kubelet.nodes = static_cast<int>(number);
+    } else {
+      kubelet.grace_scale = number;
+    }
+    return true;
+  }
+  known = false;
+  return false;
 }
 
 }  // namespace
@@ -23,10 +79,22 @@ int main(int argc, char** argv) {
   using eslease::kubeemu::KubeEmulator;
   eslease::kubeemu::KubeEmulatorOptions options;
   std::string listen, kubeconfig, token_file;
+  bool kubelet_tuned = false;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
+    if (flag == "--simulate-kubelet") {
+      options.simulate_kubelet = true;
+      continue;
+    }
     if (i + 1 >= argc) return usage();
     const std::string value = argv[++i];
+    bool kubelet_flag = false;
+    const bool parsed = parse_kubelet_flag(flag, value, options.kubelet, kubelet_flag);
+    if (kubelet_flag) {
+      if (!parsed) return usage();
+      kubelet_tuned = true;
+      continue;
+    }
     if (flag == "--listen") {
       listen = value;
     } else if (flag == "--kubeconfig-out") {
@@ -42,6 +110,10 @@ int main(int argc, char** argv) {
     }
   }
   if (listen.empty() || kubeconfig.empty()) return usage();
+  if (kubelet_tuned && !options.simulate_kubelet) {
+    std::cerr << "kube-emulator: --kubelet-* options need --simulate-kubelet\n";
+    return usage();
+  }
   if (options.tls_cert_file.empty() != options.tls_key_file.empty()) return usage();
   auto address = eslease::http::parse_listen_address(listen);
   if (!address) {

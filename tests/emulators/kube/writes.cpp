@@ -290,7 +290,11 @@ void ApiServer::create(const Call& call, http::ServerResponse& response) {
     return send_error(response, already_exists(call.type->group, call.type->plural, name));
   }
   const std::string id = call.type->id();
-  if (id == "/pods") {
+  if (id == "/pods" && options_.simulate_kubelet) {
+    // As the pod strategy does; the simulated kubelet takes it from there.
+    reset_created_pod_status(object);
+  } else if (id == "/pods") {
+    // No kubelet: the status given is kept, so tests can seed Ready pods.
     if (!object.contains("status") || !object["status"].is_object()) object["status"] = json::object();
     if (!object["status"].contains("phase")) object["status"]["phase"] = "Pending";
   } else if (id == kNamespaceId) {
@@ -362,7 +366,12 @@ std::variant<std::pair<int, json>, ApiError> ApiServer::commit_update(const Call
   json old_relabelled = present(call, old);
   if (next == old_relabelled) return std::make_pair(200, old_relabelled);
   const std::string ns = meta_string(old, "namespace");
-  if (next["metadata"].contains("deletionTimestamp") && finalizers_of(next).empty()) {
+  // shouldDeleteDuringUpdate: removing the last finalizer removes the object only once its
+  // deletion no longer waits on a grace period (a terminating pod waits for its kubelet).
+  const json& old_meta = old["metadata"];
+  const auto old_grace = old_meta.find("deletionGracePeriodSeconds");
+  if (old_meta.contains("deletionTimestamp") && !finalizers_of(old).empty() && finalizers_of(next).empty() &&
+      old_grace != old_meta.end() && old_grace->is_number_integer() && *old_grace == 0) {
     auto gone = store_.erase(type.id(), ns, name);
     if (type.id() == kCrdId) unregister_crd(*gone);
     return std::make_pair(200, present(call, *gone));
@@ -426,6 +435,42 @@ void ApiServer::patch(const Call& call, http::ServerResponse& response) {
   send_json(response, code, body, warnings);
 }
 
+std::variant<json, ApiError> ApiServer::delete_options(const Call& call) {
+  // As the delete handler: DeleteOptions from the body when there is one, else from the
+  // query (kubectl sends a body; curl users tend to use ?gracePeriodSeconds=0).
+  json options = json::object();
+  if (!trim(call.request->body).empty()) {
+    options = json::parse(call.request->body, nullptr, false);
+    if (!options.is_object()) return bad_request("the object provided is unrecognized or malformed");
+    if (options.contains("gracePeriodSeconds")) {
+      const json& grace = options["gracePeriodSeconds"];
+      if (!grace.is_null() && !grace.is_number_integer()) {
+        return bad_request(std::string("json: cannot unmarshal ") + grace.type_name() +
+                           " into Go struct field DeleteOptions.gracePeriodSeconds of type int64");
+      }
+    }
+    return options;
+  }
+  if (auto it = call.query.find("gracePeriodSeconds"); it != call.query.end()) {
+    const std::string& text = it->second;
+    std::size_t used = 0;
+    long long value = 0;
+    try {
+      value = std::stoll(text, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (text.empty() || used != text.size()) {
+      return bad_request("strconv.ParseInt: parsing " + json(text).dump() + ": invalid syntax");
+    }
+    options["gracePeriodSeconds"] = static_cast<std::int64_t>(value);
+  }
+  if (auto it = call.query.find("propagationPolicy"); it != call.query.end()) {
+    options["propagationPolicy"] = it->second;
+  }
+  return options;
+}
+
 std::variant<std::pair<int, json>, ApiError> ApiServer::delete_object(const Call& call, const std::string& ns,
                                                                       const std::string& name,
                                                                       const json& options) {
@@ -450,6 +495,14 @@ std::variant<std::pair<int, json>, ApiError> ApiServer::delete_object(const Call
                           pre["resourceVersion"].get<std::string>() +
                           ", ResourceVersion in object meta: " + meta.value("resourceVersion", ""));
     }
+  }
+  if (type.id() == "/pods" && options_.simulate_kubelet) {
+    std::optional<std::int64_t> grace;
+    if (options.contains("gracePeriodSeconds") && options["gracePeriodSeconds"].is_number_integer()) {
+      grace = options["gracePeriodSeconds"].get<std::int64_t>();
+    }
+    auto outcome = delete_pod(store_, current, grace, clock_.now());
+    return std::make_pair(200, *outcome.object);
   }
   if (!finalizers_of(*current).empty() && type.id() != kNamespaceId) {
     if (meta.contains("deletionTimestamp")) return std::make_pair(200, present(call, *current));
@@ -478,12 +531,9 @@ std::variant<std::pair<int, json>, ApiError> ApiServer::delete_object(const Call
 }
 
 void ApiServer::remove(const Call& call, http::ServerResponse& response) {
-  json options = json::object();
-  if (!trim(call.request->body).empty()) {
-    options = json::parse(call.request->body, nullptr, false);
-    if (!options.is_object())
-      return send_error(response, bad_request("the object provided is unrecognized or malformed"));
-  }
+  auto parsed = delete_options(call);
+  if (auto* error = std::get_if<ApiError>(&parsed)) return send_error(response, *error);
+  const json& options = std::get<json>(parsed);
   std::lock_guard lock(mutex_);
   auto result = delete_object(call, call.ns, call.name, options);
   if (auto* error = std::get_if<ApiError>(&result)) return send_error(response, *error);
@@ -496,12 +546,16 @@ void ApiServer::remove_collection(const Call& call, http::ServerResponse& respon
   if (!labels) return send_error(response, bad_request(labels.error().message));
   auto fields = FieldSelector::parse(call.param("fieldSelector"), call.type->extra_field_labels);
   if (!fields) return send_error(response, bad_request(fields.error().message));
+  auto parsed = delete_options(call);
+  if (auto* error = std::get_if<ApiError>(&parsed)) return send_error(response, *error);
+  // Applied to every object, as DeleteCollection passes them to each Delete.
+  const json& options = std::get<json>(parsed);
   std::lock_guard lock(mutex_);
   json items = json::array();
   for (const auto& object : store_.list(call.type->id(), call.ns)) {
     if (!labels->matches(*object) || !fields->matches(*object)) continue;
     auto result =
-        delete_object(call, meta_string(*object, "namespace"), meta_string(*object, "name"), json::object());
+        delete_object(call, meta_string(*object, "namespace"), meta_string(*object, "name"), options);
     if (auto* ok = std::get_if<std::pair<int, json>>(&result);
         ok && ok->second.value("kind", "") != "Status") {
       items.push_back(ok->second);
