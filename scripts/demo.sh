@@ -4,8 +4,8 @@
 # user sees:
 #   1. the CRD and the example Leases applied with kubectl; contention: one claim Held,
 #      the others Pending with their queue positions;
-#   2. the holder pod deleted: the waiting claim takes over within milliseconds, with a new
-#      fencing token and lastTakeover saying why;
+#   2. the holder pod deleted: it keeps the lock while it terminates, then the waiting claim
+#      takes over within milliseconds, with a new fencing token and lastTakeover saying why;
 #   3. the eslease.io/holds annotation on the new holder, and the contention and takeover
 #      metrics from /metrics.
 # Everything it starts is stopped on exit.
@@ -39,8 +39,10 @@ wait_for_line() {
 
 "$bin/es-emulator" --listen 127.0.0.1:0 >"$workdir/es.out" 2>"$workdir/es.err" &
 pids+=($!)
+# The simulated kubelet runs the pods and makes them Ready; a deleted pod's containers take
+# at most 1 s to stop.
 "$bin/kube-emulator" --listen 127.0.0.1:0 --kubeconfig-out "$workdir/kubeconfig" \
-  >"$workdir/kube.out" 2>"$workdir/kube.err" &
+  --simulate-kubelet --kubelet-max-grace 1s >"$workdir/kube.out" 2>"$workdir/kube.err" &
 pids+=($!)
 wait_for_line "$workdir/es.out" 'listening on'
 wait_for_line "$workdir/kube.out" 'listening on'
@@ -72,6 +74,11 @@ kind: Lease
 metadata: {name: nightly-report-c, namespace: eslease-demo}
 spec: {lockName: nightly-report, holder: {podName: report-c}, priority: Background}
 EOF
+"${kubectl[@]}" wait --for=condition=Ready pod --all -n eslease-demo --timeout=30s >/dev/null
+"${kubectl[@]}" wait --for=condition=Ready pod --all -n eslease-election --timeout=30s >/dev/null
+echo
+echo "\$ kubectl get pods -A   # scheduled and run by the emulator's simulated kubelet"
+"${kubectl[@]}" get pods -A -o custom-columns=NAMESPACE:.metadata.namespace,NAME:.metadata.name,PHASE:.status.phase,READY:'.status.conditions[?(@.type=="Ready")].status',NODE:.spec.nodeName
 
 phase() { "${kubectl[@]}" get esl "$1" -n eslease-demo -o jsonpath='{.status.phase}' 2>/dev/null; }
 wait_phase() {
@@ -99,13 +106,18 @@ echo "\$ kubectl get esl -n eslease-demo -o custom-columns=...   # queue positio
 old_token=$("${kubectl[@]}" get esl nightly-report-a -n eslease-demo -o jsonpath='{.status.fencingToken}')
 echo
 echo "== 2. The holder pod report-a is deleted"
+echo "\$ kubectl delete pod report-a -n eslease-demo --wait=false"
+"${kubectl[@]}" delete pod report-a -n eslease-demo --wait=false
+echo "While it terminates its containers may still work under the lock, so it keeps it:"
+"${kubectl[@]}" get pod report-a -n eslease-demo -o custom-columns=POD:.metadata.name,DELETING:.metadata.deletionTimestamp,NODE:.spec.nodeName 2>/dev/null || true
+echo "nightly-report-a: $(phase nightly-report-a)"
+"${kubectl[@]}" wait --for=delete pod/report-a -n eslease-demo --timeout=30s >/dev/null
 start=$(date +%s%N)
-"${kubectl[@]}" delete pod report-a -n eslease-demo --grace-period=0 --force 2>/dev/null
 wait_phase nightly-report-b Held
 end=$(date +%s%N)
 new_token=$("${kubectl[@]}" get esl nightly-report-b -n eslease-demo -o jsonpath='{.status.fencingToken}')
-echo "nightly-report-b is Held $(( (end - start) / 1000000 )) ms after kubectl returned (that includes one kubectl"
-echo "round trip; the controller's own takeover latency is in eslease_takeover_latency_seconds below)"
+echo "The pod is gone; nightly-report-b is Held $(( (end - start) / 1000000 )) ms after kubectl saw it go (that"
+echo "includes kubectl round trips; the controller's own takeover latency is in eslease_takeover_latency_seconds below)"
 echo "fencing token: $old_token -> $new_token"
 echo "lastTakeover: $("${kubectl[@]}" get esl nightly-report-b -n eslease-demo -o jsonpath='{.status.lastTakeover}')"
 echo

@@ -416,7 +416,7 @@ class Decider {
         event(lease, false, reason::kReleased, describe_loss(why, pod_name) + "; the claim is released");
       } else {
         s.phase = Phase::kPending;
-        s.queue_position = live_ahead;
+        if (c.pod) s.queue_position = live_ahead;  // no place in line without a live pod
         held = condition(prev, kConditionHeld, "False", why.c_str(), describe_loss(why, pod_name), gen);
         held.last_transition_time = w_.now;
         event(lease, why == reason::kRenewalFailed, why, "lost the lock: " + describe_loss(why, pod_name));
@@ -429,7 +429,7 @@ class Decider {
       event(lease, true, reason::kTimedOut, message);
     } else {
       s.phase = Phase::kPending;
-      s.queue_position = live_ahead;
+      if (c.pod) s.queue_position = live_ahead;
       const Condition* old = prev.condition(kConditionHeld);
       if (!w_.malformed_document.empty()) {
         held = condition(prev, kConditionHeld, "False", reason::kMalformedLockDocument, w_.malformed_document,

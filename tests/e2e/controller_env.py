@@ -78,8 +78,9 @@ class Process:
 class Environment:
     """es-emulator + kube-emulator (kubelet simulated) + CRD, and controllers on demand."""
 
-    def __init__(self, bin_dir, source_dir):
+    def __init__(self, bin_dir, source_dir, simulate_kubelet=True):
         self.bin = bin_dir
+        self.simulate_kubelet = simulate_kubelet
         self.source = source_dir
         self.workdir = tempfile.TemporaryDirectory(prefix="eslease-ctl-")
         self.dir = self.workdir.name
@@ -92,8 +93,13 @@ class Environment:
             es = self._spawn("es-emulator", [os.path.join(self.bin, "es-emulator"), "--listen", "127.0.0.1:0"])
             self.es_url = es.announced(r"listening on (\S+)").group(1)
             self.kubeconfig = os.path.join(self.dir, "kubeconfig")
-            kube = self._spawn("kube-emulator", [os.path.join(self.bin, "kube-emulator"), "--listen", "127.0.0.1:0",
-                                                 "--kubeconfig-out", self.kubeconfig])
+            argv = [os.path.join(self.bin, "kube-emulator"), "--listen", "127.0.0.1:0",
+                    "--kubeconfig-out", self.kubeconfig]
+            if self.simulate_kubelet:
+                # Pods run and become Ready by themselves; a graceful deletion's 30 s default
+                # grace period lasts 300 ms.
+                argv += ["--simulate-kubelet", "--kubelet-grace-scale", "0.01"]
+            kube = self._spawn("kube-emulator", argv)
             self.kube_url = kube.announced(r"kube-emulator listening on (\S+)").group(1)
             self.kubectl("apply", "-f", os.path.join(self.source, "crds"))
             self.kubectl("wait", "--for=condition=Established", "crd/leases.eslease.io", "--timeout=30s")
@@ -178,20 +184,29 @@ class Environment:
     def es(self, method, path, body=None):
         return self.http(method, self.es_url + path, body)
 
-    def set_pod_status(self, name, ns, phase="Running", ready=True):
-        """Writes a pod's status as its kubelet would: phase and a Ready condition."""
-        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 60))
-        status = {"phase": phase, "startTime": started,
-                  "conditions": [{"type": "Ready", "status": "True" if ready else "False",
-                                  "lastTransitionTime": now}]}
-        self.kubectl("patch", "pod", name, "-n", ns, "--subresource=status", "--type=merge",
-                     "-p", json.dumps({"status": status}))
+    def kubelet(self, name, ns, change):
+        """Changes a pod as its kubelet would: {"ready": False}, {"phase": "Failed"}, ..."""
+        return self.http("POST", "%s/_emulator/kubelet/pods/%s/%s" % (self.kube_url, ns, name), change)
 
-    def create_ready_pods(self, ns, names, labels=None):
-        self.apply(*[pod(n, ns, labels) for n in names])
+    def node_ready(self, node, status):
+        """Sets a node's Ready condition ("True", "False", "Unknown"); its pods follow."""
+        return self.http("POST", "%s/_emulator/kubelet/nodes/%s" % (self.kube_url, node), {"ready": status})
+
+    def pod_ready(self, name, ns):
+        obj = self.get("pod", name, ns) or {}
+        return any(c.get("type") == "Ready" and c.get("status") == "True"
+                   for c in obj.get("status", {}).get("conditions", []))
+
+    def create_ready_pods(self, ns, names, labels=None, node=None):
+        """Creates pods (on `node`, else wherever the scheduler puts them) and waits until the
+        simulated kubelet reports them Ready."""
+        objects = [pod(n, ns, labels) for n in names]
+        if node:
+            for obj in objects:
+                obj["spec"]["nodeName"] = node
+        self.apply(*objects)
         for n in names:
-            self.set_pod_status(n, ns)
+            wait_for(lambda n=n: self.pod_ready(n, ns), 20, "pod %s/%s to be Ready" % (ns, n))
 
 
 def pod(name, namespace, labels=None):

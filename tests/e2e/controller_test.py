@@ -10,7 +10,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from controller_env import Environment, condition, lease, namespace, wait_for  # noqa: E402
+from controller_env import Environment, condition, lease, namespace, pod, wait_for  # noqa: E402
 
 BIN = None
 SOURCE = None
@@ -33,7 +33,7 @@ class ControllerEndToEnd(unittest.TestCase):
 
     # --- helpers -------------------------------------------------------------------------
     def setUp(self):
-        self.ns = "t-" + self.id().split(".")[-1].lower().replace("_", "-")[:50]
+        self.ns = ("t-" + self.id().split(".")[-1].lower().replace("_", "-")[:50]).rstrip("-")
         self.env.apply(namespace(self.ns))
 
     def status(self, name):
@@ -107,7 +107,7 @@ class ControllerEndToEnd(unittest.TestCase):
             if suffix == "deleted":
                 self.env.kubectl("delete", "pod", holder, "-n", self.ns, "--grace-period=0", "--force")
             else:
-                self.env.set_pod_status(holder, self.ns, phase=suffix.capitalize(), ready=False)
+                self.env.kubelet(holder, self.ns, {"phase": suffix.capitalize()})
             taken = self.wait_phase(waiter, "Held")
             self.assertEqual(taken["lastTakeover"]["reason"], reason)
             self.assertGreater(int(taken["fencingToken"]), int(first["fencingToken"]))
@@ -133,7 +133,7 @@ class ControllerEndToEnd(unittest.TestCase):
         held = self.wait_phase("slow", "Held")
         self.env.apply(lease("next", self.ns, "nr", "next"))
         self.wait_phase("next", "Pending")
-        self.env.set_pod_status("slow", self.ns, ready=False)
+        self.env.kubelet("slow", self.ns, {"ready": False})
         revoked = self.wait_phase("slow", "Pending", timeout=10)
         self.assertEqual(condition({"status": revoked}, "Held")["reason"], "PodNotReady")
         self.assertIsNone(self.annotation("slow"))
@@ -141,6 +141,48 @@ class ControllerEndToEnd(unittest.TestCase):
         self.assertEqual(taken["lastTakeover"]["reason"], "PodNotReady")
         # The successor's grant starts no earlier than the expiry last shown to the holder.
         self.assertGreaterEqual(taken["acquireTime"], held["expireTime"][:19])
+
+    def test_holder_on_an_unreachable_node_is_handed_over_only_after_its_expiry(self):
+        # The node's kubelet stops reporting: its pods may still run, so they are presumed
+        # dead, not confirmed dead.
+        self.env.create_ready_pods(self.ns, ["far"], node="node-1")
+        self.env.create_ready_pods(self.ns, ["near"], node="node-2")
+        self.env.apply(lease("far", self.ns, "partition", "far", leaseDurationSeconds=3, livenessGraceSeconds=1))
+        held = self.wait_phase("far", "Held")
+        self.env.apply(lease("near", self.ns, "partition", "near"))
+        self.wait_phase("near", "Pending")
+        self.env.node_ready("node-1", "Unknown")
+        try:
+            taken = self.wait_phase("near", "Held", timeout=15)
+            self.assertEqual(taken["lastTakeover"]["reason"], "PodNotReady")
+            self.assertEqual(taken["lastTakeover"]["fromPod"], "far")
+            self.assertGreaterEqual(taken["acquireTime"], held["expireTime"][:19])
+            self.assertGreater(int(taken["fencingToken"]), int(held["fencingToken"]))
+        finally:
+            self.env.node_ready("node-1", "True")
+
+    def test_terminating_holder_keeps_the_lock_until_its_pod_is_gone(self):
+        self.create_pods("w")
+        holder = pod("h", self.ns)
+        holder["spec"]["terminationGracePeriodSeconds"] = 200  # 2 s with the emulator's scaled grace
+        self.env.apply(holder)
+        wait_for(lambda: self.env.pod_ready("h", self.ns), TIMEOUT, "pod h to be Ready")
+        self.env.apply(lease("h", self.ns, "graceful", "h"))
+        first = self.wait_phase("h", "Held")
+        self.env.apply(lease("w", self.ns, "graceful", "w"))
+        self.wait_phase("w", "Pending")
+        self.env.kubectl("delete", "pod", "h", "-n", self.ns, "--wait=false")
+        terminating = wait_for(lambda: (self.env.get("pod", "h", self.ns) or {}).get("metadata", {})
+                               .get("deletionTimestamp"), TIMEOUT, "pod h to be Terminating")
+        self.assertTrue(terminating)
+        # While the pod object exists its containers may still be working under the lock.
+        while self.env.get("pod", "h", self.ns) is not None:
+            self.assertEqual(self.status("h").get("phase"), "Held")
+            self.assertEqual(self.status("w").get("phase"), "Pending")
+            time.sleep(0.1)
+        taken = self.wait_phase("w", "Held")
+        self.assertEqual(taken["lastTakeover"]["reason"], "PodDeleted")
+        self.assertGreater(int(taken["fencingToken"]), int(first["fencingToken"]))
 
     def test_election_fails_over_to_another_matching_pod(self):
         self.create_pods("r-0", "r-1", labels={"app": "reporter"})

@@ -125,7 +125,7 @@ TEST(Decision, ClaimWhosePodDoesNotExistWaitsWithoutError) {
   EXPECT_EQ(d.action, Action::kNone);
   const LeaseStatus& s = status_of(d, "a");
   EXPECT_EQ(s.phase, Phase::kPending);
-  EXPECT_EQ(s.queue_position, 0);
+  EXPECT_FALSE(s.queue_position);  // no place in line until its pod exists
   EXPECT_EQ(held_reason(s), "False/Waiting");
   EXPECT_NE(s.condition(kConditionHeld)->message.find("not-yet-created"), std::string::npos);
 }
@@ -194,7 +194,7 @@ TEST(Decision, HeldLockShowsHolderAndQueuePositionsCountOnlyLiveClaims) {
   ASSERT_TRUE(held.holder);
   EXPECT_EQ(held.holder->pod_name, "pod-h");
   EXPECT_EQ(held.expire_time, kT0 + seconds(25));
-  EXPECT_EQ(status_of(d, "ghost").queue_position, 0);  // not live: nobody live is ahead
+  EXPECT_FALSE(status_of(d, "ghost").queue_position);  // no live pod: no place in line
   EXPECT_EQ(status_of(d, "fg").queue_position, 0);
   EXPECT_EQ(status_of(d, "bg").queue_position, 1);
   EXPECT_EQ(held_reason(status_of(d, "bg")), "False/Waiting");
