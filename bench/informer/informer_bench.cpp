@@ -203,11 +203,10 @@ int main(int argc, char** argv) {
   lease_options.ns = "bench";
   InformerOptions pod_options;
   pod_options.ns = "bench";
-  pod_options.transform = keep_pod_liveness_fields;
   auto lease_api = HttpApi::connect(*config);
   auto pod_api = HttpApi::connect(*config);
-  Informer leases(*lease_api, lease_resource, lease_options, {});
-  Informer pods(*pod_api, resources::pods(), pod_options, pod_handlers);
+  JsonInformer leases(*lease_api, lease_resource, lease_options, {});
+  JsonInformer pods(*pod_api, resources::pods(), pod_options, pod_handlers, keep_pod_liveness_fields);
   auto sync_start = Steady::now();
   leases.start();
   pods.start();

@@ -12,38 +12,37 @@
 
 namespace eslease::controller {
 
-// The informer caches of every watched namespace, read through ClusterView as typed
-// records. The informers keep only the fields the records are decoded from.
+using LeaseInformer = kube::TypedInformer<LeaseRecord>;
+using PodInformer = kube::TypedInformer<PodRecord>;
+using NodeInformer = kube::TypedInformer<NodeRecord>;
+
+// The informer caches of every watched namespace, holding typed records decoded once as
+// each object arrives (the JSON is not kept).
 class Controller::Caches final : public ClusterView {
  public:
   std::optional<LeaseRecord> lease(const std::string& key) const override {
-    const kube::Informer* informer = for_namespace(leases, key);
-    if (!informer) return std::nullopt;
-    auto object = informer->cache().get(key);
-    return object ? std::optional<LeaseRecord>(decode_lease(*object)) : std::nullopt;
+    const LeaseInformer* informer = for_namespace(leases, key);
+    return informer ? informer->cache().get(key) : std::nullopt;
   }
   std::optional<PodRecord> pod(const std::string& key) const override {
-    const kube::Informer* informer = for_namespace(pods, key);
-    if (!informer) return std::nullopt;
-    auto object = informer->cache().get(key);
-    return object ? std::optional<PodRecord>(decode_pod(*object)) : std::nullopt;
+    const PodInformer* informer = for_namespace(pods, key);
+    return informer ? informer->cache().get(key) : std::nullopt;
   }
   void for_each_pod(const std::string& ns, const std::function<void(const PodRecord&)>& fn) const override {
+    const std::string prefix = ns + "/";
     for (const auto& [informer_ns, informer] : pods) {
       if (!informer_ns.empty() && informer_ns != ns) continue;
+      // Copied out first: `fn` runs outside the cache's lock.
       std::vector<PodRecord> matched;
-      informer->cache().for_each([&](const std::string& key, const nlohmann::json& object) {
-        if (key.compare(0, ns.size() + 1, ns + "/") == 0) matched.push_back(decode_pod(object));
+      informer->cache().for_each([&](const std::string& key, const PodRecord& pod) {
+        if (key.compare(0, prefix.size(), prefix) == 0) matched.push_back(pod);
       });
       for (const PodRecord& pod : matched) fn(pod);
     }
   }
   void for_each_lease(const std::function<void(const LeaseRecord&)>& fn) const override {
     for (const auto& [ns, informer] : leases) {
-      std::vector<LeaseRecord> all;
-      informer->cache().for_each(
-          [&](const std::string&, const nlohmann::json& object) { all.push_back(decode_lease(object)); });
-      for (const LeaseRecord& lease : all) fn(lease);
+      informer->cache().for_each([&](const std::string&, const LeaseRecord& lease) { fn(lease); });
     }
   }
 
@@ -57,13 +56,14 @@ class Controller::Caches final : public ClusterView {
   }
 
   // "" holds the all-namespaces informer.
-  std::map<std::string, std::unique_ptr<kube::Informer>> leases;
-  std::map<std::string, std::unique_ptr<kube::Informer>> pods;
-  std::unique_ptr<kube::Informer> nodes;
+  std::map<std::string, std::unique_ptr<LeaseInformer>> leases;
+  std::map<std::string, std::unique_ptr<PodInformer>> pods;
+  std::unique_ptr<NodeInformer> nodes;
 
  private:
-  static const kube::Informer* for_namespace(
-      const std::map<std::string, std::unique_ptr<kube::Informer>>& informers, const std::string& key) {
+  template <typename Informer>
+  static const Informer* for_namespace(const std::map<std::string, std::unique_ptr<Informer>>& informers,
+                                       const std::string& key) {
     auto all = informers.find("");
     if (all != informers.end()) return all->second.get();
     auto it = informers.find(key.substr(0, key.find('/')));
@@ -167,85 +167,74 @@ Controller::Controller(kube::Api& api, lock::LockStore& store, kube::EventRecord
     lease_options.ns = ns;
     lease_options.clock = &clock_;
     lease_options.on_restart = restart_hook("leases");
-    lease_options.transform = keep_lease_fields;
-    kube::InformerHandlers lease_handlers;
-    lease_handlers.on_add = [this](const nlohmann::json& object) {
-      const LeaseRecord lease = decode_lease(object);
+    kube::RecordHandlers<LeaseRecord> lease_handlers;
+    lease_handlers.on_add = [this](const LeaseRecord& lease) {
       enqueue(index_.lease_changed(nullptr, &lease));
     };
-    lease_handlers.on_update = [this](const nlohmann::json& old_object, const nlohmann::json& new_object) {
-      const LeaseRecord before = decode_lease(old_object), now = decode_lease(new_object);
+    lease_handlers.on_update = [this](const LeaseRecord& before, const LeaseRecord& now) {
       enqueue(index_.lease_changed(&before, &now));
     };
-    lease_handlers.on_delete = [this](const nlohmann::json& object) {
-      const LeaseRecord lease = decode_lease(object);
+    lease_handlers.on_delete = [this](const LeaseRecord& lease) {
       enqueue(index_.lease_changed(&lease, nullptr));
       std::lock_guard lock(session_mutex_);
       if (session_) session_->reconciler().forget_lease(lease.meta.uid);
     };
-    caches_->leases[ns] = std::make_unique<kube::Informer>(api_, kube::resources::eslease_leases(),
-                                                           lease_options, lease_handlers);
+    caches_->leases[ns] = std::make_unique<LeaseInformer>(api_, kube::resources::eslease_leases(),
+                                                          lease_options, lease_handlers, decode_lease);
 
     kube::InformerOptions pod_options;
     pod_options.ns = ns;
     pod_options.clock = &clock_;
     pod_options.on_restart = restart_hook("pods");
-    pod_options.transform = keep_pod_fields;
-    kube::InformerHandlers pod_handlers;
-    pod_handlers.on_add = [this](const nlohmann::json& object) {
-      const PodRecord pod = decode_pod(object);
+    kube::RecordHandlers<PodRecord> pod_handlers;
+    pod_handlers.on_add = [this](const PodRecord& pod) {
       tracker_.pod_seen(pod);
       enqueue(index_.locks_for_pod(nullptr, &pod));
     };
-    pod_handlers.on_update = [this](const nlohmann::json& old_object, const nlohmann::json& new_object) {
-      const PodRecord before = decode_pod(old_object), now = decode_pod(new_object);
+    pod_handlers.on_update = [this](const PodRecord& before, const PodRecord& now) {
       tracker_.pod_seen(now);
       enqueue(index_.locks_for_pod(&before, &now));
     };
-    pod_handlers.on_delete = [this](const nlohmann::json& object) {
-      const PodRecord pod = decode_pod(object);
+    pod_handlers.on_delete = [this](const PodRecord& pod) {
       tracker_.pod_gone(pod);
       enqueue(index_.locks_for_pod(&pod, nullptr));
     };
     caches_->pods[ns] =
-        std::make_unique<kube::Informer>(api_, kube::resources::pods(), pod_options, pod_handlers);
+        std::make_unique<PodInformer>(api_, kube::resources::pods(), pod_options, pod_handlers, decode_pod);
   }
   kube::InformerOptions node_options;
   node_options.clock = &clock_;
   node_options.on_restart = restart_hook("nodes");
-  node_options.transform = keep_node_fields;
-  kube::InformerHandlers node_handlers;
+  kube::RecordHandlers<NodeRecord> node_handlers;
   auto node_changed = [this](const NodeRecord& node) {
     // A node's readiness concerns every lock of the pods on it.
     std::vector<std::string> locks;
     for (const auto& [ns, informer] : caches_->pods) {
-      informer->cache().for_each([&](const std::string&, const nlohmann::json& object) {
-        const PodRecord pod = decode_pod(object);
-        if (pod.node_name != node.meta.name) return;
+      std::vector<PodRecord> on_node;
+      informer->cache().for_each([&](const std::string&, const PodRecord& pod) {
+        if (pod.node_name == node.meta.name) on_node.push_back(pod);
+      });
+      for (const PodRecord& pod : on_node) {
         auto more = index_.locks_for_pod(nullptr, &pod);
         locks.insert(locks.end(), more.begin(), more.end());
-      });
+      }
     }
     enqueue(locks);
   };
-  node_handlers.on_add = [this, node_changed](const nlohmann::json& object) {
-    const NodeRecord node = decode_node(object);
+  node_handlers.on_add = [this, node_changed](const NodeRecord& node) {
     tracker_.node_seen(node);
-    if (node.ready == ReadyState::kFalse) node_changed(node);
+    if (node.ready != ReadyState::kTrue) node_changed(node);
   };
-  node_handlers.on_update = [this, node_changed](const nlohmann::json& old_object,
-                                                 const nlohmann::json& new_object) {
-    const NodeRecord before = decode_node(old_object), now = decode_node(new_object);
+  node_handlers.on_update = [this, node_changed](const NodeRecord& before, const NodeRecord& now) {
     tracker_.node_seen(now);
     if (before.ready != now.ready) node_changed(now);
   };
-  node_handlers.on_delete = [this, node_changed](const nlohmann::json& object) {
-    const NodeRecord node = decode_node(object);
+  node_handlers.on_delete = [this, node_changed](const NodeRecord& node) {
     tracker_.node_gone(node);
     node_changed(node);
   };
-  caches_->nodes =
-      std::make_unique<kube::Informer>(api_, kube::resources::nodes(), node_options, node_handlers);
+  caches_->nodes = std::make_unique<NodeInformer>(api_, kube::resources::nodes(), node_options, node_handlers,
+                                                  decode_node);
 }
 
 Controller::~Controller() = default;

@@ -221,70 +221,7 @@ NodeRecord decode_node(const json& object) {
   return node;
 }
 
-namespace {
-
-json kept_metadata(const json& object, std::initializer_list<const char*> extra) {
-  json out = json::object();
-  const json* m = find(object, "metadata");
-  if (!m) return out;
-  for (const char* field :
-       {"name", "namespace", "uid", "resourceVersion", "creationTimestamp", "deletionTimestamp"}) {
-    if (const json* v = find(*m, field)) out[field] = *v;
-  }
-  for (const char* field : extra) {
-    if (const json* v = find(*m, field)) out[field] = *v;
-  }
-  return out;
-}
-
-json ready_condition_only(const json& status) {
-  json out = json::object();
-  if (const json* conditions = find(status, "conditions"); conditions && conditions->is_array()) {
-    for (const json& c : *conditions) {
-      if (string_at(c, "type") == "Ready") out["conditions"] = json::array({c});
-    }
-  }
-  return out;
-}
-
-}  // namespace
-
-json keep_lease_fields(json object) {
-  json out = json::object();
-  out["metadata"] = kept_metadata(object, {"generation", "finalizers"});
-  if (const json* spec = find(object, "spec")) out["spec"] = *spec;
-  if (const json* status = find(object, "status")) out["status"] = *status;
-  return out;
-}
-
-json keep_pod_fields(json object) {
-  json out = json::object();
-  json meta = kept_metadata(object, {"labels"});
-  if (const json* m = find(object, "metadata")) {
-    if (const json* a = find(*m, "annotations")) {
-      if (const json* holds = find(*a, kHoldsAnnotation)) meta["annotations"][kHoldsAnnotation] = *holds;
-    }
-  }
-  out["metadata"] = std::move(meta);
-  if (const json* spec = find(object, "spec")) {
-    if (const json* node = find(*spec, "nodeName")) out["spec"]["nodeName"] = *node;
-  }
-  if (const json* status = find(object, "status")) {
-    json kept = ready_condition_only(*status);
-    for (const char* field : {"phase", "startTime"}) {
-      if (const json* v = find(*status, field)) kept[field] = *v;
-    }
-    out["status"] = std::move(kept);
-  }
-  return out;
-}
-
-json keep_node_fields(json object) {
-  json out = json::object();
-  out["metadata"] = kept_metadata(object, {});
-  if (const json* status = find(object, "status")) out["status"] = ready_condition_only(*status);
-  return out;
-}
+namespace {}  // namespace
 
 json status_patch(const LeaseStatus& status) {
   json s = json::object();

@@ -14,11 +14,6 @@ LeaseRecord decode_lease(const nlohmann::json& object);
 PodRecord decode_pod(const nlohmann::json& object);
 NodeRecord decode_node(const nlohmann::json& object);
 
-// Trim an object to the fields the decoders above read, so the informer caches stay small.
-nlohmann::json keep_lease_fields(nlohmann::json object);
-nlohmann::json keep_pod_fields(nlohmann::json object);
-nlohmann::json keep_node_fields(nlohmann::json object);
-
 // The whole status as a JSON merge patch body ({"status": {...}}): every field the
 // controller owns is present, absent values are null so a merge patch removes them.
 nlohmann::json status_patch(const LeaseStatus& status);

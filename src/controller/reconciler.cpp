@@ -90,14 +90,19 @@ LockWorld Reconciler::gather(const LockEntry& entry, const std::optional<RecentG
   world.document_known = entry.known;
   world.malformed_document = entry.malformed;
 
-  std::vector<const LabelSelector*> selectors;
   {
     std::lock_guard lock(memory_mutex_);
     for (const std::string& key : index_.claims_of(entry.key.id())) {
       auto lease = cluster_.lease(key);
       if (!lease || lease->spec.lock_name != entry.key.name()) continue;
-      if (auto written = written_status_.find(lease->meta.uid); written != written_status_.end())
-        lease->status = written->second;
+      if (auto written = written_status_.find(lease->meta.uid); written != written_status_.end()) {
+        // Compared as written: the API keeps times to the millisecond or second.
+        if (status_patch(lease->status) == status_patch(written->second)) {
+          written_status_.erase(written);  // the cache has caught up: the memory is not needed
+        } else {
+          lease->status = written->second;
+        }
+      }
       world.claims.push_back(std::move(*lease));
     }
   }

@@ -84,9 +84,10 @@ class Reconciler {
   std::atomic<bool> backend_available_{true};
 
   // What we last wrote, so a cache that has not caught up with our own writes is not
-  // mistaken for the truth (the controller is the only writer of these fields).
+  // mistaken for the truth (the controller is the only writer of these fields). An entry
+  // is dropped once the cache shows it, even while only reading the world.
   mutable std::mutex memory_mutex_;
-  std::map<std::string, LeaseStatus> written_status_;                // by Lease UID
+  mutable std::map<std::string, LeaseStatus> written_status_;        // by Lease UID
   std::map<std::string, std::map<std::string, std::string>> holds_;  // pod key -> lease -> token
   std::map<std::string, std::string> written_annotation_;            // pod UID -> value
   std::mutex annotation_mutex_;                                      // one annotation write at a time per pod

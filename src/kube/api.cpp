@@ -18,19 +18,24 @@ const char* to_string(WatchEvent::Type type) {
   return "UNKNOWN";
 }
 
-Result<ListPage> list_all(Api& api, const Resource& r, const std::string& ns, ListOptions options,
-                          const std::function<json(json)>& each) {
-  ListPage all;
+Result<std::string> list_each(Api& api, const Resource& r, const std::string& ns, ListOptions options,
+                              const std::function<void(json object)>& each) {
   options.continue_token.clear();
   while (true) {
     auto page = api.list(r, ns, options);
     if (!page.ok()) return page.error();
-    all.items.reserve(all.items.size() + page->items.size());
-    for (auto& item : page->items) all.items.push_back(each ? each(std::move(item)) : std::move(item));
-    all.resource_version = page->resource_version;
-    if (page->continue_token.empty()) break;
+    for (auto& item : page->items) each(std::move(item));
+    if (page->continue_token.empty()) return page->resource_version;
     options.continue_token = page->continue_token;
   }
+}
+
+Result<ListPage> list_all(Api& api, const Resource& r, const std::string& ns, ListOptions options) {
+  ListPage all;
+  auto version =
+      list_each(api, r, ns, std::move(options), [&](json item) { all.items.push_back(std::move(item)); });
+  if (!version.ok()) return version.error();
+  all.resource_version = std::move(*version);
   return all;
 }
 

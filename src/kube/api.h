@@ -101,8 +101,11 @@ class Api {
 // resourceVersion. A continue token that expires mid-way (410) is returned as kGone.
 // `each`, when set, transforms every item as its page arrives, so a caller that keeps only
 // a few fields never holds a whole list of full objects.
-Result<ListPage> list_all(Api& api, const Resource& r, const std::string& ns, ListOptions options,
-                          const std::function<json(json)>& each = {});
+Result<ListPage> list_all(Api& api, const Resource& r, const std::string& ns, ListOptions options);
+// The same, handing each object to `each` as its page arrives instead of keeping them all;
+// returns the list's resourceVersion.
+Result<std::string> list_each(Api& api, const Resource& r, const std::string& ns, ListOptions options,
+                              const std::function<void(json object)>& each);
 
 // "namespace/name" (or "name" for cluster-scoped objects), the informer cache key.
 std::string object_key(const json& object);

@@ -1,21 +1,11 @@
 #include "kube/informer.h"
 
 #include <random>
-#include <unordered_map>
 
 #include "common/log.h"
 #include "kube/status.h"
 
 namespace eslease::kube {
-namespace {
-
-bool same_version(const json& a, const json& b) {
-  return meta_string(a, "uid") == meta_string(b, "uid") &&
-         meta_string(a, "resourceVersion") == meta_string(b, "resourceVersion");
-}
-
-}  // namespace
-
 const char* to_string(RestartReason reason) {
   switch (reason) {
     case RestartReason::kExpired:
@@ -30,11 +20,11 @@ const char* to_string(RestartReason reason) {
   return "unknown";
 }
 
-Informer::Informer(Api& api, Resource resource, InformerOptions options, InformerHandlers handlers)
+Informer::Informer(Api& api, Resource resource, InformerOptions options, InformerStore& store)
     : api_(api),
       resource_(std::move(resource)),
       options_(std::move(options)),
-      handlers_(std::move(handlers)),
+      store_(store),
       clock_(options_.clock ? *options_.clock : SystemClock::instance()) {}
 
 Informer::~Informer() {
@@ -70,10 +60,6 @@ void Informer::set_resource_version(std::string rv) {
 void Informer::count_restart(RestartReason reason) {
   restarts_[static_cast<int>(reason)].fetch_add(1);
   if (options_.on_restart) options_.on_restart(reason);
-}
-
-json Informer::prepare(json object) const {
-  return options_.transform ? options_.transform(std::move(object)) : object;
 }
 
 void Informer::run(std::stop_token stop) {
@@ -149,51 +135,15 @@ Status Informer::relist(std::stop_token stop) {
   list_options.label_selector = options_.label_selector;
   list_options.field_selector = options_.field_selector;
   list_options.limit = options_.page_size;
-  auto listed = list_all(api_, resource_, options_.ns, list_options, options_.transform);
-  if (!listed.ok()) return listed.error();
+  // Each object is decoded into the store as its page arrives: only one page of JSON is in
+  // memory at a time.
+  store_.begin_relist();
+  auto version =
+      list_each(api_, resource_, options_.ns, list_options, [&](json object) { store_.stage(object); });
+  if (!version.ok()) return version.error();
   if (stop.stop_requested()) return make_error(ErrorCode::kCancelled, "informer stopped");
-
-  std::unordered_map<std::string, json> fresh;
-  fresh.reserve(listed->items.size());
-  for (auto& item : listed->items) {
-    std::string key = object_key(item);
-    if (key.empty()) continue;
-    fresh.insert_or_assign(std::move(key), std::move(item));  // transformed page by page
-  }
-  listed->items.clear();
-  listed->items.shrink_to_fit();
-
-  // Decide what changed before swapping, then tell handlers outside the cache lock.
-  std::vector<std::pair<std::string, const json*>> added;
-  std::vector<std::pair<json, const json*>> updated;
-  std::vector<json> deleted;
-  std::unordered_map<std::string, json> old = cache_.replace(std::move(fresh));
-  // `fresh` now lives in the cache; the informer thread is its only writer, so reading it
-  // through for_each below is safe.
-  cache_.for_each([&](const std::string& key, const json& object) {
-    auto previous = old.find(key);
-    if (previous == old.end()) {
-      added.emplace_back(key, &object);
-    } else if (meta_string(previous->second, "uid") != meta_string(object, "uid")) {
-      deleted.push_back(std::move(previous->second));  // replaced under the same name
-      added.emplace_back(key, &object);
-      old.erase(previous);
-    } else if (!same_version(previous->second, object)) {
-      updated.emplace_back(std::move(previous->second), &object);
-      old.erase(previous);
-    } else {
-      old.erase(previous);
-    }
-  });
-  for (auto& [key, object] : old) deleted.push_back(std::move(object));
-  set_resource_version(listed->resource_version);
-
-  if (handlers_.on_delete)
-    for (const auto& object : deleted) handlers_.on_delete(object);
-  if (handlers_.on_update)
-    for (const auto& [before, after] : updated) handlers_.on_update(before, *after);
-  if (handlers_.on_add)
-    for (const auto& [key, object] : added) handlers_.on_add(*object);
+  set_resource_version(*version);
+  store_.commit_relist();
 
   if (!synced_.exchange(true)) {
     std::lock_guard lock(mutex_);
@@ -234,22 +184,10 @@ Informer::WatchOutcome Informer::watch_once(std::stop_token stop) {
 void Informer::apply(const WatchEvent& event) {
   set_resource_version(meta_string(event.object, "resourceVersion"));
   if (event.type == WatchEvent::Type::kBookmark) return;
-  std::string key = object_key(event.object);
-  if (key.empty()) return;
-  json object = prepare(event.object);
   if (event.type == WatchEvent::Type::kDeleted) {
-    if (cache_.erase(key) && handlers_.on_delete) handlers_.on_delete(object);
-    return;
-  }
-  auto previous = cache_.put(key, object);
-  if (previous && same_version(*previous, object)) return;  // already seen (e.g. via a re-list)
-  if (!previous) {
-    if (handlers_.on_add) handlers_.on_add(object);
-  } else if (meta_string(*previous, "uid") != meta_string(object, "uid")) {
-    if (handlers_.on_delete) handlers_.on_delete(*previous);
-    if (handlers_.on_add) handlers_.on_add(object);
-  } else if (handlers_.on_update) {
-    handlers_.on_update(*previous, object);
+    store_.remove(event.object);
+  } else {
+    store_.upsert(event.object);
   }
 }
 

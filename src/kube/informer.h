@@ -1,9 +1,9 @@
 // A generic informer, as client-go's reflector + indexer: LIST (paginated), then WATCH from
-// the list's resourceVersion with bookmarks, keeping a local cache and calling handlers on
-// changes. Re-lists on 410 Expired (HTTP answer or ERROR event) and when a watch cannot be
-// started at all (e.g. the server restarted); a re-list is diffed against the cache so
-// handlers see exactly one delete for each vanished object and one update for each changed
-// one. Failures back off with jitter; a watch silent past the idle timeout is reconnected.
+// the list's resourceVersion with bookmarks, keeping a local cache (an InformerStore, e.g.
+// a RecordCache of typed records) that calls handlers on changes. Re-lists on 410 Expired (HTTP answer or
+// ERROR event) and when a watch cannot be started at all (e.g. the server restarted); a re-list is diffed
+// against the cache so handlers see exactly one delete for each vanished object and one update for each
+// changed one. Failures back off with jitter; a watch silent past the idle timeout is reconnected.
 #pragma once
 
 #include <array>
@@ -16,11 +16,12 @@
 #include <stop_token>
 #include <string>
 #include <thread>
+#include <type_traits>
 
 #include "common/backoff.h"
 #include "common/clock.h"
 #include "kube/api.h"
-#include "kube/object_cache.h"
+#include "kube/record_cache.h"
 
 namespace eslease::kube {
 
@@ -28,20 +29,11 @@ namespace eslease::kube {
 enum class RestartReason { kExpired, kClosed, kIdle, kError };
 const char* to_string(RestartReason reason);
 
-struct InformerHandlers {
-  std::function<void(const json& object)> on_add;
-  std::function<void(const json& old_object, const json& new_object)> on_update;
-  std::function<void(const json& last_known)> on_delete;
-};
-
 struct InformerOptions {
   std::string ns;  // empty = all namespaces
   std::string label_selector;
   std::string field_selector;
   int page_size = 500;
-  // Applied to every object before it is cached and handed to handlers (e.g.
-  // keep_pod_liveness_fields), so memory holds only what the controller reads.
-  std::function<json(json)> transform;
   // No bytes (not even a bookmark) for this long: reconnect.
   std::chrono::milliseconds idle_timeout{std::chrono::minutes(2)};
   // Each watch asks the server to end it after a random time in [min, 2*min), as client-go
@@ -54,7 +46,8 @@ struct InformerOptions {
 
 class Informer {
  public:
-  Informer(Api& api, Resource resource, InformerOptions options, InformerHandlers handlers);
+  // `store` receives everything listed and watched; it must outlive the informer.
+  Informer(Api& api, Resource resource, InformerOptions options, InformerStore& store);
   ~Informer();
   Informer(const Informer&) = delete;
   Informer& operator=(const Informer&) = delete;
@@ -70,7 +63,6 @@ class Informer {
   // Waits until the first list has been delivered; false on timeout.
   bool wait_for_sync(std::chrono::milliseconds timeout) const;
 
-  const ObjectCache& cache() const { return cache_; }
   std::string resource_version() const;
   int restarts(RestartReason reason) const { return restarts_[static_cast<int>(reason)].load(); }
 
@@ -86,14 +78,12 @@ class Informer {
   void apply(const WatchEvent& event);
   void count_restart(RestartReason reason);
   void set_resource_version(std::string rv);
-  json prepare(json object) const;
 
   Api& api_;
   Resource resource_;
   InformerOptions options_;
-  InformerHandlers handlers_;
+  InformerStore& store_;
   Clock& clock_;
-  ObjectCache cache_;
   std::atomic<bool> synced_{false};
   mutable std::mutex mutex_;
   mutable std::condition_variable sync_cv_;
@@ -101,5 +91,36 @@ class Informer {
   std::array<std::atomic<int>, 4> restarts_{};
   std::jthread thread_;
 };
+
+// The cache must be built before the informer that fills it and outlive it: a base
+// declared first does both.
+template <typename Record>
+struct CacheHolder {
+  RecordCache<Record> cache_;
+};
+
+// An informer together with the RecordCache it fills. `decode` turns each API object into the
+// Record kept; for json it may be omitted (objects are kept whole) or trim them.
+template <typename Record>
+class TypedInformer : private CacheHolder<Record>, public Informer {
+ public:
+  TypedInformer(Api& api, Resource resource, InformerOptions options, RecordHandlers<Record> handlers,
+                typename RecordCache<Record>::Decode decode = {})
+      : CacheHolder<Record>{RecordCache<Record>(with_default(std::move(decode)), std::move(handlers))},
+        Informer(api, std::move(resource), std::move(options), this->cache_) {}
+  ~TypedInformer() { stop(); }  // before the cache goes
+
+  const RecordCache<Record>& cache() const { return this->cache_; }
+
+ private:
+  static typename RecordCache<Record>::Decode with_default(typename RecordCache<Record>::Decode decode) {
+    if constexpr (std::is_same_v<Record, json>) {
+      if (!decode) return [](const json& object) { return object; };
+    }
+    return decode;
+  }
+};
+
+using JsonInformer = TypedInformer<json>;
 
 }  // namespace eslease::kube

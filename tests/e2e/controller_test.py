@@ -176,9 +176,13 @@ class ControllerEndToEnd(unittest.TestCase):
                                .get("deletionTimestamp"), TIMEOUT, "pod h to be Terminating")
         self.assertTrue(terminating)
         # While the pod object exists its containers may still be working under the lock.
-        while self.env.get("pod", "h", self.ns) is not None:
-            self.assertEqual(self.status("h").get("phase"), "Held")
-            self.assertEqual(self.status("w").get("phase"), "Pending")
+        # The phases are read before the pod: if it still exists afterwards, it existed when
+        # they were read.
+        while True:
+            phases = (self.status("h").get("phase"), self.status("w").get("phase"))
+            if self.env.get("pod", "h", self.ns) is None:
+                break
+            self.assertEqual(phases, ("Held", "Pending"))
             time.sleep(0.1)
         taken = self.wait_phase("w", "Held")
         self.assertEqual(taken["lastTakeover"]["reason"], "PodDeleted")

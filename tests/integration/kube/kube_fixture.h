@@ -172,7 +172,7 @@ inline std::map<std::string, std::string> server_state(Api& api, const Resource&
   return out;
 }
 
-inline std::map<std::string, std::string> cache_state(const Informer& informer) {
+inline std::map<std::string, std::string> cache_state(const JsonInformer& informer) {
   std::map<std::string, std::string> out;
   informer.cache().for_each(
       [&](const std::string& key, const json& object) { out[key] = meta_string(object, "resourceVersion"); });

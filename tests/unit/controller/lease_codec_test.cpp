@@ -109,7 +109,6 @@ TEST(LeaseCodec, PodReadinessAndWasReady) {
   EXPECT_EQ(starting.labels.front().first, "a");
   pod["status"]["conditions"][0]["lastTransitionTime"] = "2026-11-23T10:05:00Z";
   EXPECT_TRUE(decode_pod(pod).shows_was_ready);  // went unready well after starting
-  EXPECT_EQ(keep_pod_fields(pod)["status"]["conditions"].size(), 1u);
 }
 
 TEST(LeaseCodec, StatusPatchRemovesWhatIsNoLongerSet) {

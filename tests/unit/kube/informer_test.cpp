@@ -40,10 +40,6 @@ class Recorder {
   std::vector<std::string> calls_;
 };
 
-json event(const char* type, json object) {
-  return {{"type", type}, {"object", std::move(object)}};
-}
-
 MemoryApi::WatchScript send(std::vector<WatchEvent> events, Status end = {}) {
   return [events = std::move(events), end](const WatchOptions&, const WatchHandler& handler) {
     for (const auto& e : events) {
@@ -69,7 +65,7 @@ TEST(InformerTest, ListsAllPagesThenWatchesFromTheListVersion) {
   for (const char* name : {"a", "b", "c", "d", "e"}) api.put_object(kPods, make_object("ns", name));
   eslease::testing::FakeClock clock;
   Recorder recorder;
-  Informer informer(api, kPods, options_with(clock), recorder.handlers());
+  JsonInformer informer(api, kPods, options_with(clock), recorder.handlers());
   informer.start();
   ASSERT_TRUE(informer.wait_for_sync(std::chrono::seconds(5)));
   EXPECT_EQ(informer.cache().size(), 5u);
@@ -94,7 +90,7 @@ TEST(InformerTest, AppliesEventsSkipsDuplicatesAndFollowsBookmarks) {
                        ev(WatchEvent::Type::kBookmark, {{"metadata", {{"resourceVersion", "300"}}}})}));
   eslease::testing::FakeClock clock;
   Recorder recorder;
-  Informer informer(api, kPods, options_with(clock), recorder.handlers());
+  JsonInformer informer(api, kPods, options_with(clock), recorder.handlers());
   informer.start();
   ASSERT_TRUE(eslease::testing::wait_until([&] { return api.watch_calls().size() >= 2; }));
   informer.stop();
@@ -127,7 +123,7 @@ void expect_relist_diff(bool as_error_event) {
   });
   eslease::testing::FakeClock clock;
   Recorder recorder;
-  Informer informer(api, kPods, options_with(clock), recorder.handlers());
+  JsonInformer informer(api, kPods, options_with(clock), recorder.handlers());
   informer.start();
   ASSERT_TRUE(eslease::testing::wait_until([&] { return recorder.size() >= 9; }));
   informer.stop();
@@ -158,7 +154,7 @@ TEST(InformerTest, BacksOffOnListFailuresAndHonoursRetryAfter) {
   eslease::testing::FakeClock clock;
   const MonoTime before = clock.monotonic();
   Recorder recorder;
-  Informer informer(api, kPods, options_with(clock), recorder.handlers());
+  JsonInformer informer(api, kPods, options_with(clock), recorder.handlers());
   informer.start();
   ASSERT_TRUE(informer.wait_for_sync(std::chrono::seconds(5)));
   informer.stop();
@@ -175,7 +171,7 @@ TEST(InformerTest, WatchThatCannotStartLeadsToRelistIdleOnlyToReconnect) {
   api.push_watch(send({}, make_error(ErrorCode::kUnavailable, "connection refused")));
   eslease::testing::FakeClock clock;
   Recorder recorder;
-  Informer informer(api, kPods, options_with(clock), recorder.handlers());
+  JsonInformer informer(api, kPods, options_with(clock), recorder.handlers());
   informer.start();
   ASSERT_TRUE(eslease::testing::wait_until([&] { return api.watch_calls().size() >= 3; }));
   informer.stop();
@@ -198,8 +194,7 @@ TEST(InformerTest, TransformKeepsOnlyNeededPodFields) {
   api.put_object(kPods, pod);
   eslease::testing::FakeClock clock;
   InformerOptions options = options_with(clock);
-  options.transform = keep_pod_liveness_fields;
-  Informer informer(api, kPods, options, {});
+  JsonInformer informer(api, kPods, options, {}, keep_pod_liveness_fields);
   informer.start();
   ASSERT_TRUE(informer.wait_for_sync(std::chrono::seconds(5)));
   informer.stop();
@@ -215,7 +210,7 @@ TEST(InformerTest, TransformKeepsOnlyNeededPodFields) {
 
 TEST(InformerTest, StopIsPromptDuringAQuietWatch) {
   MemoryApi api;
-  Informer informer(api, kPods, {}, {});
+  JsonInformer informer(api, kPods, {}, {});
   informer.start();
   ASSERT_TRUE(eslease::testing::wait_until([&] { return !api.watch_calls().empty(); }));
   informer.stop();  // returns: the watch honours the stop token
