@@ -5,6 +5,7 @@
 // max_timeout as a backstop only.
 #include <cpprest/http_client.h>
 #include <cpprest/producerconsumerstream.h>
+#include <pplx/threadpool.h>
 
 #include <condition_variable>
 #include <exception>
@@ -353,6 +354,10 @@ class CpprestTransport final : public Transport {
 
 std::unique_ptr<Transport> make_cpprest_transport(TransportOptions options) {
   return std::make_unique<CpprestTransport>(std::move(options));
+}
+
+void set_cpprest_threads(std::size_t threads) {
+  crossplat::threadpool::initialize_with_threads(threads);
 }
 
 }  // namespace eslease::http

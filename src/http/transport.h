@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -84,5 +85,11 @@ struct TransportOptions {
 // the answer, the result is kUnavailable and the outcome is unknown. Requests without a
 // body may be resent once when a pooled connection turns out to be closed.
 std::unique_ptr<Transport> make_cpprest_transport(TransportOptions options = {});
+
+// Sizes the thread pool every cpprest transport of the process shares; call it once, before
+// the first transport is made. cpprestsdk's default of 40 threads costs a long-running
+// process on a few cores dearly: each request's completion is handed between threads, and
+// with many idle ones nearly every hand-over wakes a sleeping thread.
+void set_cpprest_threads(std::size_t threads);
 
 }  // namespace eslease::http

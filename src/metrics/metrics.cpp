@@ -225,6 +225,14 @@ Metrics::Metrics(std::string_view version) : f_(std::make_unique<Families>()) {
   for (std::string_view phase : {"Pending", "Held", "Released", "TimedOut", "Invalid"})
     for (std::string_view priority : {"Foreground", "Background"}) f_->claims.at({phase, priority});
   for (std::string_view result : {"success", "requeue", "error"}) f_->reconciles.at({result});
+  for (std::string_view op : {"acquire", "take_over", "release"}) f_->conflicts.at({op});
+  for (std::string_view reason :
+       {"PodDeleted", "PodReplaced", "PodFailed", "PodSucceeded", "PodNotReady", "Expired"})
+    f_->takeovers.at({reason});
+  for (std::string_view resource : {"leases", "pods", "nodes"})
+    for (auto reason : {kube::RestartReason::kExpired, kube::RestartReason::kClosed, kube::RestartReason::kIdle,
+                        kube::RestartReason::kError})
+      f_->watch_restarts.at({resource, kube::to_string(reason)});
 }
 
 Metrics::~Metrics() = default;

@@ -86,6 +86,25 @@ ResourceRegistry::ResourceRegistry() {
   secrets.extra_field_labels = {"type"};
   add(std::move(secrets));
   add(builtin("coordination.k8s.io", "v1", "leases", "lease", "Lease", true, {}, false));
+  // What an operator's Helm chart installs. Stored as given: no controller acts on them.
+  add(builtin("", "v1", "serviceaccounts", "serviceaccount", "ServiceAccount", true, {"sa"}, false));
+  add(builtin("", "v1", "services", "service", "Service", true, {"svc"}, true));
+  auto deployments = builtin("apps", "v1", "deployments", "deployment", "Deployment", true, {"deploy"}, true);
+  deployments.categories = {"all"};
+  deployments.bumps_generation = true;
+  add(std::move(deployments));
+  auto budgets =
+      builtin("policy", "v1", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget", true, {"pdb"}, true);
+  budgets.bumps_generation = true;
+  add(std::move(budgets));
+  for (bool cluster : {true, false}) {
+    const std::string prefix = cluster ? "cluster" : "";
+    const std::string kind_prefix = cluster ? "Cluster" : "";
+    add(builtin("rbac.authorization.k8s.io", "v1", prefix + "roles", prefix + "role", kind_prefix + "Role", !cluster,
+                {}, false));
+    add(builtin("rbac.authorization.k8s.io", "v1", prefix + "rolebindings", prefix + "rolebinding",
+                kind_prefix + "RoleBinding", !cluster, {}, false));
+  }
   auto crds = builtin("apiextensions.k8s.io", "v1", "customresourcedefinitions", "customresourcedefinition",
                       "CustomResourceDefinition", false, {"crd", "crds"}, true);
   crds.categories = {"api-extensions"};

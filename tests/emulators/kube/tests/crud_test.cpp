@@ -37,6 +37,29 @@ TEST_F(KubeCrudTest, CreateThenGetReturnsServerFilledMetadata) {
   EXPECT_EQ(got.body, created.body);
 }
 
+TEST_F(KubeCrudTest, WhatAChartInstallsIsStoredAsGiven) {
+  const json deployment = {{"apiVersion", "apps/v1"},
+                           {"kind", "Deployment"},
+                           {"metadata", {{"name", "d"}}},
+                           {"spec", {{"replicas", 2}}}};
+  auto created = call(api, "POST", "/apis/apps/v1/namespaces/default/deployments", deployment);
+  ASSERT_EQ(created.status, 201) << created.body.dump();
+  EXPECT_EQ(created.body["spec"]["replicas"], 2);
+  EXPECT_EQ(created.body["metadata"]["generation"], 1);
+  const json role = {{"apiVersion", "rbac.authorization.k8s.io/v1"},
+                     {"kind", "ClusterRole"},
+                     {"metadata", {{"name", "r"}}},
+                     {"rules", json::array({{{"apiGroups", {""}}, {"resources", {"pods"}}, {"verbs", {"list"}}}})}};
+  created = call(api, "POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles", role);
+  ASSERT_EQ(created.status, 201) << created.body.dump();
+  EXPECT_EQ(created.body["rules"], role["rules"]);
+  EXPECT_EQ(call(api, "GET", "/apis/rbac.authorization.k8s.io/v1/clusterroles/r").status, 200);
+  EXPECT_EQ(call(api, "POST", "/api/v1/namespaces/default/serviceaccounts",
+                 {{"apiVersion", "v1"}, {"kind", "ServiceAccount"}, {"metadata", {{"name", "sa"}}}})
+                .status,
+            201);
+}
+
 TEST_F(KubeCrudTest, MissingObjectIsNotFoundStatus) {
   auto reply = call(api, "GET", kLeases + "/nope");
   EXPECT_EQ(reply.status, 404);
