@@ -14,6 +14,9 @@ packages=(
   openssl curl prometheus
   # sanitizer and fuzzing runtimes, code checks
   clang lld libclang-rt-14-dev clang-tidy clang-format
+  # deployment checks (tests/deploy): chart rendering, schemas, image root file system, PNG
+  golang-go golang-github-masterminds-sprig-dev golang-k8s-sigs-yaml-dev mmdebstrap
+  python3-yaml python3-matplotlib nodejs
 )
 
 missing=()
@@ -21,13 +24,28 @@ for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
 
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
-fi
-
-echo "install-deps: installing ${missing[*]}"
 sudo_cmd=()
 [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
 export DEBIAN_FRONTEND=noninteractive
-"${sudo_cmd[@]}" apt-get update -qq
-"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  "${sudo_cmd[@]}" apt-get update -qq
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# npm packages of the deployment checks, pinned by tests/deploy/package-lock.json and
+# installed into tests/deploy/node_modules; skipped when that lock file was installed already
+# (and when tests/deploy is not there, as in the Dockerfile's build stage).
+deploy_dir="$(cd "$(dirname "$0")/.." && pwd)/tests/deploy"
+if [ -f "$deploy_dir/package-lock.json" ]; then
+  if ! command -v npm >/dev/null 2>&1; then
+    "${sudo_cmd[@]}" apt-get update -qq
+    "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends npm
+  fi
+  stamp="$deploy_dir/node_modules/.eslease-installed-lock"
+  if ! cmp -s "$deploy_dir/package-lock.json" "$stamp"; then
+    echo "install-deps: npm ci in tests/deploy"
+    (cd "$deploy_dir" && npm ci --no-audit --no-fund --loglevel=error)
+    cp "$deploy_dir/package-lock.json" "$stamp"
+  fi
+fi

@@ -1,0 +1,34 @@
+# eslease-controller and the eslease tool on Debian bookworm.
+#
+#   docker build -t eslease/eslease-controller:0.1.0 .
+#
+# The build stage installs the toolchain with the same script as the README and CI
+# (scripts/install-deps.sh) and builds the release binaries; the runtime stage carries only
+# the shared libraries they load and the two binaries, and runs as a numeric non-root user.
+
+FROM debian:bookworm-slim AS build
+WORKDIR /src
+COPY scripts/install-deps.sh scripts/install-deps.sh
+RUN ./scripts/install-deps.sh
+COPY . .
+RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release \
+ && cmake --build /build --target eslease-controller eslease \
+ && strip /build/bin/eslease-controller /build/bin/eslease
+
+FROM debian:bookworm-slim AS runtime
+# runtime-packages-begin (tests/deploy/image_test.sh installs exactly this list)
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+      ca-certificates \
+      libcpprest2.10 \
+      libfmt9 \
+      libprometheus-cpp-core1.0 \
+      libspdlog1.10 \
+      libssl3 \
+      libyaml-cpp0.7 \
+ && rm -rf /var/lib/apt/lists/*
+# runtime-packages-end
+COPY --from=build /build/bin/eslease-controller /build/bin/eslease /usr/local/bin/
+USER 65532:65532
+EXPOSE 8080 8081
+ENTRYPOINT ["/usr/local/bin/eslease-controller"]
