@@ -41,6 +41,9 @@ Result<std::string> CredentialProvider::read_secret(const std::string& path, Fil
   if (::stat(path.c_str(), &st) != 0) {
     return make_error(ErrorCode::kInvalidArgument, "cannot read credentials file " + path);
   }
+  if (!S_ISREG(st.st_mode)) {
+    return make_error(ErrorCode::kInvalidArgument, "credentials file " + path + " is not a regular file");
+  }
   stamp.device = st.st_dev;
   stamp.inode = st.st_ino;
   stamp.size = st.st_size;

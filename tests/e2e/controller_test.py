@@ -389,6 +389,57 @@ class ControllerResilience(unittest.TestCase):
         self.assertNotEqual(self.status(holder).get("phase"), "Held")
 
 
+class ControllerStartupErrors(unittest.TestCase):
+    """What an operator sees when the controller cannot start: a clear message naming the
+    culprit and the documented exit code (2: usage, 1: cannot start), never a crash."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.env = Environment(BIN, SOURCE).start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.env.stop()
+
+    def run_controller(self, *args):
+        argv = [os.path.join(BIN, "eslease-controller"), "--kubeconfig", self.env.kubeconfig, "--es",
+                self.env.es_url, "--metrics-bind-address", "0", "--health-probe-bind-address", "0"] + list(args)
+        return subprocess.run(argv, capture_output=True, text=True, timeout=60)
+
+    def expect_failure(self, code, words, *args):
+        result = self.run_controller(*args)
+        self.assertEqual(result.returncode, code, result.stderr)
+        for word in words:
+            self.assertIn(word, result.stderr)
+        self.assertNotIn("Sanitizer", result.stderr)
+
+    def test_unreadable_credentials_files(self):
+        self.expect_failure(1, ["cannot read credentials file /nonexistent/key"],
+                            "--es-api-key-file", "/nonexistent/key")
+        self.expect_failure(1, ["credentials file %s is not a regular file" % self.env.dir],
+                            "--es-bearer-token-file", self.env.dir)
+        empty = os.path.join(self.env.dir, "empty-password")
+        open(empty, "w").close()
+        self.expect_failure(1, ["credentials file %s is empty" % empty], "--es-username", "u",
+                            "--es-password-file", empty)
+
+    def test_bad_flags(self):
+        self.expect_failure(2, ["--workers", "zero", "--help"], "--workers", "zero")
+        self.expect_failure(2, ["--no-such-flag"], "--no-such-flag")
+        self.expect_failure(2, ["--es-password"], "--es-password", "hunter2")
+
+    def test_bad_config_files(self):
+        typo = os.path.join(self.env.dir, "typo.yaml")
+        with open(typo, "w") as f:
+            f.write("workrs: 3\n")
+        self.expect_failure(2, [typo, "workrs", "did you mean workers"], "--config", typo)
+        broken = os.path.join(self.env.dir, "broken.yaml")
+        with open(broken, "w") as f:
+            f.write("es: [http://a:9200\n")
+        self.expect_failure(2, [broken, "not valid YAML"], "--config", broken)
+        self.expect_failure(2, ["/nonexistent/config.yaml"], "--config", "/nonexistent/config.yaml")
+
+
 def main():
     global BIN, SOURCE
     if len(sys.argv) < 3:

@@ -76,6 +76,11 @@ TEST(Credentials, MissingOrEmptyFileIsClearErrorWithoutSecret) {
   ASSERT_FALSE(e.ok());
   EXPECT_NE(e.error().message.find("empty"), std::string::npos);
 
+  // A directory (a Secret mounted at the wrong path, say) is named as such.
+  auto d = CredentialProvider({"", "", "", std::filesystem::temp_directory_path().string()}).authorization();
+  ASSERT_FALSE(d.ok());
+  EXPECT_NE(d.error().message.find("not a regular file"), std::string::npos);
+
   TempFile two_lines("secret-one\nsecret-two");
   auto t = CredentialProvider({"", "", "", two_lines.path()}).authorization();
   ASSERT_FALSE(t.ok());
