@@ -194,9 +194,12 @@ int command_run(const Options& options, const lock::LockKey& key, lock::LockStor
   if (!grant.ok()) return fail(env, grant.error());
   SuperviseOptions supervise_options;
   supervise_options.command = options.child;
-  supervise_options.ttl = options.ttl;
+  supervise_options.environment = {{"ESLEASE_FENCING_TOKEN", std::to_string(grant->state.token)},
+                                   {"ESLEASE_LOCK", key.id()}};
   supervise_options.grace = options.grace.value_or(std::min(Millis(10000), options.ttl / 3));
-  return supervise(store, env.clock, key, std::move(*grant), supervise_options, env.err);
+  supervise_options.lock_id = key.id();
+  auto hold = make_store_hold(store, env.clock, key, std::move(*grant), options.ttl, env.err);
+  return supervise(*hold, env.clock, supervise_options, env.err);
 }
 
 }  // namespace
@@ -240,6 +243,11 @@ int run_cli(const std::vector<std::string>& args, Environment& env) {
   if (options.command == Command::kHelp) {
     env.out << usage();
     return kExitOk;
+  }
+  if (options.mode == Mode::kKubernetes) {
+    KubeEnvironment kube_env{env.out,    env.err,       env.clock,        env.connect_kube,
+                             env.getenv, env.read_file, env.catch_signals};
+    return run_kubernetes_mode(options, kube_env);
   }
   // Names are checked before anything is contacted.
   std::optional<lock::LockKey> key;

@@ -1,5 +1,7 @@
-// The `eslease` tool in direct mode: parsing, dispatch and output, with the backend and
-// the clock injected so every command is tested without a network.
+// The `eslease` tool: parsing, dispatch and output. Direct mode (--es) locks straight in
+// Elasticsearch; Kubernetes mode (kube_mode.h) declares Leases for the controller. The
+// backends, the environment and the clock are injected so every command is tested without
+// a network.
 #pragma once
 
 #include <functional>
@@ -8,15 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "cli/exit_codes.h"
+#include "cli/kube_mode.h"
 #include "cli/options.h"
+#include "cli/pod_identity.h"
 #include "common/clock.h"
 #include "lock/lock_store.h"
 
 namespace eslease::cli {
-
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailed = 1;
-inline constexpr int kExitUsage = 2;
 
 using StoreFactory = std::function<Result<std::unique_ptr<lock::LockStore>>(const ConnectionOptions&)>;
 
@@ -27,6 +28,11 @@ struct Environment {
   StoreFactory open_store;
   std::string hostname = "localhost";
   int pid = 0;
+  // Kubernetes mode.
+  KubeConnector connect_kube;  // empty: only direct mode is available
+  Getenv getenv;
+  ReadSmallFile read_file;
+  bool catch_signals = true;  // SIGINT/SIGTERM end a wait and clean up
 };
 
 // The production factory: cpprest transport, HTTP DocumentApi, Elasticsearch lock store.

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "common/duration.h"
+#include "common/text.h"
 
 namespace eslease::cli {
 namespace {
@@ -31,7 +32,89 @@ Status check_duration_flag(const std::string& flag, const std::string& value, Mi
   return {};
 }
 
+// Lease durations and the run deadlines of Kubernetes mode, checked before anything is
+// contacted. The Lease's leaseDurationSeconds is whole seconds; the command must be stopped
+// (grace) a safety margin before the expiry the controller published.
+Status check_kubernetes_timings(const Options& options) {
+  if (options.ttl_given && (options.ttl.count() % 1000 != 0 || options.ttl > Millis(3'600'000))) {
+    return usage_error("--ttl must be whole seconds from 1s to 1h in Kubernetes mode (leaseDurationSeconds)");
+  }
+  if (options.command != Command::kRun) return {};
+  const Millis grace = kube_grace(options, options.ttl);
+  const Millis margin = kube_safety_margin(options, options.ttl);
+  if (grace + margin >= options.ttl) {
+    return usage_error("--grace plus --safety-margin (" + format_duration(grace) + " + " +
+                       format_duration(margin) + ") must be shorter than --ttl (" +
+                       format_duration(options.ttl) +
+                       "): the command must be stopped before the lock expires");
+  }
+  return {};
+}
+
+// A flag of the other mode is a mistake worth stopping for: it would otherwise be ignored.
+Status check_mode_flags(const Options& options, const std::string& command_word) {
+  const KubeOptions& k = options.kube;
+  if (options.mode == Mode::kDirect) {
+    const std::vector<std::pair<bool, const char*>> kube_only{
+        {!k.kubeconfig.empty(), "--kubeconfig"},
+        {!k.context.empty(), "--context"},
+        {!k.pod.empty(), "--pod"},
+        {!k.lease.empty(), "--lease"},
+        {!k.podinfo_dir.empty(), "--podinfo-dir"},
+        {k.priority.has_value(), "--priority"},
+        {k.liveness_grace.has_value(), "--liveness-grace"},
+        {k.safety_margin.has_value(), "--safety-margin"},
+        {k.all_namespaces, "--all-namespaces"}};
+    for (const auto& [given, flag] : kube_only) {
+      if (given) {
+        return usage_error(std::string(flag) +
+                           " is for Kubernetes mode; it cannot be combined with --es (direct mode)");
+      }
+    }
+    return {};
+  }
+  const ConnectionOptions& c = options.connection;
+  const std::vector<std::pair<bool, const char*>> direct_only{
+      {!c.index.empty(), "--index"},
+      {!c.ca_file.empty(), "--es-ca-file"},
+      {c.insecure_skip_tls_verify, "--es-insecure-skip-tls-verify"},
+      {!c.username.empty(), "--es-username"},
+      {!c.password_file.empty(), "--es-password-file"},
+      {!c.api_key_file.empty(), "--es-api-key-file"},
+      {!c.bearer_token_file.empty(), "--es-bearer-token-file"},
+      {!options.holder.empty(), "--holder"}};
+  for (const auto& [given, flag] : direct_only) {
+    if (given) {
+      return usage_error(std::string(flag) +
+                         " is for direct mode and needs --es URL; in Kubernetes mode the holder is a pod "
+                         "(--pod) and the controller talks to Elasticsearch");
+    }
+  }
+  if (options.command == Command::kRenew) {
+    return usage_error(command_word +
+                       " is for direct mode (--es URL); in Kubernetes mode the controller renews held locks");
+  }
+  if (k.all_namespaces && options.command != Command::kStatus) {
+    return usage_error("--all-namespaces is only for status");
+  }
+  if (k.all_namespaces && options.ns_given) {
+    return usage_error("give either --namespace or --all-namespaces, not both");
+  }
+  if (!k.lease.empty() && options.command != Command::kAcquire && options.command != Command::kRun) {
+    return usage_error("--lease names the Lease that acquire or run creates; release takes it as LEASE");
+  }
+  return check_kubernetes_timings(options);
+}
+
 }  // namespace
+
+Millis kube_safety_margin(const Options& options, Millis ttl) {
+  return options.kube.safety_margin.value_or(std::min(Millis(2000), ttl / 5));
+}
+
+Millis kube_grace(const Options& options, Millis ttl) {
+  return options.grace.value_or(std::min(Millis(10000), ttl / 3));
+}
 
 Result<Options> parse_options(const std::vector<std::string>& args) {
   Options options;
@@ -80,7 +163,61 @@ Result<Options> parse_options(const std::vector<std::string>& args) {
       {"--namespace",
        [&](const std::string& v) {
          options.ns = v;
+         options.ns_given = true;
          return Status();
+       }},
+      {"--kubeconfig",
+       [&](const std::string& v) {
+         options.kube.kubeconfig = v;
+         return Status();
+       }},
+      {"--context",
+       [&](const std::string& v) {
+         options.kube.context = v;
+         return Status();
+       }},
+      {"--pod",
+       [&](const std::string& v) {
+         options.kube.pod = v;
+         return Status();
+       }},
+      {"--lease",
+       [&](const std::string& v) {
+         options.kube.lease = v;
+         return Status();
+       }},
+      {"--podinfo-dir",
+       [&](const std::string& v) {
+         options.kube.podinfo_dir = v;
+         return Status();
+       }},
+      {"--priority",
+       [&](const std::string& v) {
+         const std::string lower = to_lower(v);
+         if (lower == "foreground")
+           options.kube.priority = "Foreground";
+         else if (lower == "background")
+           options.kube.priority = "Background";
+         else
+           return Status(usage_error("--priority must be Foreground or Background"));
+         return Status();
+       }},
+      {"--liveness-grace",
+       [&](const std::string& v) {
+         Millis grace{0};
+         auto s = check_duration_flag("--liveness-grace", v, grace, Millis(0));
+         if (!s.ok()) return s;
+         if (grace.count() % 1000 != 0 || grace > Millis(3'600'000))
+           return Status(usage_error("--liveness-grace must be whole seconds from 0s to 1h"));
+         options.kube.liveness_grace = grace;
+         return Status();
+       }},
+      {"--safety-margin",
+       [&](const std::string& v) {
+         Millis margin{0};
+         auto s = check_duration_flag("--safety-margin", v, margin, Millis(0));
+         if (s.ok()) options.kube.safety_margin = margin;
+         return s;
        }},
       {"--holder",
        [&](const std::string& v) {
@@ -93,7 +230,10 @@ Result<Options> parse_options(const std::vector<std::string>& args) {
          return check_duration_flag("--ttl", v, options.ttl, Millis(1000));
        }},
       {"--wait",
-       [&](const std::string& v) { return check_duration_flag("--wait", v, options.wait, Millis(0)); }},
+       [&](const std::string& v) {
+         options.wait_given = true;
+         return check_duration_flag("--wait", v, options.wait, Millis(0));
+       }},
       {"--grace",
        [&](const std::string& v) {
          Millis grace{0};
@@ -128,8 +268,15 @@ Result<Options> parse_options(const std::vector<std::string>& args) {
       options.connection.insecure_skip_tls_verify = true;
       continue;
     }
+    if (arg == "-A" || arg == "--all-namespaces") {
+      options.kube.all_namespaces = true;
+      continue;
+    }
     if (arg.size() > 1 && arg[0] == '-') {
       std::string name = arg;
+      // kubectl's short forms, which people type out of habit.
+      if (name == "-o") name = "--output";
+      if (name == "-n") name = "--namespace";
       std::optional<std::string> value;
       if (auto eq = arg.find('='); eq != std::string::npos) {
         name = arg.substr(0, eq);
@@ -160,10 +307,11 @@ Result<Options> parse_options(const std::vector<std::string>& args) {
   if (positional.size() > max_positional)
     return usage_error("unexpected argument '" + positional[2].substr(0, 64) + "'");
   if (positional.size() == 2) options.lock = positional[1];
-  if (takes_lock && options.lock.empty()) return usage_error(positional[0] + " needs a LOCK name");
-  if ((options.command == Command::kRenew || options.command == Command::kRelease) &&
-      options.holder.empty()) {
-    return usage_error(positional[0] + " needs --holder NAME (the holder given to acquire)");
+  const bool kubernetes = options.connection.hosts.empty();
+  if (takes_lock && options.lock.empty()) {
+    return usage_error(positional[0] + (kubernetes && options.command == Command::kRelease
+                                            ? " needs a LEASE name (acquire prints it)"
+                                            : " needs a LOCK name"));
   }
   if (options.command == Command::kRun && options.child.empty()) {
     return usage_error("run needs a command after --, e.g. eslease run LOCK -- ./job.sh");
@@ -171,24 +319,60 @@ Result<Options> parse_options(const std::vector<std::string>& args) {
   if (options.command != Command::kRun && !options.child.empty()) {
     return usage_error("only run takes a command after --");
   }
-  if (options.grace && *options.grace >= options.ttl) {
-    return usage_error(
-        "--grace must be shorter than --ttl: the command must be stopped before the lock expires");
+  options.mode = kubernetes ? Mode::kKubernetes : Mode::kDirect;
+  if (auto s = check_mode_flags(options, positional[0]); !s.ok()) return s.error();
+  if (options.mode == Mode::kDirect) {
+    if (options.grace && *options.grace >= options.ttl) {
+      return usage_error(
+          "--grace must be shorter than --ttl: the command must be stopped before the lock expires");
+    }
+    if ((options.command == Command::kRenew || options.command == Command::kRelease) &&
+        options.holder.empty()) {
+      return usage_error(positional[0] + " needs --holder NAME (the holder given to acquire)");
+    }
   }
-  if (options.connection.hosts.empty())
-    return usage_error("give at least one Elasticsearch URL with --es URL");
   return options;
 }
 
 std::string usage() {
   return R"(usage: eslease [connection flags] COMMAND [flags]
 
-Locks kept as Elasticsearch documents, straight from the command line (direct mode).
+Distributed locks for workloads. Kubernetes mode (the default inside a pod, or with
+--kubeconfig) declares Lease objects for a pod and lets eslease-controller decide; the pod
+needs no Elasticsearch credentials. Direct mode (--es URL) locks straight in Elasticsearch,
+for processes outside Kubernetes.
 
-Commands:
+Kubernetes mode:
+  acquire LOCK [--pod P] [--lease NAME] [--priority Foreground|Background] [--ttl 30s]
+               [--wait D] [--liveness-grace 10s]
+      Creates a Lease claiming LOCK for the pod (owned by it, so it goes when the pod goes),
+      waits by watching until the controller grants it, and prints the fencing token. With
+      --wait it gives up after D (exit 3), and the Lease is deleted. The Lease is named
+      LOCK-POD unless --lease says otherwise.
+  release LEASE [--wait D]
+      Deletes the Lease and waits until the controller has released its lock.
+  status [LOCK] [-A] [-o table|json]
+      Holders, fencing tokens and the queue in the order it is served, with priorities and
+      waiting times, for one lock or every lock of the namespace (-A: all namespaces).
+  run LOCK [acquire flags] [--grace D] [--safety-margin D] -- CMD ARGS...
+      Acquires, runs CMD with ESLEASE_FENCING_TOKEN, ESLEASE_LOCK (namespace/lock) and
+      ESLEASE_LEASE set, stops CMD (SIGTERM, then SIGKILL after --grace, default
+      min(10s, ttl/3)) the moment the Lease stops being Held or cannot be confirmed
+      --safety-margin (default min(2s, ttl/5)) before its expireTime, and deletes the Lease
+      when CMD ends. Exits with CMD's exit code, or 4 when the lock was lost.
+
+  The pod is --pod, else POD_NAME (and POD_NAMESPACE, POD_UID) from the downward API, else
+  the files name, namespace and uid in --podinfo-dir (default /etc/podinfo). Without
+  POD_UID the pod is read once for its uid.
+
+  --kubeconfig FILE    API server access (default: the in-cluster service account)
+  --context NAME       kubeconfig context
+  -n, --namespace NS   default: the pod's namespace
+
+Direct mode (--es URL):
   acquire LOCK [--namespace NS] [--holder NAME] [--ttl 30s] [--wait 0s]
       Takes the lock, waiting up to --wait while another holder has it, and prints the
-      fencing token. Exit 0 when held, 1 when not.
+      fencing token.
   renew LOCK --holder NAME [--namespace NS] [--ttl D]
       Extends the holder's lock by its TTL (or --ttl) and prints the fencing token.
   release LOCK --holder NAME [--namespace NS]
@@ -196,12 +380,11 @@ Commands:
   status [LOCK] [--namespace NS] [--output table|json]
       Shows one lock (realtime) or every lock (search: about a second behind).
   run LOCK [--namespace NS] [--holder NAME] [--ttl 30s] [--wait 0s] [--grace D] -- CMD ARGS...
-      Holds the lock while CMD runs (ESLEASE_FENCING_TOKEN in its environment), renews
-      it every ttl/3, stops CMD (SIGTERM, then SIGKILL after --grace, default
-      min(10s, ttl/3)) if the lock is lost or cannot be confirmed before it expires, and
-      releases it when CMD exits. Exits with CMD's exit code.
+      Holds the lock while CMD runs (ESLEASE_FENCING_TOKEN and ESLEASE_LOCK in its
+      environment), renews it every ttl/3, stops CMD (SIGTERM, then SIGKILL after --grace,
+      default min(10s, ttl/3)) if the lock is lost or cannot be confirmed before it expires,
+      and releases it when CMD exits.
 
-Connection flags:
   --es URL                       Elasticsearch URL (repeat for several hosts)
   --index NAME                   lock index (default eslease-locks)
   --es-ca-file FILE              CA bundle (PEM) for https
@@ -211,7 +394,16 @@ Connection flags:
   --es-bearer-token-file FILE    bearer token
   --es-timeout D                 per-request timeout (default 10s)
 
-Durations: 500ms, 30s, 5m, 1h, 1m30s. Usage errors exit 2.
+Exit codes:
+  0  done
+  1  failed (the message says why; a Lease this command created was deleted)
+  2  usage error: bad flags, names or pod identity; nothing was contacted or changed
+  3  --wait ran out before the lock was held (or, for release, released)
+  4  run: the lock was lost or could not be confirmed, and CMD was stopped
+  run otherwise exits with CMD's code (127: CMD could not be started; 128+N: ended by
+  signal N, also when eslease itself was interrupted by signal N while waiting).
+
+Durations: 500ms, 30s, 5m, 1h, 1m30s.
 )";
 }
 

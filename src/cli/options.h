@@ -1,5 +1,6 @@
-// Command-line parsing for `eslease` (direct mode). Pure: no I/O, so every flag rule is
-// unit-tested.
+// Command-line parsing for `eslease`, both modes. Pure: no I/O, so every flag rule is
+// unit-tested. Which mode a flag belongs to is checked here too, so a direct-mode flag given
+// in Kubernetes mode (or the reverse) is a usage error, never silently ignored.
 #pragma once
 
 #include <optional>
@@ -12,6 +13,9 @@
 namespace eslease::cli {
 
 enum class Command { kHelp, kAcquire, kRenew, kRelease, kStatus, kRun };
+// Direct mode locks straight in Elasticsearch (--es); Kubernetes mode declares Lease objects
+// and lets the controller decide (--kubeconfig, or the in-cluster service account).
+enum class Mode { kDirect, kKubernetes };
 enum class OutputFormat { kTable, kJson };
 
 struct ConnectionOptions {
@@ -26,15 +30,32 @@ struct ConnectionOptions {
   Millis request_timeout{10000};  // --es-timeout
 };
 
+// Kubernetes mode only.
+struct KubeOptions {
+  std::string kubeconfig;                // --kubeconfig; empty: the in-cluster service account
+  std::string context;                   // --context
+  std::string pod;                       // --pod; empty: this pod (POD_NAME or the downward-API files)
+  std::string lease;                     // --lease NAME for acquire/run; default <lock>-<pod>
+  std::string podinfo_dir;               // --podinfo-dir; empty: /etc/podinfo
+  std::optional<std::string> priority;   // --priority Foreground|Background
+  std::optional<Millis> liveness_grace;  // --liveness-grace (whole seconds)
+  std::optional<Millis> safety_margin;   // --safety-margin (run)
+  bool all_namespaces = false;           // -A / --all-namespaces (status)
+};
+
 struct Options {
   Command command = Command::kHelp;
+  Mode mode = Mode::kKubernetes;
   ConnectionOptions connection;
-  std::string lock;            // positional LOCK
+  KubeOptions kube;
+  std::string lock;            // positional LOCK (the Lease name for release in Kubernetes mode)
   std::string ns = "default";  // --namespace
+  bool ns_given = false;       // Kubernetes mode defaults to the pod's namespace instead
   std::string holder;          // --holder (required for renew/release)
   Millis ttl{30000};           // --ttl
   bool ttl_given = false;
   Millis wait{0};                              // --wait
+  bool wait_given = false;                     // Kubernetes mode waits without limit by default
   std::optional<Millis> grace;                 // --grace (run)
   OutputFormat output = OutputFormat::kTable;  // --output
   std::vector<std::string> child;              // run: CMD ARGS... after "--"
@@ -45,5 +66,12 @@ struct Options {
 Result<Options> parse_options(const std::vector<std::string>& args);
 
 std::string usage();
+
+// Kubernetes-mode run: how long SIGTERM may take before SIGKILL (--grace, default the
+// smaller of 10 s and a third of the TTL), and how long before the published expireTime the
+// command must be gone (--safety-margin, default the smaller of 2 s and a fifth of the TTL),
+// which absorbs the difference between the controller's clock and this node's.
+Millis kube_grace(const Options& options, Millis ttl);
+Millis kube_safety_margin(const Options& options, Millis ttl);
 
 }  // namespace eslease::cli

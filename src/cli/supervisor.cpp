@@ -10,6 +10,7 @@
 #include <cstring>
 #include <ostream>
 
+#include "cli/exit_codes.h"
 #include "common/backoff.h"
 
 extern char** environ;
@@ -31,19 +32,24 @@ struct ChildArguments {
   std::vector<char*> envp;
 };
 
-ChildArguments child_arguments(const std::vector<std::string>& command, const std::string& token,
-                               const std::string& lock_id) {
+ChildArguments child_arguments(const std::vector<std::string>& command,
+                               const std::vector<std::pair<std::string, std::string>>& environment) {
   ChildArguments out;
   out.storage.reserve(command.size() + 2);
   for (const std::string& arg : command) out.storage.push_back(arg);
   const std::size_t env_start = out.storage.size();
+  const auto replaced = [&environment](std::string_view entry) {
+    for (const auto& [name, value] : environment) {
+      if (entry.size() > name.size() && entry.substr(0, name.size()) == name && entry[name.size()] == '=')
+        return true;
+    }
+    return false;
+  };
   for (char** e = environ; *e != nullptr; ++e) {
     std::string_view entry(*e);
-    if (entry.rfind("ESLEASE_FENCING_TOKEN=", 0) == 0 || entry.rfind("ESLEASE_LOCK=", 0) == 0) continue;
-    out.storage.emplace_back(entry);
+    if (!replaced(entry)) out.storage.emplace_back(entry);
   }
-  out.storage.push_back("ESLEASE_FENCING_TOKEN=" + token);
-  out.storage.push_back("ESLEASE_LOCK=" + lock_id);
+  for (const auto& [name, value] : environment) out.storage.push_back(name + "=" + value);
   for (std::size_t i = 0; i < env_start; ++i) out.argv.push_back(out.storage[i].data());
   out.argv.push_back(nullptr);
   for (std::size_t i = env_start; i < out.storage.size(); ++i) out.envp.push_back(out.storage[i].data());
@@ -78,16 +84,92 @@ class SignalForwarding {
   struct sigaction old_term_ {};
 };
 
+// Direct mode: the tool itself renews the lock document.
+class StoreHold final : public Hold {
+ public:
+  StoreHold(lock::LockStore& store, Clock& clock, lock::LockKey key, lock::Grant grant, Millis ttl,
+            std::ostream& err)
+      : store_(store),
+        clock_(clock),
+        key_(std::move(key)),
+        grant_(std::move(grant)),
+        ttl_(ttl),
+        err_(err),
+        renew_every_(std::max(Millis(1), ttl / 3)),
+        retry_(BackoffPolicy{Millis(100), std::max(Millis(100), ttl / 10), 2.0}),
+        next_renew_(clock.monotonic() + renew_every_) {}
+
+  State check() override {
+    MonoTime now = clock_.monotonic();
+    if (held_ && !lost_ && now >= grant_.valid_until) {
+      // Past the deadline nobody may rely on our hold any more, confirmed or not.
+      held_ = false;
+      err_ << "eslease: lock " << key_.id() << " expired before it could be renewed\n";
+    }
+    if (held_ && now >= next_renew_) {
+      auto renewed = store_.renew(key_, grant_, ttl_);
+      now = clock_.monotonic();
+      if (renewed.ok() && renewed->grant) {
+        grant_ = std::move(*renewed->grant);
+        next_renew_ = renewed->renewed ? now + renew_every_ : now;
+        if (renewed->renewed) retry_.reset();
+      } else if (renewed.ok()) {
+        held_ = false;
+        lost_ = true;
+        why_ = "lock " + key_.id() + " was lost" +
+               (renewed->current ? " to " + renewed->current->doc.holder : std::string());
+      } else {
+        err_ << "eslease: cannot renew " << key_.id() << ": " << renewed.error().describe() << "\n";
+        next_renew_ = now + retry_.next();
+      }
+    }
+    State state;
+    state.lost = lost_;
+    state.why = why_;
+    // A grant taken by someone else gives the command its grace: there is nothing left to
+    // protect by killing it sooner.
+    state.confirmed_until = lost_ ? MonoTime::max() : grant_.valid_until;
+    return state;
+  }
+
+  void finish(bool lost) override {
+    if (lost || lost_) return;  // never release a grant that is someone else's now
+    auto released = store_.release(key_, grant_);
+    if (!released.ok()) {
+      err_ << "eslease: cannot release " << key_.id()
+           << " (it expires on its own): " << released.error().describe() << "\n";
+    }
+  }
+
+ private:
+  lock::LockStore& store_;
+  Clock& clock_;
+  lock::LockKey key_;
+  lock::Grant grant_;
+  Millis ttl_;
+  std::ostream& err_;
+  Millis renew_every_;
+  Backoff retry_;
+  MonoTime next_renew_;
+  bool held_ = true;   // we may still own the document
+  bool lost_ = false;  // another grant replaced ours
+  std::string why_;
+};
+
 }  // namespace
 
-int supervise(lock::LockStore& store, Clock& clock, const lock::LockKey& key, lock::Grant grant,
-              const SuperviseOptions& options, std::ostream& err) {
-  ChildArguments child = child_arguments(options.command, std::to_string(grant.state.token), key.id());
+std::unique_ptr<Hold> make_store_hold(lock::LockStore& store, Clock& clock, lock::LockKey key,
+                                      lock::Grant grant, Millis ttl, std::ostream& err) {
+  return std::make_unique<StoreHold>(store, clock, std::move(key), std::move(grant), ttl, err);
+}
+
+int supervise(Hold& hold, Clock& clock, const SuperviseOptions& options, std::ostream& err) {
+  ChildArguments child = child_arguments(options.command, options.environment);
   SignalForwarding forwarding;
   const pid_t pid = fork();
   if (pid < 0) {
     err << "eslease: cannot start " << options.command[0] << ": " << std::strerror(errno) << "\n";
-    (void)store.release(key, grant);
+    hold.finish(false);
     return 127;
   }
   if (pid == 0) {
@@ -105,12 +187,8 @@ int supervise(lock::LockStore& store, Clock& clock, const lock::LockKey& key, lo
   setpgid(pid, pid);  // also here: whichever runs first, the group exists before any kill
   const auto signal_command = [pid](int signal_number) { kill(-pid, signal_number); };
 
-  const Millis renew_every = std::max(Millis(1), options.ttl / 3);
-  Backoff retry(BackoffPolicy{Millis(100), std::max(Millis(100), options.ttl / 10), 2.0});
-  MonoTime next_renew = clock.monotonic() + renew_every;
-  bool held = true;   // we may still own the document (release it at the end)
-  bool lost = false;  // another grant replaced ours
-  bool stopping = false;
+  bool stopping = false;  // stopped because of the lock
+  bool lost = false;
   bool killed = false;
   MonoTime kill_at{};
   int wait_status = 0;
@@ -136,55 +214,29 @@ int supervise(lock::LockStore& store, Clock& clock, const lock::LockKey& key, lo
     }
     if (const int forwarded = g_pending_signal.exchange(0); forwarded != 0) signal_command(forwarded);
 
-    MonoTime now = clock.monotonic();
-    if (held && !lost && now >= grant.valid_until) {
-      // Past the deadline nobody may rely on our hold any more, confirmed or not.
-      held = false;
-      err << "eslease: lock " << key.id() << " expired before it could be renewed\n";
+    const Hold::State state = hold.check();
+    const MonoTime now = clock.monotonic();
+    if (state.lost && !lost) {
+      lost = true;
+      err << "eslease: " << state.why << "; stopping the command\n";
+      stop_child(std::min(now + options.grace, state.confirmed_until));
     }
-    if (held && now >= next_renew) {
-      auto renewed = store.renew(key, grant, options.ttl);
-      now = clock.monotonic();
-      if (renewed.ok() && renewed->grant) {
-        grant = std::move(*renewed->grant);
-        next_renew = renewed->renewed ? now + renew_every : now;
-        if (renewed->renewed) retry.reset();
-      } else if (renewed.ok()) {
-        held = false;
-        lost = true;
-        err << "eslease: lock " << key.id() << " was lost"
-            << (renewed->current ? " to " + renewed->current->doc.holder : std::string())
-            << "; stopping the command\n";
-        stop_child(now + options.grace);
-      } else {
-        err << "eslease: cannot renew " << key.id() << ": " << renewed.error().describe() << "\n";
-        next_renew = now + retry.next();
-      }
-    }
-    if (!stopping && !lost && now + options.grace >= grant.valid_until) {
-      err << "eslease: cannot confirm lock " << key.id() << " before it expires; stopping the command\n";
-      stop_child(grant.valid_until);
+    if (!stopping && now + options.grace >= state.confirmed_until) {
+      err << "eslease: cannot confirm lock " << options.lock_id
+          << " before it expires; stopping the command\n";
+      stop_child(state.confirmed_until);
     }
     if (stopping && !killed && now >= kill_at) {
       signal_command(SIGKILL);
       killed = true;
     }
-    Millis nap(20);
-    if (held) nap = std::min(nap, std::max(Millis(1), std::chrono::ceil<Millis>(next_renew - now)));
-    clock.sleep_for(nap, {});
+    clock.sleep_for(Millis(20), {});
   }
 
   // The command is gone; anything it started must not outlive a lock we no longer confirm.
   if (stopping) signal_command(SIGKILL);
-
-  if (!lost) {
-    auto released = store.release(key, grant);
-    if (!released.ok()) {
-      err << "eslease: cannot release " << key.id()
-          << " (it expires on its own): " << released.error().describe() << "\n";
-    }
-  }
-  return exit_code_of(wait_status);
+  hold.finish(lost);
+  return stopping ? kExitLockLost : exit_code_of(wait_status);
 }
 
 }  // namespace eslease::cli

@@ -1,8 +1,13 @@
-// `eslease run`: holds a lock for the life of a child process.
+// `eslease run`: runs a command for as long as a lock is held. The supervisor owns the child
+// process (its own process group, signal forwarding, SIGTERM then SIGKILL); a Hold says
+// whether the lock is still ours and until when that is confirmed: direct mode renews the
+// lock document itself, Kubernetes mode follows the Lease the controller renews.
 #pragma once
 
 #include <iosfwd>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/clock.h"
@@ -10,19 +15,38 @@
 
 namespace eslease::cli {
 
-struct SuperviseOptions {
-  std::vector<std::string> command;  // CMD ARGS...
-  Millis ttl{30000};
-  Millis grace{10000};  // SIGTERM -> SIGKILL; also how early before expiry CMD is stopped
+class Hold {
+ public:
+  struct State {
+    bool lost = false;  // no longer ours: stop the command now
+    std::string why;    // when lost, e.g. "lock x was lost to y"
+    // The command must be gone by then; it is asked to stop `grace` earlier.
+    MonoTime confirmed_until{};
+  };
+  virtual ~Hold() = default;
+  // Called on every turn of the supervisor's loop (a few times a second); may renew.
+  virtual State check() = 0;
+  // Once the command and everything it started are gone: give the lock up if still ours.
+  virtual void finish(bool lost) = 0;
 };
 
-// Starts the command with ESLEASE_FENCING_TOKEN (and ESLEASE_LOCK) in its environment,
-// renews every ttl/3, stops it when the lock is lost or cannot be confirmed `grace`
-// before it expires (SIGTERM, then SIGKILL at the latest when it expires), forwards
-// SIGINT/SIGTERM (the command runs in its own process group, and every signal goes to the
-// whole group), and releases the lock once the command has exited. Returns the
-// command's exit code (128 + signal when killed; 127 when it cannot be started).
-int supervise(lock::LockStore& store, Clock& clock, const lock::LockKey& key, lock::Grant grant,
-              const SuperviseOptions& options, std::ostream& err);
+struct SuperviseOptions {
+  std::vector<std::string> command;                              // CMD ARGS...
+  std::vector<std::pair<std::string, std::string>> environment;  // replaces inherited values
+  Millis grace{10000};  // SIGTERM -> SIGKILL, and how early before the confirmed end to stop
+  std::string lock_id;  // for messages
+};
+
+// Starts the command with `environment` added, stops it (SIGTERM, then SIGKILL `grace` later
+// and at the latest when the hold's confirmation ends) when the hold is lost or cannot be
+// confirmed `grace` before it ends, forwards SIGINT/SIGTERM (the command runs in its own
+// process group and every signal goes to the whole group), and finishes the hold once the
+// command has exited. Returns kExitLockLost when the command was stopped for the lock, else
+// the command's exit code (128 + signal when killed; 127 when it cannot be started).
+int supervise(Hold& hold, Clock& clock, const SuperviseOptions& options, std::ostream& err);
+
+// Direct mode: renews the lock document every ttl/3 and releases it at the end unless lost.
+std::unique_ptr<Hold> make_store_hold(lock::LockStore& store, Clock& clock, lock::LockKey key,
+                                      lock::Grant grant, Millis ttl, std::ostream& err);
 
 }  // namespace eslease::cli

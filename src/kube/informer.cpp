@@ -139,7 +139,7 @@ Status Informer::relist(std::stop_token stop) {
   // memory at a time.
   store_.begin_relist();
   auto version =
-      list_each(api_, resource_, options_.ns, list_options, [&](json object) { store_.stage(object); });
+      list_each(api_, resource_, options_.ns, list_options, [&](const json& object) { store_.stage(object); });
   if (!version.ok()) return version.error();
   if (stop.stop_requested()) return make_error(ErrorCode::kCancelled, "informer stopped");
   set_resource_version(*version);

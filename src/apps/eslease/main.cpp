@@ -1,4 +1,5 @@
-// eslease: distributed locks in Elasticsearch from the command line (direct mode).
+// eslease: distributed locks from the command line, through Lease objects and the controller
+// (Kubernetes mode) or straight in Elasticsearch (direct mode).
 #include <unistd.h>
 
 #include <climits>
@@ -18,6 +19,9 @@ int main(int argc, char** argv) {
                                 eslease::SystemClock::instance(),
                                 eslease::cli::elasticsearch_store_factory(eslease::SystemClock::instance()),
                                 hostname[0] != '\0' ? hostname : "localhost",
-                                static_cast<int>(getpid())};
+                                static_cast<int>(getpid()),
+                                eslease::cli::kubernetes_connector(),
+                                eslease::cli::system_getenv(),
+                                eslease::cli::system_read_small_file()};
   return eslease::cli::run_cli(std::vector<std::string>(argv + 1, argv + argc), env);
 }

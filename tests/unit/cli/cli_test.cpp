@@ -41,7 +41,10 @@ class CliTest : public ::testing::Test {
                       return lock::make_es_lock_store(api_, used);
                     },
                     "host",
-                    42};
+                    42,
+                    /*connect_kube=*/{},
+                    /*getenv=*/{},
+                    /*read_file=*/{}};
     const int code = run_cli(args, env);
     return Run{code, out.str(), err.str()};
   }
@@ -188,7 +191,7 @@ TEST_F(CliTest, RunStopsTheChildWhenTheLockIsLost) {
   stolen["leaseUID"] = "thief-uid";
   api_.put_raw("default/job", stolen);
   runner.join();
-  EXPECT_EQ(result.code, 128 + SIGTERM) << result.err;
+  EXPECT_EQ(result.code, kExitLockLost) << result.err;
   EXPECT_NE(result.err.find("was lost to thief"), std::string::npos) << result.err;
   EXPECT_EQ(api_.peek("default/job")->source["holder"], "thief") << "never release someone else's grant";
 }
@@ -205,7 +208,7 @@ TEST_F(CliTest, RunStopsTheChildWhenTheLockCannotBeConfirmed) {
     api_.inject({"get", false, make_error(ErrorCode::kUnavailable, "es down")});
   }
   runner.join();
-  EXPECT_EQ(result.code, 128 + SIGTERM) << result.err;
+  EXPECT_EQ(result.code, kExitLockLost) << result.err;
   EXPECT_NE(result.err.find("cannot confirm"), std::string::npos) << result.err;
 }
 

@@ -50,7 +50,6 @@ TEST(Options, RunTakesTheCommandAfterDoubleDash) {
 
 TEST(Options, MistakesAreUsageErrors) {
   const std::vector<std::vector<std::string>> bad{
-      {"acquire", "x"},                                                              // no --es
       {"--es", "http://a", "acquire"},                                               // no lock
       {"--es", "http://a", "renew", "x"},                                            // no --holder
       {"--es", "http://a", "release", "x"},                                          // no --holder

@@ -1,0 +1,330 @@
+#include "cli/kube_mode.h"
+
+#include <ostream>
+
+#include "cli/exit_codes.h"
+#include "cli/lease_client.h"
+#include "cli/lease_hold.h"
+#include "cli/lease_view.h"
+#include "cli/status_report.h"
+#include "cli/supervisor.h"
+#include "common/duration.h"
+#include "kube/config.h"
+#include "kube/http_api.h"
+
+namespace eslease::cli {
+namespace {
+
+using nlohmann::json;
+
+int seconds_rounded_up(Millis d) {
+  return static_cast<int>((d.count() + 999) / 1000);
+}
+
+struct Session {
+  const Options& options;
+  KubeEnvironment& env;
+  kube::Api& api;
+  Messages& messages;
+  PodIdentitySources sources;
+};
+
+// The outcome of taking a claim: held (exit_code unset), or the code to exit with.
+struct Claimed {
+  std::optional<int> exit_code;
+  json lease;
+  std::string pod_uid;
+};
+
+int exit_for_signal(int signal_number) {
+  return 128 + signal_number;
+}
+
+// Deletes a claim that will not be used; says so, or says how to clean up by hand.
+void withdraw(Session& s, const LeaseView& claim) {
+  WaitSettings settings;
+  settings.limit = Millis(10000);
+  settings.catch_signals = false;
+  const DeleteOutcome deleted =
+      delete_and_wait(s.api, s.env.clock, claim.ns, claim.name, claim.uid, settings, s.messages);
+  if (deleted.result == DeleteResult::kGone || deleted.result == DeleteResult::kNotFound) {
+    s.messages.say("deleted Lease " + claim.name);
+  } else if (deleted.result == DeleteResult::kTimedOut) {
+    s.messages.say("Lease " + claim.name +
+                   " is being deleted; the controller releases it when it gets to it");
+  } else {
+    s.messages.say(deleted.message + "; delete it with 'kubectl delete leases.eslease.io " + claim.name +
+                   " -n " + claim.ns + "'");
+  }
+}
+
+Claimed take_claim(Session& s) {
+  const Options& o = s.options;
+  auto identity = resolve_pod_identity(s.sources);
+  if (!identity.ok()) {
+    s.messages.say(identity.error().message);
+    return {kExitUsage, {}, {}};
+  }
+  for (const Status& check :
+       {validate_object_name("pod name (from " + identity->name_source + ")", identity->name),
+        validate_namespace_name(identity->ns)}) {
+    if (!check.ok()) {
+      s.messages.say(check.error().message);
+      return {kExitUsage, {}, {}};
+    }
+  }
+  // The ownerReference needs the pod's uid: from the downward API when it is there, which
+  // spares the workload the permission to read pods.
+  std::string pod_uid = identity->uid;
+  if (pod_uid.empty()) {
+    auto pod = s.api.get(kube::resources::pods(), identity->ns, identity->name);
+    if (!pod.ok()) {
+      std::string message = pod.error().code == ErrorCode::kNotFound
+                                ? "pod " + identity->name + " not found in namespace " + identity->ns +
+                                      " (the pod named by " + identity->name_source + ")"
+                                : explain_api_error(pod.error(), "read pod " + identity->name, identity->ns);
+      if (pod.error().code == ErrorCode::kForbidden) {
+        message +=
+            "; or set POD_UID from the downward API (fieldRef metadata.uid) so the pod need not be read";
+      }
+      s.messages.say(message);
+      return {kExitFailed, {}, {}};
+    }
+    pod_uid = kube::meta_string(*pod, "uid");
+  }
+
+  ClaimRequest request;
+  request.ns = identity->ns;
+  request.lock = o.lock;
+  request.pod = identity->name;
+  request.pod_uid = pod_uid;
+  request.name = o.kube.lease.empty() ? default_lease_name(o.lock, identity->name) : o.kube.lease;
+  request.priority = o.kube.priority;
+  if (o.ttl_given) request.lease_duration_seconds = static_cast<int>(o.ttl.count() / 1000);
+  // The controller gives up on the claim too, so a claim whose waiter was killed (SIGKILL, a
+  // node gone) does not stay in the queue past the time it was meant for.
+  if (o.wait_given) request.acquire_timeout_seconds = std::max(1, seconds_rounded_up(o.wait));
+  if (o.kube.liveness_grace)
+    request.liveness_grace_seconds = static_cast<int>(o.kube.liveness_grace->count() / 1000);
+
+  auto created = create_claim(s.api, request);
+  if (!created.ok()) {
+    s.messages.say(created.error().message);
+    return {kExitFailed, {}, {}};
+  }
+  const LeaseView claim = decode_lease_view(*created);
+
+  WaitSettings settings;
+  if (o.wait_given) settings.limit = o.wait;
+  settings.catch_signals = s.env.catch_signals;
+  WaitOutcome outcome = wait_until_held(s.api, s.env.clock, *created, pod_uid, settings, s.messages);
+  switch (outcome.result) {
+    case WaitResult::kHeld:
+      return {std::nullopt, std::move(outcome.lease), pod_uid};
+    case WaitResult::kTimedOut:
+      s.messages.say(outcome.message);
+      withdraw(s, claim);
+      return {kExitWaitTimedOut, {}, {}};
+    case WaitResult::kInterrupted:
+      s.messages.say(outcome.message);
+      withdraw(s, claim);
+      return {exit_for_signal(outcome.signal), {}, {}};
+    case WaitResult::kRefused:
+    case WaitResult::kFailed:
+      s.messages.say(outcome.message);
+      withdraw(s, claim);
+      return {kExitFailed, {}, {}};
+  }
+  return {kExitFailed, {}, {}};
+}
+
+int command_acquire(Session& s) {
+  Claimed claimed = take_claim(s);
+  if (claimed.exit_code) return *claimed.exit_code;
+  const LeaseView v = decode_lease_view(claimed.lease);
+  s.env.out << v.fencing_token << "\n";
+  s.env.out.flush();
+  s.messages.say("acquired lock " + v.lock_name + " as Lease " + v.name + " (token " + v.fencing_token +
+                 "); it is held until 'eslease release " + v.name + "' or until pod " + v.holder_pod +
+                 " ends");
+  return kExitOk;
+}
+
+int command_run(Session& s) {
+  Claimed claimed = take_claim(s);
+  if (claimed.exit_code) return *claimed.exit_code;
+  const LeaseView v = decode_lease_view(claimed.lease);
+  const Millis ttl(static_cast<long long>(v.lease_duration_seconds) * 1000);
+  const Millis grace = kube_grace(s.options, ttl);
+  const Millis margin = kube_safety_margin(s.options, ttl);
+  LeaseHoldOptions hold_options;
+  hold_options.safety_margin = margin;
+  auto hold = make_lease_hold(s.api, s.env.clock, claimed.lease, claimed.pod_uid, hold_options, s.messages);
+  if (grace + margin >= ttl) {
+    // Only when the API server defaulted a shorter duration than the flags were checked for.
+    s.messages.say("--grace plus --safety-margin must be shorter than the Lease's duration (" +
+                   format_duration(ttl) + "); not running the command");
+    hold->finish(false);
+    return kExitUsage;
+  }
+  s.messages.say("acquired lock " + v.lock_name + " as Lease " + v.name + " (token " + v.fencing_token +
+                 "); running the command");
+  SuperviseOptions supervise_options;
+  supervise_options.command = s.options.child;
+  supervise_options.environment = {{"ESLEASE_FENCING_TOKEN", v.fencing_token},
+                                   {"ESLEASE_LOCK", v.ns + "/" + v.lock_name},
+                                   {"ESLEASE_LEASE", v.name}};
+  supervise_options.grace = grace;
+  supervise_options.lock_id = v.ns + "/" + v.lock_name;
+  return supervise(*hold, s.env.clock, supervise_options, s.env.err);
+}
+
+int command_release(Session& s) {
+  const std::string ns = resolve_namespace(s.sources);
+  const std::string& name = s.options.lock;
+  WaitSettings settings;
+  if (s.options.wait_given) settings.limit = s.options.wait;
+  settings.catch_signals = s.env.catch_signals;
+  const DeleteOutcome deleted = delete_and_wait(s.api, s.env.clock, ns, name, "", settings, s.messages);
+  switch (deleted.result) {
+    case DeleteResult::kGone:
+      s.messages.say("released Lease " + name + " (deleted; its lock, if held, is released)");
+      return kExitOk;
+    case DeleteResult::kNotFound:
+      s.messages.say(deleted.message + "; nothing to release");
+      return kExitOk;
+    case DeleteResult::kTimedOut:
+      s.messages.say(deleted.message);
+      return kExitWaitTimedOut;
+    case DeleteResult::kInterrupted:
+      s.messages.say(deleted.message + " (it is being deleted; the controller releases it)");
+      return exit_for_signal(deleted.signal);
+    case DeleteResult::kFailed:
+      s.messages.say(deleted.message);
+      return kExitFailed;
+  }
+  return kExitFailed;
+}
+
+int command_status(Session& s) {
+  const bool all = s.options.kube.all_namespaces;
+  const std::string ns = all ? std::string() : resolve_namespace(s.sources);
+  kube::ListOptions list;
+  list.limit = 500;
+  auto page = kube::list_all(s.api, kube::resources::eslease_leases(), ns, list);
+  if (!page.ok()) {
+    s.messages.say(
+        explain_api_error(page.error(), all ? "list Leases" : "list Leases in namespace " + ns, ns));
+    return kExitFailed;
+  }
+  std::vector<LeaseView> leases;
+  for (const json& item : page->items) {
+    LeaseView v = decode_lease_view(item);
+    if (s.options.lock.empty() || v.lock_name == s.options.lock) leases.push_back(std::move(v));
+  }
+  const auto reports = build_lock_reports(leases);
+  const WallTime now = s.env.clock.now();
+  if (s.options.output == OutputFormat::kJson) {
+    s.env.out << lock_reports_json(reports, now).dump() << "\n";
+    return kExitOk;
+  }
+  if (reports.empty()) {
+    const std::string where = all ? "any namespace" : "namespace " + ns;
+    s.env.out << (s.options.lock.empty() ? "no Leases in " + where
+                                         : "no claims on lock " + s.options.lock + " in " + where)
+              << "\n";
+    return kExitOk;
+  }
+  print_lock_reports(s.env.out, reports, now, all);
+  return kExitOk;
+}
+
+// Names are checked before anything is contacted.
+Status check_names(const Options& o) {
+  if (o.ns_given) {
+    if (auto st = validate_namespace_name(o.ns); !st.ok()) return st;
+  }
+  if (!o.kube.pod.empty()) {
+    if (auto st = validate_object_name("pod name", o.kube.pod); !st.ok()) return st;
+  }
+  switch (o.command) {
+    case Command::kAcquire:
+    case Command::kRun:
+      if (auto st = validate_lock_name(o.lock); !st.ok()) return st;
+      if (!o.kube.lease.empty()) return validate_object_name("Lease name", o.kube.lease);
+      return {};
+    case Command::kRelease:
+      return validate_object_name("Lease name", o.lock);
+    case Command::kStatus:
+      return o.lock.empty() ? Status() : validate_lock_name(o.lock);
+    default:
+      return {};
+  }
+}
+
+}  // namespace
+
+KubeConnector kubernetes_connector() {
+  return [](const KubeOptions& k) -> Result<KubeConnection> {
+    Result<kube::RestConfig> config = make_error(ErrorCode::kInternal, "no configuration");
+    if (!k.kubeconfig.empty()) {
+      config = kube::load_kubeconfig(k.kubeconfig, k.context);
+    } else if (std::getenv("KUBERNETES_SERVICE_HOST") != nullptr) {
+      if (!k.context.empty()) {
+        return make_error(ErrorCode::kInvalidArgument, "--context needs --kubeconfig FILE");
+      }
+      config = kube::load_in_cluster();
+    } else {
+      return make_error(
+          ErrorCode::kInvalidArgument,
+          "not running inside a pod (KUBERNETES_SERVICE_HOST is not set): give --kubeconfig FILE "
+          "for Kubernetes mode, or --es URL for direct mode");
+    }
+    if (!config.ok()) {
+      Error error = config.error();
+      if (error.code == ErrorCode::kInvalidArgument)
+        error.code = ErrorCode::kInvalid;  // not the flags' fault
+      return error;
+    }
+    KubeConnection connection;
+    connection.default_namespace = config->ns;
+    connection.api = kube::HttpApi::connect(std::move(*config));
+    return connection;
+  };
+}
+
+int run_kubernetes_mode(const Options& options, KubeEnvironment& env) {
+  Messages messages(env.err);
+  if (auto names = check_names(options); !names.ok()) {
+    messages.say(names.error().message);
+    return kExitUsage;
+  }
+  if (!env.connect) {
+    messages.say("Kubernetes mode is not available here; give --es URL for direct mode");
+    return kExitUsage;
+  }
+  auto connection = env.connect(options.kube);
+  if (!connection.ok()) {
+    messages.say(connection.error().message);
+    return connection.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitFailed;
+  }
+  Session session{
+      options, env, *connection->api, messages,
+      PodIdentitySources{options.kube.pod, options.ns_given ? options.ns : std::string(),
+                         options.kube.podinfo_dir, connection->default_namespace, env.getenv, env.read_file}};
+  switch (options.command) {
+    case Command::kAcquire:
+      return command_acquire(session);
+    case Command::kRun:
+      return command_run(session);
+    case Command::kRelease:
+      return command_release(session);
+    case Command::kStatus:
+      return command_status(session);
+    default:
+      messages.say("this command is for direct mode (--es URL)");
+      return kExitUsage;
+  }
+}
+
+}  // namespace eslease::cli

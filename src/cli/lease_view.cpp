@@ -1,0 +1,229 @@
+#include "cli/lease_view.h"
+
+#include <cctype>
+#include <cstdint>
+#include <iomanip>
+#include <sstream>
+
+#include "common/text.h"
+
+namespace eslease::cli {
+namespace {
+
+using nlohmann::json;
+
+const json* child(const json& object, const char* key) {
+  if (!object.is_object()) return nullptr;
+  auto it = object.find(key);
+  return it == object.end() ? nullptr : &*it;
+}
+
+std::string string_at(const json& object, const char* key) {
+  const json* value = child(object, key);
+  return value != nullptr && value->is_string() ? value->get<std::string>() : std::string();
+}
+
+std::optional<WallTime> time_at(const json& object, const char* key) {
+  const std::string text = string_at(object, key);
+  if (text.empty()) return std::nullopt;
+  return parse_rfc3339(text);
+}
+
+std::optional<std::int64_t> integer_at(const json& object, const char* key) {
+  const json* value = child(object, key);
+  if (value == nullptr || !value->is_number_integer()) return std::nullopt;
+  return value->get<std::int64_t>();
+}
+
+std::string describe_selector(const json& selector) {
+  std::string out;
+  const auto add = [&out](const std::string& part) {
+    if (!out.empty()) out += ",";
+    out += part;
+  };
+  if (const json* labels = child(selector, "matchLabels"); labels != nullptr && labels->is_object()) {
+    for (const auto& [key, value] : labels->items()) {
+      add(key + "=" + (value.is_string() ? value.get<std::string>() : value.dump()));
+    }
+  }
+  if (const json* expressions = child(selector, "matchExpressions");
+      expressions != nullptr && expressions->is_array()) {
+    for (const json& e : *expressions) {
+      std::string values;
+      if (const json* v = child(e, "values"); v != nullptr && v->is_array()) {
+        for (const json& item : *v) {
+          if (!values.empty()) values += ",";
+          values += item.is_string() ? item.get<std::string>() : item.dump();
+        }
+      }
+      const std::string op = string_at(e, "operator");
+      const std::string key = string_at(e, "key");
+      if (op == "Exists")
+        add(key);
+      else if (op == "DoesNotExist")
+        add("!" + key);
+      else
+        add(key + " " + to_lower(op) + " (" + values + ")");
+    }
+  }
+  return out.empty() ? "(all pods)" : out;
+}
+
+bool is_alnum_lower(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+// One DNS-1123 label: lower-case alphanumerics and '-', starting and ending alphanumeric.
+bool is_dns_label(std::string_view s, std::size_t max) {
+  if (s.empty() || s.size() > max) return false;
+  if (!is_alnum_lower(s.front()) || !is_alnum_lower(s.back())) return false;
+  for (char c : s) {
+    if (!is_alnum_lower(c) && c != '-') return false;
+  }
+  return true;
+}
+
+bool is_dns_subdomain(std::string_view s) {
+  if (s.empty() || s.size() > 253) return false;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t dot = s.find('.', start);
+    if (!is_dns_label(s.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start),
+                      63))
+      return false;
+    if (dot == std::string_view::npos) return true;
+    start = dot + 1;
+  }
+}
+
+// A short printable excerpt of untrusted input for an error message.
+std::string excerpt(const std::string& s) {
+  std::string out;
+  for (char c : s.substr(0, 64)) out += std::isprint(static_cast<unsigned char>(c)) ? c : '?';
+  return out;
+}
+
+std::uint64_t fnv1a(std::string_view s) {
+  std::uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+}  // namespace
+
+std::optional<WallTime> LeaseView::waiting_since() const {
+  if (held_since && held_reason != "Waiting") return held_since;
+  return created;
+}
+
+LeaseView decode_lease_view(const json& object) {
+  LeaseView v;
+  static const json kEmpty = json::object();
+  const json* meta = child(object, "metadata");
+  const json& m = meta != nullptr ? *meta : kEmpty;
+  v.ns = string_at(m, "namespace");
+  v.name = string_at(m, "name");
+  v.uid = string_at(m, "uid");
+  v.resource_version = string_at(m, "resourceVersion");
+  v.created = time_at(m, "creationTimestamp");
+  v.being_deleted = !string_at(m, "deletionTimestamp").empty();
+
+  if (const json* spec = child(object, "spec"); spec != nullptr) {
+    v.lock_name = string_at(*spec, "lockName");
+    if (const json* holder = child(*spec, "holder"); holder != nullptr) {
+      v.pod_name = string_at(*holder, "podName");
+      if (const json* selector = child(*holder, "podSelector");
+          selector != nullptr && selector->is_object()) {
+        v.selector = describe_selector(*selector);
+      }
+    }
+    if (std::string p = string_at(*spec, "priority"); !p.empty()) v.priority = p;
+    if (auto d = integer_at(*spec, "leaseDurationSeconds"); d && *d > 0 && *d <= 3600) {
+      v.lease_duration_seconds = static_cast<int>(*d);
+    }
+  }
+  if (const json* status = child(object, "status"); status != nullptr && status->is_object()) {
+    v.phase = string_at(*status, "phase");
+    if (const json* holder = child(*status, "holder"); holder != nullptr) {
+      v.holder_pod = string_at(*holder, "podName");
+      v.holder_uid = string_at(*holder, "podUID");
+    }
+    v.fencing_token = string_at(*status, "fencingToken");
+    v.acquire_time = time_at(*status, "acquireTime");
+    v.expire_time = time_at(*status, "expireTime");
+    if (auto q = integer_at(*status, "queuePosition"); q && *q >= 0 && *q < (1LL << 31)) {
+      v.queue_position = static_cast<int>(*q);
+    }
+    if (const json* conditions = child(*status, "conditions");
+        conditions != nullptr && conditions->is_array()) {
+      for (const json& c : *conditions) {
+        if (string_at(c, "type") != "Held") continue;
+        v.held_reason = string_at(c, "reason");
+        v.held_message = string_at(c, "message");
+        v.held_since = time_at(c, "lastTransitionTime");
+      }
+    }
+  }
+  return v;
+}
+
+json make_claim(const ClaimRequest& request) {
+  json spec{{"lockName", request.lock}, {"holder", {{"podName", request.pod}}}};
+  if (request.priority) spec["priority"] = *request.priority;
+  if (request.lease_duration_seconds) spec["leaseDurationSeconds"] = *request.lease_duration_seconds;
+  if (request.acquire_timeout_seconds) spec["acquireTimeoutSeconds"] = *request.acquire_timeout_seconds;
+  if (request.liveness_grace_seconds) spec["livenessGraceSeconds"] = *request.liveness_grace_seconds;
+  return json{
+      {"apiVersion", "eslease.io/v1alpha1"},
+      {"kind", "Lease"},
+      {"metadata",
+       {{"name", request.name},
+        {"namespace", request.ns},
+        {"labels", {{"app.kubernetes.io/managed-by", "eslease"}}},
+        // Not a controller reference and no blockOwnerDeletion: both would need permissions
+        // on the pod that a workload's service account should not have.
+        {"ownerReferences",
+         json::array({json{
+             {"apiVersion", "v1"}, {"kind", "Pod"}, {"name", request.pod}, {"uid", request.pod_uid}}})}}},
+      {"spec", spec}};
+}
+
+std::string default_lease_name(const std::string& lock, const std::string& pod) {
+  std::string name = lock + "-" + pod;
+  if (is_dns_subdomain(name)) return name;
+  std::ostringstream hashed;
+  hashed << "eslease-" << std::hex << std::setw(16) << std::setfill('0') << fnv1a(lock + "\n" + pod);
+  return hashed.str();
+}
+
+Status validate_lock_name(const std::string& lock) {
+  bool ok =
+      !lock.empty() && lock.size() <= 253 && is_alnum_lower(lock.front()) && is_alnum_lower(lock.back());
+  for (char c : lock) ok = ok && (is_alnum_lower(c) || c == '-' || c == '_' || c == '.');
+  if (ok) return {};
+  return make_error(ErrorCode::kInvalidArgument,
+                    "invalid lock name '" + excerpt(lock) +
+                        "': use 1-253 lower-case letters, digits, '-', '_' and '.', starting and ending "
+                        "with a letter or digit");
+}
+
+Status validate_object_name(const std::string& what, const std::string& name) {
+  if (is_dns_subdomain(name)) return {};
+  return make_error(ErrorCode::kInvalidArgument,
+                    "invalid " + what + " '" + excerpt(name) +
+                        "': use at most 253 lower-case letters, digits, '-' and '.', each dot-separated "
+                        "part starting and ending with a letter or digit");
+}
+
+Status validate_namespace_name(const std::string& ns) {
+  if (is_dns_label(ns, 63)) return {};
+  return make_error(ErrorCode::kInvalidArgument,
+                    "invalid namespace '" + excerpt(ns) +
+                        "': use at most 63 lower-case letters, digits and '-', starting and ending with "
+                        "a letter or digit");
+}
+
+}  // namespace eslease::cli

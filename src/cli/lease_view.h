@@ -1,0 +1,76 @@
+// The eslease tool's view of a Lease object: the few spec and status fields it acts on,
+// decoded from the API's JSON without ever failing (a missing or mistyped field reads as
+// absent), and the claim it creates for a pod. Pure, so the rules are unit-tested.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "common/clock.h"
+#include "common/result.h"
+
+namespace eslease::cli {
+
+struct LeaseView {
+  std::string ns;
+  std::string name;
+  std::string uid;
+  std::string resource_version;
+  std::optional<WallTime> created;
+  bool being_deleted = false;  // deletionTimestamp set: the controller is releasing it
+
+  std::string lock_name;
+  std::string pod_name;  // claim mode
+  std::string selector;  // election mode, as "key=value,..." for people
+  std::string priority = "Foreground";
+  int lease_duration_seconds = 30;
+
+  std::string phase;  // "" until the controller has written a status
+  std::string holder_pod;
+  std::string holder_uid;
+  std::string fencing_token;
+  std::optional<WallTime> acquire_time;
+  std::optional<WallTime> expire_time;
+  std::optional<int> queue_position;
+  // The Held condition: why the claim is not (or no longer) held, and since when.
+  std::string held_reason;
+  std::string held_message;
+  std::optional<WallTime> held_since;
+
+  bool held() const { return phase == "Held"; }
+  // When this claim started waiting: when it last stopped being held, else its creation.
+  std::optional<WallTime> waiting_since() const;
+};
+
+LeaseView decode_lease_view(const nlohmann::json& object);
+
+// What `acquire` and `run` ask for.
+struct ClaimRequest {
+  std::string ns;
+  std::string name;  // the Lease's name
+  std::string lock;
+  std::string pod;
+  std::string pod_uid;
+  std::optional<std::string> priority;
+  std::optional<int> lease_duration_seconds;
+  std::optional<int> acquire_timeout_seconds;
+  std::optional<int> liveness_grace_seconds;
+};
+
+// The Lease for a pod's claim, owned by the pod (an ownerReference with its uid) so that the
+// garbage collector deletes it with the pod.
+nlohmann::json make_claim(const ClaimRequest& request);
+
+// The default Lease name of a pod's claim on a lock: "<lock>-<pod>" when that is a valid
+// object name, else "eslease-" + a hash of both (lock names may hold '_', which object names
+// may not). Deterministic, so a second claim by one pod on one lock is refused by the API
+// (AlreadyExists) instead of queueing behind the first.
+std::string default_lease_name(const std::string& lock, const std::string& pod);
+
+// Checks done before anything is contacted, with messages naming the flag or argument.
+Status validate_lock_name(const std::string& lock);                             // the CRD's lockName rule
+Status validate_object_name(const std::string& what, const std::string& name);  // DNS subdomain
+Status validate_namespace_name(const std::string& ns);                          // DNS label
+
+}  // namespace eslease::cli

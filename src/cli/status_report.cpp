@@ -1,0 +1,159 @@
+#include "cli/status_report.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <ostream>
+#include <tuple>
+
+#include "common/text.h"
+
+namespace eslease::cli {
+namespace {
+
+using nlohmann::json;
+
+std::string pod_of(const LeaseView& v) {
+  if (!v.holder_pod.empty()) return v.holder_pod;
+  if (!v.pod_name.empty()) return v.pod_name;
+  return v.selector;
+}
+
+std::optional<Millis> age_since(const std::optional<WallTime>& since, WallTime now) {
+  if (!since) return std::nullopt;
+  return std::max(Millis(0), std::chrono::duration_cast<Millis>(now - *since));
+}
+
+json optional_time(const std::optional<WallTime>& t) {
+  return t ? json(format_rfc3339_millis(*t)) : json(nullptr);
+}
+
+json claim_json(const LeaseView& v, WallTime now) {
+  json out{{"lease", v.name},
+           {"pod", v.pod_name.empty() ? json(nullptr) : json(v.pod_name)},
+           {"priority", v.priority},
+           {"phase", v.phase.empty() ? json(nullptr) : json(v.phase)}};
+  if (!v.selector.empty()) out["podSelector"] = v.selector;
+  if (!v.held_reason.empty()) out["reason"] = v.held_reason;
+  return out;
+}
+
+}  // namespace
+
+std::string format_age(Millis age) {
+  long long s = std::max<long long>(0, age.count() / 1000);
+  if (s < 60) return std::to_string(s) + "s";
+  if (s < 3600) return std::to_string(s / 60) + "m" + (s % 60 ? std::to_string(s % 60) + "s" : "");
+  return std::to_string(s / 3600) + "h" + ((s % 3600) / 60 ? std::to_string((s % 3600) / 60) + "m" : "");
+}
+
+std::vector<LockReport> build_lock_reports(const std::vector<LeaseView>& leases) {
+  std::map<std::pair<std::string, std::string>, LockReport> by_lock;
+  for (const LeaseView& v : leases) {
+    LockReport& report = by_lock[{v.ns, v.lock_name}];
+    report.ns = v.ns;
+    report.lock = v.lock_name;
+    if (v.held()) {
+      report.holders.push_back(v);
+    } else if (v.phase == "TimedOut" || v.phase == "Invalid" || v.phase == "Released") {
+      report.ended.push_back(v);
+    } else {
+      report.queue.push_back(v);
+    }
+  }
+  std::vector<LockReport> out;
+  for (auto& [key, report] : by_lock) {
+    const auto order = [](const LeaseView& a, const LeaseView& b) {
+      const auto rank = [](const LeaseView& v) {
+        return std::make_tuple(v.queue_position.value_or(std::numeric_limits<int>::max()),
+                               v.priority == "Background" ? 1 : 0,
+                               v.waiting_since().value_or(WallTime::max()), v.name);
+      };
+      return rank(a) < rank(b);
+    };
+    std::stable_sort(report.queue.begin(), report.queue.end(), order);
+    std::stable_sort(report.ended.begin(), report.ended.end(),
+                     [](const LeaseView& a, const LeaseView& b) { return a.name < b.name; });
+    out.push_back(std::move(report));
+  }
+  return out;
+}
+
+void print_lock_reports(std::ostream& out, const std::vector<LockReport>& reports, WallTime now,
+                        bool show_namespace) {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> header{"LOCK", "QUEUE", "LEASE", "POD", "PRIORITY", "PHASE", "TOKEN", "FOR"};
+  if (show_namespace) header.insert(header.begin(), "NAMESPACE");
+  rows.push_back(header);
+  const auto row = [&](const LockReport& r, const LeaseView& v, std::string queue,
+                       std::optional<Millis> age) {
+    std::vector<std::string> cells{r.lock,
+                                   std::move(queue),
+                                   v.name,
+                                   pod_of(v),
+                                   v.priority,
+                                   v.phase.empty() ? "-" : v.phase,
+                                   v.fencing_token.empty() ? "-" : v.fencing_token,
+                                   age ? format_age(*age) : "-"};
+    if (show_namespace) cells.insert(cells.begin(), r.ns);
+    rows.push_back(std::move(cells));
+  };
+  for (const LockReport& r : reports) {
+    for (const LeaseView& v : r.holders) row(r, v, "held", age_since(v.acquire_time, now));
+    for (std::size_t i = 0; i < r.queue.size(); ++i) {
+      row(r, r.queue[i], std::to_string(i + 1), age_since(r.queue[i].waiting_since(), now));
+    }
+    for (const LeaseView& v : r.ended) row(r, v, "-", std::nullopt);
+  }
+  std::vector<std::size_t> widths(header.size(), 0);
+  for (const auto& cells : rows) {
+    for (std::size_t c = 0; c < cells.size(); ++c) widths[c] = std::max(widths[c], cells[c].size());
+  }
+  for (const auto& cells : rows) {
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+      out << cells[c];
+      if (c + 1 < cells.size()) out << std::string(widths[c] - cells[c].size() + 2, ' ');
+    }
+    out << "\n";
+  }
+}
+
+json lock_reports_json(const std::vector<LockReport>& reports, WallTime now) {
+  json locks = json::array();
+  for (const LockReport& r : reports) {
+    json holders = json::array();
+    for (const LeaseView& v : r.holders) {
+      json h = claim_json(v, now);
+      h["pod"] = v.holder_pod.empty() ? h["pod"] : json(v.holder_pod);
+      h["podUID"] = v.holder_uid;
+      h["fencingToken"] = v.fencing_token;
+      h["acquireTime"] = optional_time(v.acquire_time);
+      h["expireTime"] = optional_time(v.expire_time);
+      const auto held_for = age_since(v.acquire_time, now);
+      h["heldSeconds"] = held_for ? json(held_for->count() / 1000) : json(nullptr);
+      holders.push_back(std::move(h));
+    }
+    json queue = json::array();
+    for (std::size_t i = 0; i < r.queue.size(); ++i) {
+      const LeaseView& v = r.queue[i];
+      json q = claim_json(v, now);
+      q["order"] = i + 1;
+      q["queuePosition"] = v.queue_position ? json(*v.queue_position) : json(nullptr);
+      q["waitingSince"] = optional_time(v.waiting_since());
+      const auto waited = age_since(v.waiting_since(), now);
+      q["waitingSeconds"] = waited ? json(waited->count() / 1000) : json(nullptr);
+      queue.push_back(std::move(q));
+    }
+    json ended = json::array();
+    for (const LeaseView& v : r.ended) {
+      json e = claim_json(v, now);
+      if (!v.held_message.empty()) e["message"] = v.held_message;
+      ended.push_back(std::move(e));
+    }
+    locks.push_back(json{
+        {"namespace", r.ns}, {"lock", r.lock}, {"holders", holders}, {"queue", queue}, {"ended", ended}});
+  }
+  return json{{"locks", locks}};
+}
+
+}  // namespace eslease::cli

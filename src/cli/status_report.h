@@ -1,0 +1,35 @@
+// `eslease status` in Kubernetes mode: the claims of each lock grouped as the holder, the
+// queue in the order the controller serves it, and the claims that ended (TimedOut, Invalid,
+// Released). Pure: built from decoded Leases and the time, printed as a table or JSON.
+#pragma once
+
+#include <iosfwd>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli/lease_view.h"
+
+namespace eslease::cli {
+
+struct LockReport {
+  std::string ns;
+  std::string lock;
+  std::vector<LeaseView> holders;  // Held claims: one, unless a hand-over is being written
+  std::vector<LeaseView> queue;    // Pending (and not yet served) claims, next first
+  std::vector<LeaseView> ended;    // TimedOut, Invalid, Released
+};
+
+// Locks sorted by namespace and name. The queue follows the controller's queuePosition; claims
+// without one (no status yet) come after, Foreground before Background, then by how long
+// they have waited, as the controller will order them.
+std::vector<LockReport> build_lock_reports(const std::vector<LeaseView>& leases);
+
+void print_lock_reports(std::ostream& out, const std::vector<LockReport>& reports, WallTime now,
+                        bool show_namespace);
+nlohmann::json lock_reports_json(const std::vector<LockReport>& reports, WallTime now);
+
+// 45s, 3m12s, 2h5m: how long, for people.
+std::string format_age(Millis age);
+
+}  // namespace eslease::cli

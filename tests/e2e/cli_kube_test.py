@@ -1,0 +1,327 @@
+"""End-to-end: the eslease tool in Kubernetes mode with eslease-controller and both emulators
+as separate processes. Each `eslease` process runs on this host as if inside a simulated pod
+(POD_NAME / POD_NAMESPACE set, --kubeconfig pointing at the kube-emulator); the simulated
+kubelet makes the pods Ready and ends deleted ones after a short grace period."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from controller_env import Environment, lease, namespace, wait_for  # noqa: E402
+
+BIN = None
+SOURCE = None
+TIMEOUT = 20
+
+
+class Tool:
+    """One `eslease` process acting for a pod; output captured to files in the test's folder."""
+
+    def __init__(self, env, workdir, name, args, pod=None, ns=None, extra_env=None):
+        self.name = name
+        self.out_path = os.path.join(workdir, name + ".out")
+        self.err_path = os.path.join(workdir, name + ".err")
+        process_env = {k: v for k, v in os.environ.items() if k not in ("POD_NAME", "POD_NAMESPACE", "POD_UID")}
+        if pod:
+            process_env["POD_NAME"] = pod
+        if ns:
+            process_env["POD_NAMESPACE"] = ns
+        process_env.update(extra_env or {})
+        with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
+            self.proc = subprocess.Popen([os.path.join(BIN, "eslease"), "--kubeconfig", env.kubeconfig] + list(args),
+                                         stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=process_env)
+
+    def wait(self, timeout=TIMEOUT):
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise AssertionError("%s did not exit within %ss: %s" % (self.name, timeout, self.stderr()))
+
+    def stdout(self):
+        with open(self.out_path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+
+    def stderr(self):
+        with open(self.err_path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+class CliKubernetesMode(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.env = Environment(BIN, SOURCE, simulate_kubelet=True).start()
+        try:
+            cls.controller = cls.env.start_controller()
+        except Exception:
+            cls.env.stop()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.env.stop()
+
+    def setUp(self):
+        self.ns = ("t-" + self.id().split(".")[-1].lower().replace("_", "-")[5:45]).strip("-")
+        self.env.apply(namespace(self.ns))
+        self.dir = os.path.join(self.env.dir, self.ns)
+        os.makedirs(self.dir, exist_ok=True)
+        self.tools = []
+
+    def tearDown(self):
+        for tool in self.tools:
+            tool.stop()
+
+    # --- helpers -------------------------------------------------------------------------
+    def tool(self, name, *args, pod=None, extra_env=None):
+        t = Tool(self.env, self.dir, name, args, pod=pod, ns=self.ns, extra_env=extra_env)
+        self.tools.append(t)
+        return t
+
+    def leases(self):
+        result = self.env.kubectl("get", "esl", "-n", self.ns, "-o", "json")
+        return {item["metadata"]["name"]: item for item in json.loads(result.stdout)["items"]}
+
+    def phase(self, name):
+        return self.leases().get(name, {}).get("status", {}).get("phase")
+
+    def wait_phase(self, name, phase, timeout=TIMEOUT):
+        wait_for(lambda: self.phase(name) == phase, timeout, "Lease %s to be %s (now %s)" % (name, phase, self.phase(name)))
+
+    def recorder(self, label):
+        """A command that records when it starts and ends (as float seconds) in files, and
+        the fencing token it was given."""
+        path = os.path.join(self.dir, label)
+        return ["/bin/sh", "-c",
+                'date +%%s.%%N > %s.start; echo "$ESLEASE_FENCING_TOKEN $ESLEASE_LOCK $ESLEASE_LEASE" > %s.env; '
+                'trap "date +%%s.%%N > %s.end; exit 143" TERM; sleep "$0" & wait; date +%%s.%%N > %s.end'
+                % (path, path, path, path)]
+
+    def interval(self, label):
+        path = os.path.join(self.dir, label)
+        with open(path + ".start") as s, open(path + ".end") as e:
+            return float(s.read()), float(e.read())
+
+    def started(self, label):
+        return os.path.exists(os.path.join(self.dir, label + ".start"))
+
+    # --- the issue's scenarios -------------------------------------------------------------
+    def test_runs_on_one_lock_never_overlap_and_hand_over_quickly(self):
+        self.env.create_ready_pods(self.ns, ["pod-a", "pod-b", "pod-c"])
+        first = self.tool("run-a", "run", "nightly", "--ttl", "5s", "--", *self.recorder("a"), "1.5", pod="pod-a")
+        self.wait_phase("nightly-pod-a", "Held")
+        wait_for(lambda: self.started("a"), TIMEOUT, "the first command to start")
+        second = self.tool("run-b", "run", "nightly", "--ttl", "5s", "--", *self.recorder("b"), "1", pod="pod-b")
+        self.wait_phase("nightly-pod-b", "Pending")
+        third = self.tool("run-c", "run", "nightly", "--ttl", "5s", "--", *self.recorder("c"), "1", pod="pod-c")
+        self.wait_phase("nightly-pod-c", "Pending")
+        for t in (first, second, third):
+            self.assertEqual(t.wait(), 0, t.stderr())
+        intervals = sorted(self.interval(label) for label in ("a", "b", "c"))
+        for (s1, e1), (s2, e2) in zip(intervals, intervals[1:]):
+            self.assertLessEqual(e1, s2, "commands overlapped: %s" % intervals)
+            gap = s2 - e1
+            print("hand-over gap: first command ended -> next started in %.1f ms" % (gap * 1000), file=sys.stderr)
+            self.assertLess(gap, 1.0, "the next command started %.3fs after the previous ended" % gap)
+        tokens = []
+        for label, lease_name in (("a", "nightly-pod-a"), ("b", "nightly-pod-b"), ("c", "nightly-pod-c")):
+            with open(os.path.join(self.dir, label + ".env")) as f:
+                token, lock, lease_env = f.read().split()
+            self.assertEqual((lock, lease_env), (self.ns + "/nightly", lease_name))
+            tokens.append(int(token))
+        self.assertEqual(sorted(tokens), tokens, "fencing tokens grow with every grant")
+        self.assertEqual(len(set(tokens)), 3)
+        wait_for(lambda: not self.leases(), TIMEOUT, "every Lease to be deleted after its command")
+
+    def test_deleted_holder_pod_stops_its_command_and_the_waiter_runs(self):
+        self.env.create_ready_pods(self.ns, ["holder", "waiter"])
+        holder = self.tool("run-holder", "run", "job", "--ttl", "10s", "--", *self.recorder("holder"), "600",
+                           pod="holder")
+        wait_for(lambda: self.started("holder"), TIMEOUT, "the holder's command to start")
+        waiter = self.tool("run-waiter", "run", "job", "--ttl", "10s", "--", *self.recorder("waiter"), "0.2",
+                           pod="waiter")
+        self.wait_phase("job-waiter", "Pending")
+        deleted_at = time.time()
+        self.env.kubectl("delete", "pod", "holder", "-n", self.ns, "--wait=false")
+        # A graceful deletion is the kubelet sending SIGTERM to the pod's main process (here
+        # eslease, as in the example Job); the pod object goes after the grace period.
+        holder.proc.send_signal(signal.SIGTERM)
+        self.assertEqual(holder.wait(), 143, holder.stderr())
+        self.assertEqual(waiter.wait(), 0, waiter.stderr())
+        holder_start, holder_end = self.interval("holder")
+        waiter_start, _ = self.interval("waiter")
+        self.assertGreater(holder_end, deleted_at)
+        self.assertLessEqual(holder_end, waiter_start, "the waiter ran while the holder's command still ran")
+        print("holder pod deleted -> its command stopped after %.0f ms; the waiter's started %.0f ms later"
+              % ((holder_end - deleted_at) * 1000, (waiter_start - holder_end) * 1000), file=sys.stderr)
+        wait_for(lambda: not self.leases(), TIMEOUT, "both Leases to be deleted")
+
+    def test_revoked_holder_stops_its_command_before_the_waiter_runs(self):
+        # The holder's pod turns NotReady but its process runs on (a failing probe, a
+        # partition): the controller revokes the grant, the tool sees it, stops the command
+        # and deletes its Lease, which lets the waiter in without waiting for the expiry.
+        self.env.create_ready_pods(self.ns, ["holder", "waiter"])
+        holder = self.tool("run-holder", "run", "job", "--ttl", "20s", "--liveness-grace", "1s", "--grace", "2s",
+                           "--", *self.recorder("holder"), "600", pod="holder")
+        wait_for(lambda: self.started("holder"), TIMEOUT, "the holder's command to start")
+        waiter = self.tool("run-waiter", "run", "job", "--ttl", "10s", "--", *self.recorder("waiter"), "0.2",
+                           pod="waiter")
+        self.wait_phase("job-waiter", "Pending")
+        self.env.kubelet("holder", self.ns, {"ready": False})
+        self.assertEqual(holder.wait(), 4, holder.stderr())
+        self.assertIn("no longer held", holder.stderr())
+        self.assertIn("PodNotReady", holder.stderr())
+        self.assertEqual(waiter.wait(), 0, waiter.stderr())
+        _, holder_end = self.interval("holder")
+        waiter_start, _ = self.interval("waiter")
+        self.assertLessEqual(holder_end, waiter_start, "the waiter ran while the holder's command still ran")
+        print("revoked holder's command ended -> the waiter's started %.0f ms later (the 20 s grant had not expired)"
+              % ((waiter_start - holder_end) * 1000), file=sys.stderr)
+        self.assertLess(waiter_start - holder_end, 10.0)
+        wait_for(lambda: not self.leases(), TIMEOUT, "both Leases to be deleted")
+
+    def test_acquire_wait_times_out_cleanly_and_leaves_no_lease(self):
+        self.env.create_ready_pods(self.ns, ["owner", "late"])
+        owner = self.tool("acquire-owner", "acquire", "report", pod="owner")
+        self.assertEqual(owner.wait(), 0, owner.stderr())
+        self.assertTrue(int(owner.stdout().strip()) > 0)
+        late = self.tool("acquire-late", "acquire", "report", "--wait", "2s", pod="late")
+        self.assertEqual(late.wait(), 3, late.stderr())
+        self.assertEqual(late.stdout(), "")
+        self.assertRegex(late.stderr(), r"gave up after 2s|timed the claim out")
+        self.assertIn("deleted Lease report-late", late.stderr())
+        self.assertEqual(sorted(self.leases()), ["report-owner"])
+        release = self.tool("release", "release", "report-owner", pod="owner")
+        self.assertEqual(release.wait(), 0, release.stderr())
+        self.assertEqual(self.leases(), {})
+        doc_id = (self.ns + "/report").replace("/", "%2F")
+        self.assertEqual(self.env.http_status(self.env.es_url + "/eslease-locks/_doc/" + doc_id), 404,
+                         "release waits until the controller has deleted the lock document")
+
+    def test_status_shows_the_queue_in_the_order_it_is_served(self):
+        pods = ["h", "bg-1", "fg-1", "bg-2", "fg-2"]
+        self.env.create_ready_pods(self.ns, pods)
+        holder = self.tool("acquire-h", "acquire", "batch", pod="h")
+        self.assertEqual(holder.wait(), 0, holder.stderr())
+        for p in pods[1:]:
+            priority = "Background" if p.startswith("bg") else "Foreground"
+            self.env.apply(lease("claim-" + p, self.ns, "batch", p, priority=priority))
+            self.wait_phase("claim-" + p, "Pending")
+        wait_for(lambda: all(self.leases()["claim-" + p].get("status", {}).get("queuePosition") is not None
+                             for p in pods[1:]), TIMEOUT, "queue positions")
+        status = self.tool("status-json", "status", "batch", "-o", "json", pod="h")
+        self.assertEqual(status.wait(), 0, status.stderr())
+        report = json.loads(status.stdout())
+        self.assertEqual(len(report["locks"]), 1)
+        lock = report["locks"][0]
+        self.assertEqual([h["pod"] for h in lock["holders"]], ["h"])
+        self.assertEqual([q["pod"] for q in lock["queue"]], ["fg-1", "fg-2", "bg-1", "bg-2"])
+        self.assertEqual([q["priority"] for q in lock["queue"]], ["Foreground"] * 2 + ["Background"] * 2)
+        self.assertTrue(all(q["waitingSeconds"] is not None for q in lock["queue"]))
+        table = self.tool("status-table", "status", pod="h")
+        self.assertEqual(table.wait(), 0, table.stderr())
+        lines = table.stdout().splitlines()
+        self.assertEqual(lines[0].split()[:3], ["LOCK", "QUEUE", "LEASE"])
+        self.assertEqual([line.split()[1] for line in lines[1:]], ["held", "1", "2", "3", "4"])
+        self.assertEqual([line.split()[3] for line in lines[1:]], ["h", "fg-1", "fg-2", "bg-1", "bg-2"])
+        print(table.stdout(), file=sys.stderr)
+        every = self.tool("status-all", "status", "-A", "-o", "json")
+        self.assertEqual(every.wait(), 0, every.stderr())
+        self.assertIn(self.ns, [lock["namespace"] for lock in json.loads(every.stdout())["locks"]])
+
+    # --- bad input -------------------------------------------------------------------------
+    def test_no_pod_identity_is_a_usage_error(self):
+        t = self.tool("no-identity", "acquire", "report", "--podinfo-dir", os.path.join(self.dir, "missing"))
+        self.assertEqual(t.wait(), 2, t.stderr())
+        self.assertIn("no pod to hold the lock", t.stderr())
+        self.assertIn("--pod", t.stderr())
+        self.assertEqual(self.leases(), {})
+
+    def test_a_taken_lease_name_is_refused_and_left_alone(self):
+        self.env.create_ready_pods(self.ns, ["other", "me"])
+        self.env.apply(lease("taken", self.ns, "report", "other"))
+        self.wait_phase("taken", "Held")
+        before = self.leases()["taken"]
+        t = self.tool("taken", "acquire", "report", "--lease", "taken", "--wait", "5s", pod="me")
+        self.assertEqual(t.wait(), 1, t.stderr())
+        self.assertIn("Lease taken already exists", t.stderr())
+        self.assertIn("pod other", t.stderr())
+        after = self.leases()
+        self.assertEqual(sorted(after), ["taken"])
+        self.assertEqual(after["taken"]["metadata"]["uid"], before["metadata"]["uid"])
+        self.assertEqual(after["taken"]["status"]["phase"], "Held")
+
+    def test_rbac_denied_says_what_is_missing_and_leaves_nothing(self):
+        self.env.create_ready_pods(self.ns, ["denied"])
+        faults = self.env.kube_url + "/_emulator/faults"
+        self.env.http("POST", faults, {"verb": "create", "resource": "leases", "status": 403, "count": 1})
+        try:
+            t = self.tool("denied-create", "acquire", "report", "--wait", "5s", pod="denied")
+            self.assertEqual(t.wait(), 1, t.stderr())
+        finally:
+            self.env.http("DELETE", faults)
+        self.assertIn("Access denied (403)", t.stderr())
+        self.assertIn("create", t.stderr())
+        self.assertEqual(self.leases(), {})
+        # Allowed to create but not to watch: the claim it made is deleted again.
+        self.env.http("POST", faults, {"verb": "watch", "resource": "leases", "status": 403, "count": 1})
+        try:
+            t = self.tool("denied-watch", "acquire", "report", "--wait", "5s", pod="denied")
+            self.assertEqual(t.wait(), 1, t.stderr())
+        finally:
+            self.env.http("DELETE", faults)
+        self.assertIn("cannot watch Lease report-denied", t.stderr())
+        self.assertIn("Access denied (403)", t.stderr())
+        wait_for(lambda: self.leases() == {}, TIMEOUT, "the claim to be deleted")
+
+    def test_bad_names_and_flags_exit_two_and_create_nothing(self):
+        for args in (["acquire", "Bad_Lock!"], ["acquire", "ok", "--lease", "UPPER"], ["acquire", "ok", "--ttl", "1500ms"],
+                     ["renew", "ok"], ["acquire", "ok", "--holder", "x"], ["release"]):
+            t = self.tool("bad-" + str(len(self.tools)), *args, pod="whoever")
+            self.assertEqual(t.wait(), 2, "%s: %s" % (args, t.stderr()))
+            self.assertTrue(t.stderr().startswith("eslease: "), t.stderr())
+        self.assertEqual(self.leases(), {})
+
+
+class CliWithoutController(unittest.TestCase):
+    """No controller runs: a claim never gets a status."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.env = Environment(BIN, SOURCE, simulate_kubelet=True).start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.env.stop()
+
+    def test_acquire_waits_and_says_why_when_wait_runs_out(self):
+        ns = "no-controller"
+        self.env.apply(namespace(ns))
+        self.env.create_ready_pods(ns, ["lonely"])
+        tool = Tool(self.env, self.env.dir, "lonely", ["acquire", "report", "--wait", "2s"], pod="lonely", ns=ns)
+        started = time.monotonic()
+        code = tool.wait()
+        self.assertEqual(code, 3, tool.stderr())
+        self.assertGreaterEqual(time.monotonic() - started, 2.0)
+        self.assertIn("no eslease-controller picked it up", tool.stderr())
+        self.assertIn("deleted Lease report-lonely", tool.stderr())
+        result = self.env.kubectl("get", "esl", "-n", ns, "-o", "json")
+        self.assertEqual(json.loads(result.stdout)["items"], [])
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 3:
+        raise SystemExit("usage: %s <bin dir> <source dir> [unittest args]" % sys.argv[0])
+    BIN, SOURCE = sys.argv[1], sys.argv[2]
+    unittest.main(argv=[sys.argv[0]] + sys.argv[3:], verbosity=2)

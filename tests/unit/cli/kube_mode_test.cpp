@@ -1,0 +1,333 @@
+// The eslease tool's Kubernetes mode against an in-memory API: the Lease it creates, what it
+// waits for, what it leaves behind on every failure, and how `run` follows its Lease.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include "cli/cli.h"
+#include "cli/lease_view.h"
+#include "common/text.h"
+#include "support/wait.h"
+#include "unit/kube/memory_api.h"
+
+namespace eslease::cli {
+namespace {
+
+using kube::testing::MemoryApi;
+using nlohmann::json;
+
+ClaimRequest request(std::string ns, std::string name, std::string lock, std::string pod, std::string uid) {
+  ClaimRequest r;
+  r.ns = std::move(ns);
+  r.name = std::move(name);
+  r.lock = std::move(lock);
+  r.pod = std::move(pod);
+  r.pod_uid = std::move(uid);
+  return r;
+}
+
+// KubeConnection owns its Api; the tests keep theirs.
+class ForwardingApi final : public kube::Api {
+ public:
+  explicit ForwardingApi(kube::Api& target) : t_(target) {}
+  Result<json> get(const kube::Resource& r, const std::string& ns, const std::string& name,
+                   const kube::CallOptions& call) override {
+    return t_.get(r, ns, name, call);
+  }
+  Result<kube::ListPage> list(const kube::Resource& r, const std::string& ns,
+                              const kube::ListOptions& o) override {
+    return t_.list(r, ns, o);
+  }
+  Result<json> create(const kube::Resource& r, const std::string& ns, const json& object,
+                      const kube::CallOptions& call) override {
+    return t_.create(r, ns, object, call);
+  }
+  Result<json> update(const kube::Resource& r, const json& object, const kube::CallOptions& call) override {
+    return t_.update(r, object, call);
+  }
+  Result<json> update_status(const kube::Resource& r, const json& object,
+                             const kube::CallOptions& call) override {
+    return t_.update_status(r, object, call);
+  }
+  Result<json> patch(const kube::Resource& r, const std::string& ns, const std::string& name,
+                     kube::PatchType type, const json& patch, bool status,
+                     const kube::CallOptions& call) override {
+    return t_.patch(r, ns, name, type, patch, status, call);
+  }
+  Status remove(const kube::Resource& r, const std::string& ns, const std::string& name,
+                const kube::DeleteOptions& options) override {
+    return t_.remove(r, ns, name, options);
+  }
+  Status watch(const kube::Resource& r, const std::string& ns, const kube::WatchOptions& options,
+               const kube::WatchHandler& on_event, std::stop_token stop) override {
+    return t_.watch(r, ns, options, on_event, stop);
+  }
+
+ private:
+  kube::Api& t_;
+};
+
+const kube::Resource kLeases = kube::resources::eslease_leases();
+
+class KubeModeTest : public ::testing::Test {
+ protected:
+  struct Run {
+    int code;
+    std::string out;
+    std::string err;
+  };
+
+  Run cli(std::vector<std::string> args,
+          std::map<std::string, std::string> env_vars = {
+              {"POD_NAME", "p1"}, {"POD_NAMESPACE", "batch"}, {"POD_UID", "pod-uid"}}) {
+    args.insert(args.begin(), {"--kubeconfig", "/unused"});
+    std::ostringstream out;
+    std::ostringstream err;
+    Environment env{out,
+                    err,
+                    SystemClock::instance(),
+                    [](const ConnectionOptions&) -> Result<std::unique_ptr<lock::LockStore>> {
+                      return make_error(ErrorCode::kInternal, "direct mode is not used here");
+                    },
+                    "host",
+                    42,
+                    [this](const KubeOptions&) -> Result<KubeConnection> {
+                      ++connections_;
+                      return KubeConnection{std::make_unique<ForwardingApi>(api_), "from-kubeconfig"};
+                    },
+                    [env_vars](const std::string& name) -> std::optional<std::string> {
+                      auto it = env_vars.find(name);
+                      return it == env_vars.end() ? std::nullopt : std::optional<std::string>(it->second);
+                    },
+                    [](const std::string&) -> std::optional<std::string> { return std::nullopt; },
+                    /*catch_signals=*/false};
+    const int code = run_cli(args, env);
+    return Run{code, out.str(), err.str()};
+  }
+
+  std::optional<json> lease(const std::string& name) {
+    auto got = api_.get(kLeases, "batch", name, {});
+    return got.ok() ? std::optional<json>(*got) : std::nullopt;
+  }
+
+  // The controller's answer, as the next watch of the Lease delivers it.
+  void grant_on_next_watch(const std::string& name, Millis valid_for = Millis(30000),
+                           std::string pod_uid = "pod-uid") {
+    api_.push_watch(
+        [this, name, valid_for, pod_uid](const kube::WatchOptions&, const kube::WatchHandler& handler) {
+          json held = *lease(name);
+          const WallTime now = std::chrono::system_clock::now();
+          held["status"] = {{"phase", "Held"},
+                            {"holder", {{"podName", "p1"}, {"podUID", pod_uid}}},
+                            {"fencingToken", "4294967299"},
+                            {"acquireTime", format_rfc3339_millis(now)},
+                            {"renewTime", format_rfc3339_millis(now)},
+                            {"expireTime", format_rfc3339_millis(now + valid_for)}};
+          held = api_.put_object(kLeases, held);
+          handler({kube::WatchEvent::Type::kModified, held});
+          return Status();
+        });
+  }
+
+  void revoke_on_next_watch(const std::string& name, Millis after) {
+    api_.push_watch([this, name, after](const kube::WatchOptions&, const kube::WatchHandler& handler) {
+      std::this_thread::sleep_for(after);
+      json revoked = *lease(name);
+      revoked["status"]["phase"] = "Pending";
+      revoked["status"]["conditions"] = json::array({json{{"type", "Held"},
+                                                          {"status", "False"},
+                                                          {"reason", "PodNotReady"},
+                                                          {"message", "pod p1 is not Ready"},
+                                                          {"lastTransitionTime", "2026-01-01T00:00:00Z"}}});
+      revoked = api_.put_object(kLeases, revoked);
+      handler({kube::WatchEvent::Type::kModified, revoked});
+      return Status();
+    });
+  }
+
+  MemoryApi api_;
+  int connections_ = 0;
+};
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST_F(KubeModeTest, AcquireCreatesAClaimOwnedByThePodAndPrintsTheTokenWhenHeld) {
+  grant_on_next_watch("report-p1");
+  auto r = cli({"acquire", "report", "--priority", "Background", "--ttl", "12s", "--wait", "5s"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_EQ(r.out, "4294967299\n");
+  EXPECT_NE(r.err.find("acquired lock report as Lease report-p1"), std::string::npos) << r.err;
+  auto claim = lease("report-p1");
+  ASSERT_TRUE(claim) << "acquire leaves the held claim in place";
+  EXPECT_EQ((*claim)["metadata"]["ownerReferences"][0]["uid"], "pod-uid");
+  EXPECT_EQ((*claim)["spec"]["lockName"], "report");
+  EXPECT_EQ((*claim)["spec"]["priority"], "Background");
+  EXPECT_EQ((*claim)["spec"]["leaseDurationSeconds"], 12);
+  EXPECT_EQ((*claim)["spec"]["acquireTimeoutSeconds"], 5);
+  ASSERT_FALSE(api_.watch_calls().empty());
+  EXPECT_EQ(api_.watch_calls()[0].field_selector, "metadata.name=report-p1");
+}
+
+TEST_F(KubeModeTest, AcquireReadsThePodsUidWhenTheDownwardApiDoesNotGiveIt) {
+  api_.put_object(kube::resources::pods(), kube::testing::make_object("batch", "p1", "1", "real-uid"));
+  grant_on_next_watch("report-p1", Millis(30000), "real-uid");
+  auto r = cli({"acquire", "report"}, {{"POD_NAME", "p1"}, {"POD_NAMESPACE", "batch"}});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_EQ((*lease("report-p1"))["metadata"]["ownerReferences"][0]["uid"], "real-uid");
+}
+
+TEST_F(KubeModeTest, AMissingPodIsAFailureAndCreatesNothing) {
+  auto r = cli({"acquire", "report"}, {{"POD_NAME", "p1"}, {"POD_NAMESPACE", "batch"}});
+  EXPECT_EQ(r.code, kExitFailed);
+  EXPECT_NE(r.err.find("pod p1 not found in namespace batch"), std::string::npos) << r.err;
+  EXPECT_FALSE(lease("report-p1"));
+}
+
+TEST_F(KubeModeTest, WaitRunningOutDeletesTheClaimAndExitsThree) {
+  auto r = cli({"acquire", "report", "--wait", "1s"});
+  EXPECT_EQ(r.code, kExitWaitTimedOut) << r.err;
+  EXPECT_TRUE(r.out.empty());
+  EXPECT_NE(r.err.find("gave up after 1s"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("no eslease-controller picked it up"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("deleted Lease report-p1"), std::string::npos) << r.err;
+  EXPECT_FALSE(lease("report-p1"));
+}
+
+TEST_F(KubeModeTest, ControllerVerdictsEndTheWaitAndTheClaim) {
+  for (const auto& [phase, code, text] : std::vector<std::tuple<std::string, int, std::string>>{
+           {"TimedOut", kExitWaitTimedOut, "timed the claim out"}, {"Invalid", kExitFailed, "invalid"}}) {
+    api_.push_watch([this, phase = phase](const kube::WatchOptions&, const kube::WatchHandler& handler) {
+      json ended = *lease("report-p1");
+      ended["status"] = {{"phase", phase}};
+      handler({kube::WatchEvent::Type::kModified, api_.put_object(kLeases, ended)});
+      return Status();
+    });
+    auto r = cli({"acquire", "report"});
+    EXPECT_EQ(r.code, code) << r.err;
+    EXPECT_NE(r.err.find(text), std::string::npos) << r.err;
+    EXPECT_FALSE(lease("report-p1"));
+  }
+}
+
+TEST_F(KubeModeTest, ATakenNameIsRefusedAndTheLeaseLeftAlone) {
+  json other = make_claim(request("batch", "taken", "report", "p9", "u9"));
+  other["status"] = {{"phase", "Held"}};
+  const json stored = api_.put_object(kLeases, other);
+  auto r = cli({"acquire", "report", "--lease", "taken"});
+  EXPECT_EQ(r.code, kExitFailed);
+  EXPECT_NE(r.err.find("Lease taken already exists in namespace batch (lock report, pod p9, phase Held)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("--lease"), std::string::npos);
+  EXPECT_EQ(*lease("taken"), stored);
+}
+
+TEST_F(KubeModeTest, ForbiddenSaysWhichPermissionsTheServiceAccountNeeds) {
+  api_.fail_next("create", make_error(ErrorCode::kForbidden,
+                                      "leases.eslease.io is forbidden: User \"x\" cannot create", 403));
+  auto r = cli({"acquire", "report"});
+  EXPECT_EQ(r.code, kExitFailed);
+  EXPECT_NE(r.err.find("cannot create Lease report-p1 in namespace batch"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("Access denied (403)"), std::string::npos) << r.err;
+  EXPECT_FALSE(lease("report-p1"));
+}
+
+TEST_F(KubeModeTest, NoPodIdentityIsAUsageError) {
+  auto r = cli({"acquire", "report"}, {});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_NE(r.err.find("no pod to hold the lock"), std::string::npos) << r.err;
+  EXPECT_TRUE(api_.writes().empty());
+}
+
+TEST_F(KubeModeTest, BadNamesAreRefusedBeforeConnecting) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"acquire", "Bad!"},
+                                               {"acquire", "ok", "--lease", "a_b"},
+                                               {"acquire", "ok", "--pod", "UP"},
+                                               {"status", "-n", "a.b"},
+                                               {"release", "x/y"}}) {
+    auto r = cli(args);
+    EXPECT_EQ(r.code, kExitUsage) << args[1];
+    EXPECT_EQ(r.err.rfind("eslease: ", 0), 0u) << r.err;
+  }
+  EXPECT_EQ(connections_, 0);
+}
+
+TEST_F(KubeModeTest, ReleaseDeletesTheLeaseAndWaitsUntilItIsGone) {
+  api_.put_object(kLeases, make_claim(request("batch", "report-p1", "report", "p1", "pod-uid")));
+  auto r = cli({"release", "report-p1"});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_FALSE(lease("report-p1"));
+  auto again = cli({"release", "report-p1"});
+  EXPECT_EQ(again.code, kExitOk);
+  EXPECT_NE(again.err.find("nothing to release"), std::string::npos) << again.err;
+}
+
+TEST_F(KubeModeTest, StatusGroupsClaimsByLock) {
+  json held = make_claim(request("batch", "a", "report", "p1", "u1"));
+  held["status"] = {{"phase", "Held"}, {"fencingToken", "7"}, {"holder", {{"podName", "p1"}}}};
+  json waiting = make_claim(request("batch", "b", "report", "p2", "u2"));
+  waiting["status"] = {{"phase", "Pending"}, {"queuePosition", 0}};
+  json other = make_claim(request("batch", "c", "other", "p3", "u3"));
+  for (const json& o : {held, waiting, other}) api_.put_object(kLeases, o);
+  auto r = cli({"status", "report", "-o", "json"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  const json report = json::parse(r.out);
+  ASSERT_EQ(report["locks"].size(), 1u);
+  EXPECT_EQ(report["locks"][0]["holders"][0]["fencingToken"], "7");
+  EXPECT_EQ(report["locks"][0]["queue"][0]["lease"], "b");
+  auto none = cli({"status", "missing"});
+  EXPECT_EQ(none.code, kExitOk);
+  EXPECT_NE(none.out.find("no claims on lock missing in namespace batch"), std::string::npos) << none.out;
+}
+
+TEST_F(KubeModeTest, RunPassesTheTokenAndDeletesTheLeaseWhenTheCommandEnds) {
+  grant_on_next_watch("job-p1");
+  const auto file =
+      std::filesystem::temp_directory_path() / ("eslease-kube-run-" + std::to_string(::getpid()));
+  auto r =
+      cli({"run", "job", "--", "/bin/sh", "-c",
+           "echo \"$ESLEASE_FENCING_TOKEN $ESLEASE_LOCK $ESLEASE_LEASE\" > " + file.string() + "; exit 7"});
+  EXPECT_EQ(r.code, 7) << r.err;
+  EXPECT_EQ(read_file(file), "4294967299 batch/job job-p1\n");
+  std::filesystem::remove(file);
+  EXPECT_FALSE(lease("job-p1")) << "deleted when the command ended";
+  EXPECT_NE(r.err.find("released lock job"), std::string::npos) << r.err;
+}
+
+TEST_F(KubeModeTest, RunStopsTheCommandWhenTheGrantIsRevoked) {
+  grant_on_next_watch("job-p1");
+  revoke_on_next_watch("job-p1", Millis(200));
+  auto r = cli({"run", "job", "--grace", "2s", "--", "/bin/sh", "-c", "sleep 30"});
+  EXPECT_EQ(r.code, kExitLockLost) << r.err;
+  EXPECT_NE(r.err.find("no longer held by Lease job-p1 (phase Pending, PodNotReady: pod p1 is not Ready)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(lease("job-p1"));
+}
+
+TEST_F(KubeModeTest, RunStopsTheCommandBeforeAnUnrenewedGrantExpires) {
+  // The grant runs out in 2 s and no renewal is ever seen: the command is asked to stop a
+  // grace period before expireTime less the safety margin.
+  grant_on_next_watch("job-p1", Millis(2000));
+  const auto started = std::chrono::steady_clock::now();
+  auto r = cli({"run", "job", "--ttl", "3s", "--grace", "500ms", "--safety-margin", "500ms", "--", "/bin/sh",
+                "-c", "sleep 30"});
+  EXPECT_EQ(r.code, kExitLockLost) << r.err;
+  EXPECT_NE(r.err.find("cannot confirm lock batch/job before it expires"), std::string::npos) << r.err;
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(10));
+  EXPECT_FALSE(lease("job-p1"));
+}
+
+}  // namespace
+}  // namespace eslease::cli

@@ -1,0 +1,87 @@
+// Kubernetes-mode flags: which mode a command line selects, and the mistakes caught before
+// anything is contacted.
+#include <gtest/gtest.h>
+
+#include "cli/options.h"
+
+namespace eslease::cli {
+namespace {
+
+TEST(KubeOptions, WithoutEsTheModeIsKubernetes) {
+  auto o = parse_options({"acquire", "report", "--kubeconfig", "/kc", "--pod", "p", "--priority",
+                          "background", "--ttl", "10s", "--wait", "5s", "--liveness-grace", "3s", "--lease",
+                          "mine", "-n", "batch"});
+  ASSERT_TRUE(o.ok()) << o.error().message;
+  EXPECT_EQ(o->mode, Mode::kKubernetes);
+  EXPECT_EQ(o->kube.kubeconfig, "/kc");
+  EXPECT_EQ(o->kube.pod, "p");
+  EXPECT_EQ(o->kube.priority, "Background");
+  EXPECT_EQ(o->kube.lease, "mine");
+  EXPECT_EQ(o->kube.liveness_grace, Millis(3000));
+  EXPECT_TRUE(o->wait_given);
+  EXPECT_EQ(o->wait, Millis(5000));
+  EXPECT_TRUE(o->ns_given);
+  EXPECT_EQ(o->ns, "batch");
+}
+
+TEST(KubeOptions, StatusTakesAllNamespacesAndShortOutput) {
+  auto o = parse_options({"status", "-A", "-o", "json"});
+  ASSERT_TRUE(o.ok()) << o.error().message;
+  EXPECT_TRUE(o->kube.all_namespaces);
+  EXPECT_EQ(o->output, OutputFormat::kJson);
+}
+
+TEST(KubeOptions, ReleaseTakesALeaseName) {
+  auto o = parse_options({"release", "report-p1"});
+  ASSERT_TRUE(o.ok()) << o.error().message;
+  EXPECT_EQ(o->lock, "report-p1");
+  auto missing = parse_options({"release"});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("LEASE"), std::string::npos);
+}
+
+TEST(KubeOptions, RunDefaultsLeaveTimeToStopBeforeExpiry) {
+  auto o = parse_options({"run", "job", "--ttl", "3s", "--", "true"});
+  ASSERT_TRUE(o.ok()) << o.error().message;
+  EXPECT_EQ(kube_grace(*o, Millis(3000)), Millis(1000));
+  EXPECT_EQ(kube_safety_margin(*o, Millis(3000)), Millis(600));
+  EXPECT_EQ(kube_grace(*o, Millis(60000)), Millis(10000));
+  EXPECT_EQ(kube_safety_margin(*o, Millis(60000)), Millis(2000));
+}
+
+TEST(KubeOptions, MistakesAreUsageErrorsNamingTheFlag) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> bad{
+      {{"--es", "http://a", "--kubeconfig", "/kc", "status"}, "--kubeconfig"},
+      {{"--es", "http://a", "acquire", "x", "--pod", "p"}, "--pod"},
+      {{"--es", "http://a", "status", "-A"}, "--all-namespaces"},
+      {{"acquire", "x", "--holder", "h"}, "--holder"},
+      {{"acquire", "x", "--index", "i"}, "--index"},
+      {{"renew", "x"}, "direct mode"},
+      {{"acquire", "x", "--ttl", "1500ms"}, "whole seconds"},
+      {{"acquire", "x", "--ttl", "2h"}, "whole seconds"},
+      {{"acquire", "x", "--liveness-grace", "500ms"}, "whole seconds"},
+      {{"acquire", "x", "--priority", "urgent"}, "Foreground or Background"},
+      {{"acquire", "x", "-A"}, "only for status"},
+      {{"status", "-A", "-n", "x"}, "not both"},
+      {{"release", "l", "--lease", "n"}, "--lease"},
+      {{"run", "x", "--ttl", "3s", "--grace", "2s", "--safety-margin", "1s", "--", "true"},
+       "shorter than --ttl"},
+  };
+  for (const auto& [args, expected] : bad) {
+    auto o = parse_options(args);
+    ASSERT_FALSE(o.ok()) << args.back();
+    EXPECT_EQ(o.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_NE(o.error().message.find(expected), std::string::npos) << o.error().message;
+  }
+}
+
+TEST(KubeOptions, UsageListsTheExitCodes) {
+  const std::string text = usage();
+  for (const char* needle :
+       {"Kubernetes mode", "Direct mode", "3  --wait ran out", "4  run: the lock was lost"}) {
+    EXPECT_NE(text.find(needle), std::string::npos) << needle;
+  }
+}
+
+}  // namespace
+}  // namespace eslease::cli

@@ -1,0 +1,232 @@
+// The tool's pure helpers for Kubernetes mode: decoding Leases, building claims, names, the
+// pod's identity, and the status report's order.
+#include "cli/lease_view.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <sstream>
+
+#include "cli/pod_identity.h"
+#include "cli/status_report.h"
+#include "common/text.h"
+
+namespace eslease::cli {
+namespace {
+
+using nlohmann::json;
+
+ClaimRequest request(std::string ns, std::string name, std::string lock, std::string pod, std::string uid) {
+  ClaimRequest r;
+  r.ns = std::move(ns);
+  r.name = std::move(name);
+  r.lock = std::move(lock);
+  r.pod = std::move(pod);
+  r.pod_uid = std::move(uid);
+  return r;
+}
+
+json held_lease() {
+  return json::parse(R"({
+    "metadata": {"name": "report-p1", "namespace": "batch", "uid": "u1", "resourceVersion": "7",
+                 "creationTimestamp": "2026-01-01T00:00:00Z"},
+    "spec": {"lockName": "report", "holder": {"podName": "p1"}, "priority": "Background",
+             "leaseDurationSeconds": 12},
+    "status": {"phase": "Held", "holder": {"podName": "p1", "podUID": "pu1"}, "fencingToken": "4294967296",
+               "acquireTime": "2026-01-01T00:00:01.5Z", "expireTime": "2026-01-01T00:00:13.5Z",
+               "conditions": [{"type": "Held", "status": "True", "reason": "Acquired", "message": "",
+                               "lastTransitionTime": "2026-01-01T00:00:01Z"}]}})");
+}
+
+TEST(LeaseView, DecodesWhatTheToolActsOn) {
+  const LeaseView v = decode_lease_view(held_lease());
+  EXPECT_EQ(v.name, "report-p1");
+  EXPECT_EQ(v.ns, "batch");
+  EXPECT_EQ(v.uid, "u1");
+  EXPECT_EQ(v.lock_name, "report");
+  EXPECT_EQ(v.priority, "Background");
+  EXPECT_EQ(v.lease_duration_seconds, 12);
+  EXPECT_TRUE(v.held());
+  EXPECT_EQ(v.holder_uid, "pu1");
+  EXPECT_EQ(v.fencing_token, "4294967296");
+  ASSERT_TRUE(v.expire_time);
+  EXPECT_EQ(format_rfc3339_millis(*v.expire_time), "2026-01-01T00:00:13.500Z");
+  EXPECT_FALSE(v.being_deleted);
+}
+
+TEST(LeaseView, MistypedOrMissingFieldsReadAsAbsent) {
+  for (const char* text : {"null", "[]", "{}", R"({"metadata": 3, "spec": "x", "status": []})",
+                           R"({"spec": {"holder": {"podSelector": {"matchLabels": {"app": "r"}}},
+                                        "leaseDurationSeconds": "30"},
+                               "status": {"queuePosition": -1, "expireTime": "yesterday"}})"}) {
+    const LeaseView v = decode_lease_view(json::parse(text));
+    EXPECT_EQ(v.lease_duration_seconds, 30) << text;
+    EXPECT_FALSE(v.queue_position) << text;
+    EXPECT_FALSE(v.expire_time) << text;
+    EXPECT_FALSE(v.held()) << text;
+  }
+  EXPECT_EQ(decode_lease_view(
+                json::parse(R"({"spec": {"holder": {"podSelector": {"matchLabels": {"app": "r"}}}}})"))
+                .selector,
+            "app=r");
+}
+
+TEST(LeaseView, ClaimIsOwnedByThePod) {
+  ClaimRequest r = request("batch", "report-p1", "report", "p1", "pod-uid");
+  r.priority = "Background";
+  r.lease_duration_seconds = 10;
+  r.acquire_timeout_seconds = 5;
+  r.liveness_grace_seconds = 0;
+  const json claim = make_claim(r);
+  EXPECT_EQ(claim["kind"], "Lease");
+  EXPECT_EQ(claim["metadata"]["ownerReferences"][0],
+            (json{{"apiVersion", "v1"}, {"kind", "Pod"}, {"name", "p1"}, {"uid", "pod-uid"}}));
+  EXPECT_EQ(claim["spec"]["holder"], (json{{"podName", "p1"}}));
+  EXPECT_EQ(claim["spec"]["leaseDurationSeconds"], 10);
+  EXPECT_EQ(claim["spec"]["acquireTimeoutSeconds"], 5);
+  EXPECT_EQ(claim["spec"]["livenessGraceSeconds"], 0);
+  EXPECT_FALSE(make_claim(request("b", "n", "l", "p", "u"))["spec"].contains("priority"));
+}
+
+TEST(LeaseView, DefaultNamesAreValidObjectNames) {
+  EXPECT_EQ(default_lease_name("report", "worker-0"), "report-worker-0");
+  for (const auto& [lock, pod] : std::vector<std::pair<std::string, std::string>>{
+           {"my_lock", "p"}, {"a.-b", "p"}, {std::string(200, 'a'), std::string(100, 'b')}}) {
+    const std::string name = default_lease_name(lock, pod);
+    EXPECT_TRUE(validate_object_name("Lease name", name).ok()) << name;
+    EXPECT_EQ(name.rfind("eslease-", 0), 0u) << name;
+    EXPECT_EQ(name, default_lease_name(lock, pod)) << "deterministic";
+  }
+  EXPECT_NE(default_lease_name("my_lock", "p"), default_lease_name("my_lock", "q"));
+}
+
+TEST(LeaseView, NamesAreCheckedWithReadableMessages) {
+  EXPECT_TRUE(validate_lock_name("nightly_report.v2").ok());
+  for (const std::string& bad :
+       std::vector<std::string>{"", "Upper", "-x", "x-", "a/b", "line\nbreak", std::string(254, 'a')}) {
+    auto s = validate_lock_name(bad);
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_EQ(s.error().message.find('\n'), std::string::npos) << "control characters are not echoed";
+  }
+  EXPECT_TRUE(validate_object_name("Lease name", "a.b-c").ok());
+  EXPECT_FALSE(validate_object_name("Lease name", "a_b").ok());
+  EXPECT_FALSE(validate_object_name("Lease name", "a..b").ok());
+  EXPECT_TRUE(validate_namespace_name("batch-1").ok());
+  EXPECT_FALSE(validate_namespace_name("a.b").ok());
+}
+
+PodIdentitySources sources(std::map<std::string, std::string> env, std::map<std::string, std::string> files) {
+  PodIdentitySources s;
+  s.config_namespace = "from-config";
+  s.getenv = [env](const std::string& name) -> std::optional<std::string> {
+    auto it = env.find(name);
+    return it == env.end() ? std::nullopt : std::optional<std::string>(it->second);
+  };
+  s.read_file = [files](const std::string& path) -> std::optional<std::string> {
+    auto it = files.find(path);
+    return it == files.end() ? std::nullopt : std::optional<std::string>(it->second);
+  };
+  return s;
+}
+
+TEST(PodIdentity, EnvironmentThenDownwardApiFilesThenConfig) {
+  auto from_env =
+      resolve_pod_identity(sources({{"POD_NAME", "p1"}, {"POD_NAMESPACE", "ns1"}, {"POD_UID", "u1"}}, {}));
+  ASSERT_TRUE(from_env.ok());
+  EXPECT_EQ(from_env->name, "p1");
+  EXPECT_EQ(from_env->ns, "ns1");
+  EXPECT_EQ(from_env->uid, "u1");
+
+  auto from_files = resolve_pod_identity(sources(
+      {}, {{"/etc/podinfo/name", "p2\n"}, {"/etc/podinfo/namespace", "ns2\n"}, {"/etc/podinfo/uid", "u2"}}));
+  ASSERT_TRUE(from_files.ok());
+  EXPECT_EQ(from_files->name, "p2");
+  EXPECT_EQ(from_files->ns, "ns2");
+  EXPECT_EQ(from_files->uid, "u2");
+
+  auto s = sources({{"POD_NAME", "p1"}}, {});
+  s.pod_flag = "p1";
+  EXPECT_EQ(resolve_pod_identity(s)->ns, "from-config");
+}
+
+TEST(PodIdentity, AnotherPodsUidIsNeverBorrowed) {
+  auto s = sources({{"POD_NAME", "me"}, {"POD_UID", "my-uid"}}, {});
+  s.pod_flag = "someone-else";
+  auto identity = resolve_pod_identity(s);
+  ASSERT_TRUE(identity.ok());
+  EXPECT_EQ(identity->name, "someone-else");
+  EXPECT_EQ(identity->uid, "") << "looked up instead";
+}
+
+TEST(PodIdentity, NoIdentityNamesEveryWayToGiveIt) {
+  auto identity = resolve_pod_identity(sources({}, {}));
+  ASSERT_FALSE(identity.ok());
+  EXPECT_EQ(identity.error().code, ErrorCode::kInvalidArgument);
+  for (const char* needle : {"--pod", "POD_NAME", "/etc/podinfo"}) {
+    EXPECT_NE(identity.error().message.find(needle), std::string::npos) << needle;
+  }
+}
+
+LeaseView claim(std::string name, std::string phase, std::string priority, std::optional<int> position,
+                int created_second) {
+  LeaseView v;
+  v.ns = "batch";
+  v.lock_name = "report";
+  v.name = std::move(name);
+  v.pod_name = v.name;
+  v.phase = std::move(phase);
+  v.priority = std::move(priority);
+  v.queue_position = position;
+  v.created = WallTime{} + std::chrono::seconds(1'800'000'000 + created_second);
+  return v;
+}
+
+TEST(StatusReport, QueueFollowsTheControllerThenPriorityThenAge) {
+  const std::vector<LeaseView> leases{claim("late-bg", "", "Background", std::nullopt, 9),
+                                      claim("second", "Pending", "Foreground", 1, 5),
+                                      claim("holder", "Held", "Foreground", std::nullopt, 0),
+                                      claim("first", "Pending", "Background", 0, 1),
+                                      claim("late-fg", "", "Foreground", std::nullopt, 10),
+                                      claim("gone", "TimedOut", "Foreground", std::nullopt, 2)};
+  const auto reports = build_lock_reports(leases);
+  ASSERT_EQ(reports.size(), 1u);
+  const auto names = [](const std::vector<LeaseView>& vs) {
+    std::vector<std::string> out;
+    for (const auto& v : vs) out.push_back(v.name);
+    return out;
+  };
+  EXPECT_EQ(names(reports[0].holders), std::vector<std::string>{"holder"});
+  EXPECT_EQ(names(reports[0].queue), (std::vector<std::string>{"first", "second", "late-fg", "late-bg"}));
+  EXPECT_EQ(names(reports[0].ended), std::vector<std::string>{"gone"});
+
+  const WallTime now = WallTime{} + std::chrono::seconds(1'800'000'070);
+  std::ostringstream table;
+  print_lock_reports(table, reports, now, false);
+  std::istringstream lines(table.str());
+  std::string header;
+  std::getline(lines, header);
+  EXPECT_EQ(header.rfind("LOCK", 0), 0u);
+  std::string row;
+  std::getline(lines, row);
+  EXPECT_NE(row.find("held"), std::string::npos);
+  std::getline(lines, row);
+  EXPECT_NE(row.find("first"), std::string::npos);
+  EXPECT_NE(row.find("1m9s"), std::string::npos) << row;
+
+  const json j = lock_reports_json(reports, now);
+  EXPECT_EQ(j["locks"][0]["queue"][0]["lease"], "first");
+  EXPECT_EQ(j["locks"][0]["queue"][0]["order"], 1);
+  EXPECT_EQ(j["locks"][0]["queue"][0]["waitingSeconds"], 69);
+  EXPECT_EQ(j["locks"][0]["queue"][3]["queuePosition"], nullptr);
+}
+
+TEST(StatusReport, AgesForPeople) {
+  EXPECT_EQ(format_age(Millis(45'000)), "45s");
+  EXPECT_EQ(format_age(Millis(192'000)), "3m12s");
+  EXPECT_EQ(format_age(Millis(120'000)), "2m");
+  EXPECT_EQ(format_age(Millis(7'500'000)), "2h5m");
+  EXPECT_EQ(format_age(Millis(-5)), "0s");
+}
+
+}  // namespace
+}  // namespace eslease::cli
