@@ -75,6 +75,16 @@ class KubectlAgainstEmulator(unittest.TestCase):
                      "lease.eslease.io/reporter-leader created"):
             self.assertIn(line, self.applied_examples)
 
+    def test_workload_examples_are_accepted(self):
+        # A Job under `eslease run` with its RBAC, and an election-mode Deployment.
+        applied = self.kubectl_ok("apply", "-f", os.path.join(SOURCE_DIR, "examples", "workloads"))
+        for line in ("job.batch/", "role.rbac.authorization.k8s.io/", "rolebinding.rbac.authorization.k8s.io/",
+                     "serviceaccount/", "deployment.apps/", "lease.eslease.io/"):
+            self.assertIn(line, applied)
+        job = self.get_json("jobs", "-n", "eslease-jobs")["items"][0]
+        self.assertIn("eslease", " ".join(job["spec"]["template"]["spec"]["containers"][0].get("command", []) +
+                                          job["spec"]["template"]["spec"]["containers"][0].get("args", [])))
+
     def test_get_by_short_name_prints_the_crd_columns(self):
         lines = self.kubectl_ok("get", "esl", "-n", DEMO_NS).splitlines()
         self.assertEqual(lines[0].split(), ["NAME", "LOCK", "HOLDER", "PHASE", "PRIORITY", "TOKEN", "AGE"])

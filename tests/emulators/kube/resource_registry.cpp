@@ -86,13 +86,18 @@ ResourceRegistry::ResourceRegistry() {
   secrets.extra_field_labels = {"type"};
   add(std::move(secrets));
   add(builtin("coordination.k8s.io", "v1", "leases", "lease", "Lease", true, {}, false));
-  // What an operator's Helm chart installs. Stored as given: no controller acts on them.
+  // What an operator's Helm chart and its users' workloads install. Stored as given: no
+  // controller acts on them.
   add(builtin("", "v1", "serviceaccounts", "serviceaccount", "ServiceAccount", true, {"sa"}, false));
   add(builtin("", "v1", "services", "service", "Service", true, {"svc"}, true));
   auto deployments = builtin("apps", "v1", "deployments", "deployment", "Deployment", true, {"deploy"}, true);
   deployments.categories = {"all"};
   deployments.bumps_generation = true;
   add(std::move(deployments));
+  auto jobs = builtin("batch", "v1", "jobs", "job", "Job", true, {}, true);
+  jobs.categories = {"all"};
+  jobs.bumps_generation = true;
+  add(std::move(jobs));
   auto budgets =
       builtin("policy", "v1", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget", true, {"pdb"}, true);
   budgets.bumps_generation = true;
