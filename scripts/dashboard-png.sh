@@ -8,4 +8,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-build/dashboard.png}"
 mkdir -p "$(dirname "$out")" build/deploy-png
-exec /usr/bin/python3 tests/deploy/prometheus_test.py build/bin . build/deploy-png --png "$out"
+exec /usr/bin/python3 tests/deploy/prometheus_test.py "$PWD/build/bin" "$PWD" "$PWD/build/deploy-png" --png "$out"

@@ -22,7 +22,7 @@ _renderer = None
 def go_environment(cache_dir):
     """GOPATH mode over Debian's packaged Go sources: offline, no module download."""
     env = dict(os.environ)
-    env.update({"GO111MODULE": "off", "GOPATH": "%s:/usr/share/gocode" % os.path.join(cache_dir, "gopath"),
+    env.update({"GO111MODULE": "off", "GOPATH": "%s:/usr/share/gocode" % os.path.join(os.path.abspath(cache_dir), "gopath"),
                 "GOCACHE": os.path.join(cache_dir, "gocache"), "GOFLAGS": "", "GOPROXY": "off",
                 "CGO_ENABLED": "0"})
     return env
