@@ -5,6 +5,7 @@
 #include <iomanip>
 #include <sstream>
 
+#include "common/json_fields.h"
 #include "common/text.h"
 
 namespace eslease::cli {
@@ -12,28 +13,10 @@ namespace {
 
 using nlohmann::json;
 
-const json* child(const json& object, const char* key) {
-  if (!object.is_object()) return nullptr;
-  auto it = object.find(key);
-  return it == object.end() ? nullptr : &*it;
-}
-
-std::string string_at(const json& object, const char* key) {
-  const json* value = child(object, key);
-  return value != nullptr && value->is_string() ? value->get<std::string>() : std::string();
-}
-
-std::optional<WallTime> time_at(const json& object, const char* key) {
-  const std::string text = string_at(object, key);
-  if (text.empty()) return std::nullopt;
-  return parse_rfc3339(text);
-}
-
-std::optional<std::int64_t> integer_at(const json& object, const char* key) {
-  const json* value = child(object, key);
-  if (value == nullptr || !value->is_number_integer()) return std::nullopt;
-  return value->get<std::int64_t>();
-}
+using json_fields::find;
+using json_fields::integer_at;
+using json_fields::string_at;
+using json_fields::time_at;
 
 std::string describe_selector(const json& selector) {
   std::string out;
@@ -41,16 +24,16 @@ std::string describe_selector(const json& selector) {
     if (!out.empty()) out += ",";
     out += part;
   };
-  if (const json* labels = child(selector, "matchLabels"); labels != nullptr && labels->is_object()) {
+  if (const json* labels = find(selector, "matchLabels"); labels != nullptr && labels->is_object()) {
     for (const auto& [key, value] : labels->items()) {
       add(key + "=" + (value.is_string() ? value.get<std::string>() : value.dump()));
     }
   }
-  if (const json* expressions = child(selector, "matchExpressions");
+  if (const json* expressions = find(selector, "matchExpressions");
       expressions != nullptr && expressions->is_array()) {
     for (const json& e : *expressions) {
       std::string values;
-      if (const json* v = child(e, "values"); v != nullptr && v->is_array()) {
+      if (const json* v = find(e, "values"); v != nullptr && v->is_array()) {
         for (const json& item : *v) {
           if (!values.empty()) values += ",";
           values += item.is_string() ? item.get<std::string>() : item.dump();
@@ -122,7 +105,7 @@ std::optional<WallTime> LeaseView::waiting_since() const {
 LeaseView decode_lease_view(const json& object) {
   LeaseView v;
   static const json kEmpty = json::object();
-  const json* meta = child(object, "metadata");
+  const json* meta = find(object, "metadata");
   const json& m = meta != nullptr ? *meta : kEmpty;
   v.ns = string_at(m, "namespace");
   v.name = string_at(m, "name");
@@ -131,12 +114,11 @@ LeaseView decode_lease_view(const json& object) {
   v.created = time_at(m, "creationTimestamp");
   v.being_deleted = !string_at(m, "deletionTimestamp").empty();
 
-  if (const json* spec = child(object, "spec"); spec != nullptr) {
+  if (const json* spec = find(object, "spec"); spec != nullptr) {
     v.lock_name = string_at(*spec, "lockName");
-    if (const json* holder = child(*spec, "holder"); holder != nullptr) {
+    if (const json* holder = find(*spec, "holder"); holder != nullptr) {
       v.pod_name = string_at(*holder, "podName");
-      if (const json* selector = child(*holder, "podSelector");
-          selector != nullptr && selector->is_object()) {
+      if (const json* selector = find(*holder, "podSelector"); selector != nullptr && selector->is_object()) {
         v.selector = describe_selector(*selector);
       }
     }
@@ -145,9 +127,9 @@ LeaseView decode_lease_view(const json& object) {
       v.lease_duration_seconds = static_cast<int>(*d);
     }
   }
-  if (const json* status = child(object, "status"); status != nullptr && status->is_object()) {
+  if (const json* status = find(object, "status"); status != nullptr && status->is_object()) {
     v.phase = string_at(*status, "phase");
-    if (const json* holder = child(*status, "holder"); holder != nullptr) {
+    if (const json* holder = find(*status, "holder"); holder != nullptr) {
       v.holder_pod = string_at(*holder, "podName");
       v.holder_uid = string_at(*holder, "podUID");
     }
@@ -157,7 +139,7 @@ LeaseView decode_lease_view(const json& object) {
     if (auto q = integer_at(*status, "queuePosition"); q && *q >= 0 && *q < (1LL << 31)) {
       v.queue_position = static_cast<int>(*q);
     }
-    if (const json* conditions = child(*status, "conditions");
+    if (const json* conditions = find(*status, "conditions");
         conditions != nullptr && conditions->is_array()) {
       for (const json& c : *conditions) {
         if (string_at(c, "type") != "Held") continue;

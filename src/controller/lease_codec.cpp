@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "common/json_fields.h"
 #include "common/text.h"
 
 namespace eslease::controller {
@@ -10,34 +11,10 @@ namespace {
 
 using nlohmann::json;
 
-const json* find(const json& object, const char* key) {
-  if (!object.is_object()) return nullptr;
-  auto it = object.find(key);
-  return it == object.end() || it->is_null() ? nullptr : &*it;
-}
-
-std::string string_at(const json& object, const char* key) {
-  const json* v = find(object, key);
-  return v && v->is_string() ? v->get<std::string>() : std::string();
-}
-
-std::optional<WallTime> time_at(const json& object, const char* key) {
-  const json* v = find(object, key);
-  if (!v || !v->is_string()) return std::nullopt;
-  return parse_rfc3339(v->get<std::string>());
-}
-
-std::optional<std::int64_t> integer_at(const json& object, const char* key) {
-  const json* v = find(object, key);
-  if (!v) return std::nullopt;
-  if (v->is_number_integer()) return v->get<std::int64_t>();
-  // kube-openapi accepts 30.0 for an integer field; so do we.
-  if (v->is_number_float()) {
-    const double d = v->get<double>();
-    if (d == static_cast<double>(static_cast<std::int64_t>(d))) return static_cast<std::int64_t>(d);
-  }
-  return std::nullopt;
-}
+using json_fields::find;
+using json_fields::integer_at;
+using json_fields::string_at;
+using json_fields::time_at;
 
 ObjectMeta decode_meta(const json& object) {
   ObjectMeta meta;
