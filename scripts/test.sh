@@ -14,7 +14,11 @@ cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="$build_type" -DESLEASE_S
 cmake --build "$build_dir" -j2
 # Suppressions cover only reports from inside third-party libraries; each file says why.
 case "$sanitize" in
-  address) export LSAN_OPTIONS="suppressions=$PWD/tests/sanitizers/lsan.supp:print_suppressions=0" ;;
+  address)
+    export LSAN_OPTIONS="suppressions=$PWD/tests/sanitizers/lsan.supp:print_suppressions=0"
+    # UBSan would report and carry on; a report must fail the test that caused it.
+    export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+    ;;
   thread) export TSAN_OPTIONS="suppressions=$PWD/tests/sanitizers/tsan.supp" ;;
 esac
 ctest --test-dir "$build_dir" --output-on-failure -j2 --timeout 300
