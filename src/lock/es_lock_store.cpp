@@ -15,6 +15,9 @@ using es::WriteStatus;
 
 // Listing reads at most this many documents (Elasticsearch's default max_result_window).
 constexpr int kMaxListed = 10000;
+// A write time equal to the lock's previous one waits for the clock this many times (1 ms
+// each); a clock that does not move is a fake one or broken, and the write goes ahead.
+constexpr int kMaxWriteTimeWaits = 5;
 
 Error with_context(Error error, const std::string& context) {
   error.message = context + ": " + error.message;
@@ -84,7 +87,7 @@ class EsLockStore final : public LockStore {
 
   Result<AcquireOutcome> take_over(const LockKey& key, const LockState& dead, const Claim& claim) override {
     if (auto s = validate_claim(claim); !s.ok()) return s.error();
-    const LockDocument doc = grant_document(key, claim, dead.doc.transitions + 1);
+    const LockDocument doc = grant_document(key, claim, dead.doc.transitions + 1, &dead.doc);
     const MonoTime sent = clock_.monotonic();
     auto written = api_.index(options_.index, key.id(), to_json(doc), dead.version);
     return settle_grant(key, doc, claim.ttl, sent, written, "take over");
@@ -289,18 +292,25 @@ class EsLockStore final : public LockStore {
     }
   }
 
-  // The wall time to write, to the millisecond, strictly after the previous one this store
-  // wrote: with `writer`, it makes every write of this process recognisable.
-  WallTime write_time() {
-    std::lock_guard lock(time_mutex_);
+  // The wall time to write, to the millisecond. It never runs ahead of the clock: the
+  // expiresAt a holder is shown must not be later than the deadline this store reports
+  // (`sent` + TTL, on the monotonic clock), or a successor could be granted while the
+  // holder still believes it holds. It differs from `previous`, this lock's last written
+  // time, so a write whose answer was lost is recognised as ours (`same_write`); when the
+  // clock has not yet moved past `previous`, the store waits for it (about a millisecond).
+  WallTime write_time(WallTime previous) {
     WallTime now = to_millis(clock_.now());
-    if (now <= last_write_time_) now = last_write_time_ + Millis(1);
-    last_write_time_ = now;
+    for (int waited = 0; now == previous && waited < kMaxWriteTimeWaits; ++waited) {
+      clock_.sleep_for(Millis(1), {});
+      now = to_millis(clock_.now());
+    }
     return now;
   }
 
-  LockDocument grant_document(const LockKey& key, const Claim& claim, std::int64_t transitions) {
-    const WallTime now = write_time();
+  // `replaced` is the document a takeover overwrites (none for an acquire).
+  LockDocument grant_document(const LockKey& key, const Claim& claim, std::int64_t transitions,
+                              const LockDocument* replaced = nullptr) {
+    const WallTime now = write_time(replaced ? replaced->acquired_at : WallTime{});
     LockDocument doc;
     doc.lock = key.id();
     doc.lease = claim.lease;
@@ -321,7 +331,7 @@ class EsLockStore final : public LockStore {
 
   LockDocument renewal_document(const Grant& held, Millis ttl) {
     LockDocument doc = held.state.doc;
-    const WallTime now = write_time();
+    const WallTime now = write_time(held.state.doc.renewed_at);
     doc.writer = options_.writer;
     doc.renewed_at = now;
     doc.expires_at = now + ttl;
@@ -394,8 +404,6 @@ class EsLockStore final : public LockStore {
   es::DocumentApi& api_;
   Clock& clock_;
   StoreOptions options_;
-  std::mutex time_mutex_;
-  WallTime last_write_time_{};
 };
 
 std::string random_writer() {

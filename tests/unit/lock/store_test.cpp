@@ -244,6 +244,42 @@ TEST_F(StoreTest, BatchRenewalUsesChunkedBulkAndReportsStolenLocks) {
   EXPECT_EQ(renewed, kLocks - 3);
 }
 
+// The expiresAt a holder is shown must never be later than the deadline the store reports
+// (the controller hands a revoked lock over at that deadline): a batch of writes inside one
+// millisecond must not stamp its documents ahead of the clock.
+TEST_F(StoreTest, ShownExpiryIsNeverLaterThanTheDeadlineInABatch) {
+  constexpr int kLocks = 20;
+  const auto shown_after_deadline = [&](const Grant& g) {
+    const auto shown_in = g.state.doc.expires_at - clock_.now();
+    const auto deadline_in = g.valid_until - clock_.monotonic();
+    return shown_in > deadline_in;
+  };
+  std::vector<std::pair<LockKey, Claim>> claims;
+  for (int i = 0; i < kLocks; ++i)
+    claims.emplace_back(key("lock-" + std::to_string(i)), claim("pod", "uid-" + std::to_string(i)));
+  std::vector<HeldLock> held;
+  for (const auto& granted : store_->acquire_many(claims)) {
+    ASSERT_TRUE(granted.ok() && granted->grant);
+    EXPECT_FALSE(shown_after_deadline(*granted->grant));
+    held.push_back(HeldLock{claims[held.size()].first, *granted->grant, Millis(0)});
+  }
+  clock_.advance(Millis(3000));
+  for (const BatchRenewal& renewal : store_->renew_all(held)) {
+    ASSERT_EQ(renewal.result, BatchRenewal::Result::kRenewed);
+    EXPECT_FALSE(shown_after_deadline(*renewal.grant)) << renewal.key.id();
+  }
+}
+
+// A takeover written in the same millisecond as the grant it replaces still gets its own
+// acquiredAt, so the new grant is never mistaken for the old one.
+TEST_F(StoreTest, TakeoverInTheSameMillisecondIsADifferentGrant) {
+  Grant first = acquire(key(), claim("pod-a", "uid-a"));
+  auto second = store_->take_over(key(), first.state, claim("pod-a", "uid-a"));
+  ASSERT_TRUE(second.ok() && second->grant);
+  EXPECT_FALSE(same_grant(second->grant->state.doc, first.state.doc));
+  EXPECT_GT(second->grant->state.doc.acquired_at, first.state.doc.acquired_at);
+}
+
 TEST_F(StoreTest, BatchRenewalFailureKeepsOldGrantsUnconfirmed) {
   LockKey k = key();
   Grant g = acquire(k, claim("pod-a", "uid-a"));
