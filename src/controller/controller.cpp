@@ -172,6 +172,10 @@ Controller::Controller(kube::Api& api, lock::LockStore& store, kube::EventRecord
       enqueue(index_.lease_changed(nullptr, &lease));
     };
     lease_handlers.on_update = [this](const LeaseRecord& before, const LeaseRecord& now) {
+      {
+        std::lock_guard lock(session_mutex_);
+        if (session_) session_->reconciler().lease_seen(now.meta.uid, now.meta.resource_version);
+      }
       enqueue(index_.lease_changed(&before, &now));
     };
     lease_handlers.on_delete = [this](const LeaseRecord& lease) {
@@ -193,11 +197,17 @@ Controller::Controller(kube::Api& api, lock::LockStore& store, kube::EventRecord
     };
     pod_handlers.on_update = [this](const PodRecord& before, const PodRecord& now) {
       tracker_.pod_seen(now);
+      {
+        std::lock_guard lock(session_mutex_);
+        if (session_) session_->reconciler().pod_seen(now.meta.uid, now.meta.resource_version);
+      }
       enqueue(index_.locks_for_pod(&before, &now));
     };
     pod_handlers.on_delete = [this](const PodRecord& pod) {
       tracker_.pod_gone(pod);
       enqueue(index_.locks_for_pod(&pod, nullptr));
+      std::lock_guard lock(session_mutex_);
+      if (session_) session_->reconciler().forget_pod(pod.meta.uid);
     };
     caches_->pods[ns] =
         std::make_unique<PodInformer>(api_, kube::resources::pods(), pod_options, pod_handlers, decode_pod);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/json_fields.h"
 #include "common/log.h"
 #include "controller/lease_codec.h"
 #include "kube/status.h"
@@ -26,6 +27,12 @@ kube::ObjectReference lease_reference(const LeaseRecord& lease) {
   ref.uid = lease.meta.uid;
   ref.resource_version = lease.meta.resource_version;
   return ref;
+}
+
+// The resourceVersion an API write answered with (empty if the answer has none).
+std::string resource_version_of(const json& object) {
+  const json* meta = json_fields::find(object, "metadata");
+  return meta ? json_fields::string_at(*meta, "resourceVersion") : std::string();
 }
 
 bool is_unavailable(const Error& error) {
@@ -53,9 +60,24 @@ void Reconciler::note_error(const Error& error) {
   if (is_unavailable(error)) backend_available_.store(false);
 }
 
+void Reconciler::lease_seen(const std::string& uid, const std::string& version) {
+  std::lock_guard lock(memory_mutex_);
+  forget_if_seen(written_status_, uid, version);
+}
+
+void Reconciler::pod_seen(const std::string& uid, const std::string& version) {
+  std::lock_guard lock(memory_mutex_);
+  forget_if_seen(written_annotation_, uid, version);
+}
+
 void Reconciler::forget_lease(const std::string& uid) {
   std::lock_guard lock(memory_mutex_);
   written_status_.erase(uid);
+}
+
+void Reconciler::forget_pod(const std::string& uid) {
+  std::lock_guard lock(memory_mutex_);
+  written_annotation_.erase(uid);
 }
 
 void Reconciler::read_document(LockEntry& entry) {
@@ -97,10 +119,10 @@ LockWorld Reconciler::gather(const LockEntry& entry, const std::optional<RecentG
       if (!lease || lease->spec.lock_name != entry.key.name()) continue;
       if (auto written = written_status_.find(lease->meta.uid); written != written_status_.end()) {
         // Compared as written: the API keeps times to the millisecond or second.
-        if (status_patch(lease->status) == status_patch(written->second)) {
+        if (status_patch(lease->status) == status_patch(written->second.value)) {
           written_status_.erase(written);  // the cache has caught up: the memory is not needed
         } else {
-          lease->status = written->second;
+          lease->status = written->second.value;
         }
       }
       world.claims.push_back(std::move(*lease));
@@ -350,7 +372,7 @@ Status Reconciler::write_status(const LeaseRecord& lease, const LeaseStatus& sta
     return patched.error();
   }
   std::lock_guard lock(memory_mutex_);
-  written_status_[lease.meta.uid] = status;
+  written_status_[lease.meta.uid] = Written<LeaseStatus>{status, resource_version_of(*patched)};
   return {};
 }
 
@@ -392,8 +414,13 @@ Status Reconciler::update_annotations(const LockWorld& world, const Decision& de
     std::string current = pod->holds_annotation;
     {
       std::lock_guard lock(memory_mutex_);
-      if (auto w = written_annotation_.find(pod->meta.uid); w != written_annotation_.end())
-        current = w->second;
+      if (auto w = written_annotation_.find(pod->meta.uid); w != written_annotation_.end()) {
+        if (current == w->second.value) {
+          written_annotation_.erase(w);
+        } else {
+          current = w->second.value;
+        }
+      }
     }
     if (current == value) continue;
     json patch = {
@@ -406,7 +433,7 @@ Status Reconciler::update_annotations(const LockWorld& world, const Decision& de
       continue;
     }
     std::lock_guard lock(memory_mutex_);
-    written_annotation_[pod->meta.uid] = value;
+    written_annotation_[pod->meta.uid] = Written<std::string>{value, resource_version_of(*patched)};
   }
   return result;
 }

@@ -54,8 +54,13 @@ class Reconciler {
   bool backend_available() const { return backend_available_.load(); }
   void backend_answered(bool available) { backend_available_.store(available); }
 
-  // A Lease left the cache: forget what we wrote to it.
+  // The informer delivered a Lease or pod version: once it is the one our write produced,
+  // the cache has caught up and what we wrote is forgotten.
+  void lease_seen(const std::string& uid, const std::string& version);
+  void pod_seen(const std::string& uid, const std::string& version);
+  // A Lease or pod left the cache: forget what we wrote to it.
   void forget_lease(const std::string& uid);
+  void forget_pod(const std::string& uid);
 
  private:
   LockWorld gather(const LockEntry& entry, const std::optional<RecentGrant>& recent) const;
@@ -83,14 +88,26 @@ class Reconciler {
   ReconcilerOptions options_;
   std::atomic<bool> backend_available_{true};
 
-  // What we last wrote, so a cache that has not caught up with our own writes is not
-  // mistaken for the truth (the controller is the only writer of these fields). An entry
-  // is dropped once the cache shows it, even while only reading the world.
+  // What we last wrote, so a cache that has not caught up with our own write is not
+  // mistaken for the truth. The memory lasts until the cache shows our write: the informer
+  // delivers the resourceVersion our write produced (`seen`), or the cache holds the same
+  // value. From then on the cache is the truth again, so a later write by another replica
+  // that also believes it leads is seen and corrected, not hidden behind our memory.
+  template <typename Value>
+  struct Written {
+    Value value;
+    std::string version;  // the resourceVersion our write produced
+  };
+  template <typename Value>
+  static void forget_if_seen(std::map<std::string, Written<Value>>& memory, const std::string& uid,
+                             const std::string& version) {
+    if (auto it = memory.find(uid); it != memory.end() && it->second.version == version) memory.erase(it);
+  }
   mutable std::mutex memory_mutex_;
-  mutable std::map<std::string, LeaseStatus> written_status_;        // by Lease UID
-  std::map<std::string, std::map<std::string, std::string>> holds_;  // pod key -> lease -> token
-  std::map<std::string, std::string> written_annotation_;            // pod UID -> value
-  std::mutex annotation_mutex_;                                      // one annotation write at a time per pod
+  mutable std::map<std::string, Written<LeaseStatus>> written_status_;  // by Lease UID
+  std::map<std::string, std::map<std::string, std::string>> holds_;     // pod key -> lease -> token
+  std::map<std::string, Written<std::string>> written_annotation_;      // by pod UID
+  std::mutex annotation_mutex_;  // one annotation write at a time per pod
 };
 
 }  // namespace eslease::controller

@@ -76,6 +76,24 @@ class ControllerEndToEnd(unittest.TestCase):
         obj = self.env.get("esl", "claim-a", self.ns)
         self.assertIn("eslease.io/release", obj["metadata"].get("finalizers", []))
 
+    def test_status_and_annotation_written_by_someone_else_are_put_right(self):
+        # Another writer (a second replica that also believes it leads, a hand edit) is
+        # corrected from the lock document, the single source of truth.
+        self.create_pods("worker-a", "worker-b")
+        self.env.apply(lease("claim-a", self.ns, "report", "worker-a"), lease("claim-b", self.ns, "report", "worker-b"))
+        token = self.wait_phase("claim-a", "Held")["fencingToken"]
+        self.wait_phase("claim-b", "Pending")
+        wait_for(lambda: self.annotation("worker-a") == "claim-a=" + token, TIMEOUT, "the holds annotation")
+        self.env.kubectl("patch", "esl", "claim-a", "-n", self.ns, "--subresource=status", "--type=merge",
+                         "-p", '{"status": {"phase": "Pending", "fencingToken": "1"}}')
+        self.env.kubectl("patch", "esl", "claim-b", "-n", self.ns, "--subresource=status", "--type=merge",
+                         "-p", '{"status": {"phase": "Held", "fencingToken": "999999999999"}}')
+        self.env.kubectl("annotate", "pod", "worker-a", "-n", self.ns, "--overwrite", "eslease.io/holds=claim-a=1")
+        restored = self.wait_phase("claim-a", "Held")
+        self.assertEqual(restored["fencingToken"], token)
+        self.assertNotIn("fencingToken", self.wait_phase("claim-b", "Pending"))
+        wait_for(lambda: self.annotation("worker-a") == "claim-a=" + token, TIMEOUT, "the annotation put right")
+
     def test_contention_orders_foreground_first_then_first_come(self):
         self.create_pods("h", "bg", "fg1", "fg2")
         self.env.apply(lease("holder", self.ns, "lock", "h"))
