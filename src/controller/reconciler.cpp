@@ -12,7 +12,11 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kMaxSteps = 4;  // e.g. release a deleted claim's lock, then grant it to the next
+constexpr int kMaxSteps = 4;
+// A Lease status someone else wrote is put right at most this often: two replicas that
+// both believe they lead, each projecting its own view of the document, would otherwise
+// overwrite each other's status as fast as the API answers.
+constexpr Millis kCorrectionPace{1000};  // e.g. release a deleted claim's lock, then grant it to the next
 
 double seconds_between(WallTime from, WallTime to) {
   return std::max(0.0, std::chrono::duration<double>(to - from).count());
@@ -73,6 +77,8 @@ void Reconciler::pod_seen(const std::string& uid, const std::string& version) {
 void Reconciler::forget_lease(const std::string& uid) {
   std::lock_guard lock(memory_mutex_);
   written_status_.erase(uid);
+  status_version_.erase(uid);
+  corrected_at_.erase(uid);
 }
 
 void Reconciler::forget_pod(const std::string& uid) {
@@ -301,13 +307,31 @@ ReconcileOutcome Reconciler::reconcile(const std::string& lock_id) {
       outcome.status = make_error(ErrorCode::kUnavailable, "lock document " + lock_id + " could not be read");
     }
   }
-  Status written = apply_to_cluster(world, decision);
-  if (outcome.status.ok() && !written.ok()) outcome.status = written;
   outcome.requeue_at = decision.requeue_at;
+  Status written = apply_to_cluster(world, decision, outcome.requeue_at);
+  if (outcome.status.ok() && !written.ok()) outcome.status = written;
   return outcome;
 }
 
-Status Reconciler::apply_to_cluster(const LockWorld& world, const Decision& decision) {
+bool Reconciler::pace_correction(const LeaseRecord& lease, MonoTime now, std::optional<MonoTime>& retry_at) {
+  std::lock_guard lock(memory_mutex_);
+  const std::string& uid = lease.meta.uid;
+  const auto ours = status_version_.find(uid);
+  const bool someone_elses = lease.status.phase != Phase::kNone && !written_status_.contains(uid) &&
+                             (ours == status_version_.end() || ours->second != lease.meta.resource_version);
+  if (!someone_elses) return true;
+  if (auto last = corrected_at_.find(uid);
+      last != corrected_at_.end() && now < last->second + kCorrectionPace) {
+    const MonoTime next = last->second + kCorrectionPace;
+    if (!retry_at || next < *retry_at) retry_at = next;
+    return false;
+  }
+  corrected_at_[uid] = now;
+  return true;
+}
+
+Status Reconciler::apply_to_cluster(const LockWorld& world, const Decision& decision,
+                                    std::optional<MonoTime>& retry_at) {
   Status result;
   auto keep_first_error = [&](Status s) {
     if (result.ok() && !s.ok()) result = std::move(s);
@@ -316,6 +340,7 @@ Status Reconciler::apply_to_cluster(const LockWorld& world, const Decision& deci
   for (const LeaseRecord& lease : world.claims) {
     auto desired = decision.statuses.find(lease.meta.name);
     if (desired == decision.statuses.end() || desired->second == lease.status) continue;
+    if (!pace_correction(lease, world.mono, retry_at)) continue;
     keep_first_error(write_status(lease, desired->second));
   }
   if (events_) {
@@ -372,7 +397,9 @@ Status Reconciler::write_status(const LeaseRecord& lease, const LeaseStatus& sta
     return patched.error();
   }
   std::lock_guard lock(memory_mutex_);
-  written_status_[lease.meta.uid] = Written<LeaseStatus>{status, resource_version_of(*patched)};
+  const std::string version = resource_version_of(*patched);
+  written_status_[lease.meta.uid] = Written<LeaseStatus>{status, version};
+  status_version_[lease.meta.uid] = version;
   return {};
 }
 

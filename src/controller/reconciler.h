@@ -70,7 +70,12 @@ class Reconciler {
   lock::Claim claim_for(const LockWorld& world, const GrantPlan& plan) const;
   void record_grant(LockEntry& entry, const lock::AcquireOutcome& outcome, const Decision& decision,
                     const LockWorld& world, std::optional<RecentGrant>& recent, const char* op);
-  Status apply_to_cluster(const LockWorld& world, const Decision& decision);
+  // `retry_at` is moved earlier when a status write is held back (pace_correction).
+  Status apply_to_cluster(const LockWorld& world, const Decision& decision,
+                          std::optional<MonoTime>& retry_at);
+  // False when the Lease's status was written by someone else and we already put it right
+  // within the last kCorrectionPace: the write waits for `retry_at`.
+  bool pace_correction(const LeaseRecord& lease, MonoTime now, std::optional<MonoTime>& retry_at);
   Status write_finalizers(const LockWorld& world, const Decision& decision);
   Status write_status(const LeaseRecord& lease, const LeaseStatus& status);
   Status update_annotations(const LockWorld& world, const Decision& decision);
@@ -105,9 +110,12 @@ class Reconciler {
   }
   mutable std::mutex memory_mutex_;
   mutable std::map<std::string, Written<LeaseStatus>> written_status_;  // by Lease UID
-  std::map<std::string, std::map<std::string, std::string>> holds_;     // pod key -> lease -> token
-  std::map<std::string, Written<std::string>> written_annotation_;      // by pod UID
-  std::mutex annotation_mutex_;  // one annotation write at a time per pod
+  std::map<std::string, std::string>
+      status_version_;                            // Lease UID -> resourceVersion of our last status write
+  std::map<std::string, MonoTime> corrected_at_;  // Lease UID -> when we last overwrote another's status
+  std::map<std::string, std::map<std::string, std::string>> holds_;  // pod key -> lease -> token
+  std::map<std::string, Written<std::string>> written_annotation_;   // by pod UID
+  std::mutex annotation_mutex_;                                      // one annotation write at a time per pod
 };
 
 }  // namespace eslease::controller
