@@ -12,11 +12,11 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kMaxSteps = 4;
+constexpr int kMaxSteps = 4;  // e.g. release a deleted claim's lock, then grant it to the next
 // A Lease status someone else wrote is put right at most this often: two replicas that
 // both believe they lead, each projecting its own view of the document, would otherwise
 // overwrite each other's status as fast as the API answers.
-constexpr Millis kCorrectionPace{1000};  // e.g. release a deleted claim's lock, then grant it to the next
+constexpr Millis kCorrectionPace{1000};
 
 double seconds_between(WallTime from, WallTime to) {
   return std::max(0.0, std::chrono::duration<double>(to - from).count());

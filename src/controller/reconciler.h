@@ -110,9 +110,10 @@ class Reconciler {
   }
   mutable std::mutex memory_mutex_;
   mutable std::map<std::string, Written<LeaseStatus>> written_status_;  // by Lease UID
-  std::map<std::string, std::string>
-      status_version_;                            // Lease UID -> resourceVersion of our last status write
-  std::map<std::string, MonoTime> corrected_at_;  // Lease UID -> when we last overwrote another's status
+  // By Lease UID: the resourceVersion of our last status write, and when we last overwrote
+  // a status someone else wrote (pace_correction).
+  std::map<std::string, std::string> status_version_;
+  std::map<std::string, MonoTime> corrected_at_;
   std::map<std::string, std::map<std::string, std::string>> holds_;  // pod key -> lease -> token
   std::map<std::string, Written<std::string>> written_annotation_;   // by pod UID
   std::mutex annotation_mutex_;                                      // one annotation write at a time per pod
