@@ -121,7 +121,7 @@ int main(int argc, char** argv) {
     renew_ms.push_back(ms_since(t));
     if (!renewed.ok() || !renewed->grant) return fail("renew failed in cycle " + std::to_string(i));
     t = Stopwatch::now();
-    auto released = store.release(key, *renewed->grant);
+    auto released = store.release(key, *renewed->grant, lock::ReleaseScope::kGrant);
     release_ms.push_back(ms_since(t));
     if (!released.ok()) return fail("release failed in cycle " + std::to_string(i));
   }
@@ -164,7 +164,7 @@ int main(int argc, char** argv) {
 
   before = stats.total();
   for (int i = 0; i < kSample; ++i) {
-    auto r = store.release(keys[i], taken[i]);
+    auto r = store.release(keys[i], taken[i], lock::ReleaseScope::kGrant);
     if (!r.ok() || *r != lock::ReleaseOutcome::kReleased) return fail("release failed");
   }
   const json per_release = per_request(before, stats.total(), kSample);

@@ -35,8 +35,9 @@ class OwningStore final : public lock::LockStore {
   Result<lock::RenewOutcome> renew(const lock::LockKey& key, const lock::Grant& held, Millis ttl) override {
     return store_->renew(key, held, ttl);
   }
-  Result<lock::ReleaseOutcome> release(const lock::LockKey& key, const lock::Grant& held) override {
-    return store_->release(key, held);
+  Result<lock::ReleaseOutcome> release(const lock::LockKey& key, const lock::Grant& held,
+                                       lock::ReleaseScope scope) override {
+    return store_->release(key, held, scope);
   }
   std::vector<lock::BatchRenewal> renew_all(const std::vector<lock::HeldLock>& held) override {
     return store_->renew_all(held);
@@ -142,7 +143,7 @@ int command_release(const Options& options, const lock::LockKey& key, lock::Lock
     }
     return fail(env, held.error());
   }
-  auto released = store.release(key, *held);
+  auto released = store.release(key, *held, lock::ReleaseScope::kGrant);
   if (!released.ok()) return fail(env, released.error());
   if (*released == lock::ReleaseOutcome::kNotHeld) {
     return fail(

@@ -134,7 +134,7 @@ class StoreHold final : public Hold {
 
   void finish(bool lost) override {
     if (lost || lost_) return;  // never release a grant that is someone else's now
-    auto released = store_.release(key_, grant_);
+    auto released = store_.release(key_, grant_, lock::ReleaseScope::kGrant);
     if (!released.ok()) {
       err_ << "eslease: cannot release " << key_.id()
            << " (it expires on its own): " << released.error().describe() << "\n";

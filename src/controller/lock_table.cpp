@@ -1,11 +1,17 @@
 #include "controller/lock_table.h"
 
+#include <algorithm>
+
 namespace eslease::controller {
 
 void LockEntry::observe(std::optional<lock::LockState> read, MonoTime answered_at) {
   const bool same_version = state && read && state->version == read->version;
   if (!same_version) {
-    expires_at = read ? answered_at + Millis(read->doc.ttl_millis) : MonoTime{};
+    const MonoTime read_expiry = read ? answered_at + Millis(read->doc.ttl_millis) : MonoTime{};
+    // A later version of the same grant never brings its hand-over forward: every expiry it
+    // was written with may have been shown to its holder.
+    const bool same_grant = state && read && lock::same_grant(read->doc, state->doc);
+    expires_at = same_grant ? std::max(expires_at, read_expiry) : read_expiry;
     if (active && (!read || !grant || read->doc.lease_uid != grant->state.doc.lease_uid ||
                    read->doc.acquired_at != grant->state.doc.acquired_at)) {
       // Someone else's document replaced our grant: we no longer hold it.

@@ -30,7 +30,8 @@ struct LockEntry {
   std::string revoked_reason;            // set when we stopped renewing (final for the grant)
 
   // Records a document read from Elasticsearch at `answered_at`: a version seen before keeps
-  // its expiry (expiry counts from the first sighting), a new one restarts it.
+  // its expiry (expiry counts from the first sighting), a new one restarts it, and a new
+  // version of the same grant can only push the expiry later.
   void observe(std::optional<lock::LockState> read, MonoTime answered_at);
   // Records a grant we made or renewed.
   void hold(const lock::Grant& grant, MonoTime now);

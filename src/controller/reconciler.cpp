@@ -236,7 +236,10 @@ Status Reconciler::carry_out(LockEntry& entry, const Decision& decision, const L
       return {};
     }
     case Action::kRelease: {
-      auto released = store_.release(entry.key, lock::Grant{*entry.state, entry.expires_at});
+      // Only the version decided on: a later one (another replica's renewal) may carry a later
+      // expiresAt that the holder was shown; it is read and decided on again.
+      auto released = store_.release(entry.key, lock::Grant{*entry.state, entry.expires_at},
+                                     lock::ReleaseScope::kThisVersion);
       if (!released.ok()) return released.error();
       if (*released == lock::ReleaseOutcome::kReleased) {
         entry.active = false;

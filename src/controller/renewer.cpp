@@ -1,5 +1,6 @@
 #include "controller/renewer.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "common/log.h"
@@ -71,11 +72,18 @@ int Renewer::tick() {
                                                   result.error->code == ErrorCode::kTimeout ||
                                                   result.error->code == ErrorCode::kTooManyRequests);
         any_unavailable = any_unavailable || unavailable;
+        if (result.grant && !(result.grant->state.version == entry.grant->state.version)) {
+          // Still our grant, renewed by another process (a second replica acting as leader):
+          // renew from its version next time, and hand it over no earlier than its expiry,
+          // which the holder may have been shown.
+          entry.observe(result.grant->state, after);
+          entry.grant->state = result.grant->state;
+        }
         if (after >= entry.grant->valid_until) {
           // Not confirmed in time: the holder has stopped; the grant is over.
           entry.active = false;
           entry.revoked_reason = reason::kRenewalFailed;
-          entry.expires_at = entry.grant->valid_until;
+          entry.expires_at = std::max(entry.expires_at, entry.grant->valid_until);
           observer_.renewal_failed();
           log::warn("lock renewal failed until the grant expired",
                     {{"lock", entry.key.id()}, {"error", result.error ? result.error->describe() : ""}});

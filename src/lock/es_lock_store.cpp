@@ -118,7 +118,7 @@ class EsLockStore final : public LockStore {
     return settled;
   }
 
-  Result<ReleaseOutcome> release(const LockKey& key, const Grant& held) override {
+  Result<ReleaseOutcome> release(const LockKey& key, const Grant& held, ReleaseScope scope) override {
     es::Version version = held.state.version;
     for (int attempt = 0; attempt < 3; ++attempt) {
       auto removed = api_.remove(options_.index, key.id(), version);
@@ -133,7 +133,9 @@ class EsLockStore final : public LockStore {
       if (!*current) return ReleaseOutcome::kReleased;
       if (!same_grant((*current)->doc, held.state.doc)) return ReleaseOutcome::kNotHeld;
       if (!removed.ok() && (*current)->version == version) return removed.error();
-      // Still our grant, at a version written by a renewal whose answer we never saw.
+      if (scope == ReleaseScope::kThisVersion) return ReleaseOutcome::kNotHeld;
+      // Still the grant, at a version written by a renewal whose answer we never saw, or
+      // by another process: the holder lets go of the grant, whichever version it is at.
       version = (*current)->version;
     }
     return make_error(ErrorCode::kConflict, "cannot release " + key.id() + ": its document keeps changing");

@@ -4,7 +4,7 @@
 //
 //   acquire   PUT _create             applies only when no document exists
 //   renew     PUT _doc ?if_seq_no=     applies only over the holder's own version
-//   release   DELETE ?if_seq_no=       removes only the holder's own version
+//   release   DELETE ?if_seq_no=       removes only the holder's own grant (ReleaseScope)
 //   take_over PUT _doc ?if_seq_no=     replaces exactly the version judged dead/expired
 //   renew_all POST _bulk, per-item if_seq_no, <= max_bulk_items per request
 //
@@ -63,7 +63,18 @@ struct RenewOutcome {
 
 enum class ReleaseOutcome {
   kReleased,  // our grant is gone (deleted now, or already)
-  kNotHeld,   // the document belongs to another grant: nothing was deleted
+  kNotHeld,   // nothing was deleted: the document belongs to another grant, or (kThisVersion)
+              // has moved on from the version given
+};
+
+// Which versions of a grant `release` may delete.
+enum class ReleaseScope {
+  // Any version of the grant: its holder lets go, including renewals whose answers it never
+  // saw and renewals made by another process on its behalf.
+  kGrant,
+  // Only the version given. For a grant handed over because it expired: a later version was
+  // written with a later expiresAt, which its holder may have been shown and must be honoured.
+  kThisVersion,
 };
 
 struct HeldLock {
@@ -97,7 +108,7 @@ class LockStore {
   virtual Result<AcquireOutcome> take_over(const LockKey& key, const LockState& dead, const Claim& claim) = 0;
   // ttl 0 keeps the document's ttlMillis.
   virtual Result<RenewOutcome> renew(const LockKey& key, const Grant& held, Millis ttl) = 0;
-  virtual Result<ReleaseOutcome> release(const LockKey& key, const Grant& held) = 0;
+  virtual Result<ReleaseOutcome> release(const LockKey& key, const Grant& held, ReleaseScope scope) = 0;
   // Renews many held locks through _bulk, one outcome per lock, in the given order.
   virtual std::vector<BatchRenewal> renew_all(const std::vector<HeldLock>& held) = 0;
 

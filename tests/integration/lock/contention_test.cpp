@@ -56,7 +56,7 @@ TEST(LockContention, ThreadsNeverHoldTogetherAndTokensGrow) {
         ++grants;
         std::this_thread::yield();
         holder_slot.store(-1);
-        auto released = backend.store->release(key, *grant);
+        auto released = backend.store->release(key, *grant, ReleaseScope::kGrant);
         if (!released.ok() || *released != ReleaseOutcome::kReleased) {
           ++failures;
           ADD_FAILURE() << "release failed";

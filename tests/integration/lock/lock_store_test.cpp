@@ -54,7 +54,7 @@ TEST_F(LockIntegration, AcquireRenewReleaseRoundTrip) {
   EXPECT_FALSE(other->grant);
   EXPECT_EQ(other->current->doc.holder, "pod-a");
 
-  ASSERT_EQ(*store().release(key_, renewed->grant.value()), ReleaseOutcome::kReleased);
+  ASSERT_EQ(*store().release(key_, renewed->grant.value(), ReleaseScope::kGrant), ReleaseOutcome::kReleased);
   read = store().get(key_);
   ASSERT_TRUE(read.ok());
   EXPECT_FALSE(*read);
@@ -65,7 +65,7 @@ TEST_F(LockIntegration, TokensGrowThroughReleaseReacquireAndTakeover) {
   for (int round = 0; round < 3; ++round) {
     Grant g = acquire(key_, claim_for("pod-" + std::to_string(round)));
     tokens.push_back(g.state.token);
-    ASSERT_EQ(*store().release(key_, g), ReleaseOutcome::kReleased);
+    ASSERT_EQ(*store().release(key_, g, ReleaseScope::kGrant), ReleaseOutcome::kReleased);
   }
   Grant a = acquire(key_, claim_for("pod-a"));
   tokens.push_back(a.state.token);
@@ -87,7 +87,7 @@ TEST_F(LockIntegration, TokensKeepGrowingAfterPrimaryTermBump) {
   ASSERT_TRUE(renewed.ok() && renewed->grant) << (renewed.ok() ? "" : renewed.error().describe());
   EXPECT_EQ(renewed->grant->state.token, a.state.token) << "a renewal keeps the grant's token";
   EXPECT_GT(renewed->grant->state.version.primary_term, a.state.version.primary_term);
-  ASSERT_EQ(*store().release(key_, *renewed->grant), ReleaseOutcome::kReleased);
+  ASSERT_EQ(*store().release(key_, *renewed->grant, ReleaseScope::kGrant), ReleaseOutcome::kReleased);
   Grant b = acquire(key_, claim_for("pod-b"));
   EXPECT_GT(b.state.token, a.state.token);
   EXPECT_GE(b.state.token, 2LL << 32);
@@ -217,7 +217,7 @@ TEST_F(LockIntegration, SlowRenewalIsResolvedByReadingBack) {
     auto read = store().get(key_);
     return read.ok() && *read && !((*read)->version == g.state.version);
   }));
-  auto released = store().release(key_, g);
+  auto released = store().release(key_, g, ReleaseScope::kGrant);
   ASSERT_TRUE(released.ok()) << released.error().describe();
   EXPECT_EQ(*released, ReleaseOutcome::kReleased);
 }
@@ -227,7 +227,7 @@ TEST_F(LockIntegration, DroppedConnectionsAreRetriedAndResolved) {
   server_.fault({{"op", "create"}, {"drop", true}, {"count", 1}});
   Grant g = acquire(key_, claim_for("pod-a"));
   server_.fault({{"op", "delete"}, {"drop", true}, {"count", 1}});
-  auto released = store().release(key_, g);
+  auto released = store().release(key_, g, ReleaseScope::kGrant);
   ASSERT_TRUE(released.ok()) << released.error().describe();
   EXPECT_EQ(*released, ReleaseOutcome::kReleased);
 }

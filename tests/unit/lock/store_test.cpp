@@ -97,7 +97,7 @@ TEST_F(StoreTest, TokensGrowThroughReleaseReacquireTakeoverAndTermBump) {
   std::vector<std::int64_t> tokens;
   Grant a = acquire(key(), claim("pod-a", "uid-a"));
   tokens.push_back(a.state.token);
-  ASSERT_EQ(*store_->release(key(), a), ReleaseOutcome::kReleased);
+  ASSERT_EQ(*store_->release(key(), a, ReleaseScope::kGrant), ReleaseOutcome::kReleased);
   EXPECT_FALSE(api_.peek("batch/nightly"));
   Grant b = acquire(key(), claim("pod-b", "uid-b"));
   tokens.push_back(b.state.token);
@@ -130,7 +130,7 @@ TEST_F(StoreTest, ReleaseOnlyDeletesOurOwnVersion) {
   Grant a = acquire(key(), claim("pod-a", "uid-a"));
   auto b = store_->take_over(key(), a.state, claim("pod-b", "uid-b"));
   ASSERT_TRUE(b.ok() && b->grant);
-  auto r = store_->release(key(), a);
+  auto r = store_->release(key(), a, ReleaseScope::kGrant);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(*r, ReleaseOutcome::kNotHeld);
   ASSERT_TRUE(api_.peek("batch/nightly"));
@@ -199,7 +199,7 @@ TEST_F(StoreTest, RenewNotAppliedKeepsTheOldDeadlineAndReportsTheError) {
 TEST_F(StoreTest, ReleaseAppliedButAnswerLostIsReleased) {
   Grant g = acquire(key(), claim("pod-a", "uid-a"));
   api_.inject({"delete", true, make_error(ErrorCode::kUnavailable, "reset after send")});
-  auto r = store_->release(key(), g);
+  auto r = store_->release(key(), g, ReleaseScope::kGrant);
   ASSERT_TRUE(r.ok()) << r.error().describe();
   EXPECT_EQ(*r, ReleaseOutcome::kReleased);
 }
@@ -209,9 +209,34 @@ TEST_F(StoreTest, ReleaseFollowsOurOwnUnseenRenewal) {
   api_.inject({"index", true, make_error(ErrorCode::kTimeout, "lost")});
   api_.inject({"get", false, make_error(ErrorCode::kTimeout, "lost too")});
   ASSERT_FALSE(store_->renew(key(), g, Millis(0)).ok());  // outcome unknown: we keep the old version
-  auto r = store_->release(key(), g);
+  auto r = store_->release(key(), g, ReleaseScope::kGrant);
   ASSERT_TRUE(r.ok()) << r.error().describe();
   EXPECT_EQ(*r, ReleaseOutcome::kReleased);
+  EXPECT_FALSE(api_.peek("batch/nightly"));
+}
+
+// A grant handed over because it expired is released only at the version judged expired:
+// a later renewal by another process wrote a later expiresAt, which the holder may have seen.
+TEST_F(StoreTest, ReleaseOfThisVersionLeavesAnotherProcessesRenewal) {
+  Grant g = acquire(key(), claim("pod-a", "uid-a"));
+  StoreOptions options;
+  options.writer = "another-replica";
+  auto other = make_es_lock_store(api_, clock_, options);
+  ASSERT_TRUE(other.ok());
+  clock_.advance(Millis(1000));
+  auto renewed = (*other)->renew(key(), g, Millis(0));
+  ASSERT_TRUE(renewed.ok() && renewed->renewed);
+
+  auto exact = store_->release(key(), g, ReleaseScope::kThisVersion);
+  ASSERT_TRUE(exact.ok()) << exact.error().describe();
+  EXPECT_EQ(*exact, ReleaseOutcome::kNotHeld);
+  ASSERT_TRUE(api_.peek("batch/nightly"));
+  EXPECT_EQ(api_.peek("batch/nightly")->source["writer"], "another-replica");
+
+  // The holder itself letting go releases the grant at whatever version it is.
+  auto whole = store_->release(key(), g, ReleaseScope::kGrant);
+  ASSERT_TRUE(whole.ok());
+  EXPECT_EQ(*whole, ReleaseOutcome::kReleased);
   EXPECT_FALSE(api_.peek("batch/nightly"));
 }
 
