@@ -8,7 +8,7 @@ previous grant must be over at that point of the history:
 - or its claim let go (the Lease is being deleted or gone),
 - or else (the holder was only presumed dead, or could not be judged) the new grant's
   acquireTime is no earlier than the latest expireTime ever published to the old holder,
-  and the old Lease no longer shows that grant as Held.
+  and the old Lease no longer shows that grant as Held until after it.
 Tokens of one lock must grow with every grant, one token belongs to one grant, and a grant
 that has been superseded must never again be shown Held, to a pod that lives, with an
 expireTime after its successor's acquireTime (a holder believes it holds until then).
@@ -138,8 +138,12 @@ class SafetyCheck:
             return
         self.handovers["after_expiry"] += 1
         old = (self.leases.get(previous.lease) or {}).get("status") or {}
+        old_until = parse_time(old.get("expireTime"))
+        # A status still Held whose expireTime has passed is stale, not a holder: a holder
+        # that cannot renew stops itself by its expireTime.
         if previous.lease_uid != grant.lease_uid and old.get("phase") == "Held" and \
-                old.get("fencingToken") == str(previous.token):
+                old.get("fencingToken") == str(previous.token) and \
+                (old_until is None or grant.acquired is None or old_until > grant.acquired):
             self._violate(rv, lock, "two holders: %s granted at %s while %s is still Held until %s and its pod lives"
                           % (grant.describe(), _stamp(grant.acquired), previous.describe(),
                              _stamp(parse_time(old.get("expireTime")))))

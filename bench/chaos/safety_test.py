@@ -70,6 +70,12 @@ class SafetyCheckTest(unittest.TestCase):
         self.assertEqual(len(result.violations), 1)
         self.assertIn("two holders", result.violations[0]["violation"])
 
+    def test_a_held_status_past_its_expiry_is_stale_not_a_holder(self):
+        h = History().start()
+        result = check(h.grant_b(acquired=at(3)).events)
+        self.assertEqual(result.violations, [])
+        self.assertEqual(result.handovers["after_expiry"], 1)
+
     def test_revoked_holder_hands_over_only_after_its_published_expiry(self):
         revoked = lease("la", "la-1", "a", "ua", 10, "Pending", at(0), at(3))
         early = check(History().start().add("lease", revoked).grant_b(acquired=at(2.999)).events)
