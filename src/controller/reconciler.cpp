@@ -408,30 +408,36 @@ Status Reconciler::write_status(const LeaseRecord& lease, const LeaseStatus& sta
 
 Status Reconciler::update_annotations(const LockWorld& world, const Decision& decision) {
   // Which pods' eslease.io/holds values this lock changes.
+  const std::string lock = world.ns + "/" + world.lock_name;
   std::set<std::string> touched;
   std::map<std::string, std::string> desired;  // pod key -> annotation value
   {
-    std::lock_guard lock(memory_mutex_);
-    for (const LeaseRecord& lease : world.claims) {
-      auto status = decision.statuses.find(lease.meta.name);
-      const bool deleted = status == decision.statuses.end();
-      const std::string lease_name = lease.meta.name;
-      for (auto it = holds_.begin(); it != holds_.end();) {
-        if (it->second.erase(lease_name) > 0 && it->first.rfind(world.ns + "/", 0) == 0)
-          touched.insert(it->first);
-        it = it->second.empty() ? holds_.erase(it) : std::next(it);
-      }
-      if (!deleted && status->second.phase == Phase::kHeld && status->second.holder) {
-        const std::string pod_key = world.ns + "/" + status->second.holder->pod_name;
-        holds_[pod_key][lease_name] = status->second.fencing_token;
+    std::lock_guard guard(memory_mutex_);
+    if (auto had = holders_.find(lock); had != holders_.end()) {
+      for (const std::string& pod_key : had->second) {
+        auto pod = holds_.find(pod_key);
+        if (pod == holds_.end()) continue;
+        // Only entries still for this lock: a Lease that moved on is another lock's now.
+        std::erase_if(pod->second, [&](const auto& held) { return held.second.lock == lock; });
+        if (pod->second.empty()) holds_.erase(pod);
         touched.insert(pod_key);
       }
+      holders_.erase(had);
+    }
+    for (const LeaseRecord& lease : world.claims) {
+      auto status = decision.statuses.find(lease.meta.name);
+      if (status == decision.statuses.end() || status->second.phase != Phase::kHeld || !status->second.holder)
+        continue;
+      const std::string pod_key = world.ns + "/" + status->second.holder->pod_name;
+      holds_[pod_key][lease.meta.name] = Hold{lock, status->second.fencing_token};
+      holders_[lock].insert(pod_key);
+      touched.insert(pod_key);
     }
     for (const std::string& pod_key : touched) {
       std::string value;
       if (auto it = holds_.find(pod_key); it != holds_.end()) {
-        for (const auto& [lease, token] : it->second)
-          value += (value.empty() ? "" : ",") + lease + "=" + token;
+        for (const auto& [lease, held] : it->second)
+          value += (value.empty() ? "" : ",") + lease + "=" + held.token;
       }
       desired[pod_key] = value;
     }

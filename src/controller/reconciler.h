@@ -114,9 +114,19 @@ class Reconciler {
   // a status someone else wrote (pace_correction).
   std::map<std::string, std::string> status_version_;
   std::map<std::string, MonoTime> corrected_at_;
-  std::map<std::string, std::map<std::string, std::string>> holds_;  // pod key -> lease -> token
-  std::map<std::string, Written<std::string>> written_annotation_;   // by pod UID
-  std::mutex annotation_mutex_;                                      // one annotation write at a time per pod
+  // What each pod holds, for its eslease.io/holds annotation: pod key -> Lease name -> the
+  // lock ("<ns>/<lock>") and token. `holders_` lists, per lock, the pods with an entry for
+  // it, so each reconcile recomputes exactly its own lock's entries: a Lease that vanished
+  // without passing through deletion (removed before its finalizer was added) loses its
+  // entry too.
+  struct Hold {
+    std::string lock;
+    std::string token;
+  };
+  std::map<std::string, std::map<std::string, Hold>> holds_;
+  std::map<std::string, std::set<std::string>> holders_;            // lock -> pod keys
+  std::map<std::string, Written<std::string>> written_annotation_;  // by pod UID
+  std::mutex annotation_mutex_;                                     // one annotation write at a time per pod
 };
 
 }  // namespace eslease::controller

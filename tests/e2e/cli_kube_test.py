@@ -12,7 +12,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from controller_env import Environment, lease, namespace, wait_for  # noqa: E402
+from controller_env import Environment, ShowsLogsOnFailure, lease, namespace, wait_for  # noqa: E402
 
 BIN = None
 SOURCE = None
@@ -58,7 +58,7 @@ class Tool:
             self.proc.wait()
 
 
-class CliKubernetesMode(unittest.TestCase):
+class CliKubernetesMode(ShowsLogsOnFailure, unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.env = Environment(BIN, SOURCE, simulate_kubelet=True).start()

@@ -5,6 +5,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.request
@@ -25,6 +26,29 @@ def wait_for(condition, timeout, what, interval=0.01):
         if time.monotonic() > deadline:
             raise AssertionError("timed out after %.1fs waiting for %s" % (timeout, what))
         time.sleep(interval)
+
+
+class ShowsLogsOnFailure:
+    """Mixed into a TestCase with an `env` (and usually an `ns`): when a test fails, what the
+    controllers logged about its namespace is printed, so a failure explains itself in CI."""
+
+    LOG_LINES = 60
+
+    def run(self, result=None):
+        failed_before = len(result.failures) + len(result.errors) if result else 0
+        outcome = super().run(result)
+        result = result or outcome
+        env = getattr(self, "env", None)
+        if result is not None and env is not None and len(result.failures) + len(result.errors) > failed_before:
+            ns = getattr(self, "ns", None)
+            for name, text in sorted(env.logs().items()):
+                if not name.startswith("controller"):
+                    continue
+                lines = [line for line in text.splitlines() if not ns or ns in line]
+                sys.stderr.write("--- %s, %s (last %d lines) ---\n" % (
+                    name, "lines naming " + ns if ns else "output", min(len(lines), self.LOG_LINES)))
+                sys.stderr.write("\n".join(lines[-self.LOG_LINES:]) + "\n")
+        return outcome
 
 
 class Process:
@@ -86,6 +110,7 @@ class Environment:
         self.dir = self.workdir.name
         self.processes = []
         self.controllers = []
+        self.stopped_logs = {}  # process name -> its output, kept when the processes stop
 
     # --- lifecycle ---------------------------------------------------------------------
     def start(self):
@@ -113,6 +138,7 @@ class Environment:
         for p in reversed(self.processes):
             p.stop()
             text = p.text()
+            self.stopped_logs[p.name] = text
             for marker in SANITIZER_MARKERS:
                 at = text.find(marker)
                 if at >= 0:
@@ -122,6 +148,12 @@ class Environment:
         # A sanitizer build of any process (ESLEASE_SANITIZE) fails the test that ran it.
         if reports:
             raise AssertionError("sanitizer report:\n" + "\n".join(reports))
+
+    def logs(self):
+        """Every process's output so far, by process name (also after `stop`)."""
+        out = dict(self.stopped_logs)
+        out.update({p.name: p.text() for p in self.processes})
+        return out
 
     def __enter__(self):
         return self.start()
@@ -183,6 +215,13 @@ class Environment:
 
     def es(self, method, path, body=None):
         return self.http(method, self.es_url + path, body)
+
+    def kube_faults(self, rule):
+        """Adds a kube-emulator fault rule ({"verb", "resource", "status", "count", ...}), or
+        with None ends them all."""
+        if rule is None:
+            return self.http("DELETE", self.kube_url + "/_emulator/faults")
+        return self.http("POST", self.kube_url + "/_emulator/faults", rule)
 
     def kubelet(self, name, ns, change):
         """Changes a pod as its kubelet would: {"ready": False}, {"phase": "Failed"}, ..."""

@@ -10,14 +10,14 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from controller_env import Environment, condition, lease, namespace, pod, wait_for  # noqa: E402
+from controller_env import Environment, ShowsLogsOnFailure, condition, lease, namespace, pod, wait_for  # noqa: E402
 
 BIN = None
 SOURCE = None
 TIMEOUT = 20
 
 
-class ControllerEndToEnd(unittest.TestCase):
+class ControllerEndToEnd(ShowsLogsOnFailure, unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.env = Environment(BIN, SOURCE).start()
@@ -239,6 +239,23 @@ class ControllerEndToEnd(unittest.TestCase):
         self.assertIsNone(self.env.get("esl", "h", self.ns))
         wait_for(lambda: self.annotation("h") is None, TIMEOUT, "the annotation to go")
 
+    def test_a_lease_deleted_before_its_finalizer_still_frees_its_pod(self):
+        # Every Lease patch fails, so the grant reaches Elasticsearch and the pod's annotation
+        # but neither the finalizer nor the status: deleting the Lease removes it at once.
+        self.create_pods("h", "w")
+        self.env.kube_faults({"verb": "patch", "resource": "leases", "status": 500, "count": -1})
+        try:
+            self.env.apply(lease("h", self.ns, "early", "h"))
+            wait_for(lambda: self.annotation("h"), TIMEOUT, "pod h to be annotated as the holder")
+            self.env.kubectl("delete", "esl", "h", "-n", self.ns, "--wait=true", "--timeout=20s")
+            wait_for(lambda: self.document("early") is None, TIMEOUT, "the lock to be released")
+            wait_for(lambda: self.annotation("h") is None, TIMEOUT, "pod h's annotation to go")
+        finally:
+            self.env.kube_faults(None)
+        self.env.apply(lease("w", self.ns, "early", "w"))
+        status = self.wait_phase("w", "Held")
+        self.assertEqual(self.annotation("w"), "w=" + status["fencingToken"])
+
     def test_direct_mode_holder_is_respected_until_expiry(self):
         self.create_pods("w")
         direct = subprocess.run([os.path.join(BIN, "eslease"), "--es", self.env.es_url, "acquire", "direct",
@@ -292,7 +309,7 @@ class ControllerEndToEnd(unittest.TestCase):
         self.assertEqual(check.returncode, 0, check.stdout + check.stderr)
 
 
-class ControllerResilience(unittest.TestCase):
+class ControllerResilience(ShowsLogsOnFailure, unittest.TestCase):
     """Faults that need their own emulators and controllers: an Elasticsearch outage, dropped
     and compacted watches, a controller restart, two controllers at once."""
 
