@@ -375,8 +375,12 @@ Status Reconciler::write_finalizers(const LockWorld& world, const Decision& deci
         {"metadata", {{"finalizers", finalizers}, {"resourceVersion", lease.meta.resource_version}}}};
     auto patched = api_.patch(kube::resources::eslease_leases(), lease.meta.ns, lease.meta.name,
                               kube::PatchType::kMerge, patch);
-    if (!patched.ok() && patched.error().code != ErrorCode::kNotFound && result.ok())
-      result = patched.error();
+    if (patched.ok() || patched.error().code == ErrorCode::kNotFound) return;
+    // A conflict only means our cache was behind; the requeue retries on the newer version.
+    if (patched.error().code != ErrorCode::kConflict)
+      log::warn(add ? "cannot add the Lease finalizer" : "cannot remove the Lease finalizer",
+                {{"lease", lease.meta.key()}, {"error", patched.error().describe()}});
+    if (result.ok()) result = patched.error();
   };
   for (const LeaseRecord& lease : world.claims) {
     const auto& add = decision.add_finalizer;
