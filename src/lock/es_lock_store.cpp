@@ -201,6 +201,7 @@ class EsLockStore final : public LockStore {
       }
       if (!unsettled.empty()) {
         std::vector<std::string> ids;
+        ids.reserve(unsettled.size());
         for (std::size_t k : unsettled) ids.push_back(claims[begin + k].first.id());
         auto current = api_.mget(options_.index, ids);
         const MonoTime observed_at = clock_.monotonic();

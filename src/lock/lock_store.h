@@ -116,12 +116,14 @@ class LockStore {
   // key in the given order. A malformed document is that key's kProtocol error.
   virtual Result<std::vector<Result<std::optional<LockState>>>> get_many(const std::vector<LockKey>& keys) {
     std::vector<Result<std::optional<LockState>>> out;
+    out.reserve(keys.size());
     for (const LockKey& key : keys) out.push_back(get(key));
     return out;
   }
   virtual std::vector<Result<AcquireOutcome>> acquire_many(
       const std::vector<std::pair<LockKey, Claim>>& claims) {
     std::vector<Result<AcquireOutcome>> out;
+    out.reserve(claims.size());
     for (const auto& [key, claim] : claims) out.push_back(acquire(key, claim));
     return out;
   }
