@@ -238,4 +238,26 @@ json status_patch(const LeaseStatus& status) {
   return json{{"status", std::move(s)}};
 }
 
+std::map<std::string, std::string> parse_holds(std::string_view value) {
+  std::map<std::string, std::string> out;
+  while (!value.empty()) {
+    const std::size_t comma = value.find(',');
+    const std::string_view item = value.substr(0, comma);
+    value = comma == std::string_view::npos ? std::string_view() : value.substr(comma + 1);
+    const std::size_t equals = item.find('=');
+    if (equals == 0 || equals == std::string_view::npos) continue;
+    out.emplace(std::string(item.substr(0, equals)), std::string(item.substr(equals + 1)));
+  }
+  return out;
+}
+
+std::string format_holds(const std::map<std::string, std::string>& token_by_lease) {
+  std::string out;
+  for (const auto& [lease, token] : token_by_lease) {
+    if (!out.empty()) out += ',';
+    out += lease + "=" + token;
+  }
+  return out;
+}
+
 }  // namespace eslease::controller

@@ -4,7 +4,10 @@
 // LeaseSpec::problem, and the claim becomes Invalid.
 #pragma once
 
+#include <map>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
 
 #include "controller/model.h"
 
@@ -17,5 +20,10 @@ NodeRecord decode_node(const nlohmann::json& object);
 // The whole status as a JSON merge patch body ({"status": {...}}): every field the
 // controller owns is present, absent values are null so a merge patch removes them.
 nlohmann::json status_patch(const LeaseStatus& status);
+
+// A pod's eslease.io/holds value: "<Lease>=<fencing token>" entries joined by commas, in
+// Lease name order. Parsing skips entries that are not of that form (a hand edit).
+std::map<std::string, std::string> parse_holds(std::string_view value);
+std::string format_holds(const std::map<std::string, std::string>& token_by_lease);
 
 }  // namespace eslease::controller

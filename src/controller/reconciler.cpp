@@ -410,6 +410,26 @@ Status Reconciler::write_status(const LeaseRecord& lease, const LeaseStatus& sta
   return {};
 }
 
+void Reconciler::adopt_holds(const std::string& pod_key, const PodRecord& pod,
+                             std::set<std::string>& touched) {
+  if (holds_.contains(pod_key)) return;
+  const auto written = written_annotation_.find(pod.meta.uid);
+  const std::string& value =
+      written != written_annotation_.end() ? written->second.value : pod.holds_annotation;
+  if (value.empty()) return;
+  for (const auto& [lease_name, token] : parse_holds(value)) {
+    const auto slash = pod_key.find('/');
+    auto lease = cluster_.lease(pod_key.substr(0, slash + 1) + lease_name);
+    if (!lease) {
+      touched.insert(pod_key);  // names a Lease that is gone: rewritten without it
+      continue;
+    }
+    const std::string its_lock = lease->meta.ns + "/" + lease->spec.lock_name;
+    holds_[pod_key][lease_name] = Hold{its_lock, token};
+    holders_[its_lock].insert(pod_key);
+  }
+}
+
 Status Reconciler::update_annotations(const LockWorld& world, const Decision& decision) {
   // Which pods' eslease.io/holds values this lock changes.
   const std::string lock = world.ns + "/" + world.lock_name;
@@ -417,6 +437,7 @@ Status Reconciler::update_annotations(const LockWorld& world, const Decision& de
   std::map<std::string, std::string> desired;  // pod key -> annotation value
   {
     std::lock_guard guard(memory_mutex_);
+    for (const auto& [name, pod] : world.pods) adopt_holds(world.ns + "/" + name, pod.record, touched);
     if (auto had = holders_.find(lock); had != holders_.end()) {
       for (const std::string& pod_key : had->second) {
         auto pod = holds_.find(pod_key);
@@ -438,12 +459,11 @@ Status Reconciler::update_annotations(const LockWorld& world, const Decision& de
       touched.insert(pod_key);
     }
     for (const std::string& pod_key : touched) {
-      std::string value;
+      std::map<std::string, std::string> token_by_lease;
       if (auto it = holds_.find(pod_key); it != holds_.end()) {
-        for (const auto& [lease, held] : it->second)
-          value += (value.empty() ? "" : ",") + lease + "=" + held.token;
+        for (const auto& [lease, held] : it->second) token_by_lease[lease] = held.token;
       }
-      desired[pod_key] = value;
+      desired[pod_key] = format_holds(token_by_lease);
     }
   }
   Status result;

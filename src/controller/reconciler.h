@@ -79,6 +79,11 @@ class Reconciler {
   Status write_finalizers(const LockWorld& world, const Decision& decision);
   Status write_status(const LeaseRecord& lease, const LeaseStatus& status);
   Status update_annotations(const LockWorld& world, const Decision& decision);
+  // A pod this session has no holds for yet, whose annotation (another leader's write, or
+  // a hand edit) lists entries: each entry is recorded under the lock its Lease claims, so
+  // that lock's next reconcile confirms or removes it, and entries of other locks are kept
+  // meanwhile; an entry whose Lease is gone marks the pod for rewriting. Needs memory_mutex_.
+  void adopt_holds(const std::string& pod_key, const PodRecord& pod, std::set<std::string>& touched);
   void note_error(const Error& error);
 
   const ClusterView& cluster_;

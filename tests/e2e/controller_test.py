@@ -89,10 +89,15 @@ class ControllerEndToEnd(ShowsLogsOnFailure, unittest.TestCase):
         self.env.kubectl("patch", "esl", "claim-b", "-n", self.ns, "--subresource=status", "--type=merge",
                          "-p", '{"status": {"phase": "Held", "fencingToken": "999999999999"}}')
         self.env.kubectl("annotate", "pod", "worker-a", "-n", self.ns, "--overwrite", "eslease.io/holds=claim-a=1")
+        # A pod the controller never saw holding anything (as after a leader change): its
+        # entries are checked too, and one naming a Lease that does not exist goes.
+        self.env.kubectl("annotate", "pod", "worker-b", "-n", self.ns, "--overwrite",
+                         "eslease.io/holds=claim-b=999999999999,ghost=3")
         restored = self.wait_phase("claim-a", "Held")
         self.assertEqual(restored["fencingToken"], token)
         self.assertNotIn("fencingToken", self.wait_phase("claim-b", "Pending"))
         wait_for(lambda: self.annotation("worker-a") == "claim-a=" + token, TIMEOUT, "the annotation put right")
+        wait_for(lambda: self.annotation("worker-b") is None, TIMEOUT, "the waiting pod's annotation removed")
 
     def test_contention_orders_foreground_first_then_first_come(self):
         self.create_pods("h", "bg", "fg1", "fg2")

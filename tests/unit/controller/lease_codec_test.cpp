@@ -128,5 +128,15 @@ TEST(LeaseCodec, StatusPatchRemovesWhatIsNoLongerSet) {
   EXPECT_EQ(decode_lease(object).status, status);
 }
 
+TEST(LeaseCodec, HoldsAnnotationRoundTripsAndSkipsWhatIsNotAnEntry) {
+  const std::map<std::string, std::string> holds{{"leader", "4294967296"}, {"report-w-1", "12"}};
+  EXPECT_EQ(format_holds(holds), "leader=4294967296,report-w-1=12");
+  EXPECT_EQ(parse_holds(format_holds(holds)), holds);
+  EXPECT_EQ(format_holds({}), "");
+  EXPECT_TRUE(parse_holds("").empty());
+  const auto edited = parse_holds("garbage,=5,,leader=7,");
+  EXPECT_EQ(edited, (std::map<std::string, std::string>{{"leader", "7"}}));
+}
+
 }  // namespace
 }  // namespace eslease::controller
