@@ -417,9 +417,10 @@ void Reconciler::adopt_holds(const std::string& pod_key, const PodRecord& pod,
   const std::string& value =
       written != written_annotation_.end() ? written->second.value : pod.holds_annotation;
   if (value.empty()) return;
-  for (const auto& [lease_name, token] : parse_holds(value)) {
-    const auto slash = pod_key.find('/');
-    auto lease = cluster_.lease(pod_key.substr(0, slash + 1) + lease_name);
+  const std::map<std::string, std::string> entries = parse_holds(value);
+  if (format_holds(entries) != value) touched.insert(pod_key);  // not all entries: rewritten
+  for (const auto& [lease_name, token] : entries) {
+    auto lease = cluster_.lease(pod.meta.ns + "/" + lease_name);
     if (!lease) {
       touched.insert(pod_key);  // names a Lease that is gone: rewritten without it
       continue;

@@ -92,7 +92,7 @@ class ControllerEndToEnd(ShowsLogsOnFailure, unittest.TestCase):
         # A pod the controller never saw holding anything (as after a leader change): its
         # entries are checked too, and one naming a Lease that does not exist goes.
         self.env.kubectl("annotate", "pod", "worker-b", "-n", self.ns, "--overwrite",
-                         "eslease.io/holds=claim-b=999999999999,ghost=3")
+                         "eslease.io/holds=claim-b=999999999999,ghost=3,garbage")
         restored = self.wait_phase("claim-a", "Held")
         self.assertEqual(restored["fencingToken"], token)
         self.assertNotIn("fencingToken", self.wait_phase("claim-b", "Pending"))
