@@ -81,17 +81,7 @@ void print_table(std::ostream& out, const std::vector<lock::LockState>& states) 
     rows.push_back({s.doc.lock, s.doc.holder, std::to_string(s.token),
                     format_rfc3339_millis(s.doc.expires_at), std::to_string(s.doc.transitions)});
   }
-  std::vector<std::size_t> widths(rows[0].size(), 0);
-  for (const auto& row : rows) {
-    for (std::size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
-  }
-  for (const auto& row : rows) {
-    for (std::size_t c = 0; c < row.size(); ++c) {
-      out << row[c];
-      if (c + 1 < row.size()) out << std::string(widths[c] - row[c].size() + 2, ' ');
-    }
-    out << "\n";
-  }
+  out << format_columns(rows);
 }
 
 // Reads the lock and checks that `holder` has it: the grant renew and release act on.

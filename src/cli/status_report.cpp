@@ -105,17 +105,7 @@ void print_lock_reports(std::ostream& out, const std::vector<LockReport>& report
     }
     for (const LeaseView& v : r.ended) row(r, v, "-", std::nullopt);
   }
-  std::vector<std::size_t> widths(header.size(), 0);
-  for (const auto& cells : rows) {
-    for (std::size_t c = 0; c < cells.size(); ++c) widths[c] = std::max(widths[c], cells[c].size());
-  }
-  for (const auto& cells : rows) {
-    for (std::size_t c = 0; c < cells.size(); ++c) {
-      out << cells[c];
-      if (c + 1 < cells.size()) out << std::string(widths[c] - cells[c].size() + 2, ' ');
-    }
-    out << "\n";
-  }
+  out << format_columns(rows);
 }
 
 json lock_reports_json(const std::vector<LockReport>& reports, WallTime now) {

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/clock.h"
 
@@ -26,5 +27,8 @@ std::optional<WallTime> parse_rfc3339(std::string_view in);
 
 std::string to_lower(std::string_view in);
 std::string trim(std::string_view in);
+
+// Rows as left-aligned columns two spaces apart, one line each, as kubectl prints tables.
+std::string format_columns(const std::vector<std::vector<std::string>>& rows);
 
 }  // namespace eslease

@@ -50,5 +50,13 @@ TEST(Rfc3339, RejectsMalformedInput) {
   }
 }
 
+TEST(Columns, AlignsEachColumnToItsWidestCell) {
+  EXPECT_EQ(format_columns({{"LOCK", "TOKEN"}, {"batch/nightly", "7"}, {"a", "4294967296"}}),
+            "LOCK           TOKEN\n"
+            "batch/nightly  7\n"
+            "a              4294967296\n");
+  EXPECT_EQ(format_columns({}), "");
+}
+
 }  // namespace
 }  // namespace eslease
