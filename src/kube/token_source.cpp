@@ -41,7 +41,7 @@ Result<std::string> TokenSource::token() {
   std::ifstream in(path_, std::ios::binary);
   std::stringstream content;
   if (!ec && in) content << in.rdbuf();
-  if (ec || !in.good() && !in.eof()) {
+  if (ec || (!in.good() && !in.eof())) {
     if (loaded_) {
       log::warn("kube token file unreadable, using the last token read", {{"path", path_.string()}});
       return token_;
