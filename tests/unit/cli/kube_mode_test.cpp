@@ -14,6 +14,7 @@
 #include "cli/lease_view.h"
 #include "common/text.h"
 #include "support/wait.h"
+#include "unit/cli/claim_request.h"
 #include "unit/kube/memory_api.h"
 
 namespace eslease::cli {
@@ -21,16 +22,7 @@ namespace {
 
 using kube::testing::MemoryApi;
 using nlohmann::json;
-
-ClaimRequest request(std::string ns, std::string name, std::string lock, std::string pod, std::string uid) {
-  ClaimRequest r;
-  r.ns = std::move(ns);
-  r.name = std::move(name);
-  r.lock = std::move(lock);
-  r.pod = std::move(pod);
-  r.pod_uid = std::move(uid);
-  return r;
-}
+using testing::request;
 
 // KubeConnection owns its Api; the tests keep theirs.
 class ForwardingApi final : public kube::Api {

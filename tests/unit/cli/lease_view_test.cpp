@@ -10,21 +10,13 @@
 #include "cli/pod_identity.h"
 #include "cli/status_report.h"
 #include "common/text.h"
+#include "unit/cli/claim_request.h"
 
 namespace eslease::cli {
 namespace {
 
 using nlohmann::json;
-
-ClaimRequest request(std::string ns, std::string name, std::string lock, std::string pod, std::string uid) {
-  ClaimRequest r;
-  r.ns = std::move(ns);
-  r.name = std::move(name);
-  r.lock = std::move(lock);
-  r.pod = std::move(pod);
-  r.pod_uid = std::move(uid);
-  return r;
-}
+using testing::request;
 
 json held_lease() {
   return json::parse(R"({
