@@ -61,12 +61,7 @@ class Tool:
 class CliKubernetesMode(ShowsLogsOnFailure, unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.env = Environment(BIN, SOURCE, simulate_kubelet=True).start()
-        try:
-            cls.controller = cls.env.start_controller()
-        except Exception:
-            cls.env.stop()
-            raise
+        cls.env = Environment(BIN, SOURCE, simulate_kubelet=True).start_with_controller()
 
     @classmethod
     def tearDownClass(cls):
@@ -264,23 +259,16 @@ class CliKubernetesMode(ShowsLogsOnFailure, unittest.TestCase):
 
     def test_rbac_denied_says_what_is_missing_and_leaves_nothing(self):
         self.env.create_ready_pods(self.ns, ["denied"])
-        faults = self.env.kube_url + "/_emulator/faults"
-        self.env.http("POST", faults, {"verb": "create", "resource": "leases", "status": 403, "count": 1})
-        try:
+        with self.env.faults(self.env.kube_url, {"verb": "create", "resource": "leases", "status": 403, "count": 1}):
             t = self.tool("denied-create", "acquire", "report", "--wait", "5s", pod="denied")
             self.assertEqual(t.wait(), 1, t.stderr())
-        finally:
-            self.env.http("DELETE", faults)
         self.assertIn("Access denied (403)", t.stderr())
         self.assertIn("create", t.stderr())
         self.assertEqual(self.leases(), {})
         # Allowed to create but not to watch: the claim it made is deleted again.
-        self.env.http("POST", faults, {"verb": "watch", "resource": "leases", "status": 403, "count": 1})
-        try:
+        with self.env.faults(self.env.kube_url, {"verb": "watch", "resource": "leases", "status": 403, "count": 1}):
             t = self.tool("denied-watch", "acquire", "report", "--wait", "5s", pod="denied")
             self.assertEqual(t.wait(), 1, t.stderr())
-        finally:
-            self.env.http("DELETE", faults)
         self.assertIn("cannot watch Lease report-denied", t.stderr())
         self.assertIn("Access denied (403)", t.stderr())
         wait_for(lambda: self.leases() == {}, TIMEOUT, "the claim to be deleted")

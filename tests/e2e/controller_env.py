@@ -1,6 +1,7 @@
 """Runs the controller and both emulators as separate processes on loopback, as users run
 them, for the end-to-end tests, the benchmarks and the demo. Everything started is stopped."""
 
+import contextlib
 import json
 import os
 import re
@@ -133,6 +134,17 @@ class Environment:
             raise
         return self
 
+    def start_with_controller(self):
+        """Starts the emulators and one controller (`self.controllers[0]`); stops everything
+        started when either fails."""
+        self.start()
+        try:
+            self.start_controller()
+        except Exception:
+            self.stop()
+            raise
+        return self
+
     def stop(self):
         reports = []
         for p in reversed(self.processes):
@@ -216,12 +228,16 @@ class Environment:
     def es(self, method, path, body=None):
         return self.http(method, self.es_url + path, body)
 
-    def kube_faults(self, rule):
-        """Adds a kube-emulator fault rule ({"verb", "resource", "status", "count", ...}), or
-        with None ends them all."""
-        if rule is None:
-            return self.http("DELETE", self.kube_url + "/_emulator/faults")
-        return self.http("POST", self.kube_url + "/_emulator/faults", rule)
+    @contextlib.contextmanager
+    def faults(self, emulator_url, *rules):
+        """Injects fault rules into an emulator (`es_url` or `kube_url`; see each emulator's
+        README for the rule fields) for the `with` block, and ends them all afterwards."""
+        try:
+            for rule in rules:
+                self.http("POST", emulator_url + "/_emulator/faults", rule)
+            yield
+        finally:
+            self.http("DELETE", emulator_url + "/_emulator/faults")
 
     def kubelet(self, name, ns, change):
         """Changes a pod as its kubelet would: {"ready": False}, {"phase": "Failed"}, ..."""

@@ -20,12 +20,8 @@ TIMEOUT = 20
 class ControllerEndToEnd(ShowsLogsOnFailure, unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.env = Environment(BIN, SOURCE).start()
-        try:
-            cls.controller = cls.env.start_controller()
-        except Exception:
-            cls.env.stop()
-            raise
+        cls.env = Environment(BIN, SOURCE).start_with_controller()
+        cls.controller = cls.env.controllers[0]
 
     @classmethod
     def tearDownClass(cls):
@@ -248,15 +244,12 @@ class ControllerEndToEnd(ShowsLogsOnFailure, unittest.TestCase):
         # Every Lease patch fails, so the grant reaches Elasticsearch and the pod's annotation
         # but neither the finalizer nor the status: deleting the Lease removes it at once.
         self.create_pods("h", "w")
-        self.env.kube_faults({"verb": "patch", "resource": "leases", "status": 500, "count": -1})
-        try:
+        with self.env.faults(self.env.kube_url, {"verb": "patch", "resource": "leases", "status": 500, "count": -1}):
             self.env.apply(lease("h", self.ns, "early", "h"))
             wait_for(lambda: self.annotation("h"), TIMEOUT, "pod h to be annotated as the holder")
             self.env.kubectl("delete", "esl", "h", "-n", self.ns, "--wait=true", "--timeout=20s")
             wait_for(lambda: self.document("early") is None, TIMEOUT, "the lock to be released")
             wait_for(lambda: self.annotation("h") is None, TIMEOUT, "pod h's annotation to go")
-        finally:
-            self.env.kube_faults(None)
         self.env.apply(lease("w", self.ns, "early", "w"))
         status = self.wait_phase("w", "Held")
         self.assertEqual(self.annotation("w"), "w=" + status["fencingToken"])
@@ -344,15 +337,11 @@ class ControllerResilience(ShowsLogsOnFailure, unittest.TestCase):
         self.env.create_ready_pods(self.ns, ["p"])
         self.env.apply(lease("p", self.ns, "outage", "p", leaseDurationSeconds=3))
         first = self.wait_phase("p", "Held")
-        self.env.es("POST", "/_emulator/faults", {"op": "*", "status": 503, "count": -1})
-        try:
+        with self.env.faults(self.env.es_url, {"op": "*", "status": 503, "count": -1}):
             lost = wait_for(lambda: self.status("p") if (condition({"status": self.status("p")}, "Held") or {}).get(
                 "reason") == "RenewalFailed" else None, 15, "RenewalFailed")
             self.assertEqual(lost["phase"], "Pending")
             self.assertEqual(condition({"status": lost}, "BackendAvailable")["status"], "False")
-        finally:
-            self.env.es("DELETE", "/_emulator/faults")
-        self.env.es("DELETE", "/_emulator/faults")
         again = wait_for(lambda: self.status("p") if self.status("p").get("phase") == "Held" and
                          condition({"status": self.status("p")}, "BackendAvailable")["status"] == "True" else None,
                          30, "the lock granted again after recovery")
