@@ -12,8 +12,7 @@ void LockEntry::observe(std::optional<lock::LockState> read, MonoTime answered_a
     // was written with may have been shown to its holder.
     const bool same_grant = state && read && lock::same_grant(read->doc, state->doc);
     expires_at = same_grant ? std::max(expires_at, read_expiry) : read_expiry;
-    if (active && (!read || !grant || read->doc.lease_uid != grant->state.doc.lease_uid ||
-                   read->doc.acquired_at != grant->state.doc.acquired_at)) {
+    if (active && (!read || !grant || !lock::same_grant(read->doc, grant->state.doc))) {
       // Someone else's document replaced our grant: we no longer hold it.
       active = false;
       grant.reset();
