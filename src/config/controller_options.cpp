@@ -259,6 +259,10 @@ const std::vector<FlagSpec>& flag_specs() {
        "=false hands a lock over only when it expires (TTL), as lock libraries do; by default a dead "
        "holder's lock moves at once",
        boolean(&O::liveness_takeover)},
+      {"holds-annotation", Kind::kBool, Group::kBehaviour, "", "true",
+       "=false stops writing the eslease.io/holds annotation on holder pods (and needs no right to "
+       "patch pods); holders then learn of their grant from their Lease (the eslease tool)",
+       boolean(&O::holds_annotation)},
       {"identity", Kind::kText, Group::kBehaviour, "ID", "$POD_NAME or host name, + random suffix",
        "this replica's name, written as `writer` into lock documents", identity()},
       // Logging.

@@ -53,6 +53,8 @@ struct ControllerOptions {
   // Behaviour.
   int workers = 4;
   bool liveness_takeover = true;
+  // Writes eslease.io/holds on holder pods; off, the controller needs no right to patch pods.
+  bool holds_annotation = true;
   std::string identity;  // empty until resolve_runtime_defaults()
   // Logging: names log::parse_format / log::parse_level accept.
   std::string log_format = "text";

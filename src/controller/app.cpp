@@ -172,6 +172,7 @@ int run_controller_app(const std::vector<std::string>& args) {
   controller_options.namespaces = opts.namespaces;
   controller_options.workers = opts.workers;
   controller_options.liveness_takeover = opts.liveness_takeover;
+  controller_options.holds_annotation = opts.holds_annotation;
   controller_options.leader_elect = opts.leader_elect;
   controller_options.leader_election.ns = opts.leader_election_namespace;
   controller_options.leader_election.name = opts.leader_election_id;

@@ -81,7 +81,7 @@ class Session {
         observer_(observer),
         queue_(clock),
         reconciler_(cluster, index, tracker, table_, store, api, events, observer, clock,
-                    ReconcilerOptions{options.liveness_takeover, [this] { renewer_->wake(); }}),
+                    ReconcilerOptions{options.liveness_takeover, options.holds_annotation, [this] { renewer_->wake(); }}),
         workers_(options.workers) {
     RenewerOptions renewer_options;
     renewer_options.enqueue = [this](const std::string& id) { add(id); };

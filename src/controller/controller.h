@@ -30,6 +30,7 @@ struct ControllerOptions {
   std::vector<std::string> namespaces;  // empty: all
   int workers = 4;
   bool liveness_takeover = true;
+  bool holds_annotation = true;
   bool leader_elect = false;
   kube::LeaderElectionConfig leader_election;  // callbacks and clock are set by the controller
   std::function<void(const std::string& resource, kube::RestartReason)> on_watch_restart;

@@ -355,7 +355,7 @@ Status Reconciler::apply_to_cluster(const LockWorld& world, const Decision& deci
                       e.warning ? kube::EventType::kWarning : kube::EventType::kNormal, e.reason, e.message);
     }
   }
-  keep_first_error(update_annotations(world, decision));
+  if (options_.holds_annotation) keep_first_error(update_annotations(world, decision));
   if (world.document_known) {
     std::string holder;
     if (world.document) holder = world.document->state.doc.holder;

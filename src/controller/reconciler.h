@@ -29,6 +29,7 @@ namespace eslease::controller {
 
 struct ReconcilerOptions {
   bool liveness_takeover = true;
+  bool holds_annotation = true;  // keep the eslease.io/holds annotation of holder pods
   // Called when an adopted grant should be renewed now.
   std::function<void()> wake_renewer;
 };

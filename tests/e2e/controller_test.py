@@ -348,6 +348,22 @@ class ControllerResilience(ShowsLogsOnFailure, unittest.TestCase):
         self.assertGreater(int(again["fencingToken"]), int(first["fencingToken"]))
         self.assertIsNone(controller.proc.poll())
 
+    def test_without_the_holds_annotation_no_pod_is_patched(self):
+        def pod_patches():
+            return self.env.http("GET", self.env.kube_url + "/_emulator/stats")["requests"].get("patch pods", 0)
+
+        self.env.start_controller("--holds-annotation=false")
+        self.env.create_ready_pods(self.ns, ["a", "b"])
+        before = pod_patches()
+        self.env.apply(lease("a", self.ns, "quiet", "a"), lease("b", self.ns, "quiet", "b"))
+        self.wait_phase("a", "Held")
+        self.wait_phase("b", "Pending")
+        self.env.kubectl("delete", "pod", "a", "-n", self.ns, "--grace-period=0", "--force")
+        self.assertEqual(self.wait_phase("b", "Held")["lastTakeover"]["reason"], "PodDeleted")
+        self.assertEqual(pod_patches(), before)
+        pod_b = self.env.get("pod", "b", self.ns)
+        self.assertNotIn("eslease.io/holds", pod_b["metadata"].get("annotations", {}))
+
     def test_watch_drops_and_compaction_lose_nothing(self):
         controller = self.env.start_controller()
         self.env.create_ready_pods(self.ns, ["a", "b"])

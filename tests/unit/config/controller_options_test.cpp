@@ -72,6 +72,7 @@ TEST_F(ConfigTest, DefaultsMatchTheDesign) {
   EXPECT_EQ(o->leader_election_retry_period, Millis(2000));
   EXPECT_EQ(o->workers, 4);
   EXPECT_TRUE(o->liveness_takeover);
+  EXPECT_TRUE(o->holds_annotation);
   EXPECT_EQ(o->identity, "");
   EXPECT_EQ(o->log_format, "text");
   EXPECT_EQ(o->log_level, "info");
@@ -170,6 +171,7 @@ std::vector<FlagCase> every_flag() {
        [](auto& o) { EXPECT_EQ(o.leader_election_retry_period, Millis(1500)); }},
       {"workers", "16", "16", [](auto& o) { EXPECT_EQ(o.workers, 16); }},
       {"liveness-takeover", "false", "false", [](auto& o) { EXPECT_FALSE(o.liveness_takeover); }},
+      {"holds-annotation", "false", "false", [](auto& o) { EXPECT_FALSE(o.holds_annotation); }},
       {"identity", "replica-a", "replica-a", [](auto& o) { EXPECT_EQ(o.identity, "replica-a"); }},
       {"log-format", "json", "json", [](auto& o) { EXPECT_EQ(o.log_format, "json"); }},
       {"log-level", "debug", "debug", [](auto& o) { EXPECT_EQ(o.log_level, "debug"); }},
