@@ -36,10 +36,11 @@ const char* to_string(ErrorCode code) {
   return "Unknown";
 }
 
-bool Error::retryable() const {
+bool Error::unavailable() const {
   switch (code) {
     case ErrorCode::kUnavailable:
     case ErrorCode::kTooManyRequests:
+    case ErrorCode::kTimeout:
       return true;
     default:
       return false;

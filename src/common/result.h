@@ -41,8 +41,11 @@ struct Error {
   std::optional<std::chrono::milliseconds> retry_after;  // server's Retry-After, if any
   std::vector<std::string> details;                      // e.g. 422 causes
 
-  // Safe to retry without risk of applying a change twice in a harmful way.
-  bool retryable() const;
+  // The other side could not answer now: unreachable, overloaded (5xx, 429, a client-side
+  // rate limit) or silent past the timeout. Retrying later, with backoff, may succeed; the
+  // outcome of a write that failed this way is unknown until it is read back. Every "is the
+  // backend away?" question in eslease asks this.
+  bool unavailable() const;
   // "code: message" (plus http status), suitable for logs and CLI output.
   std::string describe() const;
 };

@@ -155,9 +155,7 @@ int run_controller_app(const std::vector<std::string>& args) {
   for (Backoff backoff(BackoffPolicy{Millis(200), Millis(10000), 2.0}); !stop.stop_requested();) {
     Status prepared = (*store)->prepare();
     if (prepared.ok()) break;
-    if (prepared.error().code != ErrorCode::kUnavailable && prepared.error().code != ErrorCode::kTimeout &&
-        prepared.error().code != ErrorCode::kTooManyRequests)
-      return fail(prepared.error().describe());
+    if (!prepared.error().unavailable()) return fail(prepared.error().describe());
     log::warn("Elasticsearch not reachable yet; retrying", {{"error", prepared.error().describe()}});
     clock.sleep_for(backoff.next(), stop.get_token());
   }

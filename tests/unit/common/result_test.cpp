@@ -20,13 +20,15 @@ TEST(Result, CarriesAValueOrAnError) {
   EXPECT_EQ(bad.error().describe(), "InvalidArgument: must be positive");
 }
 
-TEST(Error, OnlyTransientFailuresAreRetryable) {
-  EXPECT_TRUE(make_error(ErrorCode::kUnavailable, "").retryable());
-  EXPECT_TRUE(make_error(ErrorCode::kTooManyRequests, "").retryable());
-  // A timeout leaves the outcome unknown: the caller must re-read, not blindly retry.
-  EXPECT_FALSE(make_error(ErrorCode::kTimeout, "").retryable());
-  EXPECT_FALSE(make_error(ErrorCode::kConflict, "").retryable());
-  EXPECT_FALSE(make_error(ErrorCode::kInvalidArgument, "").retryable());
+TEST(Error, UnreachableOverloadedAndSilentPeersAreUnavailable) {
+  EXPECT_TRUE(make_error(ErrorCode::kUnavailable, "").unavailable());
+  EXPECT_TRUE(make_error(ErrorCode::kTooManyRequests, "").unavailable());
+  EXPECT_TRUE(make_error(ErrorCode::kTimeout, "").unavailable());
+  // The peer answered: retrying the same request would meet the same answer.
+  EXPECT_FALSE(make_error(ErrorCode::kConflict, "").unavailable());
+  EXPECT_FALSE(make_error(ErrorCode::kInvalidArgument, "").unavailable());
+  EXPECT_FALSE(make_error(ErrorCode::kForbidden, "").unavailable());
+  EXPECT_FALSE(make_error(ErrorCode::kProtocol, "").unavailable());
 }
 
 TEST(Error, DescribeIncludesStatusAndDetails) {

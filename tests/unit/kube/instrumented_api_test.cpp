@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "support/fake_clock.h"
-#include "unit/kube/memory_api.h"
+#include "support/memory_api.h"
 
 namespace eslease::kube {
 namespace {
@@ -362,7 +362,7 @@ TEST(InstrumentedApi, AWaitLongerThanAllowedFailsAtOnce) {
   auto throttled = api.get(kPods, "ns", "p");
   ASSERT_FALSE(throttled.ok());
   EXPECT_EQ(throttled.error().code, ErrorCode::kTooManyRequests);
-  EXPECT_TRUE(throttled.error().retryable());
+  EXPECT_TRUE(throttled.error().unavailable());
   EXPECT_NE(throttled.error().message.find("rate limit"), std::string::npos);
   EXPECT_EQ(since(clock, before), Millis(0));
   EXPECT_EQ(calls.all().size(), 1u);
