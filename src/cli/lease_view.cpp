@@ -5,8 +5,10 @@
 #include <iomanip>
 #include <sstream>
 
+#include "api/lease_api.h"
 #include "common/json_fields.h"
 #include "common/text.h"
+#include "kube/resource.h"
 
 namespace eslease::cli {
 namespace {
@@ -98,7 +100,7 @@ std::uint64_t fnv1a(std::string_view s) {
 }  // namespace
 
 std::optional<WallTime> LeaseView::waiting_since() const {
-  if (held_since && held_reason != "Waiting") return held_since;
+  if (held_since && api::waits_since_loss(held_status, held_reason)) return held_since;
   return created;
 }
 
@@ -142,7 +144,8 @@ LeaseView decode_lease_view(const json& object) {
     if (const json* conditions = find(*status, "conditions");
         conditions != nullptr && conditions->is_array()) {
       for (const json& c : *conditions) {
-        if (string_at(c, "type") != "Held") continue;
+        if (string_at(c, "type") != api::kConditionHeld) continue;
+        v.held_status = string_at(c, "status");
         v.held_reason = string_at(c, "reason");
         v.held_message = string_at(c, "message");
         v.held_since = time_at(c, "lastTransitionTime");
@@ -159,7 +162,7 @@ json make_claim(const ClaimRequest& request) {
   if (request.acquire_timeout_seconds) spec["acquireTimeoutSeconds"] = *request.acquire_timeout_seconds;
   if (request.liveness_grace_seconds) spec["livenessGraceSeconds"] = *request.liveness_grace_seconds;
   return json{
-      {"apiVersion", "eslease.io/v1alpha1"},
+      {"apiVersion", kube::resources::eslease_leases().api_version()},
       {"kind", "Lease"},
       {"metadata",
        {{"name", request.name},

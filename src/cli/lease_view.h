@@ -33,13 +33,15 @@ struct LeaseView {
   std::optional<WallTime> acquire_time;
   std::optional<WallTime> expire_time;
   std::optional<int> queue_position;
-  // The Held condition: why the claim is not (or no longer) held, and since when.
+  // The Held condition: whether and why the claim is (not) held, and since when.
+  std::string held_status;
   std::string held_reason;
   std::string held_message;
   std::optional<WallTime> held_since;
 
   bool held() const { return phase == "Held"; }
-  // When this claim started waiting: when it last stopped being held, else its creation.
+  // When this claim started waiting, by the controller's rule (api::waits_since_loss): when
+  // it last lost the lock, else its creation.
   std::optional<WallTime> waiting_since() const;
 };
 

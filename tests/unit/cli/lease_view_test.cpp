@@ -63,6 +63,29 @@ TEST(LeaseView, MistypedOrMissingFieldsReadAsAbsent) {
             "app=r");
 }
 
+// The tool orders a queue by the controller's rule: a claim waits from its creation unless
+// its Held condition says it lost the lock; other reasons (a lock document the controller
+// cannot read, a timeout) leave the wait where it started.
+TEST(LeaseView, WaitingSinceFollowsTheControllersRule) {
+  auto pending = [](const char* status, const char* reason) {
+    json lease = held_lease();
+    lease["status"]["phase"] = "Pending";
+    lease["status"]["conditions"][0] = {{"type", "Held"},
+                                        {"status", status},
+                                        {"reason", reason},
+                                        {"lastTransitionTime", "2026-01-01T00:05:00Z"}};
+    return decode_lease_view(lease).waiting_since();
+  };
+  const auto created = parse_rfc3339("2026-01-01T00:00:00Z");
+  const auto lost_at = parse_rfc3339("2026-01-01T00:05:00Z");
+  EXPECT_EQ(pending("False", "PodDeleted"), lost_at);
+  EXPECT_EQ(pending("False", "RenewalFailed"), lost_at);
+  EXPECT_EQ(pending("False", "Waiting"), created);
+  EXPECT_EQ(pending("False", "MalformedLockDocument"), created);
+  EXPECT_EQ(pending("False", "SomethingNew"), created);
+  EXPECT_EQ(pending("True", "PodDeleted"), created);
+}
+
 TEST(LeaseView, ClaimIsOwnedByThePod) {
   ClaimRequest r = request("batch", "report-p1", "report", "p1", "pod-uid");
   r.priority = "Background";
