@@ -9,16 +9,10 @@
 namespace eslease::lock {
 namespace {
 
+// Besides an unavailable backend, a conflict (someone moved between our read and our write)
+// is worth another round: the next read shows what is there now.
 bool worth_retrying(const Error& error) {
-  switch (error.code) {
-    case ErrorCode::kUnavailable:
-    case ErrorCode::kTooManyRequests:
-    case ErrorCode::kTimeout:
-    case ErrorCode::kConflict:
-      return true;
-    default:
-      return false;
-  }
+  return error.unavailable() || error.code == ErrorCode::kConflict;
 }
 
 std::string describe_holder(const LockState& state) {
@@ -32,11 +26,10 @@ std::string describe_holder(const LockState& state) {
 Result<Grant> acquire_waiting(LockStore& store, Clock& clock, const LockKey& key, const Claim& claim,
                               const WaitOptions& options, std::stop_token stop) {
   const MonoTime deadline = clock.monotonic() + options.wait;
-  ExpiryObserver observer;
   Backoff backoff(options.backoff);
   std::optional<Error> last_error;
-  std::optional<LockState> last_seen;
-  int immediate_retries = 0;  // bounded, so a lock that keeps moving still meets the deadline
+  std::optional<Sighting> seen;  // the holder's document as last read, and when it expires
+  int immediate_retries = 0;     // bounded, so a lock that keeps moving still meets the deadline
   for (;;) {
     auto outcome = store.acquire(key, claim);
     std::optional<MonoTime> expiry;
@@ -46,11 +39,8 @@ Result<Grant> acquire_waiting(LockStore& store, Clock& clock, const LockKey& key
       last_error = outcome.error();
     } else if (outcome->current) {
       last_error.reset();
-      last_seen = outcome->current;
-      const Observation& seen =
-          observer.observe(key.id(), outcome->current->version, Millis(outcome->current->doc.ttl_millis),
-                           outcome->observed_at);
-      if (is_expired(seen, clock.monotonic())) {
+      seen = sight(seen, *outcome->current, outcome->observed_at);
+      if (is_expired(*seen, clock.monotonic())) {
         log::info("taking over an expired lock", {{"lock", key.id()},
                                                   {"holder", outcome->current->doc.holder},
                                                   {"token", outcome->current->token}});
@@ -60,7 +50,7 @@ Result<Grant> acquire_waiting(LockStore& store, Clock& clock, const LockKey& key
         // Someone moved first: read again and restart the observation.
         if (++immediate_retries <= 3) continue;
       }
-      expiry = expiry_of(seen);
+      expiry = seen->expires_at;
     } else if (++immediate_retries <= 3) {
       continue;  // released between our create and our read: try again at once
     }
@@ -73,7 +63,7 @@ Result<Grant> acquire_waiting(LockStore& store, Clock& clock, const LockKey& key
         return error;
       }
       std::string message =
-          "lock " + key.id() + " is " + (last_seen ? describe_holder(*last_seen) : std::string("busy"));
+          "lock " + key.id() + " is " + (seen ? describe_holder(seen->state) : std::string("busy"));
       if (options.wait > Millis(0))
         message += "; gave up after waiting " + std::to_string(options.wait.count()) + "ms";
       return make_error(ErrorCode::kConflict, std::move(message));

@@ -1,22 +1,16 @@
 #include "lock/expiry.h"
 
+#include <algorithm>
+
 namespace eslease::lock {
 
-const Observation& ExpiryObserver::observe(const std::string& lock_id, const es::Version& version, Millis ttl,
-                                           MonoTime answered_at) {
-  auto [it, inserted] = observations_.try_emplace(lock_id, Observation{version, ttl, answered_at});
-  if (!inserted && !(it->second.version == version)) it->second = Observation{version, ttl, answered_at};
-  return it->second;
-}
-
-std::optional<Observation> ExpiryObserver::find(const std::string& lock_id) const {
-  auto it = observations_.find(lock_id);
-  if (it == observations_.end()) return std::nullopt;
-  return it->second;
-}
-
-void ExpiryObserver::forget(const std::string& lock_id) {
-  observations_.erase(lock_id);
+Sighting sight(const std::optional<Sighting>& previous, LockState read, MonoTime answered_at) {
+  if (previous && previous->state.version == read.version)
+    return Sighting{std::move(read), previous->expires_at};
+  MonoTime expires_at = answered_at + Millis(read.doc.ttl_millis);
+  if (previous && same_grant(read.doc, previous->state.doc))
+    expires_at = std::max(expires_at, previous->expires_at);
+  return Sighting{std::move(read), expires_at};
 }
 
 }  // namespace eslease::lock

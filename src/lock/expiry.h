@@ -1,58 +1,48 @@
 // Expiry decided on locally observed time, never on another machine's clock (as in
 // client-go's leaderelection).
 //
-// A contender treats a lock document as expired only after it has seen the SAME version
+// A reader treats a lock document as expired only after it has seen the SAME version
 // (seq_no, primary_term) unchanged for the document's ttlMillis on its own monotonic
 // clock, counting from when the read that returned it was ANSWERED (the write it shows
-// was applied before that moment). Any new version restarts the count.
+// was applied before that moment). A new version restarts the count, except that a
+// renewal of the same grant never brings the expiry forward: every expiresAt the grant was
+// written with may have been shown to its holder. This is the only place the rule is written;
+// the `eslease` tool's direct mode and the controller both apply it through `sight`.
 //
 // The holder considers its grant lost at (the moment it SENT its last confirmed acquire or
-// renewal) + ttl. Sending precedes applying, which precedes any contender's read, so the
-// holder's deadline always comes before any contender's: there is no moment when both
+// renewal) + ttl. Sending precedes applying, which precedes any reader's answer, so the
+// holder's deadline always comes before any reader's: there is no moment when both
 // believe they own the lock, as long as the two monotonic clocks run at the same rate.
 #pragma once
 
-#include <chrono>
-#include <map>
 #include <optional>
-#include <string>
 
 #include "common/clock.h"
-#include "es/document_api.h"
+#include "lock/document.h"
 
 namespace eslease::lock {
 
-struct Observation {
-  es::Version version;
-  Millis ttl{0};
-  MonoTime first_seen{};
+// A reader's record of one lock document: the version it read last, and when that version
+// counts as expired on the reader's monotonic clock.
+struct Sighting {
+  LockState state;
+  MonoTime expires_at{};
 };
 
-// When a contender may consider `observation` expired.
-inline MonoTime expiry_of(const Observation& observation) {
-  return observation.first_seen + observation.ttl;
-}
-inline bool is_expired(const Observation& observation, MonoTime now) {
-  return now >= expiry_of(observation);
+// What `read`, answered at `answered_at`, means after the reader's `previous` sighting:
+//   the same version          keeps its expiry (the count runs from its first sighting);
+//   a renewal of the same     answered_at + its ttl, but never earlier than the previous
+//   grant (same_grant)        expiry;
+//   anything else             answered_at + its ttl.
+Sighting sight(const std::optional<Sighting>& previous, LockState read, MonoTime answered_at);
+
+inline bool is_expired(const Sighting& sighting, MonoTime now) {
+  return now >= sighting.expires_at;
 }
 
 // The holder's deadline for a grant confirmed by a write sent at `sent`.
 inline MonoTime holder_deadline(MonoTime sent, Millis ttl) {
   return sent + ttl;
 }
-
-// A contender's memory of the versions it has seen, per lock id.
-class ExpiryObserver {
- public:
-  // Records that a read answered at `answered_at` returned `version`; returns the
-  // observation (kept when the version is unchanged, restarted otherwise).
-  const Observation& observe(const std::string& lock_id, const es::Version& version, Millis ttl,
-                             MonoTime answered_at);
-  std::optional<Observation> find(const std::string& lock_id) const;
-  void forget(const std::string& lock_id);
-
- private:
-  std::map<std::string, Observation> observations_;
-};
 
 }  // namespace eslease::lock

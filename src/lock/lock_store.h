@@ -52,7 +52,7 @@ struct Grant {
 struct AcquireOutcome {
   std::optional<Grant> grant;        // set: the lock is ours
   std::optional<LockState> current;  // not ours: the document that holds it (nullopt: none now)
-  MonoTime observed_at{};            // when `current` was read: feed it to an ExpiryObserver
+  MonoTime observed_at{};            // when `current` was read: its answer time for `sight`
 };
 
 struct RenewOutcome {
