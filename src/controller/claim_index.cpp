@@ -7,7 +7,7 @@ std::vector<std::string> ClaimIndex::lease_changed(const LeaseRecord* before, co
   std::lock_guard lock(mutex_);
   if (before) {
     const std::string key = before->meta.key();
-    if (auto it = claims_.find(key); it != claims_.end()) touched.insert(it->second.lock_id);
+    if (auto it = leases_.find(key); it != leases_.end()) touched.insert(it->second.lock_id);
     remove(key);
   }
   if (now) {
@@ -18,9 +18,9 @@ std::vector<std::string> ClaimIndex::lease_changed(const LeaseRecord* before, co
 }
 
 void ClaimIndex::remove(const std::string& lease_key) {
-  auto it = claims_.find(lease_key);
-  if (it == claims_.end()) return;
-  const Claim& claim = it->second;
+  auto it = leases_.find(lease_key);
+  if (it == leases_.end()) return;
+  const IndexedLease& claim = it->second;
   if (auto l = by_lock_.find(claim.lock_id); l != by_lock_.end()) {
     l->second.erase(lease_key);
     if (l->second.empty()) by_lock_.erase(l);
@@ -39,19 +39,19 @@ void ClaimIndex::remove(const std::string& lease_key) {
       if (e->second.empty()) elections_by_ns_.erase(e);
     }
   }
-  claims_.erase(it);
+  leases_.erase(it);
 }
 
 void ClaimIndex::add(const std::string& lease_key, const LeaseRecord& lease) {
   if (lease.spec.lock_name.empty()) return;
-  Claim claim{lease.lock_id(), "", lease.spec.selector};
+  IndexedLease claim{lease.lock_id(), "", lease.spec.selector};
   if (!lease.spec.pod_name.empty()) {
     claim.pod_key = lease.meta.ns + "/" + lease.spec.pod_name;
     ++by_pod_[claim.pod_key][claim.lock_id];
   }
   if (claim.selector) elections_by_ns_[lease.meta.ns].insert(lease_key);
   by_lock_[claim.lock_id].insert(lease_key);
-  claims_[lease_key] = std::move(claim);
+  leases_[lease_key] = std::move(claim);
 }
 
 std::vector<std::string> ClaimIndex::locks() const {
@@ -80,7 +80,7 @@ std::vector<std::string> ClaimIndex::locks_for_pod(const PodRecord* before, cons
   if (auto it = held_by_.find(key); it != held_by_.end()) out.insert(it->second.begin(), it->second.end());
   if (auto it = elections_by_ns_.find(any->meta.ns); it != elections_by_ns_.end()) {
     for (const std::string& lease_key : it->second) {
-      const Claim& claim = claims_.at(lease_key);
+      const IndexedLease& claim = leases_.at(lease_key);
       if ((before && claim.selector->matches(before->labels)) ||
           (now && claim.selector->matches(now->labels)))
         out.insert(claim.lock_id);

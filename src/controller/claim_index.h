@@ -31,7 +31,8 @@ class ClaimIndex {
   void set_holder(const std::string& lock_id, const std::string& pod_key);
 
  private:
-  struct Claim {
+  // What the index keeps of one Lease.
+  struct IndexedLease {
     std::string lock_id;
     std::string pod_key;  // claim mode
     std::optional<LabelSelector> selector;
@@ -40,7 +41,7 @@ class ClaimIndex {
   void add(const std::string& lease_key, const LeaseRecord& lease);
 
   mutable std::mutex mutex_;
-  std::map<std::string, Claim> claims_;                           // by lease key
+  std::map<std::string, IndexedLease> leases_;                    // by lease key
   std::map<std::string, std::set<std::string>> by_lock_;          // lock id -> lease keys
   std::map<std::string, std::map<std::string, int>> by_pod_;      // pod key -> lock id -> claims
   std::map<std::string, std::set<std::string>> elections_by_ns_;  // ns -> lease keys

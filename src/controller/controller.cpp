@@ -72,16 +72,17 @@ class Controller::Caches final : public ClusterView {
 };
 
 // One term of leadership: the lock table, the queue, the workers and the renewer.
-class Session {
+class LeadershipTerm {
  public:
-  Session(const ClusterView& cluster, ClaimIndex& index, PodTracker& tracker, lock::LockStore& store,
-          kube::Api& api, kube::EventRecorder* events, Observer& observer, Clock& clock,
-          const ControllerOptions& options)
+  LeadershipTerm(const ClusterView& cluster, ClaimIndex& index, PodTracker& tracker, lock::LockStore& store,
+                 kube::Api& api, kube::EventRecorder* events, Observer& observer, Clock& clock,
+                 const ControllerOptions& options)
       : clock_(clock),
         observer_(observer),
         queue_(clock),
         reconciler_(cluster, index, tracker, table_, store, api, events, observer, clock,
-                    ReconcilerOptions{options.liveness_takeover, options.holds_annotation, [this] { renewer_->wake(); }}),
+                    ReconcilerOptions{options.liveness_takeover, options.holds_annotation,
+                                      [this] { renewer_->wake(); }}),
         workers_(options.workers) {
     RenewerOptions renewer_options;
     renewer_options.enqueue = [this](const std::string& id) { add(id); };
@@ -173,15 +174,15 @@ Controller::Controller(kube::Api& api, lock::LockStore& store, kube::EventRecord
     };
     lease_handlers.on_update = [this](const LeaseRecord& before, const LeaseRecord& now) {
       {
-        std::lock_guard lock(session_mutex_);
-        if (session_) session_->reconciler().lease_seen(now.meta.uid, now.meta.resource_version);
+        std::lock_guard lock(term_mutex_);
+        if (term_) term_->reconciler().lease_seen(now.meta.uid, now.meta.resource_version);
       }
       enqueue(index_.lease_changed(&before, &now));
     };
     lease_handlers.on_delete = [this](const LeaseRecord& lease) {
       enqueue(index_.lease_changed(&lease, nullptr));
-      std::lock_guard lock(session_mutex_);
-      if (session_) session_->reconciler().forget_lease(lease.meta.uid);
+      std::lock_guard lock(term_mutex_);
+      if (term_) term_->reconciler().forget_lease(lease.meta.uid);
     };
     caches_->leases[ns] = std::make_unique<LeaseInformer>(api_, kube::resources::eslease_leases(),
                                                           lease_options, lease_handlers, decode_lease);
@@ -198,16 +199,16 @@ Controller::Controller(kube::Api& api, lock::LockStore& store, kube::EventRecord
     pod_handlers.on_update = [this](const PodRecord& before, const PodRecord& now) {
       tracker_.pod_seen(now);
       {
-        std::lock_guard lock(session_mutex_);
-        if (session_) session_->reconciler().pod_seen(now.meta.uid, now.meta.resource_version);
+        std::lock_guard lock(term_mutex_);
+        if (term_) term_->reconciler().pod_seen(now.meta.uid, now.meta.resource_version);
       }
       enqueue(index_.locks_for_pod(&before, &now));
     };
     pod_handlers.on_delete = [this](const PodRecord& pod) {
       tracker_.pod_gone(pod);
       enqueue(index_.locks_for_pod(&pod, nullptr));
-      std::lock_guard lock(session_mutex_);
-      if (session_) session_->reconciler().forget_pod(pod.meta.uid);
+      std::lock_guard lock(term_mutex_);
+      if (term_) term_->reconciler().forget_pod(pod.meta.uid);
     };
     caches_->pods[ns] =
         std::make_unique<PodInformer>(api_, kube::resources::pods(), pod_options, pod_handlers, decode_pod);
@@ -255,9 +256,9 @@ bool Controller::synced() const {
 
 void Controller::enqueue(const std::vector<std::string>& lock_ids) {
   if (lock_ids.empty()) return;
-  std::lock_guard lock(session_mutex_);
-  if (!session_) return;  // a standby: the next leader reconciles everything anyway
-  for (const std::string& id : lock_ids) session_->add(id);
+  std::lock_guard lock(term_mutex_);
+  if (!term_) return;  // a standby: the next leader reconciles everything anyway
+  for (const std::string& id : lock_ids) term_->add(id);
 }
 
 void Controller::publish_claim_metrics() {
@@ -271,19 +272,19 @@ void Controller::publish_claim_metrics() {
   observer_.claims(counts, waiters);
 }
 
-void Controller::run_session(std::stop_token stop) {
-  Session session(*caches_, index_, tracker_, store_, api_, events_, observer_, clock_, options_);
+void Controller::lead(std::stop_token stop) {
+  LeadershipTerm term(*caches_, index_, tracker_, store_, api_, events_, observer_, clock_, options_);
   {
-    std::lock_guard lock(session_mutex_);
-    session_ = &session;
+    std::lock_guard lock(term_mutex_);
+    term_ = &term;
   }
   leading_.store(true);
   observer_.leading(true);
   log::info("leading: reconciling locks", {{"locks", index_.locks().size()}});
-  session.run(stop, index_.locks());
+  term.run(stop, index_.locks());
   {
-    std::lock_guard lock(session_mutex_);
-    session_ = nullptr;
+    std::lock_guard lock(term_mutex_);
+    term_ = nullptr;
   }
   leading_.store(false);
   observer_.leading(false);
@@ -300,12 +301,12 @@ Status Controller::run(std::stop_token stop) {
   log::info("caches synced");
 
   if (!options_.leader_elect) {
-    run_session(stop);
+    lead(stop);
     return {};
   }
   kube::LeaderElectionConfig config = options_.leader_election;
   config.release_on_cancel = true;
-  config.callbacks.on_started_leading = [this](std::stop_token s) { run_session(s); };
+  config.callbacks.on_started_leading = [this](std::stop_token s) { lead(s); };
   config.callbacks.on_new_leader = [](const std::string& identity) {
     log::info("leader observed", {{"identity", identity}});
   };

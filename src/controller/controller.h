@@ -1,8 +1,8 @@
 // The running controller: informers on Leases, Pods and Nodes keep typed caches warm on
-// every replica; the leader (or the only replica without --leader-elect) runs a session:
+// every replica; the leader (or the only replica without --leader-elect) runs a term of leadership:
 // it reads every lock document once, grants free locks in bulk, then reconciles locks from
 // a rate-limited work queue with N workers while the renewer keeps held locks alive. Losing
-// leadership ends the session; the next leader rebuilds everything from the world.
+// leadership ends the term; the next leader rebuilds everything from the world.
 #pragma once
 
 #include <atomic>
@@ -36,7 +36,7 @@ struct ControllerOptions {
   std::function<void(const std::string& resource, kube::RestartReason)> on_watch_restart;
 };
 
-class Session;
+class LeadershipTerm;
 
 class Controller {
  public:
@@ -46,7 +46,7 @@ class Controller {
   Controller(const Controller&) = delete;
   Controller& operator=(const Controller&) = delete;
 
-  // Runs until `stop`; returns after the session ended (and leadership was given up).
+  // Runs until `stop`; returns after the term of leadership ended (and leadership was given up).
   Status run(std::stop_token stop);
 
   // /healthz: the process works. /readyz: caches synced (and, leading or not, serving).
@@ -57,7 +57,7 @@ class Controller {
 
  private:
   class Caches;
-  void run_session(std::stop_token stop);
+  void lead(std::stop_token stop);
   void enqueue(const std::vector<std::string>& lock_ids);
 
   kube::Api& api_;
@@ -70,8 +70,8 @@ class Controller {
   PodTracker tracker_;
   std::unique_ptr<Caches> caches_;
   std::atomic<bool> leading_{false};
-  std::mutex session_mutex_;
-  Session* session_ = nullptr;  // the running session, for informer handlers
+  std::mutex term_mutex_;
+  LeadershipTerm* term_ = nullptr;  // the running term, for informer handlers
 };
 
 }  // namespace eslease::controller

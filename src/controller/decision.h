@@ -2,19 +2,14 @@
 // world (its claims, the pods involved, its lock document and what this controller
 // remembers about that document) and the time. No I/O: the reconciler gathers the world,
 // carries the decision out (at most one conditional Elasticsearch write per step) and
-// decides again on the result, so every rule below is tested table-driven on a fake clock.
+// decides again on the result, so every rule is tested table-driven on a fake clock.
 //
-// Rules (the design's "Claims and phases" and "Liveness"):
-// - A live holder keeps its lock; a holder is never pre-empted.
-// - The next claim is the first live one by priority (Foreground first), then by when it
-//   started waiting (creation, or the moment it last lost the lock), then by age and name.
-// - A confirmed-dead holder (pod gone, replaced, finished) is handed over in one write; a
-//   presumed-dead one (unready past its grace) is revoked and handed over only once its
-//   grant has expired on our clock, unless its claim is deleted or its pod then dies.
-// - A document this controller did not grant (another process, another replica before a
-//   restart) is respected until it expires on our clock.
-// - With liveness takeover off, a dead holder's grant is simply no longer renewed and is
-//   handed over when it expires (reason Expired), as TTL-based locks behave.
+// A decision has three parts, each in its own file:
+// - claim_queue: which claims wait, in which order, and who is served next;
+// - grant_rules: the action on the lock document, as an ordered list of named rules (the
+//   design's "Claims and phases" and "Liveness"); the first rule that applies decides;
+// - status_projection: the status every claim shows, one function per phase, with the
+//   events that go with a change.
 #pragma once
 
 #include <map>
@@ -22,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "api/lease_api.h"
 #include "common/clock.h"
 #include "controller/liveness.h"
 #include "controller/model.h"
@@ -34,21 +30,21 @@ struct DocumentView {
   lock::LockState state;
   // When it counts as expired on our monotonic clock unless renewed: our own write's send
   // time plus its TTL, or for anyone else's write the time we first saw that version plus
-  // its TTL.
+  // its TTL (lock::sight).
   MonoTime expires_at{};
   // We granted or adopted it and keep renewing it for its claim.
-  bool active = false;
-  // We stopped renewing it (reason: PodNotReady, RenewalFailed, Expired); final for this grant.
-  std::string revoked_reason;
+  bool renewing = false;
+  // We stopped renewing it (PodNotReady, RenewalFailed, Expired, Released); final for this grant.
+  std::optional<api::Reason> revoked;
   // The Lease the document names, when it exists (same UID) but no longer claims this lock
-  // (its lockName changed): its grant is ours to release.
+  // (its lockName changed): its grant is ours to end.
   bool owner_moved = false;
 };
 
 // A grant the previous step of this reconcile made, so statuses can say how it came about.
 struct RecentGrant {
   std::string lease;
-  std::string takeover_reason;  // empty: a free lock was acquired
+  std::optional<api::Reason> takeover_reason;  // nullopt: a free lock was acquired
   std::string from_pod;
   WallTime time{};
 };
@@ -92,25 +88,27 @@ struct GrantPlan {
   std::string node;
   Priority priority = Priority::kForeground;
   Millis ttl{30000};
-  std::string takeover_reason;           // kTakeOver: why the previous grant ended
-  std::string from_pod;                  // kTakeOver: the previous holder ("" when none)
-  WallTime waiting_since{};              // for eslease_acquire_wait_seconds
-  std::optional<MonoTime> dead_seen_at;  // for eslease_takeover_latency_seconds
+  std::optional<api::Reason> takeover_reason;  // kTakeOver: why the previous grant ended
+  std::string from_pod;                        // kTakeOver: the previous holder ("" when none)
+  WallTime waiting_since{};                    // for eslease_acquire_wait_seconds
+  std::optional<MonoTime> dead_seen_at;        // for eslease_takeover_latency_seconds
 };
 
 struct PlannedEvent {
   std::string lease;
   bool warning = false;
-  std::string reason;
+  api::Reason reason = api::Reason::kWaiting;
   std::string message;
 };
 
 struct Decision {
   Action action = Action::kNone;
-  GrantPlan grant;             // kAcquire, kTakeOver
-  std::string action_reason;   // kRelease / kRevoke: why
-  std::string action_message;  // for logs
-  // Desired status of every claim not being deleted, by Lease name.
+  const char* rule = "";                     // the grant rule that decided (grant_rules.h)
+  GrantPlan grant;                           // kAcquire, kTakeOver
+  std::optional<api::Reason> action_reason;  // kRelease, kRevoke: why
+  std::string action_message;                // for logs
+  // Desired status of every claim not being deleted, by Lease name. Projected only when
+  // there is no action: after an action the world changes and is decided on again.
   std::map<std::string, LeaseStatus> statuses;
   std::vector<PlannedEvent> events;
   std::vector<std::string> add_finalizer;     // Lease names

@@ -174,7 +174,7 @@ PodRecord decode_pod(const json& object) {
       std::sort(pod.labels.begin(), pod.labels.end());
     }
     if (const json* annotations = find(*m, "annotations"))
-      pod.holds_annotation = string_at(*annotations, kHoldsAnnotation);
+      pod.holds_annotation = string_at(*annotations, api::kHoldsAnnotation);
   }
   if (const json* spec = find(object, "spec")) pod.node_name = string_at(*spec, "nodeName");
   std::optional<WallTime> ready_since;

@@ -4,18 +4,18 @@ namespace eslease::controller {
 
 HolderHealth judge_holder(const PodState* pod, const std::string& holder_uid, int grace_seconds,
                           MonoTime now) {
-  if (!pod) return {Health::kConfirmedDead, reason::kPodDeleted, std::nullopt};
+  if (!pod) return {Health::kConfirmedDead, api::Reason::kPodDeleted, std::nullopt};
   const PodRecord& record = pod->record;
   if (!holder_uid.empty() && record.meta.uid != holder_uid)
-    return {Health::kConfirmedDead, reason::kPodReplaced, std::nullopt};
-  if (record.phase == "Failed") return {Health::kConfirmedDead, reason::kPodFailed, std::nullopt};
-  if (record.phase == "Succeeded") return {Health::kConfirmedDead, reason::kPodSucceeded, std::nullopt};
+    return {Health::kConfirmedDead, api::Reason::kPodReplaced, std::nullopt};
+  if (record.phase == "Failed") return {Health::kConfirmedDead, api::Reason::kPodFailed, std::nullopt};
+  if (record.phase == "Succeeded") return {Health::kConfirmedDead, api::Reason::kPodSucceeded, std::nullopt};
   if (grace_seconds > 0 && pod->unready_since) {
     const MonoTime dead_at = *pod->unready_since + std::chrono::seconds(grace_seconds);
-    if (now >= dead_at) return {Health::kPresumedDead, reason::kPodNotReady, std::nullopt};
-    return {Health::kAlive, "", dead_at};
+    if (now >= dead_at) return {Health::kPresumedDead, api::Reason::kPodNotReady, std::nullopt};
+    return {Health::kAlive, std::nullopt, dead_at};
   }
-  return {Health::kAlive, "", std::nullopt};
+  return {Health::kAlive, std::nullopt, std::nullopt};
 }
 
 bool grantable(const PodState& pod) {

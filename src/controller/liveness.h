@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 
+#include "api/lease_api.h"
 #include "common/clock.h"
 #include "controller/model.h"
 
@@ -35,7 +36,7 @@ enum class Health { kAlive, kConfirmedDead, kPresumedDead };
 
 struct HolderHealth {
   Health health = Health::kAlive;
-  const char* reason = "";  // PodDeleted, PodReplaced, PodFailed, PodSucceeded, PodNotReady
+  std::optional<api::Reason> reason;  // PodDeleted, PodReplaced, PodFailed, PodSucceeded, PodNotReady
   // Alive but unready: when it will count as presumed dead (for the requeue).
   std::optional<MonoTime> presumed_dead_at;
 };

@@ -4,67 +4,119 @@
 
 namespace eslease::controller {
 
-void LockEntry::observe(std::optional<lock::LockState> read, MonoTime answered_at) {
-  const bool same_version = state && read && state->version == read->version;
+void LockEntry::read(std::optional<lock::LockState> document, MonoTime answered_at) {
+  const bool same_version = document_ && document && document_->version == document->version;
   if (!same_version) {
-    const MonoTime read_expiry = read ? answered_at + Millis(read->doc.ttl_millis) : MonoTime{};
-    // A later version of the same grant never brings its hand-over forward: every expiry it
-    // was written with may have been shown to its holder.
-    const bool same_grant = state && read && lock::same_grant(read->doc, state->doc);
-    expires_at = same_grant ? std::max(expires_at, read_expiry) : read_expiry;
-    if (active && (!read || !grant || !lock::same_grant(read->doc, grant->state.doc))) {
-      // Someone else's document replaced our grant: we no longer hold it.
-      active = false;
-      grant.reset();
+    std::optional<lock::Sighting> previous;
+    if (document_) previous = lock::Sighting{*document_, expires_at_};
+    expires_at_ = document ? lock::sight(previous, *document, answered_at).expires_at : MonoTime{};
+    if (renewing_ && (!document || !grant_ || !lock::same_grant(document->doc, grant_->state.doc))) {
+      renewing_ = false;  // someone else's document replaced our grant
+      grant_.reset();
     }
-    if (!read || (state && read->doc.acquired_at != state->doc.acquired_at)) revoked_reason.clear();
+    if (!document || (document_ && document->doc.acquired_at != document_->doc.acquired_at)) revoked_.reset();
   }
-  state = std::move(read);
-  known = true;
-  malformed.clear();
+  document_ = std::move(document);
+  known_ = true;
+  malformed_.clear();
 }
 
-void LockEntry::hold(const lock::Grant& g, MonoTime now) {
-  const bool new_grant = !grant || grant->state.token != g.state.token;
-  grant = g;
-  state = g.state;
-  known = true;
-  malformed.clear();
-  active = true;
-  if (new_grant) revoked_reason.clear();
-  expires_at = g.valid_until;
-  // Renew a third of the way in, so two failed attempts still leave time before expiry.
-  next_renewal = now + Millis(g.state.doc.ttl_millis) / 3;
+void LockEntry::read_malformed(std::string problem) {
+  document_.reset();
+  known_ = true;
+  malformed_ = std::move(problem);
 }
 
-void LockEntry::drop() {
-  active = false;
-  grant.reset();
-  known = false;
+void LockEntry::hold(const lock::Grant& grant, MonoTime now) {
+  const bool new_grant = !grant_ || grant_->state.token != grant.state.token;
+  grant_ = grant;
+  document_ = grant.state;
+  known_ = true;
+  malformed_.clear();
+  renewing_ = true;
+  if (new_grant) revoked_.reset();
+  expires_at_ = grant.valid_until;
+  // A third of the way in, so two failed attempts still leave time before expiry.
+  next_renewal_ = now + Millis(grant.state.doc.ttl_millis) / 3;
 }
 
-LockEntry& LockTable::entry(const lock::LockKey& key) {
-  std::lock_guard lock(mutex_);
-  auto& slot = entries_[key.id()];
-  if (!slot) {
-    slot = std::make_unique<LockEntry>();
-    slot->key = key;
+void LockEntry::adopted(MonoTime now) {
+  grant_ = lock::Grant{*document_, expires_at_};
+  next_renewal_ = now;
+  renewing_ = true;
+}
+
+void LockEntry::revoke(api::Reason why) {
+  renewing_ = false;
+  revoked_ = why;
+}
+
+void LockEntry::released(MonoTime now) {
+  renewing_ = false;
+  grant_.reset();
+  read(std::nullopt, now);
+}
+
+void LockEntry::lost() {
+  renewing_ = false;
+  grant_.reset();
+  known_ = false;
+}
+
+bool LockEntry::renewal_not_confirmed(const std::optional<lock::LockState>& still_ours, MonoTime now,
+                                      MonoTime retry_at) {
+  if (still_ours && !(still_ours->version == grant_->state.version)) {
+    read(*still_ours, now);
+    grant_->state = *still_ours;
   }
-  return *slot;
+  if (now < grant_->valid_until) {
+    next_renewal_ = retry_at;
+    return false;
+  }
+  // Not confirmed in time: the holder has stopped; the grant is over.
+  revoke(api::Reason::kRenewalFailed);
+  expires_at_ = std::max(expires_at_, grant_->valid_until);
+  return true;
 }
 
-LockEntry* LockTable::find(const std::string& lock_id) {
-  std::lock_guard lock(mutex_);
-  auto it = entries_.find(lock_id);
-  return it == entries_.end() ? nullptr : it->second.get();
+struct LockTable::Slot {
+  explicit Slot(const lock::LockKey& key) : entry(key) {}
+  std::mutex mutex;
+  LockEntry entry;
+};
+
+LockTable::LockTable() = default;
+LockTable::~LockTable() = default;
+
+LockTable::Handle LockTable::lock(const lock::LockKey& key) {
+  Slot* slot;
+  {
+    std::lock_guard guard(mutex_);
+    auto& owned = slots_[key.id()];
+    if (!owned) owned = std::make_unique<Slot>(key);
+    slot = owned.get();
+  }
+  return Handle(slot->entry, std::unique_lock(slot->mutex));
 }
 
-std::vector<std::string> LockTable::active_ids() const {
-  std::lock_guard lock(mutex_);
+std::optional<LockTable::Handle> LockTable::try_lock(const std::string& lock_id) {
+  Slot* slot;
+  {
+    std::lock_guard guard(mutex_);
+    auto it = slots_.find(lock_id);
+    if (it == slots_.end()) return std::nullopt;
+    slot = it->second.get();
+  }
+  std::unique_lock lock(slot->mutex, std::try_to_lock);
+  if (!lock.owns_lock()) return std::nullopt;
+  return Handle(slot->entry, std::move(lock));
+}
+
+std::vector<std::string> LockTable::renewing_ids() const {
+  std::lock_guard guard(mutex_);
   std::vector<std::string> out;
-  // `active` is read without the entry's lock: a stale answer only delays a renewal by one tick.
-  for (const auto& [id, entry] : entries_)
-    if (entry->active) out.push_back(id);
+  for (const auto& [id, slot] : slots_)
+    if (slot->entry.renewing()) out.push_back(id);
   return out;
 }
 

@@ -1,7 +1,10 @@
 // What the leading controller knows about each lock document: the last version it read or
-// wrote, when that version expires on our monotonic clock, and whether we renew it. The
-// reconciler and the renewer both act on entries; an entry's mutex makes them take turns,
-// so one lock is never written by two threads at once.
+// wrote, when that version expires on our monotonic clock, and whether we renew it.
+//
+// The reconciler and the renewer both act on entries. An entry is reached only through a
+// LockTable::Handle, which holds the entry's mutex while it lives: one lock is never
+// written by two threads at once, and every change to an entry is one of its named
+// operations below.
 #pragma once
 
 #include <atomic>
@@ -12,44 +15,109 @@
 #include <string>
 #include <vector>
 
+#include "api/lease_api.h"
 #include "common/clock.h"
+#include "lock/expiry.h"
 #include "lock/lock_store.h"
 
 namespace eslease::controller {
 
-struct LockEntry {
-  std::mutex mutex;
-  lock::LockKey key;
-  bool known = false;                    // the document below reflects Elasticsearch
-  std::optional<lock::LockState> state;  // nullopt: no document
-  std::string malformed;                 // the document exists but is not a lock document
-  MonoTime expires_at{};                 // of `state`, on our clock
-  std::atomic<bool> active{false};       // we renew it for its claim (read by the renewer's scan)
-  std::optional<lock::Grant> grant;      // when active
-  MonoTime next_renewal{};               // when active
-  std::string revoked_reason;            // set when we stopped renewing (final for the grant)
+class LockEntry {
+ public:
+  explicit LockEntry(lock::LockKey key) : key_(std::move(key)) {}
 
-  // Records a document read from Elasticsearch at `answered_at`: a version seen before keeps
-  // its expiry (expiry counts from the first sighting), a new one restarts it, and a new
-  // version of the same grant can only push the expiry later.
-  void observe(std::optional<lock::LockState> read, MonoTime answered_at);
-  // Records a grant we made or renewed.
+  const lock::LockKey& key() const { return key_; }
+  // The entry reflects Elasticsearch: read, or written with a known outcome, since the last
+  // failure. When false the document is read before anything is decided.
+  bool known() const { return known_; }
+  // The document (nullopt: the lock is free) and when it expires on our clock.
+  const std::optional<lock::LockState>& document() const { return document_; }
+  MonoTime expires_at() const { return expires_at_; }
+  // Set when a document exists that is not a lock document: nothing is granted over it.
+  const std::string& malformed() const { return malformed_; }
+  // We renew the document's grant for its claim; `grant()` is what we renew from.
+  bool renewing() const { return renewing_; }
+  const std::optional<lock::Grant>& grant() const { return grant_; }
+  MonoTime next_renewal() const { return next_renewal_; }
+  // Why we stopped renewing the document's grant, which is final for that grant.
+  std::optional<api::Reason> revoked() const { return revoked_; }
+
+  // --- what was read ----------------------------------------------------------------------
+  // A realtime read answered at `answered_at` (nullopt: no document). Its expiry follows
+  // lock::sight; a document that is no longer our grant ends our renewing.
+  void read(std::optional<lock::LockState> document, MonoTime answered_at);
+  // The read found a document that is not a lock document.
+  void read_malformed(std::string problem);
+  // A read failed, or a write's outcome is unknown: read again before deciding.
+  void outcome_unknown() { known_ = false; }
+
+  // --- what we wrote ----------------------------------------------------------------------
+  // We granted the lock (acquire or takeover) or renewed our grant: renew it from now on,
+  // next a third of its TTL from `now`.
+  void granted(const lock::Grant& grant, MonoTime now) { hold(grant, now); }
+  void renewed(const lock::Grant& grant, MonoTime now) { hold(grant, now); }
+  // A grant this controller did not make (found at start-up) is renewed from now on.
+  void adopted(MonoTime now);
+  // We stop renewing the document's grant for good; it is handed over once it expires.
+  void revoke(api::Reason why);
+  // We deleted the document.
+  void released(MonoTime now);
+  // Another writer replaced our grant: stop renewing, and read before deciding.
+  void lost();
+  // A renewal was not confirmed. `still_ours` is the grant as Elasticsearch holds it now,
+  // when known (another replica may have renewed it: we follow its version, and hand the
+  // lock over no earlier than the expiry it wrote). Returns true when our deadline passed:
+  // the grant is then revoked (RenewalFailed); otherwise it is retried at `retry_at`.
+  bool renewal_not_confirmed(const std::optional<lock::LockState>& still_ours, MonoTime now,
+                             MonoTime retry_at);
+
+ private:
   void hold(const lock::Grant& grant, MonoTime now);
-  // Forgets the grant we held (lost or released); the document is re-read before deciding.
-  void drop();
+
+  lock::LockKey key_;
+  bool known_ = false;
+  std::optional<lock::LockState> document_;
+  MonoTime expires_at_{};
+  std::string malformed_;
+  // Mirrors renewing(), for LockTable::renewing_ids(), which reads it without the mutex.
+  std::atomic<bool> renewing_{false};
+  std::optional<lock::Grant> grant_;
+  MonoTime next_renewal_{};
+  std::optional<api::Reason> revoked_;
 };
 
 class LockTable {
+  struct Slot;
+
  public:
-  // The entry of a valid key, created on first use; entries live as long as the table.
-  LockEntry& entry(const lock::LockKey& key);
-  LockEntry* find(const std::string& lock_id);
-  // Ids of the entries we actively renew.
-  std::vector<std::string> active_ids() const;
+  // Exclusive use of one entry for as long as the handle lives.
+  class Handle {
+   public:
+    LockEntry& operator*() const { return *entry_; }
+    LockEntry* operator->() const { return entry_; }
+
+   private:
+    friend class LockTable;
+    Handle(LockEntry& entry, std::unique_lock<std::mutex> lock) : entry_(&entry), lock_(std::move(lock)) {}
+    LockEntry* entry_;
+    std::unique_lock<std::mutex> lock_;
+  };
+
+  LockTable();
+  ~LockTable();
+
+  // The entry of a valid key, created on first use (entries live as long as the table);
+  // waits while another thread holds it.
+  Handle lock(const lock::LockKey& key);
+  // The entry of `lock_id` if it exists and nobody holds it now.
+  std::optional<Handle> try_lock(const std::string& lock_id);
+  // Ids of the entries we renew, read without their mutexes: an entry that changes
+  // meanwhile is seen at the next renewal tick.
+  std::vector<std::string> renewing_ids() const;
 
  private:
   mutable std::mutex mutex_;
-  std::map<std::string, std::unique_ptr<LockEntry>> entries_;
+  std::map<std::string, std::unique_ptr<Slot>> slots_;
 };
 
 }  // namespace eslease::controller

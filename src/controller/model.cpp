@@ -33,7 +33,7 @@ const Condition* LeaseStatus::condition(const std::string& type) const {
 }
 
 bool LeaseRecord::has_finalizer() const {
-  return std::find(finalizers.begin(), finalizers.end(), kFinalizer) != finalizers.end();
+  return std::find(finalizers.begin(), finalizers.end(), api::kFinalizer) != finalizers.end();
 }
 
 }  // namespace eslease::controller

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/lease_api.h"
 #include "common/clock.h"
 #include "controller/selector.h"
 
@@ -30,32 +31,6 @@ const char* to_string(Priority priority);
 
 enum class Phase { kNone, kPending, kHeld, kReleased, kTimedOut, kInvalid };
 const char* to_string(Phase phase);  // "" for kNone
-
-// Condition types and the reasons shared by conditions, events, lastTakeover and metrics.
-namespace reason {
-inline constexpr const char* kWaiting = "Waiting";
-inline constexpr const char* kAcquired = "Acquired";
-inline constexpr const char* kTakenOver = "TakenOver";
-inline constexpr const char* kPodDeleted = "PodDeleted";
-inline constexpr const char* kPodReplaced = "PodReplaced";
-inline constexpr const char* kPodFailed = "PodFailed";
-inline constexpr const char* kPodSucceeded = "PodSucceeded";
-inline constexpr const char* kPodNotReady = "PodNotReady";
-inline constexpr const char* kExpired = "Expired";
-inline constexpr const char* kRenewalFailed = "RenewalFailed";
-inline constexpr const char* kTimedOut = "TimedOut";
-inline constexpr const char* kInvalidClaim = "InvalidClaim";
-inline constexpr const char* kReleased = "Released";
-inline constexpr const char* kInvalid = "Invalid";
-inline constexpr const char* kBackendUnavailable = "BackendUnavailable";
-inline constexpr const char* kBackendReachable = "BackendReachable";
-inline constexpr const char* kMalformedLockDocument = "MalformedLockDocument";
-}  // namespace reason
-
-inline constexpr const char* kConditionHeld = "Held";
-inline constexpr const char* kConditionBackendAvailable = "BackendAvailable";
-inline constexpr const char* kFinalizer = "eslease.io/release";
-inline constexpr const char* kHoldsAnnotation = "eslease.io/holds";
 
 struct Condition {
   std::string type;

@@ -2,21 +2,10 @@
 
 #include <algorithm>
 
-#include "common/json_fields.h"
 #include "common/log.h"
-#include "controller/lease_codec.h"
-#include "kube/status.h"
 
 namespace eslease::controller {
 namespace {
-
-using nlohmann::json;
-
-constexpr int kMaxSteps = 4;  // e.g. release a deleted claim's lock, then grant it to the next
-// A Lease status someone else wrote is put right at most this often: two replicas that
-// both believe they lead, each projecting its own view of the document, would otherwise
-// overwrite each other's status as fast as the API answers.
-constexpr Millis kCorrectionPace{1000};
 
 double seconds_between(WallTime from, WallTime to) {
   return std::max(0.0, std::chrono::duration<double>(to - from).count());
@@ -24,24 +13,13 @@ double seconds_between(WallTime from, WallTime to) {
 
 kube::ObjectReference lease_reference(const LeaseRecord& lease) {
   kube::ObjectReference ref;
-  ref.api_version = "eslease.io/v1alpha1";
+  ref.api_version = kube::resources::eslease_leases().api_version();
   ref.kind = "Lease";
   ref.ns = lease.meta.ns;
   ref.name = lease.meta.name;
   ref.uid = lease.meta.uid;
   ref.resource_version = lease.meta.resource_version;
   return ref;
-}
-
-// The resourceVersion an API write answered with (empty if the answer has none).
-std::string resource_version_of(const json& object) {
-  const json* meta = json_fields::find(object, "metadata");
-  return meta ? json_fields::string_at(*meta, "resourceVersion") : std::string();
-}
-
-bool is_unavailable(const Error& error) {
-  return error.code == ErrorCode::kUnavailable || error.code == ErrorCode::kTimeout ||
-         error.code == ErrorCode::kTooManyRequests;
 }
 
 }  // namespace
@@ -54,86 +32,56 @@ Reconciler::Reconciler(const ClusterView& cluster, ClaimIndex& index, PodTracker
       tracker_(tracker),
       table_(table),
       store_(store),
-      api_(api),
       events_(events),
       observer_(observer),
       clock_(clock),
-      options_(std::move(options)) {}
+      options_(std::move(options)),
+      leases_(api),
+      holds_(cluster, api) {}
 
 void Reconciler::note_error(const Error& error) {
-  if (is_unavailable(error)) backend_available_.store(false);
-}
-
-void Reconciler::lease_seen(const std::string& uid, const std::string& version) {
-  std::lock_guard lock(memory_mutex_);
-  forget_if_seen(written_status_, uid, version);
-}
-
-void Reconciler::pod_seen(const std::string& uid, const std::string& version) {
-  std::lock_guard lock(memory_mutex_);
-  forget_if_seen(written_annotation_, uid, version);
-}
-
-void Reconciler::forget_lease(const std::string& uid) {
-  std::lock_guard lock(memory_mutex_);
-  written_status_.erase(uid);
-  status_version_.erase(uid);
-  corrected_at_.erase(uid);
-}
-
-void Reconciler::forget_pod(const std::string& uid) {
-  std::lock_guard lock(memory_mutex_);
-  written_annotation_.erase(uid);
+  if (error.unavailable()) backend_available_.store(false);
 }
 
 void Reconciler::read_document(LockEntry& entry) {
-  auto read = store_.get(entry.key);
+  auto read = store_.get(entry.key());
   const MonoTime answered = clock_.monotonic();
   if (read.ok()) {
     backend_available_.store(true);
-    entry.observe(std::move(*read), answered);
-    return;
+    entry.read(std::move(*read), answered);
+  } else if (read.error().code == ErrorCode::kProtocol) {
+    backend_available_.store(true);  // the index answered, with something that is not a lock document
+    entry.read_malformed(read.error().message);
+  } else {
+    note_error(read.error());
+    log::warn("cannot read lock document", {{"lock", entry.key().id()}, {"error", read.error().describe()}});
   }
-  if (read.error().code == ErrorCode::kProtocol) {
-    // The index answered, but with something that is not a lock document.
-    backend_available_.store(true);
-    entry.known = true;
-    entry.state.reset();
-    entry.malformed = read.error().message;
-    return;
-  }
-  note_error(read.error());
-  log::warn("cannot read lock document", {{"lock", entry.key.id()}, {"error", read.error().describe()}});
 }
 
 LockWorld Reconciler::gather(const LockEntry& entry, const std::optional<RecentGrant>& recent) const {
   LockWorld world;
-  world.ns = entry.key.ns();
-  world.lock_name = entry.key.name();
+  world.ns = entry.key().ns();
+  world.lock_name = entry.key().name();
   world.now = lock::to_millis(clock_.now());
   world.mono = clock_.monotonic();
   world.liveness_takeover = options_.liveness_takeover;
   world.backend_available = backend_available_.load();
   world.recent_grant = recent;
-  world.document_known = entry.known;
-  world.malformed_document = entry.malformed;
-
-  {
-    std::lock_guard lock(memory_mutex_);
-    for (const std::string& key : index_.claims_of(entry.key.id())) {
-      auto lease = cluster_.lease(key);
-      if (!lease || lease->spec.lock_name != entry.key.name()) continue;
-      if (auto written = written_status_.find(lease->meta.uid); written != written_status_.end()) {
-        // Compared as written: the API keeps times to the millisecond or second.
-        if (status_patch(lease->status) == status_patch(written->second.value)) {
-          written_status_.erase(written);  // the cache has caught up: the memory is not needed
-        } else {
-          lease->status = written->second.value;
-        }
-      }
-      world.claims.push_back(std::move(*lease));
-    }
+  world.document_known = entry.known();
+  world.malformed_document = entry.malformed();
+  for (const std::string& key : index_.claims_of(entry.key().id())) {
+    auto lease = cluster_.lease(key);
+    if (!lease || lease->spec.lock_name != entry.key().name()) continue;
+    leases_.overlay(*lease);
+    world.claims.push_back(std::move(*lease));
   }
+  gather_pods(world, entry);
+  world.document = document_view(world, entry);
+  return world;
+}
+
+// Every pod a claim names or selects, and the document's holder.
+void Reconciler::gather_pods(LockWorld& world, const LockEntry& entry) const {
   auto add_pod = [&](const PodRecord& pod) { world.pods.emplace(pod.meta.name, tracker_.state_of(pod)); };
   bool any_election = false;
   for (const LeaseRecord& lease : world.claims) {
@@ -145,38 +93,41 @@ LockWorld Reconciler::gather(const LockEntry& entry, const std::optional<RecentG
   }
   if (any_election) {
     cluster_.for_each_pod(world.ns, [&](const PodRecord& pod) {
-      for (const LeaseRecord& lease : world.claims) {
-        if (lease.spec.election_mode() && lease.spec.selector->matches(pod.labels)) {
-          add_pod(pod);
-          return;
-        }
-      }
+      const bool selected =
+          std::any_of(world.claims.begin(), world.claims.end(), [&](const LeaseRecord& lease) {
+            return lease.spec.election_mode() && lease.spec.selector->matches(pod.labels);
+          });
+      if (selected) add_pod(pod);
     });
   }
-  if (entry.known && entry.state) {
-    DocumentView view;
-    view.state = *entry.state;
-    view.expires_at = entry.expires_at;
-    view.active = entry.active.load();
-    view.revoked_reason = entry.revoked_reason;
-    const lock::LockDocument& doc = entry.state->doc;
-    const auto slash = doc.holder.find('/');
-    if (slash != std::string::npos && doc.holder.substr(0, slash) == world.ns) {
-      if (auto pod = cluster_.pod(doc.holder)) add_pod(*pod);
+  if (entry.known() && entry.document()) {
+    const std::string& holder = entry.document()->doc.holder;
+    const auto slash = holder.find('/');
+    if (slash != std::string::npos && holder.substr(0, slash) == world.ns) {
+      if (auto pod = cluster_.pod(holder)) add_pod(*pod);
     }
-    // A Lease that still exists but claims another lock now.
-    const bool claims_here = std::any_of(world.claims.begin(), world.claims.end(),
-                                         [&](const LeaseRecord& l) { return l.meta.uid == doc.lease_uid; });
-    if (!claims_here && !doc.lease.empty()) {
-      if (auto owner = cluster_.lease(doc.lease); owner && owner->meta.uid == doc.lease_uid)
-        view.owner_moved = true;
-    }
-    world.document = std::move(view);
   }
-  return world;
 }
 
-lock::Claim Reconciler::claim_for(const LockWorld& world, const GrantPlan& plan) const {
+std::optional<DocumentView> Reconciler::document_view(const LockWorld& world, const LockEntry& entry) const {
+  if (!entry.known() || !entry.document()) return std::nullopt;
+  DocumentView view;
+  view.state = *entry.document();
+  view.expires_at = entry.expires_at();
+  view.renewing = entry.renewing();
+  view.revoked = entry.revoked();
+  const lock::LockDocument& doc = view.state.doc;
+  // A Lease that still exists but claims another lock now.
+  const bool claims_here = std::any_of(world.claims.begin(), world.claims.end(),
+                                       [&](const LeaseRecord& l) { return l.meta.uid == doc.lease_uid; });
+  if (!claims_here && !doc.lease.empty()) {
+    if (auto owner = cluster_.lease(doc.lease); owner && owner->meta.uid == doc.lease_uid)
+      view.owner_moved = true;
+  }
+  return view;
+}
+
+lock::Claim Reconciler::grantee(const LockWorld& world, const GrantPlan& plan) const {
   lock::Claim claim;
   claim.lease = world.ns + "/" + plan.lease;
   claim.lease_uid = plan.lease_uid;
@@ -188,34 +139,55 @@ lock::Claim Reconciler::claim_for(const LockWorld& world, const GrantPlan& plan)
   return claim;
 }
 
-void Reconciler::record_grant(LockEntry& entry, const lock::AcquireOutcome& outcome, const Decision& decision,
-                              const LockWorld& world, std::optional<RecentGrant>& recent, const char* op) {
+std::optional<RecentGrant> Reconciler::record_grant(LockEntry& entry, const lock::AcquireOutcome& outcome,
+                                                    const Decision& decision, const LockWorld& world,
+                                                    const char* op) {
   const MonoTime now = clock_.monotonic();
   if (!outcome.grant) {
     // Someone else wrote first (409): decide again on what is there now.
     observer_.backend_conflict(op);
-    entry.observe(outcome.current, outcome.observed_at);
-    return;
+    entry.read(outcome.current, outcome.observed_at);
+    return std::nullopt;
   }
-  entry.hold(*outcome.grant, now);
+  entry.granted(*outcome.grant, now);
   const GrantPlan& plan = decision.grant;
-  recent = RecentGrant{plan.lease, plan.takeover_reason, plan.from_pod, world.now};
   observer_.granted(seconds_between(plan.waiting_since, world.now));
-  if (!plan.takeover_reason.empty()) {
+  if (plan.takeover_reason) {
     std::optional<MonoTime> seen = plan.dead_seen_at;
     if (!seen) seen = tracker_.death_seen_at(world.ns + "/" + plan.from_pod);
     std::optional<double> latency;
     if (seen) latency = std::chrono::duration<double>(now - *seen).count();
-    observer_.taken_over(plan.takeover_reason, latency);
-    if (plan.takeover_reason == reason::kExpired) observer_.expired();
+    observer_.taken_over(api::to_string(*plan.takeover_reason), latency);
+    if (*plan.takeover_reason == api::Reason::kExpired) observer_.expired();
   }
-  log::info(plan.takeover_reason.empty() ? "lock granted" : "lock taken over",
-            {{"lock", entry.key.id()},
+  log::info(plan.takeover_reason ? "lock taken over" : "lock granted",
+            {{"lock", entry.key().id()},
              {"lease", plan.lease},
              {"pod", plan.pod},
              {"token", outcome.grant->state.token},
-             {"reason", plan.takeover_reason},
+             {"reason", plan.takeover_reason ? api::to_string(*plan.takeover_reason) : ""},
              {"from", plan.from_pod}});
+  return RecentGrant{plan.lease, plan.takeover_reason, plan.from_pod, world.now};
+}
+
+Status Reconciler::release(LockEntry& entry, const Decision& decision) {
+  // Only the version decided on: a later one (another replica's renewal) may carry a later
+  // expiresAt that the holder was shown; it is read and decided on again.
+  auto released = store_.release(entry.key(), lock::Grant{*entry.document(), entry.expires_at()},
+                                 lock::ReleaseScope::kThisVersion);
+  if (!released.ok()) return released.error();
+  if (*released == lock::ReleaseOutcome::kReleased) {
+    entry.released(clock_.monotonic());
+    observer_.released();
+    log::info("lock released",
+              {{"lock", entry.key().id()},
+               {"reason", decision.action_reason ? api::to_string(*decision.action_reason) : ""}});
+  } else {
+    observer_.backend_conflict("release");
+    entry.lost();
+    read_document(entry);
+  }
+  return {};
 }
 
 Status Reconciler::carry_out(LockEntry& entry, const Decision& decision, const LockWorld& world,
@@ -223,50 +195,30 @@ Status Reconciler::carry_out(LockEntry& entry, const Decision& decision, const L
   switch (decision.action) {
     case Action::kNone:
       return {};
-    case Action::kAcquire: {
-      auto outcome = store_.acquire(entry.key, claim_for(world, decision.grant));
-      if (!outcome.ok()) return outcome.error();
-      record_grant(entry, *outcome, decision, world, recent, "acquire");
-      return {};
-    }
+    case Action::kAcquire:
     case Action::kTakeOver: {
-      auto outcome = store_.take_over(entry.key, *entry.state, claim_for(world, decision.grant));
+      const bool acquire = decision.action == Action::kAcquire;
+      auto outcome = acquire
+                         ? store_.acquire(entry.key(), grantee(world, decision.grant))
+                         : store_.take_over(entry.key(), *entry.document(), grantee(world, decision.grant));
       if (!outcome.ok()) return outcome.error();
-      record_grant(entry, *outcome, decision, world, recent, "take_over");
+      if (auto granted = record_grant(entry, *outcome, decision, world, acquire ? "acquire" : "take_over"))
+        recent = std::move(granted);
       return {};
     }
-    case Action::kRelease: {
-      // Only the version decided on: a later one (another replica's renewal) may carry a later
-      // expiresAt that the holder was shown; it is read and decided on again.
-      auto released = store_.release(entry.key, lock::Grant{*entry.state, entry.expires_at},
-                                     lock::ReleaseScope::kThisVersion);
-      if (!released.ok()) return released.error();
-      if (*released == lock::ReleaseOutcome::kReleased) {
-        entry.active = false;
-        entry.grant.reset();
-        entry.observe(std::nullopt, clock_.monotonic());
-        observer_.released();
-        log::info("lock released", {{"lock", entry.key.id()}, {"reason", decision.action_reason}});
-      } else {
-        observer_.backend_conflict("release");
-        entry.drop();
-        read_document(entry);
-      }
-      return {};
-    }
+    case Action::kRelease:
+      return release(entry, decision);
     case Action::kRevoke:
-      entry.active = false;
-      entry.revoked_reason = decision.action_reason;
-      log::info("grant revoked; handed over once it expires", {{"lock", entry.key.id()},
-                                                               {"reason", decision.action_reason},
-                                                               {"detail", decision.action_message}});
+      entry.revoke(*decision.action_reason);
+      log::info("grant revoked; handed over once it expires",
+                {{"lock", entry.key().id()},
+                 {"reason", api::to_string(*decision.action_reason)},
+                 {"detail", decision.action_message}});
       return {};
     case Action::kAdopt:
-      entry.grant = lock::Grant{*entry.state, entry.expires_at};
-      entry.next_renewal = clock_.monotonic();
-      entry.active = true;
+      entry.adopted(clock_.monotonic());
       if (options_.wake_renewer) options_.wake_renewer();
-      log::info("adopted existing grant", {{"lock", entry.key.id()}, {"token", entry.state->token}});
+      log::info("adopted existing grant", {{"lock", entry.key().id()}, {"token", entry.document()->token}});
       return {};
   }
   return {};
@@ -280,230 +232,93 @@ ReconcileOutcome Reconciler::reconcile(const std::string& lock_id) {
               {{"lock", lock_id.substr(0, 300)}, {"error", key.error().message}});
     return outcome;
   }
-  LockEntry& entry = table_.entry(*key);
   LockWorld world;
   Decision decision;
   {
-    std::lock_guard guard(entry.mutex);
-    if (!entry.known) read_document(entry);
+    LockTable::Handle entry = table_.lock(*key);
+    if (!entry->known()) read_document(*entry);
     std::optional<RecentGrant> recent;
     for (int step = 0;; ++step) {
-      world = gather(entry, recent);
+      world = gather(*entry, recent);
       decision = decide(world);
-      if (decision.action == Action::kNone || step == kMaxSteps) break;
-      Status done = carry_out(entry, decision, world, recent);
+      if (decision.action == Action::kNone) break;
+      if (step == kMaxSteps) {
+        // The document kept moving under us: nothing is projected from a world that is
+        // still changing (its statuses and annotations stay as they are); retry later.
+        log::warn("lock still changing after the reconcile's steps; retrying",
+                  {{"lock", lock_id}, {"action", to_string(decision.action)}, {"rule", decision.rule}});
+        outcome.status = make_error(ErrorCode::kConflict, "lock " + lock_id + " still needs a " +
+                                                              to_string(decision.action) + " after " +
+                                                              std::to_string(kMaxSteps) + " steps");
+        return outcome;
+      }
+      Status done = carry_out(*entry, decision, world, recent);
       if (!done.ok()) {
         note_error(done.error());
-        entry.known = false;  // the outcome may be unknown: read before the next decision
+        entry->outcome_unknown();  // read before the next decision
         log::warn(
             "lock write failed",
             {{"lock", lock_id}, {"action", to_string(decision.action)}, {"error", done.error().describe()}});
         outcome.status = done;
         world.act = false;
-        world.backend_available = !is_unavailable(done.error());
+        world.backend_available = !done.error().unavailable();
         decision = decide(world);
         break;
       }
       backend_available_.store(true);
     }
-    if (!entry.known && outcome.status.ok()) {
+    if (!entry->known() && outcome.status.ok())
       outcome.status = make_error(ErrorCode::kUnavailable, "lock document " + lock_id + " could not be read");
-    }
   }
   outcome.requeue_at = decision.requeue_at;
-  Status written = apply_to_cluster(world, decision, outcome.requeue_at);
+  Status written = write_to_cluster(world, decision, outcome.requeue_at);
   if (outcome.status.ok() && !written.ok()) outcome.status = written;
   return outcome;
 }
 
-bool Reconciler::pace_correction(const LeaseRecord& lease, MonoTime now, std::optional<MonoTime>& retry_at) {
-  std::lock_guard lock(memory_mutex_);
-  const std::string& uid = lease.meta.uid;
-  const auto ours = status_version_.find(uid);
-  const bool someone_elses = lease.status.phase != Phase::kNone && !written_status_.contains(uid) &&
-                             (ours == status_version_.end() || ours->second != lease.meta.resource_version);
-  if (!someone_elses) return true;
-  if (auto last = corrected_at_.find(uid);
-      last != corrected_at_.end() && now < last->second + kCorrectionPace) {
-    const MonoTime next = last->second + kCorrectionPace;
-    if (!retry_at || next < *retry_at) retry_at = next;
-    return false;
-  }
-  corrected_at_[uid] = now;
-  return true;
-}
-
-Status Reconciler::apply_to_cluster(const LockWorld& world, const Decision& decision,
+Status Reconciler::write_to_cluster(const LockWorld& world, const Decision& decision,
                                     std::optional<MonoTime>& retry_at) {
   Status result;
   auto keep_first_error = [&](Status s) {
     if (result.ok() && !s.ok()) result = std::move(s);
   };
-  keep_first_error(write_finalizers(world, decision));
-  for (const LeaseRecord& lease : world.claims) {
-    auto desired = decision.statuses.find(lease.meta.name);
-    if (desired == decision.statuses.end() || desired->second == lease.status) continue;
-    if (!pace_correction(lease, world.mono, retry_at)) continue;
-    keep_first_error(write_status(lease, desired->second));
-  }
-  if (events_) {
-    for (const PlannedEvent& e : decision.events) {
-      auto lease = std::find_if(world.claims.begin(), world.claims.end(),
-                                [&](const LeaseRecord& l) { return l.meta.name == e.lease; });
-      if (lease == world.claims.end()) continue;
-      events_->record(lease_reference(*lease),
-                      e.warning ? kube::EventType::kWarning : kube::EventType::kNormal, e.reason, e.message);
-    }
-  }
-  if (options_.holds_annotation) keep_first_error(update_annotations(world, decision));
-  if (world.document_known) {
-    std::string holder;
-    if (world.document) holder = world.document->state.doc.holder;
-    index_.set_holder(world.ns + "/" + world.lock_name, holder);
-  }
-  return result;
-}
-
-Status Reconciler::write_finalizers(const LockWorld& world, const Decision& decision) {
-  Status result;
-  auto patch_finalizers = [&](const LeaseRecord& lease, bool add) {
-    std::vector<std::string> finalizers = lease.finalizers;
-    std::erase(finalizers, std::string(kFinalizer));
-    if (add) finalizers.push_back(kFinalizer);
-    // The resourceVersion makes the patch conditional: another writer's finalizer is never lost.
-    json patch = {
-        {"metadata", {{"finalizers", finalizers}, {"resourceVersion", lease.meta.resource_version}}}};
-    auto patched = api_.patch(kube::resources::eslease_leases(), lease.meta.ns, lease.meta.name,
-                              kube::PatchType::kMerge, patch);
-    if (patched.ok() || patched.error().code == ErrorCode::kNotFound) return;
-    // A conflict only means our cache was behind; the requeue retries on the newer version.
-    if (patched.error().code != ErrorCode::kConflict)
-      log::warn(add ? "cannot add the Lease finalizer" : "cannot remove the Lease finalizer",
-                {{"lease", lease.meta.key()}, {"error", patched.error().describe()}});
-    if (result.ok()) result = patched.error();
+  auto listed = [](const std::vector<std::string>& names, const std::string& name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
   };
   for (const LeaseRecord& lease : world.claims) {
-    const auto& add = decision.add_finalizer;
-    const auto& remove = decision.remove_finalizer;
-    if (std::find(add.begin(), add.end(), lease.meta.name) != add.end()) patch_finalizers(lease, true);
-    if (std::find(remove.begin(), remove.end(), lease.meta.name) != remove.end()) {
-      patch_finalizers(lease, false);
-      forget_lease(lease.meta.uid);
-    }
+    if (listed(decision.add_finalizer, lease.meta.name))
+      keep_first_error(leases_.write_finalizer(lease, true));
+    if (listed(decision.remove_finalizer, lease.meta.name))
+      keep_first_error(leases_.write_finalizer(lease, false));
   }
+  for (const LeaseRecord& lease : world.claims) {
+    auto desired = decision.statuses.find(lease.meta.name);
+    if (desired != decision.statuses.end())
+      keep_first_error(leases_.write_status(lease, desired->second, world.mono, retry_at));
+  }
+  record_events(world, decision);
+  if (options_.holds_annotation) keep_first_error(holds_.update(world, decision.statuses));
+  if (world.document_known)
+    index_.set_holder(world.ns + "/" + world.lock_name,
+                      world.document ? world.document->state.doc.holder : "");
   return result;
 }
 
-Status Reconciler::write_status(const LeaseRecord& lease, const LeaseStatus& status) {
-  auto patched = api_.patch(kube::resources::eslease_leases(), lease.meta.ns, lease.meta.name,
-                            kube::PatchType::kMerge, status_patch(status), /*status_subresource=*/true);
-  if (!patched.ok()) {
-    if (patched.error().code == ErrorCode::kNotFound) return {};
-    log::warn("cannot write Lease status",
-              {{"lease", lease.meta.key()}, {"error", patched.error().describe()}});
-    return patched.error();
+void Reconciler::record_events(const LockWorld& world, const Decision& decision) {
+  if (!events_) return;
+  for (const PlannedEvent& e : decision.events) {
+    auto lease = std::find_if(world.claims.begin(), world.claims.end(),
+                              [&](const LeaseRecord& l) { return l.meta.name == e.lease; });
+    if (lease == world.claims.end()) continue;
+    events_->record(lease_reference(*lease), e.warning ? kube::EventType::kWarning : kube::EventType::kNormal,
+                    api::to_string(e.reason), e.message);
   }
-  std::lock_guard lock(memory_mutex_);
-  const std::string version = resource_version_of(*patched);
-  written_status_[lease.meta.uid] = Written<LeaseStatus>{status, version};
-  status_version_[lease.meta.uid] = version;
-  return {};
-}
-
-void Reconciler::adopt_holds(const std::string& pod_key, const PodRecord& pod,
-                             std::set<std::string>& touched) {
-  if (holds_.contains(pod_key)) return;
-  const auto written = written_annotation_.find(pod.meta.uid);
-  const std::string& value =
-      written != written_annotation_.end() ? written->second.value : pod.holds_annotation;
-  if (value.empty()) return;
-  const std::map<std::string, std::string> entries = parse_holds(value);
-  if (format_holds(entries) != value) touched.insert(pod_key);  // not all entries: rewritten
-  for (const auto& [lease_name, token] : entries) {
-    auto lease = cluster_.lease(pod.meta.ns + "/" + lease_name);
-    if (!lease) {
-      touched.insert(pod_key);  // names a Lease that is gone: rewritten without it
-      continue;
-    }
-    const std::string its_lock = lease->meta.ns + "/" + lease->spec.lock_name;
-    holds_[pod_key][lease_name] = Hold{its_lock, token};
-    holders_[its_lock].insert(pod_key);
-  }
-}
-
-Status Reconciler::update_annotations(const LockWorld& world, const Decision& decision) {
-  // Which pods' eslease.io/holds values this lock changes.
-  const std::string lock = world.ns + "/" + world.lock_name;
-  std::set<std::string> touched;
-  std::map<std::string, std::string> desired;  // pod key -> annotation value
-  {
-    std::lock_guard guard(memory_mutex_);
-    for (const auto& [name, pod] : world.pods) adopt_holds(world.ns + "/" + name, pod.record, touched);
-    if (auto had = holders_.find(lock); had != holders_.end()) {
-      for (const std::string& pod_key : had->second) {
-        auto pod = holds_.find(pod_key);
-        if (pod == holds_.end()) continue;
-        // Only entries still for this lock: a Lease that moved on is another lock's now.
-        std::erase_if(pod->second, [&](const auto& held) { return held.second.lock == lock; });
-        if (pod->second.empty()) holds_.erase(pod);
-        touched.insert(pod_key);
-      }
-      holders_.erase(had);
-    }
-    for (const LeaseRecord& lease : world.claims) {
-      auto status = decision.statuses.find(lease.meta.name);
-      if (status == decision.statuses.end() || status->second.phase != Phase::kHeld || !status->second.holder)
-        continue;
-      const std::string pod_key = world.ns + "/" + status->second.holder->pod_name;
-      holds_[pod_key][lease.meta.name] = Hold{lock, status->second.fencing_token};
-      holders_[lock].insert(pod_key);
-      touched.insert(pod_key);
-    }
-    for (const std::string& pod_key : touched) {
-      std::map<std::string, std::string> token_by_lease;
-      if (auto it = holds_.find(pod_key); it != holds_.end()) {
-        for (const auto& [lease, held] : it->second) token_by_lease[lease] = held.token;
-      }
-      desired[pod_key] = format_holds(token_by_lease);
-    }
-  }
-  Status result;
-  std::lock_guard serial(annotation_mutex_);
-  for (const auto& [pod_key, value] : desired) {
-    auto pod = cluster_.pod(pod_key);
-    if (!pod) continue;
-    std::string current = pod->holds_annotation;
-    {
-      std::lock_guard lock(memory_mutex_);
-      if (auto w = written_annotation_.find(pod->meta.uid); w != written_annotation_.end()) {
-        if (current == w->second.value) {
-          written_annotation_.erase(w);
-        } else {
-          current = w->second.value;
-        }
-      }
-    }
-    if (current == value) continue;
-    json patch = {
-        {"metadata", {{"annotations", {{kHoldsAnnotation, value.empty() ? json(nullptr) : json(value)}}}}}};
-    auto patched =
-        api_.patch(kube::resources::pods(), pod->meta.ns, pod->meta.name, kube::PatchType::kMerge, patch);
-    if (!patched.ok()) {
-      if (patched.error().code == ErrorCode::kNotFound) continue;
-      if (result.ok()) result = patched.error();
-      continue;
-    }
-    std::lock_guard lock(memory_mutex_);
-    written_annotation_[pod->meta.uid] = Written<std::string>{value, resource_version_of(*patched)};
-  }
-  return result;
 }
 
 void Reconciler::prime(const std::vector<std::string>& lock_ids) {
   std::vector<lock::LockKey> keys;
   for (const std::string& id : lock_ids) {
-    auto key = lock::parse_lock_id(id);
-    if (key.ok()) keys.push_back(*key);
+    if (auto key = lock::parse_lock_id(id); key.ok()) keys.push_back(*key);
   }
   auto read = store_.get_many(keys);
   if (!read.ok()) {
@@ -515,39 +330,34 @@ void Reconciler::prime(const std::vector<std::string>& lock_ids) {
   const MonoTime answered = clock_.monotonic();
   backend_available_.store(true);
   std::vector<std::pair<lock::LockKey, lock::Claim>> grants;
-  std::vector<std::pair<LockEntry*, Decision>> planned;
+  std::vector<Decision> planned;
   for (std::size_t i = 0; i < keys.size(); ++i) {
-    LockEntry& entry = table_.entry(keys[i]);
-    std::lock_guard guard(entry.mutex);
+    LockTable::Handle entry = table_.lock(keys[i]);
     const auto& one = (*read)[i];
     if (one.ok()) {
-      entry.observe(*one, answered);
+      entry->read(*one, answered);
     } else if (one.error().code == ErrorCode::kProtocol) {
-      entry.known = true;
-      entry.malformed = one.error().message;
+      entry->read_malformed(one.error().message);
       continue;
     } else {
       continue;
     }
-    LockWorld world = gather(entry, std::nullopt);
+    LockWorld world = gather(*entry, std::nullopt);
     Decision decision = decide(world);
     if (decision.action != Action::kAcquire) continue;
-    grants.emplace_back(keys[i], claim_for(world, decision.grant));
-    planned.emplace_back(&entry, std::move(decision));
+    grants.emplace_back(keys[i], grantee(world, decision.grant));
+    planned.push_back(std::move(decision));
   }
   if (grants.empty()) return;
   auto outcomes = store_.acquire_many(grants);
   for (std::size_t i = 0; i < planned.size() && i < outcomes.size(); ++i) {
-    LockEntry& entry = *planned[i].first;
-    std::lock_guard guard(entry.mutex);
+    LockTable::Handle entry = table_.lock(grants[i].first);
     if (!outcomes[i].ok()) {
       note_error(outcomes[i].error());
-      entry.known = false;
+      entry->outcome_unknown();
       continue;
     }
-    std::optional<RecentGrant> recent;
-    LockWorld world = gather(entry, std::nullopt);
-    record_grant(entry, *outcomes[i], planned[i].second, world, recent, "acquire");
+    record_grant(*entry, *outcomes[i], planned[i], gather(*entry, std::nullopt), "acquire");
   }
 }
 

@@ -29,20 +29,16 @@ void Renewer::run(std::stop_token stop) {
 
 int Renewer::tick() {
   const MonoTime now = clock_.monotonic();
-  // Entries are locked for the whole batch, so a reconcile of one of these locks waits for
+  // Entries are held for the whole batch, so a reconcile of one of these locks waits for
   // the outcome instead of deciding on a version that is being replaced.
-  std::vector<LockEntry*> due;
-  std::vector<std::unique_lock<std::mutex>> locks;
+  std::vector<LockTable::Handle> due;
   std::vector<lock::HeldLock> held;
-  for (const std::string& id : table_.active_ids()) {
-    LockEntry* entry = table_.find(id);
-    if (!entry) continue;
-    std::unique_lock lock(entry->mutex, std::try_to_lock);
-    if (!lock.owns_lock()) continue;  // being reconciled; next tick
-    if (!entry->active || !entry->grant || entry->next_renewal > now) continue;
-    held.push_back(lock::HeldLock{entry->key, *entry->grant, Millis(0)});
-    due.push_back(entry);
-    locks.push_back(std::move(lock));
+  for (const std::string& id : table_.renewing_ids()) {
+    std::optional<LockTable::Handle> entry = table_.try_lock(id);
+    if (!entry) continue;  // being reconciled; next tick
+    if (!(*entry)->renewing() || !(*entry)->grant() || (*entry)->next_renewal() > now) continue;
+    held.push_back(lock::HeldLock{(*entry)->key(), *(*entry)->grant(), Millis(0)});
+    due.push_back(std::move(*entry));
   }
   if (held.empty()) return 0;
 
@@ -56,40 +52,26 @@ int Renewer::tick() {
     const lock::BatchRenewal& result = results[i];
     switch (result.result) {
       case lock::BatchRenewal::Result::kRenewed:
-        entry.hold(*result.grant, after);
+        entry.renewed(*result.grant, after);
         ++renewed;
         any_answer = true;
-        if (options_.enqueue) options_.enqueue(entry.key.id());
+        enqueue(entry.key().id());
         break;
       case lock::BatchRenewal::Result::kLost:
-        log::warn("held lock was taken by someone else", {{"lock", entry.key.id()}});
-        entry.drop();
+        log::warn("held lock was taken by someone else", {{"lock", entry.key().id()}});
+        entry.lost();
         any_answer = true;
-        if (options_.enqueue) options_.enqueue(entry.key.id());
+        enqueue(entry.key().id());
         break;
       case lock::BatchRenewal::Result::kFailed: {
-        const bool unavailable = result.error && (result.error->code == ErrorCode::kUnavailable ||
-                                                  result.error->code == ErrorCode::kTimeout ||
-                                                  result.error->code == ErrorCode::kTooManyRequests);
-        any_unavailable = any_unavailable || unavailable;
-        if (result.grant && !(result.grant->state.version == entry.grant->state.version)) {
-          // Still our grant, renewed by another process (a second replica acting as leader):
-          // renew from its version next time, and hand it over no earlier than its expiry,
-          // which the holder may have been shown.
-          entry.observe(result.grant->state, after);
-          entry.grant->state = result.grant->state;
-        }
-        if (after >= entry.grant->valid_until) {
-          // Not confirmed in time: the holder has stopped; the grant is over.
-          entry.active = false;
-          entry.revoked_reason = reason::kRenewalFailed;
-          entry.expires_at = std::max(entry.expires_at, entry.grant->valid_until);
+        any_unavailable = any_unavailable || (result.error && result.error->unavailable());
+        std::optional<lock::LockState> still_ours;
+        if (result.grant) still_ours = result.grant->state;
+        if (entry.renewal_not_confirmed(still_ours, after, after + options_.retry_after)) {
           observer_.renewal_failed();
           log::warn("lock renewal failed until the grant expired",
-                    {{"lock", entry.key.id()}, {"error", result.error ? result.error->describe() : ""}});
-          if (options_.enqueue) options_.enqueue(entry.key.id());
-        } else {
-          entry.next_renewal = after + options_.retry_after;
+                    {{"lock", entry.key().id()}, {"error", result.error ? result.error->describe() : ""}});
+          enqueue(entry.key().id());
         }
         break;
       }
@@ -100,11 +82,14 @@ int Renewer::tick() {
     if (any_unavailable && !any_answer) {
       options_.backend_answered(false);
       // Let every affected Lease show BackendAvailable=False.
-      for (LockEntry* entry : due)
-        if (options_.enqueue) options_.enqueue(entry->key.id());
+      for (const LockTable::Handle& entry : due) enqueue(entry->key().id());
     }
   }
   return renewed;
+}
+
+void Renewer::enqueue(const std::string& lock_id) {
+  if (options_.enqueue) options_.enqueue(lock_id);
 }
 
 }  // namespace eslease::controller

@@ -38,6 +38,8 @@ class Renewer {
   void wake();
 
  private:
+  void enqueue(const std::string& lock_id);
+
   LockTable& table_;
   lock::LockStore& store_;
   Observer& observer_;

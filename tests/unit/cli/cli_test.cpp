@@ -12,7 +12,7 @@
 
 #include "support/fake_clock.h"
 #include "support/wait.h"
-#include "unit/lock/fake_document_api.h"
+#include "support/fake_document_api.h"
 
 namespace eslease::cli {
 namespace {

@@ -15,7 +15,7 @@
 #include "common/text.h"
 #include "support/wait.h"
 #include "unit/cli/claim_request.h"
-#include "unit/kube/memory_api.h"
+#include "support/memory_api.h"
 
 namespace eslease::cli {
 namespace {

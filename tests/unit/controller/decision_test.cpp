@@ -5,103 +5,18 @@
 
 #include <gtest/gtest.h>
 
+#include "unit/controller/lock_world.h"
+
 namespace eslease::controller {
 namespace {
 
+using api::Reason;
 using std::chrono::seconds;
-
-const WallTime kT0 = std::chrono::system_clock::from_time_t(1'800'000'000);
-const MonoTime kM0 = MonoTime{} + std::chrono::hours(1);
-
-class World {
- public:
-  World() {
-    w.ns = "batch";
-    w.lock_name = "report";
-    w.now = kT0;
-    w.mono = kM0;
-  }
-
-  // A claim-mode Lease created `age` before now.
-  LeaseRecord& claim(const std::string& name, const std::string& pod,
-                     Priority priority = Priority::kForeground, seconds age = seconds(100)) {
-    LeaseRecord lease;
-    lease.meta = {"batch", name, "uid-" + name, "1"};
-    lease.generation = 1;
-    lease.creation_time = kT0 - age;
-    lease.finalizers = {kFinalizer};
-    lease.spec.lock_name = "report";
-    lease.spec.pod_name = pod;
-    lease.spec.priority = priority;
-    w.claims.push_back(lease);
-    return w.claims.back();
-  }
-  LeaseRecord& election(const std::string& name, const std::string& app, seconds age = seconds(100)) {
-    LeaseRecord& lease = claim(name, "", Priority::kForeground, age);
-    lease.spec.selector = LabelSelector{{{"app", LabelRequirement::Operator::kIn, {app}}}};
-    return lease;
-  }
-  PodState& pod(const std::string& name, const std::string& app = "worker", seconds age = seconds(200)) {
-    PodState p;
-    p.record.meta = {"batch", name, "pod-uid-" + name, "1"};
-    p.record.labels = {{"app", app}};
-    p.record.phase = "Running";
-    p.record.node_name = "node-1";
-    p.record.ready = ReadyState::kTrue;
-    p.record.shows_was_ready = true;
-    p.record.creation_time = kT0 - age;
-    p.was_ready = true;
-    return w.pods[name] = p;
-  }
-  // The lock document, granted to `lease` for `pod` by this controller (active).
-  DocumentView& held(const std::string& lease, const std::string& pod, std::int64_t token = 4294967300,
-                     bool active = true) {
-    DocumentView d;
-    d.state.doc.lock = "batch/report";
-    d.state.doc.lease = "batch/" + lease;
-    d.state.doc.lease_uid = "uid-" + lease;
-    d.state.doc.holder = "batch/" + pod;
-    d.state.doc.holder_uid = "pod-uid-" + pod;
-    d.state.doc.node = "node-1";
-    d.state.doc.acquired_at = kT0 - seconds(20);
-    d.state.doc.renewed_at = kT0 - seconds(5);
-    d.state.doc.expires_at = kT0 + seconds(25);
-    d.state.doc.ttl_millis = 30000;
-    d.state.doc.transitions = 1;
-    d.state.token = token;
-    d.expires_at = kM0 + seconds(25);
-    d.active = active;
-    w.document = d;
-    return *w.document;
-  }
-  // The status a previous reconcile would have written for `lease` holding the document.
-  void status_held(const std::string& lease_name, const std::string& pod, std::int64_t token = 4294967300) {
-    LeaseRecord& lease = find(lease_name);
-    lease.status.phase = Phase::kHeld;
-    lease.status.holder = HolderRef{pod, "pod-uid-" + pod, "node-1"};
-    lease.status.fencing_token = std::to_string(token);
-    lease.status.conditions = {{kConditionHeld, "True", reason::kAcquired, "", kT0 - seconds(20), 1}};
-  }
-  LeaseRecord& find(const std::string& name) {
-    for (auto& c : w.claims)
-      if (c.meta.name == name) return c;
-    throw std::runtime_error("no claim " + name);
-  }
-  Decision decide() const { return controller::decide(w); }
-
-  LockWorld w;
-};
-
-const LeaseStatus& status_of(const Decision& d, const std::string& lease) {
-  auto it = d.statuses.find(lease);
-  if (it == d.statuses.end()) throw std::runtime_error("no status for " + lease);
-  return it->second;
-}
-
-std::string held_reason(const LeaseStatus& s) {
-  const Condition* c = s.condition(kConditionHeld);
-  return c ? c->status + "/" + c->reason : "none";
-}
+using worlds::held_reason;
+using worlds::kM0;
+using worlds::kT0;
+using worlds::status_of;
+using worlds::World;
 
 // --- granting ---------------------------------------------------------------------------
 
@@ -115,7 +30,7 @@ TEST(Decision, FreeLockIsGrantedToTheOnlyLiveClaim) {
   EXPECT_EQ(d.grant.pod, "pod-a");
   EXPECT_EQ(d.grant.pod_uid, "pod-uid-pod-a");
   EXPECT_EQ(d.grant.ttl, Millis(30000));
-  EXPECT_TRUE(d.grant.takeover_reason.empty());
+  EXPECT_FALSE(d.grant.takeover_reason);
 }
 
 TEST(Decision, ClaimWhosePodDoesNotExistWaitsWithoutError) {
@@ -127,7 +42,7 @@ TEST(Decision, ClaimWhosePodDoesNotExistWaitsWithoutError) {
   EXPECT_EQ(s.phase, Phase::kPending);
   EXPECT_FALSE(s.queue_position);  // no place in line until its pod exists
   EXPECT_EQ(held_reason(s), "False/Waiting");
-  EXPECT_NE(s.condition(kConditionHeld)->message.find("not-yet-created"), std::string::npos);
+  EXPECT_NE(s.condition(api::kConditionHeld)->message.find("not-yet-created"), std::string::npos);
 }
 
 struct OrderCase {
@@ -168,7 +83,7 @@ TEST(Decision, ClaimThatLostTheLockWaitsBehindThoseAlreadyWaiting) {
   // "old" was created first but lost the lock 5 s ago; "new" has waited 50 s.
   LeaseRecord& old_claim = world.claim("old", "pod-1", Priority::kForeground, seconds(500));
   old_claim.status.phase = Phase::kPending;
-  old_claim.status.conditions = {{kConditionHeld, "False", reason::kPodNotReady, "", kT0 - seconds(5), 1}};
+  old_claim.status.conditions = {{api::kConditionHeld, "False", "PodNotReady", "", kT0 - seconds(5), 1}};
   world.claim("new", "pod-2", Priority::kForeground, seconds(50));
   world.pod("pod-1");
   world.pod("pod-2");
@@ -221,7 +136,7 @@ TEST(Decision, DecidingAgainOnItsOwnStatusesChangesNothing) {
 struct DeathCase {
   const char* name;
   std::function<void(World&)> kill;
-  const char* reason;
+  Reason reason;
 };
 
 class ConfirmedDeath : public ::testing::TestWithParam<DeathCase> {};
@@ -245,13 +160,13 @@ TEST_P(ConfirmedDeath, HandsTheLockToTheNextClaimInOneStep) {
 
 INSTANTIATE_TEST_SUITE_P(
     Rows, ConfirmedDeath,
-    ::testing::Values(DeathCase{"deleted", [](World& w) { w.w.pods.erase("pod-h"); }, reason::kPodDeleted},
+    ::testing::Values(DeathCase{"deleted", [](World& w) { w.w.pods.erase("pod-h"); }, Reason::kPodDeleted},
                       DeathCase{"replaced", [](World& w) { w.w.pods["pod-h"].record.meta.uid = "other"; },
-                                reason::kPodReplaced},
+                                Reason::kPodReplaced},
                       DeathCase{"failed", [](World& w) { w.w.pods["pod-h"].record.phase = "Failed"; },
-                                reason::kPodFailed},
+                                Reason::kPodFailed},
                       DeathCase{"succeeded", [](World& w) { w.w.pods["pod-h"].record.phase = "Succeeded"; },
-                                reason::kPodSucceeded}),
+                                Reason::kPodSucceeded}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(Decision, TerminatingHolderKeepsTheLockUntilItsObjectIsGone) {
@@ -276,7 +191,7 @@ TEST(Decision, ReplacedPodInClaimModeGetsTheLockBackOnlyWhenNobodyWaits) {
   ASSERT_EQ(d.action, Action::kTakeOver);
   EXPECT_EQ(d.grant.lease, "holder");
   EXPECT_EQ(d.grant.pod_uid, "new-uid");
-  EXPECT_EQ(d.grant.takeover_reason, reason::kPodReplaced);
+  EXPECT_EQ(d.grant.takeover_reason, Reason::kPodReplaced);
 
   world.claim("waiting", "pod-w", Priority::kForeground, seconds(1));
   world.pod("pod-w");
@@ -293,7 +208,7 @@ TEST(Decision, DeadHolderWithNobodyWaitingReleasesAndFinishedClaimIsReleased) {
   world.status_held("holder", "pod-h");
   Decision d = world.decide();
   ASSERT_EQ(d.action, Action::kRelease);
-  EXPECT_EQ(d.action_reason, reason::kPodSucceeded);
+  EXPECT_EQ(d.action_reason, Reason::kPodSucceeded);
 
   world.w.document.reset();  // the release went through
   d = world.decide();
@@ -316,13 +231,13 @@ TEST(Decision, SuccessorStatusRecordsTheTakeoverAndTheLoserWaitsAgain) {
   world.held("next", "pod-n", 4294967320);
   world.w.document->state.doc.transitions = 2;
   world.status_held("holder", "pod-h");
-  world.w.recent_grant = RecentGrant{"next", reason::kPodDeleted, "pod-h", kT0};
+  world.w.recent_grant = RecentGrant{"next", Reason::kPodDeleted, "pod-h", kT0};
   Decision d = world.decide();
   const LeaseStatus& next = status_of(d, "next");
   EXPECT_EQ(next.phase, Phase::kHeld);
   ASSERT_TRUE(next.last_takeover);
   EXPECT_EQ(next.last_takeover->from_pod, "pod-h");
-  EXPECT_EQ(next.last_takeover->reason, reason::kPodDeleted);
+  EXPECT_EQ(next.last_takeover->reason, "PodDeleted");
   EXPECT_EQ(next.transitions, 1);
   EXPECT_EQ(held_reason(next), "True/TakenOver");
   const LeaseStatus& loser = status_of(d, "holder");
@@ -354,9 +269,9 @@ TEST(Decision, NotReadyHolderIsRevokedAfterGraceAndHandedOverOnlyAfterExpiry) {
   world.w.now += seconds(6);
   d = world.decide();
   ASSERT_EQ(d.action, Action::kRevoke);
-  EXPECT_EQ(d.action_reason, reason::kPodNotReady);
+  EXPECT_EQ(d.action_reason, Reason::kPodNotReady);
 
-  world.w.document->revoked_reason = reason::kPodNotReady;
+  world.w.document->revoked = Reason::kPodNotReady;
   d = world.decide();
   EXPECT_EQ(d.action, Action::kNone);  // the old holder may still run until its expiry
   EXPECT_EQ(d.requeue_at, kM0 + seconds(25));
@@ -367,7 +282,7 @@ TEST(Decision, NotReadyHolderIsRevokedAfterGraceAndHandedOverOnlyAfterExpiry) {
   d = world.decide();
   ASSERT_EQ(d.action, Action::kTakeOver);
   EXPECT_EQ(d.grant.lease, "next");
-  EXPECT_EQ(d.grant.takeover_reason, reason::kPodNotReady);
+  EXPECT_EQ(d.grant.takeover_reason, Reason::kPodNotReady);
 }
 
 TEST(Decision, RevokedHolderThatIsThenDeletedOrWhoseClaimGoesIsHandedOverAtOnce) {
@@ -377,7 +292,7 @@ TEST(Decision, RevokedHolderThatIsThenDeletedOrWhoseClaimGoesIsHandedOverAtOnce)
     world.claim("next", "pod-n");
     world.pod("pod-h").record.ready = ReadyState::kFalse;
     world.pod("pod-n");
-    world.held("holder", "pod-h").revoked_reason = reason::kPodNotReady;
+    world.held("holder", "pod-h").revoked = Reason::kPodNotReady;
     if (delete_claim) {
       world.find("holder").being_deleted = true;
     } else {
@@ -388,7 +303,7 @@ TEST(Decision, RevokedHolderThatIsThenDeletedOrWhoseClaimGoesIsHandedOverAtOnce)
       EXPECT_EQ(d.action, Action::kRelease);
     } else {
       ASSERT_EQ(d.action, Action::kTakeOver);
-      EXPECT_EQ(d.grant.takeover_reason, reason::kPodDeleted);
+      EXPECT_EQ(d.grant.takeover_reason, Reason::kPodDeleted);
     }
   }
 }
@@ -427,7 +342,7 @@ TEST(Decision, UnreadyNodeMakesTheHolderPresumedDead) {
   world.status_held("holder", "pod-h");
   Decision d = world.decide();
   ASSERT_EQ(d.action, Action::kRevoke);
-  EXPECT_EQ(d.action_reason, reason::kPodNotReady);
+  EXPECT_EQ(d.action_reason, Reason::kPodNotReady);
 }
 
 TEST(Decision, GraceZeroTurnsTheReadinessCheckOff) {
@@ -457,12 +372,12 @@ TEST(Decision, DirectModeDocumentIsRespectedUntilItExpiresOnOurClock) {
   EXPECT_EQ(d.action, Action::kNone);
   EXPECT_EQ(d.requeue_at, kM0 + seconds(25));
   EXPECT_EQ(held_reason(status_of(d, "a")), "False/Waiting");
-  EXPECT_NE(status_of(d, "a").condition(kConditionHeld)->message.find("cron-host"), std::string::npos);
+  EXPECT_NE(status_of(d, "a").condition(api::kConditionHeld)->message.find("cron-host"), std::string::npos);
 
   world.w.mono = kM0 + seconds(25);
   d = world.decide();
   ASSERT_EQ(d.action, Action::kTakeOver);
-  EXPECT_EQ(d.grant.takeover_reason, reason::kExpired);
+  EXPECT_EQ(d.grant.takeover_reason, Reason::kExpired);
   EXPECT_EQ(d.grant.from_pod, "cron-host");
 }
 
@@ -510,7 +425,7 @@ TEST(Decision, ElectionFailsOverToAnotherMatchingPodInTheSameWrite) {
   ASSERT_EQ(d.action, Action::kTakeOver);
   EXPECT_EQ(d.grant.lease, "leader");
   EXPECT_EQ(d.grant.pod, "reporter-2");
-  EXPECT_EQ(d.grant.takeover_reason, reason::kPodDeleted);
+  EXPECT_EQ(d.grant.takeover_reason, Reason::kPodDeleted);
 }
 
 TEST(Decision, ElectionWithNoLiveMatchingPodReleasesAndWaits) {
@@ -563,7 +478,7 @@ TEST(Decision, AcquireTimeoutEndsTheWaitAsTimedOut) {
   EXPECT_EQ(s.phase, Phase::kTimedOut);
   EXPECT_EQ(held_reason(s), "False/TimedOut");
   ASSERT_EQ(d.events.size(), 1u);
-  EXPECT_EQ(d.events[0].reason, reason::kTimedOut);
+  EXPECT_EQ(d.events[0].reason, Reason::kTimedOut);
   EXPECT_TRUE(d.events[0].warning);
 
   // Terminal: once recorded, the lock being free does not revive it.
@@ -589,10 +504,10 @@ TEST(Decision, SpecProblemsAndDuplicatePodClaimsAreInvalid) {
   d = world.decide();
   EXPECT_EQ(status_of(d, "duplicate").phase, Phase::kInvalid);
   EXPECT_EQ(held_reason(status_of(d, "duplicate")), "False/InvalidClaim");
-  EXPECT_NE(status_of(d, "duplicate").condition(kConditionHeld)->message.find("first"), std::string::npos);
+  EXPECT_NE(status_of(d, "duplicate").condition(api::kConditionHeld)->message.find("first"), std::string::npos);
   EXPECT_EQ(status_of(d, "broken").phase, Phase::kInvalid);
   int warnings = 0;
-  for (const auto& e : d.events) warnings += e.warning && e.reason == reason::kInvalid;
+  for (const auto& e : d.events) warnings += e.warning && e.reason == Reason::kInvalid;
   EXPECT_EQ(warnings, 2);
 }
 
@@ -632,13 +547,13 @@ TEST(Decision, WithLivenessOffADeadHolderIsOnlyHandedOverAtExpiry) {
   world.status_held("holder", "pod-h");
   Decision d = world.decide();  // pod-h is gone
   ASSERT_EQ(d.action, Action::kRevoke);
-  EXPECT_EQ(d.action_reason, reason::kExpired);
-  world.w.document->revoked_reason = reason::kExpired;
+  EXPECT_EQ(d.action_reason, Reason::kExpired);
+  world.w.document->revoked = Reason::kExpired;
   EXPECT_EQ(world.decide().action, Action::kNone);
   world.w.mono = kM0 + seconds(25);
   d = world.decide();
   ASSERT_EQ(d.action, Action::kTakeOver);
-  EXPECT_EQ(d.grant.takeover_reason, reason::kExpired);
+  EXPECT_EQ(d.grant.takeover_reason, Reason::kExpired);
 }
 
 TEST(Decision, UnreadableBackendKeepsStatusesAndMarksBackendUnavailable) {
@@ -652,19 +567,19 @@ TEST(Decision, UnreadableBackendKeepsStatusesAndMarksBackendUnavailable) {
   EXPECT_EQ(d.action, Action::kNone);
   const LeaseStatus& s = status_of(d, "holder");
   EXPECT_EQ(s.phase, Phase::kHeld);
-  const Condition* backend = s.condition(kConditionBackendAvailable);
+  const Condition* backend = s.condition(api::kConditionBackendAvailable);
   ASSERT_TRUE(backend);
   EXPECT_EQ(backend->status, "False");
   EXPECT_TRUE(d.remove_finalizer.empty());
   ASSERT_EQ(d.events.size(), 1u);
-  EXPECT_EQ(d.events[0].reason, reason::kBackendUnavailable);
+  EXPECT_EQ(d.events[0].reason, Reason::kBackendUnavailable);
 }
 
 TEST(Decision, RenewalFailureIsReportedAndTheLockDecidedAfreshWithANewGrant) {
   World world;
   world.claim("holder", "pod-h");
   world.pod("pod-h");
-  world.held("holder", "pod-h").revoked_reason = reason::kRenewalFailed;
+  world.held("holder", "pod-h").revoked = Reason::kRenewalFailed;
   world.status_held("holder", "pod-h");
   world.w.document->expires_at = kM0 - seconds(1);  // its grant ran out while Elasticsearch was away
   Decision d = world.decide();

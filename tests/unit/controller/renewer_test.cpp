@@ -6,7 +6,7 @@
 
 #include "controller/model.h"
 #include "support/fake_clock.h"
-#include "unit/lock/fake_document_api.h"
+#include "support/fake_document_api.h"
 
 namespace eslease::controller {
 namespace {
@@ -28,7 +28,7 @@ class RenewerTest : public ::testing::Test {
     claim.ttl = kTtl;
     auto granted = ours_->acquire(key_, claim);
     ASSERT_TRUE(granted.ok() && granted->grant);
-    entry_.hold(*granted->grant, clock_.monotonic());
+    entry()->granted(*granted->grant, clock_.monotonic());
     renewer_ = std::make_unique<Renewer>(table_, *ours_, observer_, clock_, RenewerOptions{});
   }
 
@@ -51,13 +51,15 @@ class RenewerTest : public ::testing::Test {
     return sent + kTtl;
   }
 
+  // The lock's entry, held only while the handle lives (a renewer tick skips a held entry).
+  LockTable::Handle entry() { return table_.lock(key_); }
+
   FakeDocumentApi api_;
   FakeClock clock_;
   std::unique_ptr<lock::LockStore> ours_;
   std::unique_ptr<lock::LockStore> theirs_;
   lock::LockKey key_ = *lock::make_lock_key("batch", "nightly");
   LockTable table_;
-  LockEntry& entry_ = table_.entry(key_);
   Observer observer_;
   std::unique_ptr<Renewer> renewer_;  // renews through `ours_`
 };
@@ -67,7 +69,7 @@ TEST_F(RenewerTest, RenewsAThirdOfTheWayIn) {
   EXPECT_EQ(renewer_->tick(), 0);
   clock_.advance(Millis(1));
   EXPECT_EQ(renewer_->tick(), 1);
-  EXPECT_EQ(entry_.expires_at, clock_.monotonic() + kTtl);
+  EXPECT_EQ(entry()->expires_at(), clock_.monotonic() + kTtl);
 }
 
 // Two replicas that both believe they lead renew the same grant. Our hand-over deadline
@@ -78,9 +80,9 @@ TEST_F(RenewerTest, AGrantRenewedByAnotherReplicaIsFollowedAndItsExpiryHonoured)
   const MonoTime shown_until = renewed_by_the_other_replica();
   clock_.advance(Millis(500));
   EXPECT_EQ(renewer_->tick(), 0) << "our write met the other replica's version";
-  EXPECT_TRUE(entry_.active);
-  EXPECT_GE(entry_.expires_at, shown_until);
-  EXPECT_EQ(entry_.grant->state.version, api_.peek(key_.id())->version);
+  EXPECT_TRUE(entry()->renewing());
+  EXPECT_GE(entry()->expires_at(), shown_until);
+  EXPECT_EQ(entry()->grant()->state.version, api_.peek(key_.id())->version);
 
   clock_.advance(RenewerOptions{}.retry_after);
   EXPECT_EQ(renewer_->tick(), 1);
@@ -99,33 +101,9 @@ TEST_F(RenewerTest, AGrantThatLapsesIsHandedOverNoEarlierThanAnotherReplicasRene
   clock_.advance(Millis(1000));    // our own deadline: the grant lapses for us
   api_.inject({"bulk", false, refused});
   EXPECT_EQ(renewer_->tick(), 0);
-  EXPECT_FALSE(entry_.active);
-  EXPECT_EQ(entry_.revoked_reason, reason::kRenewalFailed);
-  EXPECT_GE(entry_.expires_at, shown_until);
-}
-
-TEST(LockEntryTest, ALaterVersionOfTheSameGrantNeverBringsItsExpiryForward) {
-  lock::LockState first;
-  first.doc.lock = "batch/nightly";
-  first.doc.lease_uid = "uid-lease";
-  first.doc.acquired_at = WallTime(std::chrono::milliseconds(1000));
-  first.doc.ttl_millis = 10000;
-  first.version = es::Version{1, 1};
-  lock::LockState shorter = first;
-  shorter.doc.ttl_millis = 2000;
-  shorter.version = es::Version{2, 1};
-  lock::LockState another_grant = shorter;
-  another_grant.doc.lease_uid = "uid-other";
-  another_grant.version = es::Version{3, 1};
-
-  LockEntry entry;
-  const MonoTime t0{};
-  entry.observe(first, t0);
-  EXPECT_EQ(entry.expires_at, t0 + Millis(10000));
-  entry.observe(shorter, t0 + Millis(1000));
-  EXPECT_EQ(entry.expires_at, t0 + Millis(10000)) << "the holder may still believe the first expiry";
-  entry.observe(another_grant, t0 + Millis(2000));
-  EXPECT_EQ(entry.expires_at, t0 + Millis(4000)) << "a new grant counts from its own first sighting";
+  EXPECT_FALSE(entry()->renewing());
+  EXPECT_EQ(entry()->revoked(), api::Reason::kRenewalFailed);
+  EXPECT_GE(entry()->expires_at(), shown_until);
 }
 
 }  // namespace

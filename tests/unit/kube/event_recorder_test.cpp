@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "support/fake_clock.h"
-#include "unit/kube/memory_api.h"
+#include "support/memory_api.h"
 
 namespace eslease::kube {
 namespace {

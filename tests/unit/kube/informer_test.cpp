@@ -7,7 +7,7 @@
 
 #include "support/fake_clock.h"
 #include "support/wait.h"
-#include "unit/kube/memory_api.h"
+#include "support/memory_api.h"
 
 namespace eslease::kube {
 namespace {

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "support/fake_clock.h"
-#include "unit/lock/fake_document_api.h"
+#include "support/fake_document_api.h"
 
 namespace eslease::lock {
 namespace {

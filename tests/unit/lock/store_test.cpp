@@ -2,7 +2,7 @@
 
 #include "lock/lock_store.h"
 #include "support/fake_clock.h"
-#include "unit/lock/fake_document_api.h"
+#include "support/fake_document_api.h"
 
 namespace eslease::lock {
 namespace {

@@ -1,0 +1,144 @@
+#include "controller/claim_queue.h"
+
+#include <algorithm>
+#include <map>
+
+namespace eslease::controller {
+namespace {
+
+const PodState* pod_named(const LockWorld& world, const std::string& name) {
+  auto it = world.pods.find(name);
+  return it == world.pods.end() ? nullptr : &it->second;
+}
+
+// Of two claims on one lock from the same pod, the later-created one is Invalid.
+std::vector<const LeaseRecord*> oldest_first(const LockWorld& world) {
+  std::vector<const LeaseRecord*> by_age;
+  by_age.reserve(world.claims.size());
+  for (const LeaseRecord& lease : world.claims) by_age.push_back(&lease);
+  std::sort(by_age.begin(), by_age.end(), [](const LeaseRecord* a, const LeaseRecord* b) {
+    return std::tie(a->creation_time, a->meta.name) < std::tie(b->creation_time, b->meta.name);
+  });
+  return by_age;
+}
+
+// Whether a valid claim ended for good: timed out, or released by its finished pod (a new
+// pod under the same name starts a new wait).
+void mark_terminal(const LockWorld& world, ClaimView& view) {
+  const LeaseRecord& lease = *view.lease;
+  view.timed_out = lease.status.phase == Phase::kTimedOut;
+  if (!lease.spec.election_mode() && lease.status.phase == Phase::kReleased && lease.status.holder) {
+    const PodState* p = pod_named(world, lease.spec.pod_name);
+    view.released = !p || p->record.meta.uid == lease.status.holder->pod_uid;
+  }
+}
+
+const PodState* live_pod_for(const LockWorld& world, const LeaseRecord& lease) {
+  if (lease.spec.election_mode()) return election_pod(world, lease, "");
+  const PodState* p = pod_named(world, lease.spec.pod_name);
+  return p && grantable(*p) ? p : nullptr;
+}
+
+}  // namespace
+
+std::string pod_name_of(const std::string& holder) {
+  const auto slash = holder.find('/');
+  return slash == std::string::npos ? holder : holder.substr(slash + 1);
+}
+
+std::tuple<Priority, WallTime, WallTime, const std::string&> queue_rank(const ClaimView& claim,
+                                                                        WallTime waiting_since) {
+  return {claim.lease->spec.priority, waiting_since, claim.lease->creation_time, claim.lease->meta.name};
+}
+
+bool held_by(const LockWorld& world, const LeaseRecord& lease) {
+  return world.document && world.document->state.doc.lease_uid == lease.meta.uid &&
+         world.document->renewing && !world.document->revoked;
+}
+
+const PodState* election_pod(const LockWorld& world, const LeaseRecord& lease,
+                             const std::string& exclude_uid) {
+  const PodState* best = nullptr;
+  auto rank = [](const PodState& p) {
+    return std::tuple<int, WallTime, const std::string&>(p.record.ready == ReadyState::kTrue ? 0 : 1,
+                                                         p.record.creation_time, p.record.meta.name);
+  };
+  for (const auto& [name, state] : world.pods) {
+    if (!lease.spec.selector->matches(state.record.labels) || !grantable(state)) continue;
+    if (!exclude_uid.empty() && state.record.meta.uid == exclude_uid) continue;
+    if (!best || rank(state) < rank(*best)) best = &state;
+  }
+  return best;
+}
+
+ClaimQueue classify_claims(const LockWorld& world) {
+  ClaimQueue queue;
+  std::map<std::string, std::string> first_claim_of_pod;
+  for (const LeaseRecord* lease : oldest_first(world)) {
+    ClaimView view;
+    view.lease = lease;
+    view.invalid = lease->spec.problem;
+    if (view.invalid.empty() && !lease->spec.election_mode() && !lease->being_deleted) {
+      auto [it, inserted] = first_claim_of_pod.emplace(lease->spec.pod_name, lease->meta.name);
+      if (!inserted)
+        view.invalid = "pod " + lease->spec.pod_name + " already claims lock " + world.lock_name +
+                       " through Lease " + it->second;
+    }
+    view.waiting_since = waiting_since(*lease);
+    // A claim whose status still says Held but which holds nothing now has just lost.
+    if (lease->status.phase == Phase::kHeld && !held_by(world, *lease)) view.waiting_since = world.now;
+    if (view.invalid.empty()) {
+      mark_terminal(world, view);
+      view.pod = live_pod_for(world, *lease);
+    }
+    view.waiting = view.invalid.empty() && !view.timed_out && !view.released && !lease->being_deleted &&
+                   !held_by(world, *lease);
+    if (view.waiting && lease->spec.acquire_timeout_seconds) {
+      const WallTime deadline =
+          view.waiting_since + std::chrono::seconds(*lease->spec.acquire_timeout_seconds);
+      if (world.now >= deadline) {
+        view.timed_out = true;
+        view.waiting = false;
+      } else {
+        const MonoTime at = world.mono + std::chrono::duration_cast<Millis>(deadline - world.now);
+        if (!queue.next_timeout || at < *queue.next_timeout) queue.next_timeout = at;
+      }
+    }
+    queue.claims.push_back(view);
+  }
+  std::sort(queue.claims.begin(), queue.claims.end(),
+            [](const ClaimView& a, const ClaimView& b) { return queue_rank(a) < queue_rank(b); });
+  if (world.document) {
+    const lock::LockDocument& doc = world.document->state.doc;
+    for (const ClaimView& c : queue.claims)
+      if (c.lease->meta.uid == doc.lease_uid && world.ns + "/" + c.lease->meta.name == doc.lease)
+        queue.owner = &c;
+  }
+  return queue;
+}
+
+std::optional<NextGrant> next_claim(const LockWorld& world, const ClaimQueue& queue,
+                                    const ClaimView* losing_owner) {
+  auto first_waiting = [&]() -> std::optional<NextGrant> {
+    for (const ClaimView& c : queue.claims)
+      if (&c != losing_owner && c.waiting && c.pod) return NextGrant{&c, c.pod, c.waiting_since};
+    return std::nullopt;
+  };
+  const ClaimView* owner = losing_owner;
+  const bool owner_eligible = owner && owner->invalid.empty() && !owner->lease->being_deleted &&
+                              !owner->timed_out && !owner->released;
+  if (owner_eligible && owner->lease->spec.election_mode()) {
+    if (const PodState* other = election_pod(world, *owner->lease, world.document->state.doc.holder_uid))
+      return NextGrant{owner, other, owner->waiting_since};
+    return first_waiting();
+  }
+  std::optional<NextGrant> next = first_waiting();
+  if (owner_eligible && owner->pod) {
+    // It waits again from now, behind those already waiting.
+    if (!next || queue_rank(*owner, world.now) < queue_rank(*next->claim))
+      return NextGrant{owner, owner->pod, world.now};
+  }
+  return next;
+}
+
+}  // namespace eslease::controller

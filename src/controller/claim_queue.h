@@ -1,0 +1,70 @@
+// The claims of one lock as the decision sees them: which are valid, which wait, in which
+// order they are served, and who is served next. Part of the pure decision (decision.h).
+//
+// Order: priority (Foreground first), then when the claim started waiting (its creation, or
+// when it last lost the lock), then its age, then its name. A holder is never pre-empted.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "controller/decision.h"
+
+namespace eslease::controller {
+
+// One claim as the decision sees it.
+struct ClaimView {
+  const LeaseRecord* lease = nullptr;
+  std::string invalid;            // why it cannot be served ("" when valid)
+  bool timed_out = false;         // terminal, or its wait ran out now
+  bool released = false;          // terminal for its (finished) pod
+  WallTime waiting_since{};       // queue order
+  const PodState* pod = nullptr;  // the pod it would be granted to now (nullptr: none is live)
+  bool waiting = false;           // in the queue: valid, not terminal, not deleted, not holding
+};
+
+// The one ordering of waiting claims.
+std::tuple<Priority, WallTime, WallTime, const std::string&> queue_rank(const ClaimView& claim,
+                                                                        WallTime waiting_since);
+inline auto queue_rank(const ClaimView& claim) {
+  return queue_rank(claim, claim.waiting_since);
+}
+
+struct ClaimQueue {
+  std::vector<ClaimView> claims;  // every claim, in queue order
+  // The claim the lock document names (same Lease and UID), if any.
+  const ClaimView* owner = nullptr;
+  // The earliest moment a waiting claim times out.
+  std::optional<MonoTime> next_timeout;
+};
+
+// True when `lease`'s grant is the document's and we still renew it.
+bool held_by(const LockWorld& world, const LeaseRecord& lease);
+
+ClaimQueue classify_claims(const LockWorld& world);
+
+// Who gets the lock next, and which pod it goes to.
+struct NextGrant {
+  const ClaimView* claim = nullptr;
+  const PodState* pod = nullptr;
+  WallTime waiting_since{};
+};
+
+// The next claim to grant. An election claim that held the lock fails over to another of
+// its pods before anyone else is served; a claim-mode owner that is losing the lock queues
+// again behind those already waiting, from now. `losing_owner` is the queue's owner when the
+// document's grant is ending, nullptr for a free lock.
+std::optional<NextGrant> next_claim(const LockWorld& world, const ClaimQueue& queue,
+                                    const ClaimView* losing_owner);
+
+// The best live pod for an election claim: Ready before not-yet-Ready, then oldest, then
+// name; never the pod with `exclude_uid`.
+const PodState* election_pod(const LockWorld& world, const LeaseRecord& lease,
+                             const std::string& exclude_uid);
+
+// "pod" from "ns/pod".
+std::string pod_name_of(const std::string& holder);
+
+}  // namespace eslease::controller

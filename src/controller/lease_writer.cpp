@@ -1,0 +1,93 @@
+#include "controller/lease_writer.h"
+
+#include <algorithm>
+
+#include "common/json_fields.h"
+#include "common/log.h"
+#include "controller/lease_codec.h"
+
+namespace eslease::controller {
+
+using nlohmann::json;
+
+std::string resource_version_of(const json& object) {
+  const json* meta = json_fields::find(object, "metadata");
+  return meta ? json_fields::string_at(*meta, "resourceVersion") : std::string();
+}
+
+void LeaseWriter::overlay(LeaseRecord& lease) const {
+  std::lock_guard lock(mutex_);
+  auto written = pending_.find(lease.meta.uid);
+  if (written == pending_.end()) return;
+  // Compared as written: the API keeps times to the millisecond or second.
+  if (status_patch(lease.status) == status_patch(written->second.status)) {
+    pending_.erase(written);  // the cache has caught up: the memory is not needed
+  } else {
+    lease.status = written->second.status;
+  }
+}
+
+bool LeaseWriter::may_write(const LeaseRecord& lease, MonoTime now, std::optional<MonoTime>& retry_at) {
+  std::lock_guard lock(mutex_);
+  const std::string& uid = lease.meta.uid;
+  const auto ours = last_version_.find(uid);
+  const bool someone_elses = lease.status.phase != Phase::kNone && !pending_.contains(uid) &&
+                             (ours == last_version_.end() || ours->second != lease.meta.resource_version);
+  if (!someone_elses) return true;
+  if (auto last = corrected_at_.find(uid);
+      last != corrected_at_.end() && now < last->second + kCorrectionPace) {
+    const MonoTime next = last->second + kCorrectionPace;
+    if (!retry_at || next < *retry_at) retry_at = next;
+    return false;
+  }
+  corrected_at_[uid] = now;
+  return true;
+}
+
+Status LeaseWriter::write_status(const LeaseRecord& lease, const LeaseStatus& desired, MonoTime now,
+                                 std::optional<MonoTime>& retry_at) {
+  if (desired == lease.status || !may_write(lease, now, retry_at)) return {};
+  auto patched = api_.patch(kube::resources::eslease_leases(), lease.meta.ns, lease.meta.name,
+                            kube::PatchType::kMerge, status_patch(desired), /*status_subresource=*/true);
+  if (!patched.ok()) {
+    if (patched.error().code == ErrorCode::kNotFound) return {};
+    log::warn("cannot write Lease status",
+              {{"lease", lease.meta.key()}, {"error", patched.error().describe()}});
+    return patched.error();
+  }
+  std::lock_guard lock(mutex_);
+  const std::string version = resource_version_of(*patched);
+  pending_[lease.meta.uid] = Written{desired, version};
+  last_version_[lease.meta.uid] = version;
+  return {};
+}
+
+Status LeaseWriter::write_finalizer(const LeaseRecord& lease, bool present) {
+  std::vector<std::string> finalizers = lease.finalizers;
+  std::erase(finalizers, std::string(api::kFinalizer));
+  if (present) finalizers.push_back(api::kFinalizer);
+  json patch = {{"metadata", {{"finalizers", finalizers}, {"resourceVersion", lease.meta.resource_version}}}};
+  auto patched = api_.patch(kube::resources::eslease_leases(), lease.meta.ns, lease.meta.name,
+                            kube::PatchType::kMerge, patch);
+  if (!present) forget(lease.meta.uid);
+  if (patched.ok() || patched.error().code == ErrorCode::kNotFound) return {};
+  // A conflict only means our cache was behind; the requeue retries on the newer version.
+  if (patched.error().code != ErrorCode::kConflict)
+    log::warn(present ? "cannot add the Lease finalizer" : "cannot remove the Lease finalizer",
+              {{"lease", lease.meta.key()}, {"error", patched.error().describe()}});
+  return patched.error();
+}
+
+void LeaseWriter::seen(const std::string& uid, const std::string& version) {
+  std::lock_guard lock(mutex_);
+  if (auto it = pending_.find(uid); it != pending_.end() && it->second.version == version) pending_.erase(it);
+}
+
+void LeaseWriter::forget(const std::string& uid) {
+  std::lock_guard lock(mutex_);
+  pending_.erase(uid);
+  last_version_.erase(uid);
+  corrected_at_.erase(uid);
+}
+
+}  // namespace eslease::controller

@@ -1,0 +1,67 @@
+// Writes what the reconciler decided to Lease objects: their status and the release
+// finalizer. It remembers its own status writes until the informer delivers them, so a
+// cache that has not caught up is not mistaken for the truth; from then on the cache is the
+// truth again, so a status another writer put there (a second replica that also believes it
+// leads, a hand edit) is seen and put right, at most once per kCorrectionPace so two
+// replicas cannot overwrite each other as fast as the API answers.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "common/clock.h"
+#include "common/result.h"
+#include "controller/model.h"
+#include "kube/api.h"
+
+namespace eslease::controller {
+
+class LeaseWriter {
+ public:
+  static constexpr Millis kCorrectionPace{1000};
+
+  explicit LeaseWriter(kube::Api& api) : api_(api) {}
+
+  // Replaces `lease`'s status by the one we last wrote while the cache has not caught up.
+  void overlay(LeaseRecord& lease) const;
+
+  // Writes `desired` when it differs from `lease.status`. When the status there is someone
+  // else's and we put it right less than kCorrectionPace ago, the write waits: `retry_at`
+  // is moved to when it may go. A Lease that is gone is not an error.
+  Status write_status(const LeaseRecord& lease, const LeaseStatus& desired, MonoTime now,
+                      std::optional<MonoTime>& retry_at);
+  // Adds or removes the eslease.io/release finalizer, conditional on the cached
+  // resourceVersion, so another writer's finalizer is never lost (a conflict is retried on
+  // the newer version by the caller's requeue).
+  Status write_finalizer(const LeaseRecord& lease, bool present);
+
+  // The informer delivered `version` of the Lease `uid`: once it is the one our write
+  // produced, our memory of that write is dropped.
+  void seen(const std::string& uid, const std::string& version);
+  // The Lease left the cache.
+  void forget(const std::string& uid);
+
+ private:
+  struct Written {
+    LeaseStatus status;
+    std::string version;  // the resourceVersion our write produced
+  };
+  // False when the write must wait for the correction pace.
+  bool may_write(const LeaseRecord& lease, MonoTime now, std::optional<MonoTime>& retry_at);
+
+  kube::Api& api_;
+  mutable std::mutex mutex_;
+  // By Lease UID: our last status write while the cache has not shown it.
+  mutable std::map<std::string, Written> pending_;
+  // By Lease UID: the resourceVersion of our last status write, and when we last overwrote
+  // a status someone else wrote.
+  std::map<std::string, std::string> last_version_;
+  std::map<std::string, MonoTime> corrected_at_;
+};
+
+// The resourceVersion an API write answered with (empty if the answer has none).
+std::string resource_version_of(const nlohmann::json& object);
+
+}  // namespace eslease::controller

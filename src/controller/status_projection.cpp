@@ -1,0 +1,255 @@
+#include "controller/status_projection.h"
+
+#include <algorithm>
+
+#include "controller/grant_rules.h"
+
+namespace eslease::controller {
+namespace {
+
+using api::Reason;
+
+class Projector {
+ public:
+  Projector(const LockWorld& world, Decision& decision) : w_(world), d_(decision) {}
+
+  // The phase a claim is in, and the function that writes its status.
+  LeaseStatus project(const ClaimView& c, int live_ahead) {
+    const LeaseStatus& prev = c.lease->status;
+    LeaseStatus s;
+    if (!c.invalid.empty()) {
+      s = invalid(c);
+    } else if (held_by(w_, *c.lease)) {
+      s = held(c);
+    } else if (c.released || prev.phase == Phase::kTimedOut) {
+      s = ended(c);
+    } else if (prev.phase == Phase::kHeld) {
+      s = lost(c, live_ahead);
+    } else if (c.timed_out) {
+      s = timed_out(c);
+    } else {
+      s = waiting(c, live_ahead);
+    }
+    add_backend_condition(*c.lease, s);
+    return s;
+  }
+
+  void add_backend_condition(const LeaseRecord& lease, LeaseStatus& s) {
+    const LeaseStatus& prev = lease.status;
+    if (w_.backend_available) {
+      s.conditions.push_back(condition(prev, api::kConditionBackendAvailable, "True",
+                                       Reason::kBackendReachable, "Elasticsearch answers", lease.generation));
+      return;
+    }
+    const char* message = "Elasticsearch cannot be reached; retrying";
+    s.conditions.push_back(condition(prev, api::kConditionBackendAvailable, "False",
+                                     Reason::kBackendUnavailable, message, lease.generation));
+    const Condition* old = prev.condition(api::kConditionBackendAvailable);
+    if (!old || old->status != "False") event(lease, true, Reason::kBackendUnavailable, message);
+  }
+
+ private:
+  // What every projected status carries over from the previous one.
+  static LeaseStatus carried_over(const LeaseRecord& lease) {
+    LeaseStatus s;
+    s.observed_generation = lease.generation;
+    s.transitions = lease.status.transitions;
+    s.last_takeover = lease.status.last_takeover;
+    return s;
+  }
+
+  LeaseStatus invalid(const ClaimView& c) {
+    const LeaseRecord& lease = *c.lease;
+    LeaseStatus s = carried_over(lease);
+    s.phase = Phase::kInvalid;
+    s.conditions.push_back(condition(lease.status, api::kConditionHeld, "False", Reason::kInvalidClaim,
+                                     c.invalid, lease.generation));
+    if (lease.status.phase != Phase::kInvalid) event(lease, true, Reason::kInvalid, c.invalid);
+    return s;
+  }
+
+  LeaseStatus held(const ClaimView& c) {
+    const LeaseRecord& lease = *c.lease;
+    const LeaseStatus& prev = lease.status;
+    const lock::LockDocument& doc = w_.document->state.doc;
+    LeaseStatus s = carried_over(lease);
+    s.phase = Phase::kHeld;
+    const std::string pod_name = pod_name_of(doc.holder);
+    s.holder = HolderRef{pod_name, doc.holder_uid, doc.node};
+    s.fencing_token = std::to_string(w_.document->state.token);
+    s.acquire_time = doc.acquired_at;
+    s.renew_time = doc.renewed_at;
+    s.expire_time = doc.expires_at;
+    s.transitions = std::max<std::int64_t>(0, doc.transitions - 1);
+    const RecentGrant* recent =
+        w_.recent_grant && w_.recent_grant->lease == lease.meta.name ? &*w_.recent_grant : nullptr;
+    const bool takeover = recent && recent->takeover_reason;
+    if (takeover)
+      s.last_takeover = Takeover{recent->from_pod, api::to_string(*recent->takeover_reason), recent->time};
+    const std::string message = "held by pod " + pod_name + " with fencing token " + s.fencing_token;
+    const Reason why = takeover ? Reason::kTakenOver : Reason::kAcquired;
+    Condition condition_held = condition(prev, api::kConditionHeld, "True", why, message, lease.generation);
+    if (const Condition* old = prev.condition(api::kConditionHeld);
+        old && old->status == "True" && prev.fencing_token == s.fencing_token)
+      condition_held.reason = old->reason;  // a renewal changes nothing but the times
+    s.conditions.push_back(condition_held);
+    if (prev.phase != Phase::kHeld || prev.fencing_token != s.fencing_token) {
+      event(lease, false, why,
+            takeover ? message + " after " + describe_loss(*recent->takeover_reason, recent->from_pod)
+                     : message);
+    }
+    return s;
+  }
+
+  // Terminal (Released for its finished pod, or TimedOut): only the conditions' generation
+  // and the backend change.
+  LeaseStatus ended(const ClaimView& c) {
+    const LeaseRecord& lease = *c.lease;
+    const LeaseStatus& prev = lease.status;
+    LeaseStatus s = prev;
+    s.observed_generation = lease.generation;
+    s.conditions.clear();
+    const Condition* old = prev.condition(api::kConditionHeld);
+    Condition condition_held =
+        old ? *old
+            : condition(prev, api::kConditionHeld, "False",
+                        c.released ? Reason::kReleased : Reason::kTimedOut, "", lease.generation);
+    condition_held.observed_generation = lease.generation;
+    s.conditions.push_back(condition_held);
+    return s;
+  }
+
+  // It held the lock and does not any more: say why, and wait again from now (or end, if
+  // its pod finished).
+  LeaseStatus lost(const ClaimView& c, int live_ahead) {
+    const LeaseRecord& lease = *c.lease;
+    const LeaseStatus& prev = lease.status;
+    LeaseStatus s = carried_over(lease);
+    const Reason why = loss_reason(lease);
+    const std::string pod_name = prev.holder ? prev.holder->pod_name : "";
+    const bool finished = why == Reason::kPodSucceeded || why == Reason::kPodFailed;
+    if (finished && !lease.spec.election_mode()) {
+      s.phase = Phase::kReleased;
+      s.holder = prev.holder;
+      const std::string message = describe_loss(why, pod_name) + "; the claim is released";
+      s.conditions.push_back(condition(prev, api::kConditionHeld, "False", why, message, lease.generation));
+      event(lease, false, Reason::kReleased, message);
+      return s;
+    }
+    s.phase = Phase::kPending;
+    if (c.pod) s.queue_position = live_ahead;  // no place in line without a live pod
+    Condition condition_held =
+        condition(prev, api::kConditionHeld, "False", why, describe_loss(why, pod_name), lease.generation);
+    condition_held.last_transition_time = w_.now;
+    s.conditions.push_back(condition_held);
+    event(lease, why == Reason::kRenewalFailed, why, "lost the lock: " + describe_loss(why, pod_name));
+    return s;
+  }
+
+  LeaseStatus timed_out(const ClaimView& c) {
+    const LeaseRecord& lease = *c.lease;
+    LeaseStatus s = carried_over(lease);
+    s.phase = Phase::kTimedOut;
+    const std::string message = "waited " + std::to_string(*lease.spec.acquire_timeout_seconds) +
+                                "s (acquireTimeoutSeconds) without getting lock " + w_.lock_name;
+    s.conditions.push_back(
+        condition(lease.status, api::kConditionHeld, "False", Reason::kTimedOut, message, lease.generation));
+    event(lease, true, Reason::kTimedOut, message);
+    return s;
+  }
+
+  LeaseStatus waiting(const ClaimView& c, int live_ahead) {
+    const LeaseRecord& lease = *c.lease;
+    const LeaseStatus& prev = lease.status;
+    const std::int64_t gen = lease.generation;
+    LeaseStatus s = carried_over(lease);
+    s.phase = Phase::kPending;
+    if (c.pod) s.queue_position = live_ahead;
+    const Condition* old = prev.condition(api::kConditionHeld);
+    Condition condition_held;
+    if (!w_.malformed_document.empty()) {
+      condition_held = condition(prev, api::kConditionHeld, "False", Reason::kMalformedLockDocument,
+                                 w_.malformed_document, gen);
+      if (!old || old->reason != api::to_string(Reason::kMalformedLockDocument))
+        event(lease, true, Reason::kMalformedLockDocument, w_.malformed_document);
+    } else if (old && api::waits_since_loss(old->status, old->reason)) {
+      condition_held = *old;  // still waiting after a loss: keep why and since when
+      condition_held.observed_generation = gen;
+    } else {
+      condition_held =
+          condition(prev, api::kConditionHeld, "False", Reason::kWaiting, waiting_message(c), gen);
+      if (old && old->status == "False" && old->reason == api::to_string(Reason::kWaiting))
+        condition_held.last_transition_time = old->last_transition_time;
+    }
+    s.conditions.push_back(condition_held);
+    return s;
+  }
+
+  std::string waiting_message(const ClaimView& c) const {
+    if (!c.pod) {
+      return c.lease->spec.election_mode() ? "no live pod matches the selector"
+                                           : "waiting for pod " + c.lease->spec.pod_name + " to be live";
+    }
+    if (w_.document)
+      return "lock " + w_.lock_name + " is held by " + pod_name_of(w_.document->state.doc.holder);
+    return "waiting for lock " + w_.lock_name;
+  }
+
+  // Why a claim whose status says Held holds nothing now.
+  Reason loss_reason(const LeaseRecord& lease) const {
+    if (w_.document && w_.document->state.doc.lease_uid == lease.meta.uid && w_.document->revoked)
+      return *w_.document->revoked;
+    if (lease.status.holder) {
+      auto it = w_.pods.find(lease.status.holder->pod_name);
+      const PodState* p = it == w_.pods.end() ? nullptr : &it->second;
+      const HolderHealth health = judge_holder(p, lease.status.holder->pod_uid, 0, w_.mono);
+      if (health.health == Health::kConfirmedDead) return *health.reason;
+      if (w_.recent_grant && w_.recent_grant->from_pod == lease.status.holder->pod_name &&
+          w_.recent_grant->takeover_reason)
+        return *w_.recent_grant->takeover_reason;
+      if (p && p->unready_since) return Reason::kPodNotReady;
+    }
+    return Reason::kExpired;
+  }
+
+  Condition condition(const LeaseStatus& previous, const char* type, const char* status, Reason why,
+                      std::string message, std::int64_t generation) const {
+    Condition c{type, status, api::to_string(why), std::move(message), w_.now, generation};
+    if (const Condition* old = previous.condition(type); old && old->status == c.status)
+      c.last_transition_time = old->last_transition_time;
+    return c;
+  }
+
+  void event(const LeaseRecord& lease, bool warning, Reason why, std::string message) {
+    d_.events.push_back({lease.meta.name, warning, why, std::move(message)});
+  }
+
+  const LockWorld& w_;
+  Decision& d_;
+};
+
+}  // namespace
+
+void project_statuses(const LockWorld& world, const ClaimQueue& queue, Decision& decision) {
+  Projector projector(world, decision);
+  int live_ahead = 0;
+  for (const ClaimView& c : queue.claims) {
+    if (c.lease->being_deleted) continue;
+    decision.statuses[c.lease->meta.name] = projector.project(c, live_ahead);
+    if (c.waiting && c.pod) ++live_ahead;
+  }
+}
+
+void keep_statuses(const LockWorld& world, const ClaimQueue& queue, Decision& decision) {
+  Projector projector(world, decision);
+  for (const ClaimView& c : queue.claims) {
+    const LeaseRecord& lease = *c.lease;
+    if (lease.being_deleted) continue;
+    LeaseStatus s = lease.status;
+    std::erase_if(s.conditions, [](const Condition& x) { return x.type == api::kConditionBackendAvailable; });
+    projector.add_backend_condition(lease, s);
+    decision.statuses[lease.meta.name] = std::move(s);
+  }
+}
+
+}  // namespace eslease::controller

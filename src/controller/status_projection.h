@@ -1,0 +1,20 @@
+// The status every claim of a lock shows, projected from the lock document and the claims'
+// previous statuses, one function per phase, with the events a change deserves. Part of the
+// pure decision (decision.h). Conditions keep their lastTransitionTime while their status
+// stays, so projecting a world twice gives the same statuses and writes nothing.
+#pragma once
+
+#include "controller/claim_queue.h"
+#include "controller/decision.h"
+
+namespace eslease::controller {
+
+// Every claim not being deleted gets its status in `decision.statuses`, and the events of
+// what changed in `decision.events`.
+void project_statuses(const LockWorld& world, const ClaimQueue& queue, Decision& decision);
+
+// Elasticsearch could not be read: statuses keep what they said, apart from the
+// BackendAvailable condition.
+void keep_statuses(const LockWorld& world, const ClaimQueue& queue, Decision& decision);
+
+}  // namespace eslease::controller

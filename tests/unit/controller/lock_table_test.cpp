@@ -1,0 +1,119 @@
+// The lock table's entries: what each named operation does to what the controller knows of
+// one lock document, and the handles that give one thread at a time an entry.
+#include "controller/lock_table.h"
+
+#include <gtest/gtest.h>
+
+namespace eslease::controller {
+namespace {
+
+const MonoTime kT0 = MonoTime{} + std::chrono::hours(1);
+const lock::LockKey kKey = *lock::make_lock_key("batch", "nightly");
+
+lock::LockState grant_version(std::int64_t seq_no, const std::string& lease_uid = "uid-lease",
+                              Millis ttl = Millis(10000), WallTime acquired = WallTime(Millis(1000))) {
+  lock::LockState s;
+  s.doc.lock = "batch/nightly";
+  s.doc.lease_uid = lease_uid;
+  s.doc.acquired_at = acquired;
+  s.doc.ttl_millis = ttl.count();
+  s.version = es::Version{seq_no, 1};
+  s.token = (std::int64_t{1} << 32) | seq_no;
+  return s;
+}
+
+TEST(LockEntry, ReadsFollowTheExpiryRule) {
+  LockEntry entry(kKey);
+  EXPECT_FALSE(entry.known());
+  entry.read(grant_version(1, "uid-lease", Millis(10000)), kT0);
+  EXPECT_TRUE(entry.known());
+  EXPECT_EQ(entry.expires_at(), kT0 + Millis(10000));
+  entry.read(grant_version(2, "uid-lease", Millis(2000)), kT0 + Millis(1000));
+  EXPECT_EQ(entry.expires_at(), kT0 + Millis(10000)) << "the holder may still believe the first expiry";
+  entry.read(grant_version(3, "uid-other", Millis(2000)), kT0 + Millis(2000));
+  EXPECT_EQ(entry.expires_at(), kT0 + Millis(4000)) << "a new grant counts from its own first sighting";
+  entry.read(std::nullopt, kT0 + Millis(3000));
+  EXPECT_FALSE(entry.document());
+}
+
+TEST(LockEntry, AnotherGrantInTheDocumentEndsOurRenewing) {
+  LockEntry entry(kKey);
+  entry.granted(lock::Grant{grant_version(1), kT0 + Millis(10000)}, kT0);
+  EXPECT_TRUE(entry.renewing());
+  EXPECT_EQ(entry.next_renewal(), kT0 + Millis(10000) / 3);
+  entry.read(grant_version(2), kT0 + Millis(100));  // our own grant, renewed elsewhere
+  EXPECT_TRUE(entry.renewing());
+  entry.read(grant_version(3, "uid-other"), kT0 + Millis(200));
+  EXPECT_FALSE(entry.renewing());
+  EXPECT_FALSE(entry.grant());
+}
+
+TEST(LockEntry, RevocationIsFinalForItsGrantOnly) {
+  LockEntry entry(kKey);
+  entry.granted(lock::Grant{grant_version(1), kT0 + Millis(10000)}, kT0);
+  entry.revoke(api::Reason::kPodNotReady);
+  EXPECT_FALSE(entry.renewing());
+  EXPECT_EQ(entry.revoked(), api::Reason::kPodNotReady);
+  entry.read(grant_version(2), kT0 + Millis(100));  // the same grant, renewed by another replica
+  EXPECT_EQ(entry.revoked(), api::Reason::kPodNotReady);
+  entry.read(grant_version(3, "uid-next", Millis(10000), WallTime(Millis(9000))), kT0 + Millis(200));
+  EXPECT_FALSE(entry.revoked()) << "a new grant starts afresh";
+}
+
+TEST(LockEntry, AnUnconfirmedRenewalIsRetriedUntilTheDeadlineThenRevoked) {
+  LockEntry entry(kKey);
+  const MonoTime deadline = kT0 + Millis(10000);
+  entry.granted(lock::Grant{grant_version(1), deadline}, kT0);
+  EXPECT_FALSE(entry.renewal_not_confirmed(std::nullopt, kT0 + Millis(4000), kT0 + Millis(5000)));
+  EXPECT_TRUE(entry.renewing());
+  EXPECT_EQ(entry.next_renewal(), kT0 + Millis(5000));
+  // Another writer renewed our grant: we follow its version.
+  EXPECT_FALSE(entry.renewal_not_confirmed(grant_version(7), kT0 + Millis(6000), kT0 + Millis(7000)));
+  EXPECT_EQ(entry.grant()->state.version, (es::Version{7, 1}));
+  EXPECT_EQ(entry.expires_at(), kT0 + Millis(16000)) << "handed over no earlier than its expiry";
+  EXPECT_TRUE(entry.renewal_not_confirmed(std::nullopt, deadline, deadline + Millis(1000)));
+  EXPECT_FALSE(entry.renewing());
+  EXPECT_EQ(entry.revoked(), api::Reason::kRenewalFailed);
+  EXPECT_EQ(entry.expires_at(), kT0 + Millis(16000));
+}
+
+TEST(LockEntry, LosingOrReleasingForgetsTheGrant) {
+  LockEntry entry(kKey);
+  entry.granted(lock::Grant{grant_version(1), kT0 + Millis(10000)}, kT0);
+  entry.lost();
+  EXPECT_FALSE(entry.renewing());
+  EXPECT_FALSE(entry.known()) << "read before deciding";
+  entry.granted(lock::Grant{grant_version(2), kT0 + Millis(10000)}, kT0);
+  entry.released(kT0 + Millis(1));
+  EXPECT_TRUE(entry.known());
+  EXPECT_FALSE(entry.document());
+  EXPECT_FALSE(entry.renewing());
+}
+
+TEST(LockEntry, AMalformedDocumentIsOneOperation) {
+  LockEntry entry(kKey);
+  entry.read(grant_version(1), kT0);
+  entry.read_malformed("lock batch/nightly: field fencingToken is not a number");
+  EXPECT_TRUE(entry.known());
+  EXPECT_FALSE(entry.document());
+  EXPECT_NE(entry.malformed().find("fencingToken"), std::string::npos);
+  entry.read(grant_version(2), kT0);
+  EXPECT_TRUE(entry.malformed().empty());
+}
+
+TEST(LockTable, AHeldEntryIsNotHandedOutTwice) {
+  LockTable table;
+  EXPECT_FALSE(table.try_lock(kKey.id())) << "no entry yet";
+  {
+    LockTable::Handle held = table.lock(kKey);
+    held->granted(lock::Grant{grant_version(1), kT0 + Millis(10000)}, kT0);
+    EXPECT_FALSE(table.try_lock(kKey.id()));
+  }
+  EXPECT_TRUE(table.try_lock(kKey.id()));
+  EXPECT_EQ(table.renewing_ids(), std::vector<std::string>{kKey.id()});
+  table.lock(kKey)->revoke(api::Reason::kExpired);
+  EXPECT_TRUE(table.renewing_ids().empty());
+}
+
+}  // namespace
+}  // namespace eslease::controller

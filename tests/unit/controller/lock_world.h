@@ -1,0 +1,108 @@
+// Builds a LockWorld for the decision's table tests: one lock "batch/report" on a fixed
+// clock, with claims, pods and a lock document added by name.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include "controller/decision.h"
+
+namespace eslease::controller::worlds {
+
+using api::Reason;
+using std::chrono::seconds;
+
+inline const WallTime kT0 = std::chrono::system_clock::from_time_t(1'800'000'000);
+inline const MonoTime kM0 = MonoTime{} + std::chrono::hours(1);
+
+class World {
+ public:
+  World() {
+    w.ns = "batch";
+    w.lock_name = "report";
+    w.now = kT0;
+    w.mono = kM0;
+  }
+
+  // A claim-mode Lease created `age` before now.
+  LeaseRecord& claim(const std::string& name, const std::string& pod,
+                     Priority priority = Priority::kForeground, seconds age = seconds(100)) {
+    LeaseRecord lease;
+    lease.meta = {"batch", name, "uid-" + name, "1"};
+    lease.generation = 1;
+    lease.creation_time = kT0 - age;
+    lease.finalizers = {api::kFinalizer};
+    lease.spec.lock_name = "report";
+    lease.spec.pod_name = pod;
+    lease.spec.priority = priority;
+    w.claims.push_back(lease);
+    return w.claims.back();
+  }
+  LeaseRecord& election(const std::string& name, const std::string& app, seconds age = seconds(100)) {
+    LeaseRecord& lease = claim(name, "", Priority::kForeground, age);
+    lease.spec.selector = LabelSelector{{{"app", LabelRequirement::Operator::kIn, {app}}}};
+    return lease;
+  }
+  PodState& pod(const std::string& name, const std::string& app = "worker", seconds age = seconds(200)) {
+    PodState p;
+    p.record.meta = {"batch", name, "pod-uid-" + name, "1"};
+    p.record.labels = {{"app", app}};
+    p.record.phase = "Running";
+    p.record.node_name = "node-1";
+    p.record.ready = ReadyState::kTrue;
+    p.record.shows_was_ready = true;
+    p.record.creation_time = kT0 - age;
+    p.was_ready = true;
+    return w.pods[name] = p;
+  }
+  // The lock document, granted to `lease` for `pod` by this controller (which renews it).
+  DocumentView& held(const std::string& lease, const std::string& pod, std::int64_t token = 4294967300,
+                     bool renewing = true) {
+    DocumentView d;
+    d.state.doc.lock = "batch/report";
+    d.state.doc.lease = "batch/" + lease;
+    d.state.doc.lease_uid = "uid-" + lease;
+    d.state.doc.holder = "batch/" + pod;
+    d.state.doc.holder_uid = "pod-uid-" + pod;
+    d.state.doc.node = "node-1";
+    d.state.doc.acquired_at = kT0 - seconds(20);
+    d.state.doc.renewed_at = kT0 - seconds(5);
+    d.state.doc.expires_at = kT0 + seconds(25);
+    d.state.doc.ttl_millis = 30000;
+    d.state.doc.transitions = 1;
+    d.state.token = token;
+    d.expires_at = kM0 + seconds(25);
+    d.renewing = renewing;
+    w.document = d;
+    return *w.document;
+  }
+  // The status a previous reconcile would have written for `lease` holding the document.
+  void status_held(const std::string& lease_name, const std::string& pod, std::int64_t token = 4294967300) {
+    LeaseRecord& lease = find(lease_name);
+    lease.status.phase = Phase::kHeld;
+    lease.status.holder = HolderRef{pod, "pod-uid-" + pod, "node-1"};
+    lease.status.fencing_token = std::to_string(token);
+    lease.status.conditions = {{api::kConditionHeld, "True", "Acquired", "", kT0 - seconds(20), 1}};
+  }
+  LeaseRecord& find(const std::string& name) {
+    for (auto& c : w.claims)
+      if (c.meta.name == name) return c;
+    throw std::runtime_error("no claim " + name);
+  }
+  Decision decide() const { return controller::decide(w); }
+
+  LockWorld w;
+};
+
+inline const LeaseStatus& status_of(const Decision& d, const std::string& lease) {
+  auto it = d.statuses.find(lease);
+  if (it == d.statuses.end()) throw std::runtime_error("no status for " + lease);
+  return it->second;
+}
+
+inline std::string held_reason(const LeaseStatus& s) {
+  const Condition* c = s.condition(api::kConditionHeld);
+  return c ? c->status + "/" + c->reason : "none";
+}
+
+}  // namespace eslease::controller::worlds
