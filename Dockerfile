@@ -1,6 +1,9 @@
 # eslease-controller and the eslease tool on Debian bookworm.
 #
-#   docker build -t eslease/eslease-controller:0.1.0 .
+#   docker build -t REGISTRY/eslease-controller:0.1.0 .
+#
+# No image is published: push the one you build to a registry your cluster pulls from and
+# set the Helm chart's image.repository to it.
 #
 # The build stage installs the toolchain with the same script as the README and CI
 # (scripts/install-deps.sh) and builds the release binaries; the runtime stage carries only

@@ -129,6 +129,12 @@ class ChartTest(unittest.TestCase):
         self.assertIn("kubectl get esl -A -w", notes)
         self.assertIn("https://es-0.search:9200, https://es-1.search:9200", notes)
 
+    def test_notes_say_how_to_build_the_image_until_one_is_set(self):
+        with open(os.path.join(self.default.dir, "templates", "NOTES.txt")) as f:
+            self.assertIn("docker build -t REGISTRY/eslease-controller:0.1.0 .", f.read())
+        with open(os.path.join(self.all_on.dir, "templates", "NOTES.txt")) as f:
+            self.assertNotIn("No image is published", f.read())
+
     def test_every_object_carries_the_recommended_labels(self):
         for obj in self.all_on.objects:
             if obj["kind"] == "CustomResourceDefinition":

@@ -1,14 +1,20 @@
-"""Every PromQL expression of the Grafana dashboard (dashboards/) and of the chart's alert
-rules (the rendered PrometheusRule), evaluated by a real Prometheus that scrapes two
-eslease-controller replicas during an end-to-end scenario with contention and takeovers
-(tests/deploy/scenario.py). Each expression must run and return data; every metric the
-dashboard names must exist; `promtool check rules` must pass on the alert rules, and
-Prometheus itself must load them.
+"""Every PromQL expression of the Grafana dashboard (dashboards/), of the chart's alert
+rules (the rendered PrometheusRule) and of docs/reference.md's example queries, evaluated by
+a real Prometheus that scrapes two eslease-controller replicas during an end-to-end scenario
+with contention and takeovers (tests/deploy/scenario.py). Each expression must run and return
+data; every metric the dashboard names must exist; `promtool check rules` must pass on the
+alert rules, and Prometheus itself must load them.
+
+Every replica, standbys included, exports `eslease_claims` and `eslease_lock_waiters` from its
+own cache, so each expression that shows them is held to the Leases read from the API: at the
+end of the scenario, and at every step while the leading replica is killed and the other takes
+over (no step may be missing, doubled or short).
 
 usage: prometheus_test.py BIN_DIR SOURCE_DIR WORK_DIR [--png FILE]
   --png FILE  also draw every dashboard panel from this Prometheus into one PNG
               (tests/deploy/dashboard_png.py)"""
 
+import collections
 import json
 import math
 import os
@@ -122,6 +128,118 @@ def dashboard_queries(dashboard):
 SIGNAL = re.compile(r"^\((.*)\)\s*(<|>|<=|>=|==|!=)\s*[0-9.]+$", re.S)
 
 
+def reference_queries(source):
+    """[(what, expr)] of docs/reference.md's ```promql block, each line `expr  # what`."""
+    with open(os.path.join(source, "docs", "reference.md")) as f:
+        block = re.search(r"```promql\n(.*?)```", f.read(), re.S)
+    if not block:
+        raise AssertionError("docs/reference.md has no promql block of example queries")
+    out = []
+    for line in block.group(1).splitlines():
+        expr, _, what = line.partition("#")
+        if expr.strip():
+            out.append(("docs/reference.md " + repr(what.strip() or expr.strip()), expr.strip()))
+    return out
+
+
+# The gauges every replica exports from its own cache, and which count of the API
+# (scenario.claim_counts) each is held to.
+COUNTED = {"eslease_claims": "claims", "eslease_lock_waiters": "waiters"}
+
+
+def counted_by(expr):
+    kinds = {kind for metric, kind in COUNTED.items() if re.search(r"\b%s\b" % metric, expr)}
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+def labels_of(series):
+    return {k: v for k, v in series["metric"].items() if k in ("phase", "priority")}
+
+
+def differences(truth, kind, expr, series):
+    """How one instant's series ([(labels, value)]) of `expr` differ from the counts read from
+    the API: each series must equal the Leases that its phase/priority labels (and those the
+    expression selects) pick, and together they must count each of those Leases once."""
+    if not series:
+        return ["no value"]
+    if kind == "waiters":
+        return ["%s is %g, the API says %d" % (labels or "the value", value, truth["waiters"])
+                for labels, value in series if value != truth["waiters"]][:1] or \
+            ([] if len(series) == 1 else ["%d series instead of one" % len(series)])
+    selected = dict(re.findall(r'\b(phase|priority)\s*=\s*"(\w+)"', expr))
+
+    def count(labels):
+        wanted = dict(selected, **labels)
+        return sum(n for (phase, priority), n in truth["claims"].items()
+                   if wanted.get("phase", phase) == phase and wanted.get("priority", priority) == priority)
+
+    problems = ["%s is %g, the API says %d" % (labels or "the value", value, count(labels))
+                for labels, value in series if value != count(labels)]
+    total = sum(v for _, v in series)
+    if not problems and total != count({}):
+        problems.append("the series add up to %g, the API counts %d" % (total, count({})))
+    return problems
+
+
+def agrees_with_api(env, prometheus, expr, kind, timeout=30):
+    """Waits until the expression's value now equals the counts read from the API (the
+    replicas' caches and the scrapes follow the API with a delay); returns the differences
+    still seen at the deadline, [] when it agrees."""
+    seen = []
+
+    def agrees():
+        truth = scenario.claim_counts(env)
+        seen[:] = differences(truth, kind, expr,
+                              [(labels_of(r), float(r["value"][1])) for r in prometheus.query(expr)])
+        return not seen
+
+    try:
+        wait_for(agrees, timeout, "%s to agree with the API" % expr, interval=0.5)
+    except AssertionError:
+        return seen
+    return []
+
+
+FAILOVER_STEP = 0.25  # seconds between the evaluations checked through a failover
+
+
+def check_through_failover(env, prometheus, replicas, counted):
+    """Kills the leading replica (SIGKILL, a crash: it gives nothing up) and checks every
+    counted expression at every step from just before the kill until Prometheus has seen the
+    other replica lead: the value must stay the API's all along, never missing, never doubled."""
+    truth = scenario.claim_counts(env)
+    leader = scenario.leader_of(env, replicas)
+    standby = [c for c in replicas if c is not leader]
+    start = time.time()
+    leader.stop(sig_kill=True)
+    scenario.leader_of(env, standby)
+    wait_for(lambda: prometheus.query('up{job="%s", pod="%s"} == 0' % (JOB, leader.name)) and
+             prometheus.query('eslease_leader{job="%s", pod="%s"} == 1' % (JOB, standby[0].name)), 30,
+             "Prometheus to see %s gone and %s leading" % (leader.name, standby[0].name), interval=0.2)
+    end = time.time()
+    if scenario.claim_counts(env) != truth:
+        return ["the Leases changed during the failover, so the check means nothing: %s, then %s"
+                % (truth, scenario.claim_counts(env))]
+    steps = int((end - start) / FAILOVER_STEP) + 1
+    failures = []
+    for title, expr, kind in counted:
+        at = collections.defaultdict(list)
+        for series in prometheus.query_range(expr, start, end, step=str(FAILOVER_STEP)):
+            for t, v in series["values"]:
+                at[round(float(t), 3)].append((labels_of(series), float(v)))
+        wrong = [(t, d) for t in sorted(at) for d in [differences(truth, kind, expr, at[t])] if d]
+        if len(at) < steps:
+            failures.append("%s has no value at %d of %d steps through the failover: %s"
+                            % (title, steps - len(at), steps, expr))
+        elif wrong:
+            t, diff = wrong[0]
+            failures.append("%s, %.2fs after the leader was killed (%d of %d steps wrong): %s: %s"
+                            % (title, t - start, len(wrong), steps, "; ".join(diff), expr))
+        print("%s %-50s %d steps through the failover" % ("FAIL" if len(at) < steps or wrong else "ok  ",
+                                                           title[:50], steps))
+    return failures
+
+
 def alert_rules(work):
     """The rendered PrometheusRule's groups, written as a Prometheus rules file."""
     _, _, out = chart.render(work, [os.path.join(HERE, "values", "all-on.yaml")])
@@ -193,6 +311,26 @@ def main():
                 if not data:
                     failures.append("panel %r returns no data: %s" % (title, expr))
 
+            for what, expr in reference_queries(source):
+                data = prometheus.query(expr)
+                print("%s %-51s %4d series  %s" % ("ok  " if data else "FAIL", what[:51], len(data), expr))
+                if not data:
+                    failures.append("%s returns no data: %s" % (what, expr))
+
+            # Each expression showing a gauge that every replica exports, held to the API's counts.
+            panels = [("panel %r" % title, expr, counted_by(expr)) for title, expr in dashboard_queries(dashboard)]
+            signals = [("alert " + r["alert"], SIGNAL.match(r["expr"].strip()).group(1), counted_by(r["expr"]))
+                       for r in rules if SIGNAL.match(r["expr"].strip())]
+            examples = [(what, expr, counted_by(expr)) for what, expr in reference_queries(source)]
+            counted = [c for c in panels + signals + examples if c[2]]
+            failures += ["no dashboard panel shows %s, so nothing holds it to the API" % kind
+                         for kind in sorted(set(COUNTED.values()) - {c[2] for c in panels})]
+            for title, expr, kind in counted:
+                wrong = agrees_with_api(env, prometheus, expr, kind)
+                print("%s %-50s against the API's Leases" % ("FAIL" if wrong else "ok  ", title[:50]))
+                if wrong:
+                    failures.append("%s disagrees with the Leases in the API: %s: %s" % (title, "; ".join(wrong), expr))
+
             for rule in rules:
                 expr = rule["expr"]
                 match = SIGNAL.match(expr.strip())
@@ -217,6 +355,8 @@ def main():
                      "Prometheus to evaluate every alert rule without error (%s)" % health, interval=0.2)
             if sorted(health) != sorted(r["alert"] for r in rules):
                 failures.append("Prometheus loaded rules %s" % sorted(health))
+
+            failures += check_through_failover(env, prometheus, replicas, counted)
 
             if png:
                 import dashboard_png

@@ -4,6 +4,8 @@ election, contention between Foreground and Background claims, a takeover when t
 holder's pod is deleted, a lock held by a process outside Kubernetes (the controller's
 create meets a 409, then takes the lock over when it expires), and dropped watches."""
 
+import collections
+import json
 import os
 import subprocess
 import sys
@@ -27,6 +29,16 @@ def phase(env, name, ns=NAMESPACE):
 
 def wait_phase(env, name, wanted, timeout=TIMEOUT):
     wait_for(lambda: phase(env, name) == wanted, timeout, "Lease %s to be %s (now %s)" % (name, wanted, phase(env, name)))
+
+
+def claim_counts(env):
+    """What `eslease_claims` and `eslease_lock_waiters` must say, read from the API: every
+    Lease by (phase, priority), a Lease without a status yet counting as Pending (as the
+    controller counts it), and how many of them wait (phase Pending)."""
+    items = json.loads(env.kubectl("get", "esl", "--all-namespaces", "-o", "json").stdout)["items"]
+    claims = collections.Counter((i.get("status", {}).get("phase") or "Pending", i["spec"].get("priority", "Foreground"))
+                                 for i in items)
+    return {"claims": dict(claims), "waiters": sum(n for (phase, _), n in claims.items() if phase == "Pending")}
 
 
 def start_controllers(env, count=2):

@@ -1,6 +1,7 @@
 """Drives the real /usr/bin/kubectl against kube-emulator: CRD, examples, printer columns,
-defaults, watch, patches, status subresource, finalizers and schema errors; and, with
---simulate-kubelet, pods that become Ready and graceful and forced `kubectl delete pod`."""
+defaults, watch, patches, status subresource, finalizers and schema errors; with
+--simulate-kubelet, pods that become Ready and graceful and forced `kubectl delete pod`; and,
+with eslease-controller running (tests/e2e/controller_env.py), `kubectl wait` for a grant."""
 
 import json
 import os
@@ -14,6 +15,7 @@ import unittest
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from controller_env import Environment, ShowsLogsOnFailure, lease, namespace  # noqa: E402
 from emulator_process import KubeEmulator, parse_arguments  # noqa: E402
 
 KUBECTL = "/usr/bin/kubectl"
@@ -314,6 +316,54 @@ class KubectlWithSimulatedKubelet(unittest.TestCase):
         self.kubectl_ok("wait", "--for=condition=Ready", "pod/flaky", "--timeout=20s")
         self.admin("/_emulator/kubelet/pods/default/flaky", {"phase": "Failed"})
         self.kubectl_ok("wait", "--for=jsonpath={.status.phase}=Failed", "pod/flaky", "--timeout=20s")
+
+
+@unittest.skipUnless(os.path.exists(KUBECTL), "kubectl is not installed at /usr/bin/kubectl")
+class KubectlWaitsForTheController(ShowsLogsOnFailure, unittest.TestCase):
+    """`kubectl wait --for=condition=Held`, as a script waits for a grant, against a running
+    eslease-controller with both emulators (the binaries next to kube-emulator)."""
+
+    ns = "waiting"
+
+    @classmethod
+    def setUpClass(cls):
+        cls.env = Environment(os.path.dirname(os.path.abspath(EMULATOR)), SOURCE_DIR).start_with_controller()
+        cls.env.apply(namespace(cls.ns))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.env.stop()
+
+    def wait(self, condition, resource):
+        result = self.env.kubectl("wait", "--for=condition=" + condition, resource, "-n", self.ns, "--timeout=30s",
+                                  check=False)
+        self.assertEqual(result.returncode, 0, "kubectl wait --for=condition=%s %s: %s" % (
+            condition, resource, result.stderr))
+        return result.stdout
+
+    def test_wait_for_the_held_condition_follows_the_lock(self):
+        self.env.create_ready_pods(self.ns, ["first", "second"])
+        self.env.apply(lease("first", self.ns, "report", "first"))
+        self.assertIn("lease.eslease.io/first condition met", self.wait("Held", "lease.eslease.io/first"))
+        self.env.apply(lease("second", self.ns, "report", "second"))
+        self.assertIn("condition met", self.wait("Held=false", "esl/second"))
+        second = self.env.get("esl", "second", self.ns)
+        self.assertEqual(second["status"]["phase"], "Pending")
+
+        # The holder's pod goes: the lock moves, and both waits see it.
+        self.env.kubectl("delete", "pod", "first", "-n", self.ns, "--grace-period=0", "--force")
+        self.assertIn("condition met", self.wait("Held", "lease.eslease.io/second"))
+        self.assertIn("condition met", self.wait("Held=false", "lease.eslease.io/first"))
+
+    def test_plain_lease_names_the_coordination_lease(self):
+        # Why the docs write lease.eslease.io/NAME or esl/NAME: kubectl resolves "lease" to
+        # Kubernetes' own coordination.k8s.io Lease.
+        self.env.create_ready_pods(self.ns, ["only"])
+        self.env.apply(lease("only", self.ns, "only", "only"))
+        self.wait("Held", "esl/only")
+        plain = self.env.kubectl("get", "lease", "only", "-n", self.ns, check=False)
+        self.assertNotEqual(plain.returncode, 0)
+        self.assertIn('leases.coordination.k8s.io "only" not found', plain.stderr)
 
 
 if __name__ == "__main__":
