@@ -1,0 +1,151 @@
+"""The validity the controller publishes to a holder, as a watcher of the API server reads it.
+
+A controller publishes it in one of two ways, and a Lease version says which:
+
+- Lease status: a version that carries `status.expireTime` publishes, while it shows `Held`
+  with fencing token T, that the grant is valid until that expireTime.
+- The namespace's session: the grant (Lease L, token T) is valid until
+  `spec.renewTime + L.spec.leaseDurationSeconds` of the latest version of the
+  `coordination.k8s.io/v1` Lease named `eslease-session` in L's namespace whose annotation
+  `eslease.io/revoked: <lease>=<token>[,...]` does not list `L=T`, and only while L shows
+  `Held` with token T.
+
+Feed the versions of both kinds of objects in the order the API server wrote them (the
+resourceVersion order), then ask what a grant is shown now and the latest validity it was
+ever shown. Pure: no I/O, so the rule is tested on hand-made histories and serves the
+benchmarks and the chaos checker alike.
+"""
+
+import re
+from datetime import datetime
+
+SESSION_NAME = "eslease-session"
+REVOKED_ANNOTATION = "eslease.io/revoked"
+DEFAULT_LEASE_DURATION_SECONDS = 30  # the CRD's default for spec.leaseDurationSeconds
+
+STATUS_RULE = "status.expireTime"
+SESSION_RULE = "session"
+
+_FRACTION = re.compile(r"\.(\d+)")
+
+
+def parse_time(text):
+    """RFC 3339 (Time or MicroTime, any number of fractional digits) -> epoch seconds."""
+    if not text:
+        return None
+    text = _FRACTION.sub(lambda m: "." + m.group(1)[:6].ljust(6, "0"), text.replace("Z", "+00:00"), count=1)
+    return datetime.fromisoformat(text).timestamp()
+
+
+def revoked_grants(session):
+    """The (lease name, token) pairs a session version lists as revoked."""
+    text = ((session.get("metadata") or {}).get("annotations") or {}).get(REVOKED_ANNOTATION) or ""
+    listed = set()
+    for entry in text.split(","):
+        name, _, token = entry.strip().partition("=")
+        if name and token.strip().isdigit():
+            listed.add((name, int(token)))
+    return frozenset(listed)
+
+
+def is_session(obj):
+    return (obj.get("metadata") or {}).get("name") == SESSION_NAME
+
+
+class _SessionVersion:
+    def __init__(self, obj):
+        self.renew_time = parse_time((obj.get("spec") or {}).get("renewTime"))
+        self.revoked = revoked_grants(obj)
+
+
+class _LeaseView:
+    """What one version of an eslease Lease shows: the grant it shows Held, if any."""
+
+    def __init__(self, obj):
+        status = obj.get("status") or {}
+        token = status.get("fencingToken")
+        self.token = int(token) if status.get("phase") == "Held" and token else None
+        self.expire_time = parse_time(status.get("expireTime"))
+        self.duration = (obj.get("spec") or {}).get("leaseDurationSeconds") or DEFAULT_LEASE_DURATION_SECONDS
+
+
+class PublishedValidity:
+    """The rule above, replayed over a history. Grants are named (namespace, lease, token)."""
+
+    def __init__(self):
+        self._sessions = {}  # namespace -> [_SessionVersion] in the order written
+        self._leases = {}  # (namespace, lease) -> _LeaseView of its current version
+        self._held_in = {}  # namespace -> names of the Leases that show Held now
+        self._published = {}  # grant -> (latest validity shown, the rule that showed it)
+
+    # --- the history -------------------------------------------------------------------
+    def apply_lease(self, event_type, obj):
+        """One version of an eslease.io Lease (event_type DELETED: the object is gone)."""
+        meta = obj["metadata"]
+        ns, name = meta.get("namespace", ""), meta["name"]
+        held = self._held_in.setdefault(ns, set())
+        if event_type == "DELETED":
+            self._leases.pop((ns, name), None)
+            held.discard(name)
+            return
+        view = _LeaseView(obj)
+        self._leases[(ns, name)] = view
+        if view.token is None:
+            held.discard(name)
+            return
+        held.add(name)
+        self._publish(ns, name, view)
+
+    def apply_session(self, event_type, obj):
+        """One version of a namespace's `eslease-session` Lease. A deleted session publishes
+        nothing new; what its versions published stands."""
+        if event_type == "DELETED" or not is_session(obj):
+            return
+        ns = obj["metadata"].get("namespace", "")
+        self._sessions.setdefault(ns, []).append(_SessionVersion(obj))
+        for name in self._held_in.get(ns, ()):
+            self._publish(ns, name, self._leases[(ns, name)])
+
+    # --- what it shows -----------------------------------------------------------------
+    def shown(self, ns, name):
+        """(token, validity, rule) of the grant Lease `name` shows Held now, else None.
+        The validity is None when nothing has published one yet."""
+        view = self._leases.get((ns, name))
+        if view is None or view.token is None:
+            return None
+        return (view.token,) + self._validity(ns, name, view)
+
+    def held(self):
+        """Every grant shown Held now: (namespace, lease, token, validity, rule)."""
+        for ns, names in self._held_in.items():
+            for name in names:
+                yield (ns, name) + self.shown(ns, name)
+
+    def published_until(self, ns, name, token):
+        """(latest validity the grant was ever shown, its rule), or (None, None)."""
+        return self._published.get((ns, name, token), (None, None))
+
+    def listed(self, ns, name, token):
+        """Whether the namespace's latest session version lists the grant as revoked."""
+        versions = self._sessions.get(ns)
+        return bool(versions) and (name, token) in versions[-1].revoked
+
+    # --- the rule ----------------------------------------------------------------------
+    def _validity(self, ns, name, view):
+        if view.expire_time is not None:
+            return view.expire_time, STATUS_RULE
+        for version in reversed(self._sessions.get(ns, ())):
+            if (name, view.token) not in version.revoked:
+                if version.renew_time is None:
+                    break
+                return version.renew_time + view.duration, SESSION_RULE
+        return None, SESSION_RULE
+
+    def _publish(self, ns, name, view):
+        until, rule = self._validity(ns, name, view)
+        if until is None:
+            return
+        grant = (ns, name, view.token)
+        before = self._published.get(grant)
+        if before is None or until > before[0]:
+            self._published[grant] = (until, rule)
