@@ -2,15 +2,17 @@
 
 LOCKS held locks spread over NAMESPACES namespaces (one holder claim each, pods Ready), the
 default TTL and the controller's default flags; the controller and both emulators run as
-separate processes. Once every Lease has been seen Held and --settle-seconds have passed, for
---seconds:
+separate processes. Converged means every Lease has been seen Held. From then on:
 - the Kubernetes writes per second (create, update, patch, delete, deletecollection), read
-  from the kube-emulator's /_emulator/stats, in total and by "verb resource";
+  from the kube-emulator's /_emulator/stats, in total and by "verb resource", over the
+  --seconds that follow --settle-seconds after convergence (what the cold start still
+  writes once every Lease is Held is left out);
 - every Held grant's published validity (bench/common/validity.py: the Lease's
   status.expireTime where the controller publishes one, else the namespace's session),
-  sampled every --sample-interval as a watcher of the API knew it then: the least validity
-  left (validity minus the sample's time), how many samples showed less than the safety
-  margin, and how many showed Held after their validity had ended.
+  sampled every --sample-interval from convergence to the end of that window, as a watcher
+  of the API knew it then: the least validity left (validity minus the sample's time), how
+  many samples showed less than the safety margin, and how many showed Held after their
+  validity had ended.
 
 Prints JSON; --png FILE draws the writes per second and the least validity left per sample.
 
@@ -56,33 +58,47 @@ class ValiditySamples:
                 self.least = (left, "%s/%s" % (ns, name), t)
         self.least_per_sample.append((t, least_now))
 
-    def result(self, window_start):
+    def result(self, converged):
         least = self.least or (None, None, None)
         return {"samples": self.samples, "safety_margin_seconds": self.margin,
                 "least_left_seconds": None if least[0] is None else round(least[0], 3),
                 "least_left_grant": least[1],
-                "least_left_at_second": None if least[2] is None else round(least[2] - window_start, 2),
+                "least_left_at_second": None if least[2] is None else round(least[2] - converged, 2),
                 "samples_below_margin": self.below_margin,
                 "samples_held_after_validity_ended": self.after_validity,
                 "samples_held_with_nothing_published": self.unpublished}
 
 
-def draw(path, window_start, per_second, samples):
+def draw(path, converged, window, per_second, samples):
     plt = draw_or_warn()
     if plt is None:
         return
     fig, axes = plt.subplots(2, 1, figsize=(10, 6), sharex=True)
-    axes[0].step([t - window_start for t, _ in per_second], [n for _, n in per_second], where="post")
+    axes[0].step([t - converged for t, _ in per_second], [n for _, n in per_second], where="post")
+    axes[0].axvspan(window[0] - converged, window[1] - converged, color="#ddd", label="window at rest")
     axes[0].set_ylabel("Kubernetes writes / s")
-    axes[0].set_title("at rest: writes, and the least validity any Held grant was shown")
-    shown = [(t - window_start, left) for t, left in samples.least_per_sample if left is not None]
+    axes[0].set_title("after every Lease is Held: writes, and the least validity any Held grant was shown")
+    axes[0].legend()
+    shown = [(t - converged, left) for t, left in samples.least_per_sample if left is not None]
     axes[1].plot([t for t, _ in shown], [left for _, left in shown], color="#c62")
     axes[1].axhline(samples.margin, color="black", linestyle="--", label="safety margin")
     axes[1].set_ylabel("least validity left (s)")
-    axes[1].set_xlabel("s")
+    axes[1].set_xlabel("s since every Lease was Held")
     axes[1].legend()
     fig.tight_layout()
     fig.savefig(path)
+
+
+def writes_per_second(kube_url, until):
+    """Reads the write counters about once a second until `until`: [(time, writes since the
+    previous reading)], and the counters at the end."""
+    per_second, last = [], kube_writes(kube_url)
+    while time.time() < until:
+        time.sleep(max(0.0, min(1.0, until - time.time())))
+        now = kube_writes(kube_url)
+        per_second.append((time.time(), sum((now - last).values())))
+        last = now
+    return per_second, last
 
 
 def main():
@@ -106,40 +122,35 @@ def main():
         for ns in spaces:
             cluster.namespace(ns)
             cluster.create_pods(ns, [c[2] for c in claims[ns]])
-        converge_start = time.time()
+        created = time.time()
         for ns in spaces:
             cluster.create_claims(ns, claims[ns])
         for ns in spaces:
             cluster.wait_phases(ns, [c[0] for c in claims[ns]], "Held", timeout=600)
-        converged = time.time() - converge_start
-        time.sleep(args.settle_seconds)
-        cluster.update()
-        before = kube_writes(env.kube_url)
+        converged = time.time()
+        settling, before = writes_per_second(env.kube_url, converged + args.settle_seconds)
         window_start = time.time()
-        per_second, last = [], before
-        while time.time() - window_start < args.seconds:
-            time.sleep(max(0.0, min(1.0, window_start + args.seconds - time.time())))
-            now = kube_writes(env.kube_url)
-            per_second.append((time.time(), sum((now - last).values())))
-            last = now
+        at_rest, after = writes_per_second(env.kube_url, window_start + args.seconds)
         window_end = time.time()
         samples = ValiditySamples(args.margin)
-        ticks = int(args.seconds / args.sample_interval)
-        cluster.validity([window_start + k * args.sample_interval for k in range(ticks + 1)], samples.sample)
+        ticks = int((window_end - converged) / args.sample_interval)
+        cluster.validity([converged + k * args.sample_interval for k in range(ticks + 1)], samples.sample)
 
         def versions(events):
             return sum(1 for seen, _, _ in events if window_start <= seen < window_end)
 
         result = {"benchmark": "write_budget", "locks": args.locks, "namespaces": args.namespaces,
-                  "seconds_until_all_held": round(converged, 2), "settle_seconds": args.settle_seconds,
-                  "kube_writes": writes_between(before, last, window_end - window_start),
-                  "most_writes_in_one_second": max(n for _, n in per_second),
+                  "seconds_until_all_held": round(converged - created, 2),
+                  "window_opens_seconds_after_all_held": round(window_start - converged, 2),
+                  "kube_writes": writes_between(before, after, window_end - window_start),
+                  "most_writes_in_one_second": max(n for _, n in at_rest),
                   "versions_seen_in_window": {"leases.eslease.io": versions(cluster.lease_watch.events),
                                               "eslease-session": versions(cluster.session_watch.events)},
-                  "published_validity": samples.result(window_start),
+                  "published_validity": dict(samples.result(converged),
+                                             sampled_seconds=round(window_end - converged, 2)),
                   "targets": {"kube_writes_per_second": 1, "least_left_seconds": args.margin}}
         if args.png:
-            draw(args.png, window_start, per_second, samples)
+            draw(args.png, converged, (window_start, window_end), settling + at_rest, samples)
     print(json.dumps(result, indent=2))
 
 
