@@ -222,6 +222,8 @@ def percentile(values, p):
 def summary_ms(seconds):
     """p50/p99/max (and min, mean) of durations given in seconds, in milliseconds."""
     ms = [x * 1000 for x in seconds]
+    if not ms:
+        return {"count": 0}
     return {"count": len(ms), "min_ms": round(min(ms), 1), "p50_ms": round(percentile(ms, 50), 1),
             "p99_ms": round(percentile(ms, 99), 1), "max_ms": round(max(ms), 1),
             "mean_ms": round(sum(ms) / len(ms), 1)}

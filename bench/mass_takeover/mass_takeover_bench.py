@@ -116,10 +116,10 @@ def not_ready(args):
         after_validity, rules, revoked = [], collections.Counter(), []
         for a, b in zip(predecessors, successors):
             until, rule = model.published_until(NS, a, grants[a])
-            rules[rule] += 1
-            held = cluster.first_held[(NS, b, cluster.token(NS, b))]
-            after_validity.append(held - until)
+            rules[rule or "nothing published"] += 1
             revoked.append(first_seen_without(cluster, a, grants[a], went_not_ready) - went_not_ready)
+            if until is not None:
+                after_validity.append(cluster.first_held[(NS, b, cluster.token(NS, b))] - until)
         lost = sum(1 for a in bystanders if model.shown(NS, a) is None or model.shown(NS, a)[0] != grants[a])
         return {"holders": args.holders, "bystanders": args.bystanders,
                 "successor_held_after_predecessor_validity": summary_ms(after_validity),
