@@ -74,7 +74,7 @@ def draw(path, converged, window, per_second, samples):
     if plt is None:
         return
     fig, axes = plt.subplots(2, 1, figsize=(10, 6), sharex=True)
-    axes[0].step([t - converged for t, _ in per_second], [n for _, n in per_second], where="post")
+    axes[0].step([t - converged for t, _ in per_second], [rate for _, rate in per_second], where="pre")
     axes[0].axvspan(window[0] - converged, window[1] - converged, color="#ddd", label="window at rest")
     axes[0].set_ylabel("Kubernetes writes / s")
     axes[0].set_title("after every Lease is Held: writes, and the least validity any Held grant was shown")
@@ -90,15 +90,16 @@ def draw(path, converged, window, per_second, samples):
 
 
 def writes_per_second(kube_url, until):
-    """Reads the write counters about once a second until `until`: [(time, writes since the
-    previous reading)], and the counters at the end."""
-    per_second, last = [], kube_writes(kube_url)
-    while time.time() < until:
-        time.sleep(max(0.0, min(1.0, until - time.time())))
-        now = kube_writes(kube_url)
-        per_second.append((time.time(), sum((now - last).values())))
-        last = now
-    return per_second, last
+    """Reads the write counters about once a second until `until`: [(time, writes per second
+    since the previous reading)], and the counters at the start and at the end."""
+    rates, first = [], kube_writes(kube_url)
+    last, last_time = first, time.time()
+    while last_time < until:
+        time.sleep(max(0.0, min(1.0, until - last_time)))
+        now, now_time = kube_writes(kube_url), time.time()
+        rates.append((now_time, sum((now - last).values()) / (now_time - last_time)))
+        last, last_time = now, now_time
+    return rates, first, last
 
 
 def main():
@@ -128,9 +129,9 @@ def main():
         for ns in spaces:
             cluster.wait_phases(ns, [c[0] for c in claims[ns]], "Held", timeout=600)
         converged = time.time()
-        settling, before = writes_per_second(env.kube_url, converged + args.settle_seconds)
+        settling, _, _ = writes_per_second(env.kube_url, converged + args.settle_seconds)
         window_start = time.time()
-        at_rest, after = writes_per_second(env.kube_url, window_start + args.seconds)
+        at_rest, before, after = writes_per_second(env.kube_url, window_start + args.seconds)
         window_end = time.time()
         samples = ValiditySamples(args.margin)
         ticks = int((window_end - converged) / args.sample_interval)
@@ -143,7 +144,7 @@ def main():
                   "seconds_until_all_held": round(converged - created, 2),
                   "window_opens_seconds_after_all_held": round(window_start - converged, 2),
                   "kube_writes": writes_between(before, after, window_end - window_start),
-                  "most_writes_in_one_second": max(n for _, n in at_rest),
+                  "highest_writes_per_second": round(max(rate for _, rate in at_rest), 1),
                   "versions_seen_in_window": {"leases.eslease.io": versions(cluster.lease_watch.events),
                                               "eslease-session": versions(cluster.session_watch.events)},
                   "published_validity": dict(samples.result(converged),
