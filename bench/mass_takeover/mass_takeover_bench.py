@@ -10,7 +10,8 @@ of the API sees.
   For each of its locks, the successor's Held time minus the moment the validity published
   to its predecessor ended (bench/common/validity.py reads it from the Lease status or from
   the namespace's session, whichever the controller publishes), and how many hand-overs
-  came earlier than that (the design allows none).
+  came earlier than that (the design allows none); also when each predecessor was seen
+  revoked (its Lease no longer Held with its token) and listed in the session, if it was.
 - queue: one lock with QUEUE waiting claims; its holder pod is deleted, and the Kubernetes
   writes the hand-over costs are counted (the kube-emulator's counters, from the deletion
   until the writes stop).
@@ -31,6 +32,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from cluster import (Cluster, bench_arguments, call, draw_or_warn, in_parallel, kube_writes,  # noqa: E402
                      percentile, summary_ms, writes_between)
 from controller_env import Environment  # noqa: E402
+from validity import revoked_grants  # noqa: E402
 
 NS = "bench"
 NODE = "node-1"  # the node that goes NotReady; the simulated kubelet runs node-1 .. node-3
@@ -113,11 +115,14 @@ def not_ready(args):
         cluster.wait(lambda: all(cluster.phase(NS, b) == "Held" for b in successors), args.timeout,
                      "every successor of the NotReady node's holders to be Held")
         model = cluster.validity()
-        after_validity, rules, revoked = [], collections.Counter(), []
+        after_validity, rules, revoked, listed = [], collections.Counter(), [], []
         for a, b in zip(predecessors, successors):
             until, rule = model.published_until(NS, a, grants[a])
             rules[rule or "nothing published"] += 1
             revoked.append(first_seen_without(cluster, a, grants[a], went_not_ready) - went_not_ready)
+            seen_listed = first_seen_listed(cluster, a, grants[a])
+            if seen_listed is not None:
+                listed.append(seen_listed - went_not_ready)
             if until is not None:
                 after_validity.append(cluster.first_held[(NS, b, cluster.token(NS, b))] - until)
         lost = sum(1 for a in bystanders if model.shown(NS, a) is None or model.shown(NS, a)[0] != grants[a])
@@ -125,6 +130,7 @@ def not_ready(args):
                 "successor_held_after_predecessor_validity": summary_ms(after_validity),
                 "handed_over_before_validity_ended": sum(1 for x in after_validity if x < 0),
                 "revoked_after_node_not_ready": summary_ms(revoked),
+                "listed_in_session_after_node_not_ready": summary_ms(listed),
                 "validity_published_by": dict(rules),
                 "bystander_grants_lost": lost,
                 "_after_validity": after_validity}
@@ -139,6 +145,14 @@ def first_seen_without(cluster, name, token, since):
         if event_type == "DELETED" or status.get("phase") != "Held" or status.get("fencingToken") != str(token):
             return seen
     raise AssertionError("Lease %s was never seen revoked" % name)
+
+
+def first_seen_listed(cluster, name, token):
+    """When the watch first showed the namespace's session listing the grant as revoked."""
+    for seen, event_type, obj in cluster.session_watch.events:
+        if event_type != "DELETED" and obj["metadata"].get("namespace") == NS and (name, token) in revoked_grants(obj):
+            return seen
+    return None
 
 
 # --- one hand-over behind a long queue ------------------------------------------------------
