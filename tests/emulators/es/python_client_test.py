@@ -5,9 +5,12 @@ Usage: python_client_test.py /path/to/es-emulator
 Starts the emulator on 127.0.0.1:0, reads the URL it prints, and exercises it through
 elasticsearch.Elasticsearch the way an application would. Any mismatch fails the test.
 """
+import json
 import subprocess
 import sys
+import time
 import unittest
+import urllib.request
 import warnings
 
 import elasticsearch
@@ -185,6 +188,25 @@ class PythonClientTest(unittest.TestCase):
             es.update(index="test", id="1", body={"dac": {"foo": "baz"}, "upsert": {"foo": "bar"}})
         self.assertEqual(ctx.exception.error, "x_content_parse_exception")
         self.assertIn("[UpdateRequest] unknown field [dac] did you mean [doc]?", ctx.exception.info["error"]["reason"])
+
+    def admin(self, method, path, body=None):
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.url + path, data=data, method=method,
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return json.load(answer)
+
+    def test_write_answered_after_the_client_timeout_was_applied(self):
+        es = self.es
+        self.admin("POST", "/_emulator/faults", {"op": "index", "phase": "after_apply", "latency_ms": 600000})
+        with self.assertRaises(elasticsearch.ConnectionTimeout):
+            es.index(index="locks", id="a", document={"holder": "pod-a"}, request_timeout=0.5)
+        self.assertEqual(es.get(index="locks", id="a")["_source"], {"holder": "pod-a"},
+                         "the write whose answer never came was applied")
+        deadline = time.monotonic() + 10
+        while self.admin("GET", "/_emulator/stats")["es_write_applied_unanswered"] != 1:
+            self.assertLess(time.monotonic(), deadline, "the lost answer was not counted")
+            time.sleep(0.01)
 
 
 if __name__ == "__main__":
