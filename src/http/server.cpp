@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
@@ -53,6 +54,14 @@ class ConnectionSlot {
     pollfd probe{.fd = fd_, .events = POLLRDHUP, .revents = 0};
     if (::poll(&probe, 1, 0) <= 0) return false;
     return (probe.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;
+  }
+
+  // Blocks until the peer closes, interrupt() shuts the socket down, or `timeout` passes.
+  // Without the mutex, so that interrupt() can run meanwhile: only the owning thread waits
+  // here, inside its handler, and it alone closes the descriptor.
+  void wait_peer_closed(std::chrono::milliseconds timeout) {
+    pollfd probe{.fd = fd_, .events = POLLRDHUP, .revents = 0};
+    if (probe.fd >= 0) ::poll(&probe, 1, static_cast<int>(std::min<std::int64_t>(timeout.count(), 60'000)));
   }
 
   std::thread thread;
@@ -167,6 +176,18 @@ class ResponseWriter final : public ServerResponse {
   bool closing() const override {
     if (stopping_ || broken_) return true;
     return slot_.peer_closed();
+  }
+
+  bool wait_closing(std::chrono::milliseconds timeout) override {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    // stop() sets stopping_ before it shuts the socket down, which ends the wait.
+    while (!closing()) {
+      const auto left =
+          std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return false;
+      slot_.wait_peer_closed(left);
+    }
+    return true;
   }
 
   // Completes the exchange after the handler returned or threw.

@@ -3,12 +3,14 @@
 // controller's /metrics, /healthz and /readyz endpoints.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -44,6 +46,17 @@ class ServerResponse {
   virtual void drop_connection() = 0;
   // True once the server is stopping or the peer closed; long-running handlers poll it.
   virtual bool closing() const = 0;
+  // Waits until closing() or until `timeout` has passed, and returns closing(). A handler
+  // that answers late waits here, so that the server's stop or the client's leaving ends
+  // the wait at once. The server's own responses wait on the socket; this fallback, for
+  // responses without one (test doubles), looks every few milliseconds.
+  virtual bool wait_closing(std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!closing() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return closing();
+  }
 };
 
 using Handler = std::function<void(const ServerRequest&, ServerResponse&)>;

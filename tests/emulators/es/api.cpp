@@ -265,6 +265,59 @@ std::string response_content_type(const ApiRequest& request) {
   return "application/json";
 }
 
+bool wait_out(const EsApi::Sleeper& sleep, int delay_ms, EsApi::Hold hold) {
+  const auto delay = std::chrono::milliseconds(delay_ms);
+  if (sleep) return sleep(delay, hold);
+  std::this_thread::sleep_for(delay);
+  return true;
+}
+
+ApiResponse dispatch(Endpoint endpoint, Call& call) {
+  switch (endpoint) {
+    case Endpoint::kInfo:
+      return handle_info(call);
+    case Endpoint::kHealth:
+      return handle_cluster_health(call);
+    case Endpoint::kIndexCreate:
+      return handle_index_create(call);
+    case Endpoint::kIndexDelete:
+      return handle_index_delete(call);
+    case Endpoint::kIndexExists:
+      return handle_index_exists(call);
+    case Endpoint::kIndexGet:
+      return handle_index_get(call, false);
+    case Endpoint::kMapping:
+      return handle_index_get(call, true);
+    case Endpoint::kRefresh:
+      return handle_refresh(call);
+    case Endpoint::kDocIndex:
+      return handle_doc_write(call, WriteKind::kIndex);
+    case Endpoint::kDocCreate:
+      return handle_doc_write(call, WriteKind::kCreate);
+    case Endpoint::kDocGet:
+      return handle_doc_get(call, false, false);
+    case Endpoint::kDocHead:
+      return handle_doc_get(call, true, false);
+    case Endpoint::kDocSource:
+      return handle_doc_get(call, call.request.method == "HEAD", true);
+    case Endpoint::kDocDelete:
+      return handle_doc_delete(call);
+    case Endpoint::kUpdate:
+      return handle_update(call);
+    case Endpoint::kMget:
+      return handle_mget(call);
+    case Endpoint::kSearch:
+      return handle_search(call);
+    case Endpoint::kCount:
+      return handle_count(call);
+    case Endpoint::kDeleteByQuery:
+      return handle_delete_by_query(call);
+    case Endpoint::kBulk:
+      return handle_bulk(call);
+  }
+  return error_reply(make_es_error(500, "illegal_state_exception", "unrouted endpoint"));
+}
+
 bool supported_content_type(const std::string& value) {
   std::string media = to_lower(trim(value.substr(0, value.find(';'))));
   return media == "application/json" || media == "application/x-ndjson" ||
@@ -415,15 +468,10 @@ ApiResponse EsApi::handle(const ApiRequest& request, const Sleeper& sleep) {
   }
   stats_.count(r.op);
 
-  if (auto fault = faults_.take(r.op)) {
-    if (fault->latency_ms > 0) {
-      auto delay = std::chrono::milliseconds(fault->latency_ms);
-      if (sleep) {
-        sleep(delay);
-      } else {
-        std::this_thread::sleep_for(delay);
-      }
-    }
+  // Set when the client left during an injected delay: a write performed after it is never answered.
+  bool client_left = false;
+  if (auto fault = faults_.take(r.op, FaultPhase::kBefore)) {
+    if (fault->latency_ms > 0) client_left = !wait_out(sleep, fault->latency_ms, Hold::kRequest);
     if (fault->drop) {
       ApiResponse dropped;
       dropped.drop = true;
@@ -461,49 +509,26 @@ ApiResponse EsApi::handle(const ApiRequest& request, const Sleeper& sleep) {
                                      (unknown.size() > 1 ? "s" : "") + ": " + list)));
   }
 
-  switch (r.endpoint) {
-    case Endpoint::kInfo:
-      return finish(handle_info(call));
-    case Endpoint::kHealth:
-      return finish(handle_cluster_health(call));
-    case Endpoint::kIndexCreate:
-      return finish(handle_index_create(call));
-    case Endpoint::kIndexDelete:
-      return finish(handle_index_delete(call));
-    case Endpoint::kIndexExists:
-      return finish(handle_index_exists(call));
-    case Endpoint::kIndexGet:
-      return finish(handle_index_get(call, false));
-    case Endpoint::kMapping:
-      return finish(handle_index_get(call, true));
-    case Endpoint::kRefresh:
-      return finish(handle_refresh(call));
-    case Endpoint::kDocIndex:
-      return finish(handle_doc_write(call, WriteKind::kIndex));
-    case Endpoint::kDocCreate:
-      return finish(handle_doc_write(call, WriteKind::kCreate));
-    case Endpoint::kDocGet:
-      return finish(handle_doc_get(call, false, false));
-    case Endpoint::kDocHead:
-      return finish(handle_doc_get(call, true, false));
-    case Endpoint::kDocSource:
-      return finish(handle_doc_get(call, request.method == "HEAD", true));
-    case Endpoint::kDocDelete:
-      return finish(handle_doc_delete(call));
-    case Endpoint::kUpdate:
-      return finish(handle_update(call));
-    case Endpoint::kMget:
-      return finish(handle_mget(call));
-    case Endpoint::kSearch:
-      return finish(handle_search(call));
-    case Endpoint::kCount:
-      return finish(handle_count(call));
-    case Endpoint::kDeleteByQuery:
-      return finish(handle_delete_by_query(call));
-    case Endpoint::kBulk:
-      return finish(handle_bulk(call));
+  ApiResponse answer = dispatch(r.endpoint, call);
+  if (is_write_op(r.op) && answer.status >= 200 && answer.status < 300) {
+    answer = answer_applied_write(r.op, std::move(answer), client_left, sleep);
+    if (answer.drop) return answer;
   }
-  return finish(error_reply(make_es_error(500, "illegal_state_exception", "unrouted endpoint")));
+  return finish(std::move(answer));
+}
+
+ApiResponse EsApi::answer_applied_write(const std::string& op, ApiResponse answer, bool client_left,
+                                        const Sleeper& sleep) {
+  if (!client_left) {
+    auto fault = faults_.take(op, FaultPhase::kAfterApply);
+    if (!fault) return answer;
+    if (fault->latency_ms > 0) client_left = !wait_out(sleep, fault->latency_ms, Hold::kAnswer);
+    if (!client_left && !fault->drop) return answer;
+  }
+  stats_.count_applied_unanswered();
+  ApiResponse lost;
+  lost.drop = true;
+  return lost;
 }
 
 }  // namespace eslease::esemu

@@ -41,11 +41,17 @@ struct ApiOptions {
 
 class EsApi {
  public:
-  using Sleeper = std::function<void(std::chrono::milliseconds)>;
+  // What an injected delay holds back. kRequest: a slow node, which gets to the request
+  // whether or not its client still waits. kAnswer: the answer of an applied write, given
+  // up as soon as its client has left.
+  enum class Hold { kRequest, kAnswer };
+  // Waits out an injected delay, less when the server stops (or, for kAnswer, when the
+  // client leaves). Returns whether the client is still there to be answered.
+  using Sleeper = std::function<bool(std::chrono::milliseconds, Hold)>;
   explicit EsApi(ApiOptions options = {}, Store::NowMillis now_millis = {});
 
-  // Answers one request. Injected latency is waited through `sleep`, so a server can
-  // interrupt it on shutdown; by default it sleeps the calling thread.
+  // Answers one request. Injected latency is waited through `sleep`; by default it sleeps
+  // the calling thread.
   ApiResponse handle(const ApiRequest& request, const Sleeper& sleep = {});
 
   Store& store() { return store_; }
@@ -53,6 +59,10 @@ class EsApi {
  private:
   ApiResponse handle_admin(const ApiRequest& request, const std::string& path);
   std::optional<ApiResponse> check_auth(const ApiRequest& request);
+  // The answer of a write that succeeded: lost when its client left during an injected
+  // delay or when an after_apply rule strikes, and then counted.
+  ApiResponse answer_applied_write(const std::string& op, ApiResponse answer, bool client_left,
+                                   const Sleeper& sleep);
 
   ApiOptions options_;
   Store::NowMillis now_millis_;

@@ -129,6 +129,29 @@ TEST(EsApiIndices, MappingsWithUnknownTypesOrKeysAreRejected) {
   EXPECT_EQ(bad_key.reason(), "unknown key [setting] for create index");
 }
 
+// indices.create/10_basic.yml "Create index with invalid mappings": ObjectMapper refuses the
+// name with an IllegalArgumentException, which MapperService wraps; the wrapper is the root cause.
+TEST(EsApiIndices, EmptyOrBlankFieldNamesAreIllegalArguments) {
+  TestClient es;
+  auto empty =
+      es.call("PUT", "/test_index", json{{"mappings", {{"properties", {{"", {{"type", "keyword"}}}}}}}});
+  EXPECT_EQ(empty.status, 400);
+  EXPECT_EQ(empty.error_type(), "mapper_parsing_exception");
+  EXPECT_EQ(empty.reason(), "Failed to parse mapping: field name cannot be an empty string");
+  EXPECT_EQ(empty.body["error"]["caused_by"], (json{{"type", "illegal_argument_exception"},
+                                                    {"reason", "field name cannot be an empty string"}}));
+  EXPECT_EQ(empty.body["error"]["root_cause"],
+            (json::array({{{"type", "mapper_parsing_exception"},
+                           {"reason", "Failed to parse mapping: field name cannot be an empty string"}}})));
+  auto blank =
+      es.call("PUT", "/test_index",
+              json{{"mappings", {{"properties", {{"o", {{"properties", {{"  ", {{"type", "long"}}}}}}}}}}}});
+  EXPECT_EQ(blank.status, 400);
+  EXPECT_EQ(blank.reason(), "Failed to parse mapping: field name cannot contain only whitespaces");
+  EXPECT_EQ(blank.body["error"]["caused_by"]["type"], "illegal_argument_exception");
+  EXPECT_EQ(es.call("HEAD", "/test_index").status, 404);
+}
+
 TEST(EsApiRouting, UnknownPathsAndMethodsAnswerLikeTheRestController) {
   TestClient es;
   auto unknown = es.call("GET", "/a/b/c/d");

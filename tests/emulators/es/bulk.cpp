@@ -15,25 +15,16 @@ namespace {
 struct BulkItem {
   std::string action;  // index, create, update, delete
   WriteOp op;
+  bool has_id = false;                 // the action line named an _id, perhaps an empty one
   std::optional<EsError> early_error;  // fails without reaching the store
   std::optional<int> op_position;      // index into the executed ops
 };
-
-std::string token_name(const json& v) {
-  if (v.is_object()) return "START_OBJECT";
-  if (v.is_array()) return "START_ARRAY";
-  if (v.is_string()) return "VALUE_STRING";
-  if (v.is_number()) return "VALUE_NUMBER";
-  if (v.is_boolean()) return "VALUE_BOOLEAN";
-  return "VALUE_NULL";
-}
 
 json item_json(const BulkItem& item, const WriteOutcome* outcome) {
   const EsError* error =
       item.early_error ? &*item.early_error : (outcome && outcome->error ? &*outcome->error : nullptr);
   if (error != nullptr) {
-    json id = outcome && !outcome->id.empty() ? json(outcome->id)
-                                              : (item.op.id.empty() ? json() : json(item.op.id));
+    json id = outcome && !outcome->id.empty() ? json(outcome->id) : (item.has_id ? json(item.op.id) : json());
     return {
         {item.action,
          {{"_index", item.op.index}, {"_id", id}, {"status", error->status}, {"error", error->to_json()}}}};
@@ -69,29 +60,29 @@ ApiResponse handle_bulk(Call& call) {
     auto parsed = parse_body(lines[i], false);
     if (auto* err = std::get_if<EsError>(&parsed)) return error_reply(*err);
     const json& action_line = std::get<json>(parsed);
-    if (!action_line.is_object() || action_line.size() != 1) {
-      return error_reply(illegal_argument("Malformed action/metadata line [" + line_no +
-                                          "], expected START_OBJECT or END_OBJECT but found [" +
-                                          (action_line.is_object() ? "FIELD_NAME" : token_name(action_line)) +
-                                          "]"));
+    // BulkRequestParser's token-by-token expectations, in its order and words.
+    auto malformed = [&](const std::string& what) {
+      return error_reply(illegal_argument("Malformed action/metadata line [" + line_no + "], " + what));
+    };
+    if (!action_line.is_object()) {
+      return malformed("expected START_OBJECT but found [" + token_name(action_line) + "]");
     }
+    if (action_line.empty()) return malformed("expected FIELD_NAME but found [END_OBJECT]");
     BulkItem item;
     item.action = action_line.begin().key();
     const json& meta = action_line.begin().value();
     if (item.action != "index" && item.action != "create" && item.action != "update" &&
         item.action != "delete") {
-      return error_reply(illegal_argument("Malformed action/metadata line [" + line_no +
-                                          "], expected one of [create, delete, index, update] but found [" +
-                                          item.action + "]"));
+      return malformed("expected field [create], [delete], [index] or [update] but found [" + item.action +
+                       "]");
     }
     if (!meta.is_object()) {
-      return error_reply(illegal_argument("Malformed action/metadata line [" + line_no +
-                                          "], expected START_OBJECT but found [" + token_name(meta) + "]"));
+      return malformed("expected START_OBJECT or END_OBJECT but found [" + token_name(meta) + "]");
     }
+    if (action_line.size() > 1) return malformed("expected END_OBJECT but found [FIELD_NAME]");
     WriteOp& op = item.op;
     op.index = call.index;
     int retry_on_conflict = 0;
-    bool has_id = false;
     for (const auto& [key, value] : meta.items()) {
       if (value.is_object() || value.is_array()) {
         if (key == "dynamic_templates" || key == "_source") continue;
@@ -111,7 +102,7 @@ ApiResponse handle_bulk(Call& call) {
         op.index = value.is_string() ? value.get<std::string>() : value.dump();
       } else if (key == "_id") {
         op.id = value.is_string() ? value.get<std::string>() : value.dump();
-        has_id = !value.is_null();
+        item.has_id = !value.is_null();
       } else if (key == "if_seq_no" || key == "if_primary_term" || key == "retry_on_conflict") {
         long long v = 0;
         if (auto err = as_long(v)) return error_reply(*err);
@@ -138,7 +129,7 @@ ApiResponse handle_bulk(Call& call) {
                                             "] contains an unknown parameter [" + key + "]"));
       }
     }
-    if (item.action == "index") op.kind = has_id ? WriteKind::kIndex : WriteKind::kCreate;
+    if (item.action == "index") op.kind = item.has_id ? WriteKind::kIndex : WriteKind::kCreate;
     if (item.action == "create") op.kind = WriteKind::kCreate;
     if (item.action == "update") op.kind = WriteKind::kUpdate;
     if (item.action == "delete") op.kind = WriteKind::kDelete;
@@ -149,38 +140,15 @@ ApiResponse handle_bulk(Call& call) {
       auto source = parse_body(source_line, item.action != "update");
       if (item.action == "update") {
         if (auto* err = std::get_if<EsError>(&source)) return error_reply(*err);
-        const json& update = std::get<json>(source);
-        if (!update.is_object())
-          return error_reply(make_es_error(400, "x_content_parse_exception", "[1:1] Expected START_OBJECT"));
-        bool has_doc = false;
-        for (const auto& [key, value] : update.items()) {
-          if (key == "doc" && value.is_object()) {
-            op.update.doc = value;
-            has_doc = true;
-          } else if (key == "upsert" && value.is_object())
-            op.update.upsert = value;
-          else if (key == "doc_as_upsert" && value.is_boolean())
-            op.update.doc_as_upsert = value.get<bool>();
-          else if (key == "detect_noop" && value.is_boolean())
-            op.update.detect_noop = value.get<bool>();
-          else if (key == "_source")
-            op.update.fetch_source = !value.is_boolean() || value.get<bool>();
-          else if (key == "script" || key == "scripted_upsert") {
-            item.early_error =
-                emulator_limitation("scripts in update requests; send a partial document in [doc] instead");
-          } else {
-            return error_reply(make_es_error(400, "x_content_parse_exception",
-                                             "[UpdateRequest] unknown field [" + key + "]"));
-          }
+        bool has_doc = false, has_script = false;
+        if (auto err = parse_update_body(std::get<json>(source), source_line, op, has_doc, has_script)) {
+          return error_reply(*err);
         }
-        if (!has_doc && !item.early_error) validation.push_back("script or doc is missing");
-        if (op.if_seq_no != kUnassignedSeqNo) {
-          if (retry_on_conflict > 0) validation.push_back("compare and write operations can not be retried");
-          if (op.update.doc_as_upsert)
-            validation.push_back("compare and write operations can not be used with upsert");
-          if (op.update.upsert)
-            validation.push_back("upsert requests don't support `if_seq_no` and `if_primary_term`");
+        if (has_script) {
+          item.early_error =
+              emulator_limitation("scripts in update requests; send a partial document in [doc] instead");
         }
+        check_update(op, retry_on_conflict, has_doc, has_script, validation);
       } else if (auto* err = std::get_if<EsError>(&source)) {
         item.early_error = *err;  // the shard fails to parse this one document
       } else {
@@ -189,14 +157,14 @@ ApiResponse handle_bulk(Call& call) {
       }
     }
     if (op.index.empty()) validation.push_back("index is missing");
-    if ((item.action == "update" || item.action == "delete") && !has_id)
+    if ((item.action == "update" || item.action == "delete") && op.id.empty()) {
       validation.push_back("id is missing");
-    if (op.if_seq_no != kUnassignedSeqNo && op.if_primary_term == kUnassignedPrimaryTerm) {
-      validation.push_back("ifSeqNo is set, but primary term is [0]");
     }
-    if (op.if_seq_no == kUnassignedSeqNo && op.if_primary_term != kUnassignedPrimaryTerm) {
-      validation.push_back("ifSeqNo is unassigned, but primary term is [" +
-                           std::to_string(op.if_primary_term) + "]");
+    if (item.action != "update") check_cas_pair(op.if_seq_no, op.if_primary_term, validation);
+    // Routing refuses an empty _id for this item alone (an absent one is generated), before the
+    // shard would parse its source.
+    if (item.has_id && op.id.empty() && (op.kind == WriteKind::kIndex || op.kind == WriteKind::kCreate)) {
+      item.early_error = illegal_argument("if _id is specified it must not be empty");
     }
     if (op.kind == WriteKind::kCreate && op.if_seq_no != kUnassignedSeqNo) {
       validation.push_back("create operations do not support compare and set. use index instead");

@@ -75,8 +75,8 @@ TEST(EsBulk, FramingAndActionLineErrorsRejectTheWholeRequest) {
       es.call("POST", "/_bulk", "{\"upsert\":{\"_index\":\"i\"}}\n{}\n", "application/x-ndjson");
   EXPECT_EQ(bad_action.status, 400);
   EXPECT_EQ(bad_action.reason(),
-            "Malformed action/metadata line [1], expected one of [create, delete, index, update] but found "
-            "[upsert]");
+            "Malformed action/metadata line [1], expected field [create], [delete], [index] or [update] but "
+            "found [upsert]");
   auto unknown_param = es.call("POST", "/_bulk", "{\"index\":{\"_index\":\"i\",\"if_seqno\":1}}\n{}\n",
                                "application/x-ndjson");
   EXPECT_EQ(unknown_param.reason(), "Action/metadata line [1] contains an unknown parameter [if_seqno]");
@@ -88,6 +88,89 @@ TEST(EsBulk, FramingAndActionLineErrorsRejectTheWholeRequest) {
                           "application/x-ndjson");
   EXPECT_EQ(half_cas.reason(), "Validation Failed: 1: ifSeqNo is set, but primary term is [0];");
   EXPECT_EQ(es.call("HEAD", "/i").status, 404) << "nothing was executed";
+}
+
+// Elasticsearch's REST test bulk/10_basic.yml "empty action", and the other shapes an action
+// line can take, in BulkRequestParser's words.
+TEST(EsBulk, MalformedActionLinesAreNamedByTheTokenFound) {
+  TestClient es;
+  auto reason = [&](const std::string& body) {
+    auto r = es.call("POST", "/_bulk", body, "application/x-ndjson");
+    EXPECT_EQ(r.status, 400) << body;
+    EXPECT_EQ(r.error_type(), "illegal_argument_exception") << body;
+    return r.reason();
+  };
+  EXPECT_EQ(reason("{\"index\": {\"_index\": \"test_index\", \"_id\": \"test_id\"}}\n"
+                   "{\"f1\": \"v1\", \"f2\": 42}\n"
+                   "{}\n"),
+            "Malformed action/metadata line [3], expected FIELD_NAME but found [END_OBJECT]");
+  EXPECT_EQ(reason("[]\n"),
+            "Malformed action/metadata line [1], expected START_OBJECT but found [START_ARRAY]");
+  EXPECT_EQ(
+      reason("{\"index\":\"i\"}\n{}\n"),
+      "Malformed action/metadata line [1], expected START_OBJECT or END_OBJECT but found [VALUE_STRING]");
+  EXPECT_EQ(reason("{\"index\":{},\"extra\":1}\n{}\n"),
+            "Malformed action/metadata line [1], expected END_OBJECT but found [FIELD_NAME]");
+  EXPECT_EQ(es.call("HEAD", "/test_index").status, 404) << "nothing was executed";
+}
+
+// bulk/10_basic.yml "Empty _id" and "Empty _id with op_type create": routing refuses an
+// empty id for its own item; an absent id is generated.
+TEST(EsBulk, AnEmptyIdFailsOnlyItsOwnItem) {
+  TestClient es;
+  const std::string body =
+      "{\"index\":{\"_index\":\"test\",\"_id\":\"\"}}\n{\"f\":1}\n"
+      "{\"index\":{\"_index\":\"test\",\"_id\":\"id\"}}\n{\"f\":2}\n"
+      "{\"index\":{\"_index\":\"test\"}}\n{\"f\":3}\n"
+      "{\"create\":{\"_index\":\"test\"}}\n{\"f\":4}\n"
+      "{\"index\":{\"_index\":\"test\",\"op_type\":\"create\"}}\n{\"f\":5}\n"
+      "{\"create\":{\"_index\":\"test\",\"_id\":\"\"}}\n{\"f\":6}\n";
+  auto r = es.call("POST", "/_bulk?refresh=true", body, "application/x-ndjson");
+  ASSERT_EQ(r.status, 200) << r.raw.body;
+  EXPECT_EQ(r.body["errors"], true);
+  const auto& items = r.body["items"];
+  ASSERT_EQ(items.size(), 6u);
+  for (const auto& [position, action] : {std::pair{0, "index"}, std::pair{5, "create"}}) {
+    const auto& failed = items[position][action];
+    EXPECT_EQ(failed["status"], 400) << position;
+    EXPECT_EQ(failed["_index"], "test") << position;
+    EXPECT_EQ(failed["_id"], "") << position;
+    EXPECT_EQ(failed["error"], (json{{"type", "illegal_argument_exception"},
+                                     {"reason", "if _id is specified it must not be empty"}}))
+        << position;
+  }
+  EXPECT_EQ(items[1]["index"]["result"], "created");
+  EXPECT_EQ(items[2]["index"]["result"], "created");
+  EXPECT_EQ(items[3]["create"]["result"], "created");
+  EXPECT_EQ(items[4]["create"]["result"], "created");
+  EXPECT_EQ(items[1]["index"]["_seq_no"], 0) << "the refused item took no sequence number";
+  EXPECT_EQ(es.call("GET", "/test/_count").body["count"], 4);
+}
+
+// UpdateRequest and DeleteRequest validate an empty id as a missing one: the whole request fails.
+TEST(EsBulk, UpdatesAndDeletesNeedAnId) {
+  TestClient es;
+  auto del =
+      es.call("POST", "/_bulk", "{\"delete\":{\"_index\":\"test\",\"_id\":\"\"}}\n", "application/x-ndjson");
+  EXPECT_EQ(del.status, 400);
+  EXPECT_EQ(del.error_type(), "action_request_validation_exception");
+  EXPECT_EQ(del.reason(), "Validation Failed: 1: id is missing;");
+  auto update =
+      es.call("POST", "/_bulk", "{\"update\":{\"_index\":\"test\",\"_id\":\"\"}}\n{\"doc\":{\"a\":1}}\n",
+              "application/x-ndjson");
+  EXPECT_EQ(update.reason(), "Validation Failed: 1: id is missing;");
+  EXPECT_EQ(es.call("HEAD", "/test").status, 404);
+}
+
+// Update lines are read by UpdateRequest's own parser, suggestions included (update/90_error.yml).
+TEST(EsBulk, MisspelledUpdateFieldsRejectTheRequest) {
+  TestClient es;
+  auto r = es.call("POST", "/_bulk",
+                   "{\"update\":{\"_index\":\"test\",\"_id\":\"1\"}}\n{\"dac\":{\"foo\":\"baz\"}}\n",
+                   "application/x-ndjson");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.error_type(), "x_content_parse_exception");
+  EXPECT_EQ(r.reason(), "[1:2] [UpdateRequest] unknown field [dac] did you mean [doc]?");
 }
 
 TEST(EsBulk, DocumentLevelFailuresArePerItem) {

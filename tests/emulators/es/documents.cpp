@@ -78,6 +78,7 @@ ApiResponse handle_doc_write(Call& call, WriteKind kind) {
   op.id = call.id;
   if (auto err = read_cas_params(call.params, op.if_seq_no, op.if_primary_term, validation))
     return error_reply(*err);
+  check_cas_pair(op.if_seq_no, op.if_primary_term, validation);
   if (call.request.body.empty()) return error_reply(parse_error("request body is required"));
   auto body = parse_body(call.request.body, true);
   if (auto* err = std::get_if<EsError>(&body)) return error_reply(*err);
@@ -124,45 +125,10 @@ ApiResponse handle_doc_delete(Call& call) {
   op.id = call.id;
   if (auto err = read_cas_params(call.params, op.if_seq_no, op.if_primary_term, validation))
     return error_reply(*err);
+  check_cas_pair(op.if_seq_no, op.if_primary_term, validation);
   if (auto too_long = check_id(op.id)) validation.push_back(*too_long);
   if (!validation.empty()) return error_reply(validation_error(validation));
   return write_reply(call.store.write({op}, std::get<RefreshPolicy>(refresh)).front());
-}
-
-static std::optional<EsError> parse_update_body(const json& body, UpdateSpec& spec, bool& has_doc,
-                                                bool& has_script) {
-  if (!body.is_object())
-    return make_es_error(400, "x_content_parse_exception", "[1:1] Expected START_OBJECT");
-  for (const auto& [key, value] : body.items()) {
-    if (key == "doc") {
-      if (!value.is_object()) {
-        return make_es_error(400, "x_content_parse_exception",
-                             "[1:8] [UpdateRequest] failed to parse field [doc]");
-      }
-      spec.doc = value;
-      has_doc = true;
-    } else if (key == "upsert") {
-      if (!value.is_object()) {
-        return make_es_error(400, "x_content_parse_exception",
-                             "[1:11] [UpdateRequest] failed to parse field [upsert]");
-      }
-      spec.upsert = value;
-    } else if (key == "doc_as_upsert" || key == "detect_noop" || key == "scripted_upsert") {
-      if (!value.is_boolean()) {
-        return make_es_error(400, "x_content_parse_exception",
-                             "[UpdateRequest] failed to parse field [" + key + "]");
-      }
-      if (key == "doc_as_upsert") spec.doc_as_upsert = value.get<bool>();
-      if (key == "detect_noop") spec.detect_noop = value.get<bool>();
-    } else if (key == "script") {
-      has_script = true;
-    } else if (key == "_source") {
-      spec.fetch_source = value.is_boolean() ? value.get<bool>() : true;
-    } else {
-      return make_es_error(400, "x_content_parse_exception", "[UpdateRequest] unknown field [" + key + "]");
-    }
-  }
-  return std::nullopt;
 }
 
 ApiResponse handle_update(Call& call) {
@@ -181,23 +147,14 @@ ApiResponse handle_update(Call& call) {
   auto body = parse_body(call.request.body, false);
   if (auto* err = std::get_if<EsError>(&body)) return error_reply(*err);
   bool has_doc = false, has_script = false;
-  if (auto err = parse_update_body(std::get<json>(body), op.update, has_doc, has_script))
+  if (auto err = parse_update_body(std::get<json>(body), call.request.body, op, has_doc, has_script))
     return error_reply(*err);
   if (has_script) {
     return error_reply(
         emulator_limitation("scripts in update requests; send a partial document in [doc] instead"));
   }
   if (auto s = call.params.get("_source")) op.update.fetch_source = *s != "false";
-  if (op.if_seq_no != kUnassignedSeqNo) {
-    if (std::get<std::optional<int>>(retries).value_or(0) > 0) {
-      validation.push_back("compare and write operations can not be retried");
-    }
-    if (op.update.doc_as_upsert)
-      validation.push_back("compare and write operations can not be used with upsert");
-    if (op.update.upsert)
-      validation.push_back("upsert requests don't support `if_seq_no` and `if_primary_term`");
-  }
-  if (!has_doc) validation.push_back("script or doc is missing");
+  check_update(op, std::get<std::optional<int>>(retries).value_or(0), has_doc, has_script, validation);
   if (auto too_long = check_id(op.id)) validation.push_back(*too_long);
   if (!validation.empty()) return error_reply(validation_error(validation));
   return write_reply(call.store.write({op}, std::get<RefreshPolicy>(refresh)).front());

@@ -305,6 +305,41 @@ TEST(EsDocuments, UpdateConditionsAndRefusals) {
   EXPECT_EQ(unknown.status, 400);
 }
 
+// update/90_error.yml: UpdateRequest's parser names the closest fields it knows, as
+// Elasticsearch's SuggestingErrorOnUnknown ranks them, at the position of the unknown key.
+TEST(EsDocuments, MisspelledUpdateFieldsSuggestTheClosestKnownOnes) {
+  TestClient es;
+  auto dac = es.call("POST", "/test/_update/1", R"({"dac":{"foo":"baz"},"upsert":{"foo":"bar"}})");
+  EXPECT_EQ(dac.status, 400);
+  EXPECT_EQ(dac.error_type(), "x_content_parse_exception");
+  EXPECT_EQ(dac.reason(), "[1:2] [UpdateRequest] unknown field [dac] did you mean [doc]?");
+  EXPECT_EQ(dac.body["error"]["root_cause"][0]["reason"], dac.reason());
+  auto two = es.call("POST", "/test/_update/1", "{\n  \"doc\": {\"a\": 1},\n  \"doc_upsert\": true\n}");
+  EXPECT_EQ(two.reason(),
+            "[3:3] [UpdateRequest] unknown field [doc_upsert] did you mean any of [doc_as_upsert, upsert]?");
+  auto none = es.call("POST", "/test/_update/1", R"({"zzz":1})");
+  EXPECT_EQ(none.reason(), "[1:2] [UpdateRequest] unknown field [zzz]");
+  auto wrong_type = es.call("POST", "/test/_update/1", R"({"doc": 5})");
+  EXPECT_EQ(wrong_type.reason(), "[1:9] [UpdateRequest] failed to parse field [doc]");
+  auto not_object = es.call("POST", "/test/_update/1", R"([])");
+  EXPECT_EQ(not_object.reason(), "[1:1] [UpdateRequest] Expected START_OBJECT but was: START_ARRAY");
+  EXPECT_EQ(es.call("HEAD", "/test").status, 404) << "no refused update created the index";
+}
+
+// if_seq_no and if_primary_term are fields of the update body too.
+TEST(EsDocuments, UpdateBodiesMayCarryTheirCondition) {
+  TestClient es;
+  es.call("PUT", "/idx/_doc/1", R"({"a":1})");
+  auto stale = es.call("POST", "/idx/_update/1", R"({"doc":{"a":2},"if_seq_no":5,"if_primary_term":1})");
+  EXPECT_EQ(stale.status, 409);
+  EXPECT_EQ(stale.error_type(), "version_conflict_engine_exception");
+  auto half = es.call("POST", "/idx/_update/1", R"({"doc":{"a":2},"if_seq_no":0})");
+  EXPECT_EQ(half.reason(), "Validation Failed: 1: ifSeqNo is set, but primary term is [0];");
+  auto current = es.call("POST", "/idx/_update/1", R"({"doc":{"a":2},"if_seq_no":0,"if_primary_term":1})");
+  EXPECT_EQ(current.status, 200);
+  EXPECT_EQ(current.body["_seq_no"], 1);
+}
+
 TEST(EsDocuments, SourceFilteringAndRealtimeFlag) {
   TestClient es;
   es.call("PUT", "/idx/_doc/1", R"({"a":1,"b":{"c":2,"d":3}})");

@@ -19,7 +19,11 @@ struct EsEmulator::Impl {
     req.query = request.query;
     req.headers = request.headers;
     req.body = request.body;
-    ApiResponse answer = api.handle(req, [this](std::chrono::milliseconds delay) { wait(delay); });
+    ApiResponse answer = api.handle(req, [&](std::chrono::milliseconds delay, EsApi::Hold hold) {
+      if (hold == EsApi::Hold::kAnswer) return !response.wait_closing(delay);
+      wait(delay);
+      return !response.closing();
+    });
     if (answer.drop) {
       response.drop_connection();
       return;

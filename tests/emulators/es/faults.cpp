@@ -34,8 +34,16 @@ bool is_known_op(const std::string& op) {
   return false;
 }
 
+bool is_write_op(const std::string& op) {
+  return op == "index" || op == "create" || op == "update" || op == "delete" || op == "bulk";
+}
+
 json FaultRule::to_json() const {
-  json out = {{"op", op}, {"count", count}, {"latency_ms", latency_ms}, {"drop", drop}};
+  json out = {{"op", op},
+              {"phase", phase == FaultPhase::kAfterApply ? "after_apply" : "before"},
+              {"count", count},
+              {"latency_ms", latency_ms},
+              {"drop", drop}};
   out["status"] = status ? json(*status) : json();
   return out;
 }
@@ -72,12 +80,28 @@ std::variant<FaultRule, EsError> parse_fault_rule(const json& body) {
     } else if (key == "drop") {
       if (!value.is_boolean()) return illegal_argument("drop must be a boolean");
       rule.drop = value.get<bool>();
+    } else if (key == "phase") {
+      if (value != "before" && value != "after_apply") {
+        return illegal_argument("phase must be \"before\" or \"after_apply\"");
+      }
+      rule.phase = value == "after_apply" ? FaultPhase::kAfterApply : FaultPhase::kBefore;
     } else {
       return illegal_argument("unknown fault field [" + key + "]");
     }
   }
   if (rule.drop && rule.status)
     return illegal_argument("a fault either drops the connection or answers a status");
+  if (rule.phase == FaultPhase::kAfterApply) {
+    if (rule.op != "*" && !is_write_op(rule.op)) {
+      return illegal_argument(
+          "phase [after_apply] is for writes: op must be index, create, update, delete, bulk or *");
+    }
+    if (rule.status)
+      return illegal_argument("a fault after the write is applied loses its answer: it has no status");
+    if (!rule.drop && rule.latency_ms == 0) {
+      return illegal_argument("a fault after the write is applied needs drop or latency_ms");
+    }
+  }
   return rule;
 }
 
@@ -124,10 +148,10 @@ void Faults::clear() {
   rules_.clear();
 }
 
-std::optional<FaultRule> Faults::take(const std::string& op) {
+std::optional<FaultRule> Faults::take(const std::string& op, FaultPhase phase) {
   std::lock_guard lock(mutex_);
   for (auto it = rules_.begin(); it != rules_.end(); ++it) {
-    if (it->op != "*" && it->op != op) continue;
+    if (it->phase != phase || (it->op != "*" && it->op != op)) continue;
     FaultRule taken = *it;
     if (it->count > 0 && --it->count == 0) rules_.erase(it);
     return taken;
@@ -147,9 +171,15 @@ void Stats::count(const std::string& op) {
   ++counts_[op];
 }
 
+void Stats::count_applied_unanswered() {
+  std::lock_guard lock(mutex_);
+  ++applied_unanswered_;
+}
+
 void Stats::reset() {
   std::lock_guard lock(mutex_);
   counts_.clear();
+  applied_unanswered_ = 0;
 }
 
 json Stats::to_json() const {
@@ -160,7 +190,7 @@ json Stats::to_json() const {
     requests[op] = n;
     total += n;
   }
-  return {{"requests", requests}, {"total", total}};
+  return {{"requests", requests}, {"total", total}, {"es_write_applied_unanswered", applied_unanswered_}};
 }
 
 }  // namespace eslease::esemu

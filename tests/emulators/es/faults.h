@@ -13,8 +13,14 @@
 
 namespace eslease::esemu {
 
+// When a rule strikes. kBefore: ahead of the operation, which is then not performed unless
+// the rule only delays it. kAfterApply: after a write succeeded, so that its answer is lost
+// (drop) or comes late (latency_ms): the client cannot tell whether the write happened.
+enum class FaultPhase { kBefore, kAfterApply };
+
 struct FaultRule {
   std::string op = "*";
+  FaultPhase phase = FaultPhase::kBefore;
   std::optional<int> status;  // 429, 500, 502, 503, 504
   int count = 1;              // -1: until cleared
   int latency_ms = 0;
@@ -32,8 +38,8 @@ class Faults {
  public:
   void add(FaultRule rule);
   void clear();
-  // The first rule matching `op` with count left, which is consumed.
-  std::optional<FaultRule> take(const std::string& op);
+  // The first rule of `phase` matching `op` with count left, which is consumed.
+  std::optional<FaultRule> take(const std::string& op, FaultPhase phase);
   nlohmann::ordered_json to_json() const;
 
  private:
@@ -44,14 +50,19 @@ class Faults {
 class Stats {
  public:
   void count(const std::string& op);
+  // A write that was applied and whose answer the client never got.
+  void count_applied_unanswered();
   void reset();
   nlohmann::ordered_json to_json() const;
 
  private:
   mutable std::mutex mutex_;
   std::map<std::string, long long> counts_;
+  long long applied_unanswered_ = 0;
 };
 
 bool is_known_op(const std::string& op);
+// The document writes: index, create, update, delete and bulk.
+bool is_write_op(const std::string& op);
 
 }  // namespace eslease::esemu

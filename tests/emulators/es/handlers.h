@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -51,10 +52,27 @@ ApiResponse simple_error_reply(int status, const std::string& message, bool with
 // Parses a JSON body. Errors look like Elasticsearch's: x_content_parse_exception, or
 // document_parsing_exception for document sources.
 std::variant<nlohmann::ordered_json, EsError> parse_body(const std::string& body, bool document_source);
+// The name of the token a JSON value starts with, as XContentParser reports it
+// (START_OBJECT, VALUE_STRING, ...).
+std::string token_name(const nlohmann::ordered_json& value);
+// " did you mean [doc]?" or " did you mean any of [a, b]?" for an unknown field, worded and
+// ranked as Elasticsearch's SuggestingErrorOnUnknown does; "" when no candidate is close.
+std::string did_you_mean(std::string_view unknown, const std::vector<std::string>& candidates);
+// An update body ({"doc", "upsert", "doc_as_upsert", ...}) into `op`, as UpdateRequest's
+// parser reads it, for _update and for the update lines of _bulk. `raw` is the body's text,
+// to report [line:col]. A script only sets `has_script` (the emulator runs none).
+std::optional<EsError> parse_update_body(const nlohmann::ordered_json& body, std::string_view raw,
+                                         WriteOp& op, bool& has_doc, bool& has_script);
 std::variant<RefreshPolicy, EsError> refresh_policy(const Params& params);
-// if_seq_no / if_primary_term from parameters, with DocWriteRequest's validation.
+// if_seq_no / if_primary_term from parameters; a `version` parameter is refused in `validation`.
 std::optional<EsError> read_cas_params(const Params& params, std::int64_t& seq_no, std::int64_t& primary_term,
                                        std::vector<std::string>& validation);
+// DocWriteRequest's check of the pair once the request is complete: one without the other.
+void check_cas_pair(std::int64_t seq_no, std::int64_t primary_term, std::vector<std::string>& validation);
+// UpdateRequest.validate's checks of a parsed update: the pair, what conditional updates
+// cannot combine with, and that there is something to apply.
+void check_update(const WriteOp& op, int retry_on_conflict, bool has_doc, bool has_script,
+                  std::vector<std::string>& validation);
 std::optional<std::string> check_id(const std::string& id);  // a validation message or nothing
 
 ApiResponse handle_info(Call& call);

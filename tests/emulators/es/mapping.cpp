@@ -85,8 +85,10 @@ std::optional<EsError> normalize_properties(const json& in, json& out, const std
   }
   out = json::object();
   for (const auto& [name, field] : in.items()) {
-    if (name.empty()) {
-      return make_es_error(400, "mapper_parsing_exception", "field name cannot be an empty string");
+    // ObjectMapper's name checks throw IllegalArgumentException, which MapperService wraps.
+    if (name.empty()) return illegal_argument("field name cannot be an empty string");
+    if (name.find_first_not_of(" \t\n\r\f\v") == std::string::npos) {
+      return illegal_argument("field name cannot contain only whitespaces");
     }
     json normalized;
     if (auto err = normalize_field(prefix + name, field, normalized)) return err;
@@ -378,28 +380,46 @@ void collect_values(const json& node, std::string_view path, std::vector<const j
   }
 }
 
-std::string locate_value(std::string_view raw, std::string_view key) {
-  std::string needle = "\"" + std::string(key) + "\"";
-  std::size_t at = raw.find(needle);
-  while (at != std::string_view::npos) {
+std::string locate_offset(std::string_view raw, std::size_t offset) {
+  offset = std::min(offset, raw.size());
+  int line = 1;
+  std::size_t line_start = 0;
+  for (std::size_t i = 0; i < offset; ++i) {
+    if (raw[i] == '\n') {
+      ++line;
+      line_start = i + 1;
+    }
+  }
+  return "[" + std::to_string(line) + ":" + std::to_string(offset - line_start + 1) + "] ";
+}
+
+namespace {
+
+// Offsets of the first "key" followed by a colon, and of the value after it.
+std::optional<std::pair<std::size_t, std::size_t>> find_member(std::string_view raw, std::string_view key) {
+  const std::string needle = "\"" + std::string(key) + "\"";
+  for (std::size_t at = raw.find(needle); at != std::string_view::npos; at = raw.find(needle, at + 1)) {
     std::size_t p = at + needle.size();
     while (p < raw.size() && std::isspace(static_cast<unsigned char>(raw[p]))) ++p;
     if (p < raw.size() && raw[p] == ':') {
       ++p;
       while (p < raw.size() && std::isspace(static_cast<unsigned char>(raw[p]))) ++p;
-      int line = 1;
-      std::size_t line_start = 0;
-      for (std::size_t i = 0; i < p; ++i) {
-        if (raw[i] == '\n') {
-          ++line;
-          line_start = i + 1;
-        }
-      }
-      return "[" + std::to_string(line) + ":" + std::to_string(p - line_start + 1) + "] ";
+      return std::make_pair(at, p);
     }
-    at = raw.find(needle, at + 1);
   }
-  return "";
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string locate_value(std::string_view raw, std::string_view key) {
+  auto member = find_member(raw, key);
+  return member ? locate_offset(raw, member->second) : "";
+}
+
+std::string locate_key(std::string_view raw, std::string_view key) {
+  auto member = find_member(raw, key);
+  return member ? locate_offset(raw, member->first) : "";
 }
 
 std::optional<long long> parse_date_millis(const json& value) {

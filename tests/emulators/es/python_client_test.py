@@ -5,9 +5,13 @@ Usage: python_client_test.py /path/to/es-emulator
 Starts the emulator on 127.0.0.1:0, reads the URL it prints, and exercises it through
 elasticsearch.Elasticsearch the way an application would. Any mismatch fails the test.
 """
+import json
 import subprocess
 import sys
+import time
 import unittest
+import urllib.request
+import warnings
 
 import elasticsearch
 from elasticsearch import Elasticsearch, helpers
@@ -139,6 +143,70 @@ class PythonClientTest(unittest.TestCase):
         self.assertEqual((ok, errors), (50, []))
         ranged = es.search(index="other", query={"range": {"n": {"gte": 40}}}, size=100)
         self.assertEqual(ranged["hits"]["total"]["value"], 10)
+
+    def test_bad_input_answers_like_elasticsearch(self):
+        # The cases of Elasticsearch's REST tests bulk/10_basic.yml, count/10_basic.yml,
+        # indices.create/10_basic.yml and update/90_error.yml.
+        es = self.es
+        result = es.bulk(body=[
+            {"index": {"_index": "test", "_id": ""}}, {"f": 1},
+            {"index": {"_index": "test", "_id": "id"}}, {"f": 2},
+            {"index": {"_index": "test"}}, {"f": 3},
+            {"create": {"_index": "test"}}, {"f": 4},
+            {"index": {"_index": "test", "op_type": "create"}}, {"f": 5},
+        ], refresh=True)
+        self.assertTrue(result["errors"])
+        refused = result["items"][0]["index"]
+        self.assertEqual(refused["status"], 400)
+        self.assertEqual(refused["error"]["type"], "illegal_argument_exception")
+        self.assertEqual(refused["error"]["reason"], "if _id is specified it must not be empty")
+        self.assertEqual([list(item)[0] for item in result["items"]], ["index", "index", "index", "create", "create"])
+        self.assertEqual([list(item.values())[0].get("result") for item in result["items"][1:]], ["created"] * 4)
+        self.assertEqual(es.count(index="test")["count"], 4)
+
+        with self.assertRaises(elasticsearch.RequestError) as ctx:
+            es.bulk(body='{"index": {"_index": "test_index", "_id": "test_id"}}\n'
+                         '{"f1": "v1", "f2": 42}\n'
+                         '{}\n')
+        self.assertEqual(ctx.exception.info["error"]["reason"],
+                         "Malformed action/metadata line [3], expected FIELD_NAME but found [END_OBJECT]")
+
+        with self.assertRaises(elasticsearch.RequestError) as ctx:
+            es.count(index="index1", terminate_after=-1)
+        self.assertEqual(ctx.exception.error, "illegal_argument_exception")
+        self.assertEqual(ctx.exception.info["error"]["reason"], "terminateAfter must be > 0")
+
+        with self.assertRaises(elasticsearch.RequestError) as ctx:
+            es.indices.create(index="test_index", mappings={"properties": {"": {"type": "keyword"}}})
+        self.assertEqual(ctx.exception.error, "mapper_parsing_exception")
+        self.assertEqual(ctx.exception.info["error"]["caused_by"]["type"], "illegal_argument_exception")
+        self.assertFalse(es.indices.exists(index="test_index"))
+
+        # A misspelled field has no keyword argument: it can only go in a raw body.
+        with warnings.catch_warnings(), self.assertRaises(elasticsearch.RequestError) as ctx:
+            warnings.simplefilter("ignore", DeprecationWarning)
+            es.update(index="test", id="1", body={"dac": {"foo": "baz"}, "upsert": {"foo": "bar"}})
+        self.assertEqual(ctx.exception.error, "x_content_parse_exception")
+        self.assertIn("[UpdateRequest] unknown field [dac] did you mean [doc]?", ctx.exception.info["error"]["reason"])
+
+    def admin(self, method, path, body=None):
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.url + path, data=data, method=method,
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return json.load(answer)
+
+    def test_write_answered_after_the_client_timeout_was_applied(self):
+        es = self.es
+        self.admin("POST", "/_emulator/faults", {"op": "index", "phase": "after_apply", "latency_ms": 600000})
+        with self.assertRaises(elasticsearch.ConnectionTimeout):
+            es.index(index="locks", id="a", document={"holder": "pod-a"}, request_timeout=0.5)
+        self.assertEqual(es.get(index="locks", id="a")["_source"], {"holder": "pod-a"},
+                         "the write whose answer never came was applied")
+        deadline = time.monotonic() + 10
+        while self.admin("GET", "/_emulator/stats")["es_write_applied_unanswered"] != 1:
+            self.assertLess(time.monotonic(), deadline, "the lost answer was not counted")
+            time.sleep(0.01)
 
 
 if __name__ == "__main__":

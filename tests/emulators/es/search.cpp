@@ -34,15 +34,6 @@ struct Hit {
   json sort_values = json::array();
 };
 
-std::string token_name(const json& v) {
-  if (v.is_object()) return "START_OBJECT";
-  if (v.is_array()) return "START_ARRAY";
-  if (v.is_string()) return "VALUE_STRING";
-  if (v.is_number()) return "VALUE_NUMBER";
-  if (v.is_boolean()) return "VALUE_BOOLEAN";
-  return "VALUE_NULL";
-}
-
 EsError unknown_key(const std::string& key, const json& value) {
   return make_es_error(400, "parsing_exception",
                        "Unknown key for a " + token_name(value) + " in [" + key + "].",
@@ -281,6 +272,12 @@ ApiResponse handle_search(Call& call) {
 ApiResponse handle_count(Call& call) {
   auto parsed = parse_search(call, true, false);
   if (auto* err = std::get_if<EsError>(&parsed)) return error_reply(*err);
+  // RestCountAction reads terminate_after after the body and before it looks at any index.
+  auto terminate_after = call.params.as_int("terminate_after");
+  if (auto* err = std::get_if<EsError>(&terminate_after)) return error_reply(*err);
+  const int limit = std::get<std::optional<int>>(terminate_after).value_or(0);
+  if (limit < 0) return error_reply(illegal_argument("terminateAfter must be > 0"));
+  if (limit > 0) return error_reply(emulator_limitation("the [terminate_after] parameter"));
   int shards = 0;
   auto executed = execute(call, std::get<SearchRequest>(parsed), shards);
   if (auto* err = std::get_if<EsError>(&executed)) return error_reply(*err);

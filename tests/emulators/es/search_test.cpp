@@ -141,6 +141,23 @@ TEST_F(EsSearch, UnknownQueriesAndKeysAreParsingErrors) {
   EXPECT_EQ(es.call("POST", "/nope*/_search", R"({})").body["hits"]["total"]["value"], 0);
 }
 
+// count/10_basic.yml "test negative terminate_after throws IAE": RestCountAction refuses it
+// before it looks at the (here missing) index.
+TEST_F(EsSearch, CountRefusesANegativeTerminateAfter) {
+  auto negative = es.call("GET", "/index1/_count?terminate_after=-1");
+  EXPECT_EQ(negative.status, 400);
+  EXPECT_EQ(negative.error_type(), "illegal_argument_exception");
+  EXPECT_EQ(negative.reason(), "terminateAfter must be > 0");
+  auto not_a_number = es.call("GET", "/locks/_count?terminate_after=x");
+  EXPECT_EQ(not_a_number.reason(), "Failed to parse int parameter [terminate_after] with value [x]");
+  auto bad_body = es.call("POST", "/locks/_count?terminate_after=-1", R"({"querry":{}})");
+  EXPECT_EQ(bad_body.error_type(), "parsing_exception") << "the body is read first";
+  auto zero = es.call("GET", "/locks/_count?terminate_after=0");
+  EXPECT_EQ(zero.status, 200);
+  EXPECT_EQ(zero.body["count"], 3);
+  EXPECT_FALSE(zero.body.contains("terminated_early")) << "0 is the default: no early termination";
+}
+
 TEST_F(EsSearch, DeleteByQueryDeletesRefreshedMatches) {
   auto r = es.call("POST", "/locks/_delete_by_query?refresh=true",
                    json{{"query", {{"term", {{"holder", "p1"}}}}}});

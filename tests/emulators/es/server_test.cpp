@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -132,6 +133,78 @@ TEST_F(EsEmulatorServer, StopEndsAnInjectedLatencyInFlight) {
   }));
   emulator_.stop();
   client.join();
+}
+
+long long applied_unanswered(const Result<http::Response>& stats) {
+  return stats.ok() ? json::parse(stats->body)["es_write_applied_unanswered"].get<long long>() : -1;
+}
+
+TEST_F(EsEmulatorServer, AWriteWhoseConnectionDropsAfterItIsAppliedIsThere) {
+  ASSERT_EQ(send("POST", "/_emulator/faults", R"({"op":"create","phase":"after_apply","drop":true})")->status,
+            200);
+  http::Request request;
+  request.method = "PUT";
+  request.url = emulator_.url() + "/locks/_create/lock-1";
+  request.headers.emplace_back("Content-Type", "application/json");
+  request.body = R"({"holder":"a"})";
+  auto lost = http::make_cpprest_transport()->send(request);
+  EXPECT_FALSE(lost.ok()) << "the client saw no answer";
+  auto got = send("GET", "/locks/_doc/lock-1");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->status, 200) << "yet the write was applied";
+  EXPECT_EQ(json::parse(got->body)["_source"]["holder"], "a");
+  EXPECT_EQ(applied_unanswered(send("GET", "/_emulator/stats")), 1);
+  auto retried = send("PUT", "/locks/_create/lock-1", R"({"holder":"a"})");
+  ASSERT_TRUE(retried.ok());
+  EXPECT_EQ(retried->status, 409) << "a blind retry meets its own write";
+}
+
+TEST_F(EsEmulatorServer, ABulkAnsweredPastTheClientTimeoutAppliedAllItsItems) {
+  ASSERT_EQ(
+      send("POST", "/_emulator/faults", R"({"op":"bulk","phase":"after_apply","latency_ms":600000})")->status,
+      200);
+  http::Request request;
+  request.method = "POST";
+  request.url = emulator_.url() + "/_bulk";
+  request.headers.emplace_back("Content-Type", "application/x-ndjson");
+  request.body =
+      "{\"create\":{\"_index\":\"locks\",\"_id\":\"a\"}}\n{\"v\":1}\n"
+      "{\"create\":{\"_index\":\"locks\",\"_id\":\"b\"}}\n{\"v\":2}\n";
+  request.timeout = std::chrono::milliseconds(300);
+  auto timed_out = http::make_cpprest_transport()->send(request);
+  ASSERT_FALSE(timed_out.ok());
+  EXPECT_EQ(timed_out.error().code, ErrorCode::kTimeout);
+  for (const char* id : {"a", "b"}) {
+    auto got = send("GET", std::string("/locks/_doc/") + id);
+    ASSERT_TRUE(got.ok());
+    EXPECT_EQ(got->status, 200) << id;
+  }
+  // Counted once the server sees that the client has gone.
+  EXPECT_TRUE(testing::wait_until([&] { return applied_unanswered(send("GET", "/_emulator/stats")) == 1; }));
+}
+
+TEST_F(EsEmulatorServer, StopEndsADelayedAnswerAndOtherRequestsAreServedMeanwhile) {
+  ASSERT_TRUE(
+      send("POST", "/_emulator/faults", R"({"op":"index","phase":"after_apply","latency_ms":600000})").ok());
+  std::atomic<bool> answered{false};
+  std::thread client([&] {
+    http::Request request;
+    request.method = "PUT";
+    request.url = emulator_.url() + "/locks/_doc/held";
+    request.headers.emplace_back("Content-Type", "application/json");
+    request.body = R"({"holder":"a"})";
+    request.timeout = std::chrono::minutes(5);
+    answered = http::make_cpprest_transport()->send(request).ok();
+  });
+  // The write is visible while its answer is held back, so other requests are being served.
+  EXPECT_TRUE(testing::wait_until([&] {
+    auto got = send("GET", "/locks/_doc/held");
+    return got.ok() && got->status == 200;
+  }));
+  auto stopped = std::async(std::launch::async, [&] { emulator_.stop(); });
+  EXPECT_EQ(stopped.wait_for(std::chrono::seconds(60)), std::future_status::ready);
+  client.join();
+  EXPECT_FALSE(answered.load()) << "the held answer was never sent";
 }
 
 TEST(EsEmulatorTls, ServesHttpsWithAuth) {

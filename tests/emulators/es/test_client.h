@@ -38,7 +38,7 @@ class TestClient {
     if (!body.empty() && !content_type.empty()) request.headers.emplace_back("Content-Type", content_type);
     for (auto& h : extra) request.headers.push_back(std::move(h));
     Reply reply;
-    reply.raw = api_.handle(request, [](std::chrono::milliseconds) {});
+    reply.raw = api_.handle(request, [](std::chrono::milliseconds, EsApi::Hold) { return true; });
     reply.status = reply.raw.status;
     if (!reply.raw.body.empty()) {
       reply.body = nlohmann::ordered_json::parse(reply.raw.body, nullptr, false);

@@ -1,7 +1,6 @@
 #include "emulators/kube/api_server.h"
 
 #include <algorithm>
-#include <thread>
 
 #include "common/text.h"
 #include "emulators/kube/discovery.h"
@@ -116,12 +115,9 @@ void ApiServer::handle(const http::ServerRequest& request, http::ServerResponse&
     Call call;
     if (auto error = parse_call(*segments, request, call)) return send_error(response, *error);
     counters_.count(call.verb, call.type->plural);
+    bool client_left = false;  // during an injected delay: a write served after it goes unanswered
     if (auto fault = faults_.take(call.verb, call.type->plural)) {
-      const auto until = std::chrono::steady_clock::now() + fault->latency;
-      while (std::chrono::steady_clock::now() < until && !response.closing()) {
-        std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
-            std::chrono::milliseconds(5), until - std::chrono::steady_clock::now()));
-      }
+      if (fault->latency.count() > 0) client_left = response.wait_closing(fault->latency);
       if (fault->drop) return response.drop_connection();
       if (fault->status == 429) return send_error(response, too_many_requests(fault->retry_after_seconds));
       if (fault->status == 503)
@@ -135,15 +131,19 @@ void ApiServer::handle(const http::ServerRequest& request, http::ServerResponse&
         return send_error(response, error);
       }
     }
-    if (call.verb == "get") return get(call, response);
-    if (call.verb == "list") return list(call, response);
-    if (call.verb == "watch") return watch(call, response);
-    if (call.verb == "create") return create(call, response);
-    if (call.verb == "update") return update(call, response);
-    if (call.verb == "patch") return patch(call, response);
-    if (call.verb == "delete") return remove(call, response);
-    if (call.verb == "deletecollection") return remove_collection(call, response);
-    send_error(response, path_not_found());
+    auto serve = [&](http::ServerResponse& out) {
+      if (call.verb == "get") return get(call, out);
+      if (call.verb == "list") return list(call, out);
+      if (call.verb == "watch") return watch(call, out);
+      if (call.verb == "create") return create(call, out);
+      if (call.verb == "update") return update(call, out);
+      if (call.verb == "patch") return patch(call, out);
+      if (call.verb == "delete") return remove(call, out);
+      if (call.verb == "deletecollection") return remove_collection(call, out);
+      send_error(out, path_not_found());
+    };
+    if (!FaultInjector::is_write(call.verb)) return serve(response);
+    faults_.answer_write(call.verb, call.type->plural, client_left, response, serve);
   } catch (const std::exception& e) {
     send_error(response, internal_error(e.what()));
   }
@@ -309,7 +309,10 @@ void ApiServer::handle_admin(const http::ServerRequest& request, http::ServerRes
       std::lock_guard lock(mutex_);
       watches = store_.open_watches();
     }
-    return send_json(response, 200, {{"requests", counters_.snapshot()}, {"watches_open", watches}});
+    return send_json(response, 200,
+                     {{"requests", counters_.snapshot()},
+                      {"watches_open", watches},
+                      {"kube_write_applied_unanswered", faults_.applied_unanswered()}});
   }
   if (path == "/_emulator/faults" && request.method == "POST") {
     json body = json::parse(request.body, nullptr, false);

@@ -1,8 +1,11 @@
 // Plain request/response exchanges between the cpprest transport and the embedded server.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <future>
 #include <mutex>
 #include <set>
+#include <thread>
 
 #include "common/text.h"
 #include "http/transport.h"
@@ -199,6 +202,48 @@ TEST(HttpRoundTrip, SlowHandlerTimesOut) {
   auto next = transport->send({.url = url_for(*server, "/slow")});
   ASSERT_TRUE(next.ok()) << next.error().describe();
   EXPECT_EQ(next->body, "late");
+}
+
+// A handler that answers late waits in wait_closing(): it returns false once the time is
+// up with the client still there, true as soon as the client leaves or the server stops.
+TEST(HttpRoundTrip, LateAnswerReachesAClientThatWaits) {
+  auto server = start_server([](const ServerRequest&, ServerResponse& response) {
+    if (!response.wait_closing(std::chrono::milliseconds(20))) response.send(200, {}, "late");
+  });
+  auto response = make_cpprest_transport()->send({.url = url_for(*server, "/late")});
+  ASSERT_TRUE(response.ok()) << response.error().describe();
+  EXPECT_EQ(response->body, "late");
+}
+
+TEST(HttpRoundTrip, LateAnswerWaitEndsWhenTheClientLeaves) {
+  Flag ended;
+  std::atomic<bool> client_left{false};
+  auto server = start_server([&](const ServerRequest&, ServerResponse& response) {
+    client_left = response.wait_closing(std::chrono::minutes(10));
+    ended.set();
+  });
+  auto response = make_cpprest_transport()->send(
+      {.url = url_for(*server, "/late"), .timeout = std::chrono::milliseconds(200)});
+  ASSERT_FALSE(response.ok());
+  EXPECT_EQ(response.error().code, ErrorCode::kTimeout);
+  ASSERT_TRUE(ended.wait());
+  EXPECT_TRUE(client_left.load());
+}
+
+TEST(HttpRoundTrip, LateAnswerWaitEndsWhenTheServerStops) {
+  Flag waiting;
+  auto server = start_server([&](const ServerRequest&, ServerResponse& response) {
+    waiting.set();
+    response.wait_closing(std::chrono::minutes(10));
+  });
+  std::thread client([&] {
+    (void)make_cpprest_transport()->send(
+        {.url = url_for(*server, "/late"), .timeout = std::chrono::minutes(5)});
+  });
+  ASSERT_TRUE(waiting.wait());
+  auto stopped = std::async(std::launch::async, [&] { server->stop(); });
+  EXPECT_EQ(stopped.wait_for(std::chrono::seconds(60)), std::future_status::ready);
+  client.join();
 }
 
 TEST(HttpRoundTrip, DroppedConnectionIsUnavailable) {
