@@ -98,36 +98,40 @@ bool is_valid_utf8(std::string_view in) {
 
 namespace {
 
-std::string format_utc(WallTime t, bool millis) {
+// RFC 3339 in UTC with `digits` fractional digits (0, 3 or 6).
+std::string format_utc(WallTime t, int digits) {
   using namespace std::chrono;
   const auto since_epoch = t.time_since_epoch();
   auto secs = duration_cast<seconds>(since_epoch);
-  auto ms = duration_cast<milliseconds>(since_epoch - secs).count();
-  if (ms < 0) {
-    ms += 1000;
+  auto micros = duration_cast<microseconds>(since_epoch - secs).count();
+  if (micros < 0) {
+    micros += 1'000'000;
     secs -= seconds(1);
   }
   std::time_t tt = static_cast<std::time_t>(secs.count());
   std::tm tm{};
   gmtime_r(&tt, &tm);
   char buf[64];
-  if (millis) {
-    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                  tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
-  } else {
-    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                  tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+  const int written = std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d", tm.tm_year + 1900,
+                                    tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+  std::string out(buf, static_cast<std::size_t>(std::max(written, 0)));
+  if (digits > 0) {
+    std::snprintf(buf, sizeof buf, ".%06lld", static_cast<long long>(micros));
+    out.append(buf, static_cast<std::size_t>(1 + digits));
   }
-  return buf;
+  return out + "Z";
 }
 
 }  // namespace
 
 std::string format_rfc3339_millis(WallTime t) {
-  return format_utc(t, true);
+  return format_utc(t, 3);
+}
+std::string format_rfc3339_micros(WallTime t) {
+  return format_utc(t, 6);
 }
 std::string format_rfc3339_seconds(WallTime t) {
-  return format_utc(t, false);
+  return format_utc(t, 0);
 }
 
 std::optional<WallTime> parse_rfc3339(std::string_view in) {

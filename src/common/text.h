@@ -20,6 +20,8 @@ bool is_valid_utf8(std::string_view in);
 
 // RFC 3339 in UTC with millisecond precision, e.g. 2026-11-21T15:49:41.123Z.
 std::string format_rfc3339_millis(WallTime t);
+// RFC 3339 in UTC with microsecond precision, as Kubernetes writes metav1.MicroTime.
+std::string format_rfc3339_micros(WallTime t);
 // RFC 3339 in UTC with second precision, as Kubernetes writes metav1.Time.
 std::string format_rfc3339_seconds(WallTime t);
 // Accepts both forms above and numeric offsets. nullopt when malformed.

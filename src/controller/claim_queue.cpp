@@ -41,7 +41,7 @@ const PodState* live_pod_for(const LockWorld& world, const LeaseRecord& lease) {
 
 }  // namespace
 
-std::string pod_name_of(const std::string& holder) {
+std::string name_of(const std::string& holder) {
   const auto slash = holder.find('/');
   return slash == std::string::npos ? holder : holder.substr(slash + 1);
 }

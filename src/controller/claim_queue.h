@@ -64,7 +64,7 @@ std::optional<NextGrant> next_claim(const LockWorld& world, const ClaimQueue& qu
 const PodState* election_pod(const LockWorld& world, const LeaseRecord& lease,
                              const std::string& exclude_uid);
 
-// "pod" from "ns/pod".
-std::string pod_name_of(const std::string& holder);
+// "name" from "ns/name" (a holder pod, a Lease).
+std::string name_of(const std::string& holder);
 
 }  // namespace eslease::controller

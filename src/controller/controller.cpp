@@ -7,7 +7,7 @@
 #include "controller/lease_codec.h"
 #include "controller/lock_table.h"
 #include "controller/reconciler.h"
-#include "controller/renewer.h"
+#include "controller/session_keeper.h"
 #include "controller/work_queue.h"
 
 namespace eslease::controller {
@@ -71,7 +71,7 @@ class Controller::Caches final : public ClusterView {
   }
 };
 
-// One term of leadership: the lock table, the queue, the workers and the renewer.
+// One term of leadership: the lock table, the sessions, the queue and the workers.
 class LeadershipTerm {
  public:
   LeadershipTerm(const ClusterView& cluster, ClaimIndex& index, PodTracker& tracker, lock::LockStore& store,
@@ -80,15 +80,10 @@ class LeadershipTerm {
       : clock_(clock),
         observer_(observer),
         queue_(clock),
-        reconciler_(cluster, index, tracker, table_, store, api, events, observer, clock,
-                    ReconcilerOptions{options.liveness_takeover, options.holds_annotation,
-                                      [this] { renewer_->wake(); }}),
-        workers_(options.workers) {
-    RenewerOptions renewer_options;
-    renewer_options.enqueue = [this](const std::string& id) { add(id); };
-    renewer_options.backend_answered = [this](bool available) { reconciler_.backend_answered(available); };
-    renewer_ = std::make_unique<Renewer>(table_, store, observer, clock, std::move(renewer_options));
-  }
+        sessions_(table_, store, api, cluster, observer, clock, session_options(options)),
+        reconciler_(cluster, index, tracker, table_, store, sessions_, api, events, observer, clock,
+                    ReconcilerOptions{options.liveness_takeover, options.holds_annotation}),
+        workers_(options.workers) {}
 
   void add(const std::string& lock_id) {
     queue_.add(lock_id);
@@ -102,17 +97,25 @@ class LeadershipTerm {
     for (const std::string& id : locks) add(id);
     std::vector<std::jthread> threads;
     for (int i = 0; i < workers_; ++i) threads.emplace_back([this](std::stop_token s) { work(s); });
-    std::jthread renewer([this](std::stop_token s) { renewer_->run(s); });
+    std::jthread sessions([this](std::stop_token s) { sessions_.run(s); });
     std::mutex mutex;
     std::condition_variable_any cv;
     std::unique_lock lock(mutex);
     cv.wait(lock, stop, [] { return false; });
     queue_.shut_down();
-    renewer.request_stop();
+    sessions.request_stop();
     for (auto& t : threads) t.request_stop();
   }
 
  private:
+  SessionOptions session_options(const ControllerOptions& options) {
+    SessionOptions o;
+    o.identity = options.leader_election.identity;
+    o.enqueue = [this](const std::string& id) { add(id); };
+    o.backend_answered = [this](bool available) { reconciler_.backend_answered(available); };
+    return o;
+  }
+
   // controller-runtime's processNextWorkItem: one key per worker at a time; an error is
   // retried with per-key backoff; success forgets the backoff and schedules the next wake-up.
   void work(std::stop_token stop) {
@@ -141,8 +144,8 @@ class LeadershipTerm {
   Observer& observer_;
   LockTable table_;
   WorkQueue queue_;
+  SessionKeeper sessions_;
   Reconciler reconciler_;
-  std::unique_ptr<Renewer> renewer_;
   int workers_;
 };
 

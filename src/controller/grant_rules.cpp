@@ -35,7 +35,7 @@ Situation situation(const LockWorld& world, const ClaimQueue& queue) {
   if (!world.document) return s;
   s.doc = &*world.document;
   s.owner = queue.owner;
-  s.holder_pod = pod_name_of(s.doc->state.doc.holder);
+  s.holder_pod = name_of(s.doc->state.doc.holder);
   if (auto it = world.pods.find(s.holder_pod); it != world.pods.end()) s.holder = &it->second;
   const int grace = s.owner ? s.owner->lease->spec.liveness_grace_seconds : 0;
   s.health = judge_holder(s.holder, s.doc->state.doc.holder_uid, grace, world.mono);
@@ -101,19 +101,28 @@ std::optional<ActionPlan> grant_a_free_lock(const Situation& s) {
 }
 
 std::optional<ActionPlan> respect_a_foreign_lock(const Situation& s) {
-  if (s.owner || s.doc->renewing || s.doc->owner_moved) return std::nullopt;
+  if (!s.doc->state.doc.lease.empty() || s.doc->renewing) return std::nullopt;
   const char* rule = "respect_a_foreign_lock";
   if (s.world.mono < s.doc->expires_at) return wait_until(rule, s.doc->expires_at);
   return hand_over(rule, s, Reason::kExpired, std::nullopt, /*release_if_nobody=*/false);
 }
 
-// A deleted claim is proof its holder let go. A Lease that now claims another lock is
-// different: its pod may still work under this one, so that grant is revoked instead.
-std::optional<ActionPlan> release_when_its_claim_is_gone(const Situation& s) {
+// The holder (the eslease tool) marks the token it lets go of before it deletes its Lease.
+std::optional<ActionPlan> release_what_its_holder_let_go(const Situation& s) {
+  const LeaseRecord* lease = s.owner ? s.owner->lease : nullptr;
+  if (!lease || !lease->being_deleted || lease->released_token != std::to_string(s.doc->state.token))
+    return std::nullopt;
+  return release("release_what_its_holder_let_go", Reason::kReleased, "its holder let go and deleted its Lease");
+}
+
+// A Lease deleted by anyone else (an operator's kubectl delete) or gone without a trace is
+// no proof that its holder stopped: the grant is revoked and handed over once the validity
+// published to the holder has ended.
+std::optional<ActionPlan> revoke_when_its_claim_is_gone(const Situation& s) {
   const bool gone = (!s.owner && !s.doc->owner_moved) || (s.owner && s.owner->lease->being_deleted);
-  if (!gone) return std::nullopt;
-  return release("release_when_its_claim_is_gone", Reason::kReleased,
-                 "the Lease holding the lock was deleted");
+  if (!s.ours() || !gone) return std::nullopt;
+  return revoke("revoke_when_its_claim_is_gone", Reason::kReleased,
+                "the Lease holding the lock was deleted without its holder letting go");
 }
 
 std::optional<ActionPlan> revoke_when_its_claim_moved_on(const Situation& s) {
@@ -169,12 +178,13 @@ std::optional<ActionPlan> hand_over_when_it_expires(const Situation& s) {
   return hand_over(rule, s, why, std::nullopt, true);
 }
 
-constexpr std::array<Rule, 9> kRules = {
+constexpr std::array<Rule, 10> kRules = {
     grant_a_free_lock,
     respect_a_foreign_lock,
-    release_when_its_claim_is_gone,
-    revoke_when_its_claim_moved_on,
+    release_what_its_holder_let_go,
     hand_over_from_a_confirmed_death,
+    revoke_when_its_claim_is_gone,
+    revoke_when_its_claim_moved_on,
     revoke_a_presumed_death,
     keep_a_live_holder,
     adopt_a_recorded_grant,

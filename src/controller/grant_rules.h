@@ -6,16 +6,19 @@
 //
 // In order:
 //   grant_a_free_lock                     no document: the next live claim gets the lock
-//   respect_a_foreign_lock                a document no claim of ours owns (the tool's direct
+//   respect_a_foreign_lock                a document no Lease ever owned (the tool's direct
 //                                         mode, another process) is handed over only when it
 //                                         expires on our clock
-//   release_when_its_claim_is_gone        the owning Lease is deleted or vanished: the holder
-//                                         let go, so the lock moves at once
-//   revoke_when_its_claim_moved_on        the owning claim no longer names the holder
+//   release_what_its_holder_let_go        the holder marked its token released and deleted its
+//                                         Lease (the eslease tool): the lock moves at once
 //   hand_over_from_a_confirmed_death      the holder's containers have stopped: the next claim
 //                                         gets the lock in the same write (or the lock is
 //                                         released), or, with liveness takeover off, the
 //                                         grant is only no longer renewed
+//   revoke_when_its_claim_is_gone         the owning Lease was deleted by someone else, or
+//                                         vanished: no proof the holder stopped, so the grant
+//                                         is revoked, to be handed over after its validity
+//   revoke_when_its_claim_moved_on        the owning claim no longer names the holder
 //   revoke_a_presumed_death               the holder stayed unready past its grace
 //   keep_a_live_holder                    our grant, alive: renew it; look again when its
 //                                         grace would run out

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "api/session.h"
 #include "common/json_fields.h"
 #include "common/text.h"
 
@@ -111,8 +112,6 @@ LeaseStatus decode_status(const json& object) {
   }
   status.fencing_token = string_at(*s, "fencingToken");
   status.acquire_time = time_at(*s, "acquireTime");
-  status.renew_time = time_at(*s, "renewTime");
-  status.expire_time = time_at(*s, "expireTime");
   if (auto q = integer_at(*s, "queuePosition")) status.queue_position = static_cast<int>(*q);
   status.transitions = integer_at(*s, "transitions").value_or(0);
   if (const json* t = find(*s, "lastTakeover"); t && t->is_object()) {
@@ -156,6 +155,8 @@ LeaseRecord decode_lease(const json& object) {
       for (const json& name : *f)
         if (name.is_string()) lease.finalizers.push_back(name.get<std::string>());
     }
+    if (const json* annotations = find(*m, "annotations"))
+      lease.released_token = string_at(*annotations, api::kReleasedAnnotation);
   }
   lease.spec = decode_spec(object);
   lease.status = decode_status(object);
@@ -213,8 +214,10 @@ json status_patch(const LeaseStatus& status) {
   }
   s["fencingToken"] = status.fencing_token.empty() ? json(nullptr) : json(status.fencing_token);
   s["acquireTime"] = optional_time(status.acquire_time);
-  s["renewTime"] = optional_time(status.renew_time);
-  s["expireTime"] = optional_time(status.expire_time);
+  // Written by versions before sessions; a status that is not rewritten on renewal must not
+  // show a stale expiry, so a merge patch removes them.
+  s["renewTime"] = nullptr;
+  s["expireTime"] = nullptr;
   s["queuePosition"] = status.queue_position ? json(*status.queue_position) : json(nullptr);
   s["transitions"] = status.transitions;
   if (status.last_takeover) {

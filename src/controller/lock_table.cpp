@@ -46,9 +46,10 @@ void LockEntry::adopted(MonoTime now) {
   renewing_ = true;
 }
 
-void LockEntry::revoke(api::Reason why) {
+void LockEntry::revoke(api::Reason why, std::optional<MonoTime> hand_over_at) {
   renewing_ = false;
   revoked_ = why;
+  if (hand_over_at) expires_at_ = std::max(expires_at_, *hand_over_at);
 }
 
 void LockEntry::released(MonoTime now) {

@@ -58,8 +58,9 @@ class LockEntry {
   void renewed(const lock::Grant& grant, MonoTime now) { hold(grant, now); }
   // A grant this controller did not make (found at start-up) is renewed from now on.
   void adopted(MonoTime now);
-  // We stop renewing the document's grant for good; it is handed over once it expires.
-  void revoke(api::Reason why);
+  // We stop renewing the document's grant for good. It is handed over once it expires, and
+  // no earlier than `hand_over_at`: when the validity published to its holder ends.
+  void revoke(api::Reason why, std::optional<MonoTime> hand_over_at = std::nullopt);
   // We deleted the document.
   void released(MonoTime now);
   // Another writer replaced our grant: stop renewing, and read before deciding.

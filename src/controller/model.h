@@ -61,8 +61,6 @@ struct LeaseStatus {
   std::optional<HolderRef> holder;
   std::string fencing_token;
   std::optional<WallTime> acquire_time;
-  std::optional<WallTime> renew_time;
-  std::optional<WallTime> expire_time;
   std::optional<int> queue_position;
   std::int64_t transitions = 0;
   std::optional<Takeover> last_takeover;
@@ -78,7 +76,7 @@ struct LeaseSpec {
   std::string pod_name;                   // claim mode
   std::optional<LabelSelector> selector;  // election mode
   Priority priority = Priority::kForeground;
-  int lease_duration_seconds = 30;
+  int lease_duration_seconds = 60;  // the CRD's default
   std::optional<int> acquire_timeout_seconds;
   int liveness_grace_seconds = 10;
   // Set when the spec passed the API's schema (or predates it) but cannot be served: the
@@ -93,6 +91,9 @@ struct LeaseRecord {
   WallTime creation_time{};
   bool being_deleted = false;
   std::vector<std::string> finalizers;
+  // The eslease.io/released annotation: the fencing token its holder let go of before
+  // deleting the Lease (the eslease tool's release). Empty when nobody said so.
+  std::string released_token;
   LeaseSpec spec;
   LeaseStatus status;
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/log.h"
+#include "controller/claim_queue.h"
 
 namespace eslease::controller {
 namespace {
@@ -25,13 +26,14 @@ kube::ObjectReference lease_reference(const LeaseRecord& lease) {
 }  // namespace
 
 Reconciler::Reconciler(const ClusterView& cluster, ClaimIndex& index, PodTracker& tracker, LockTable& table,
-                       lock::LockStore& store, kube::Api& api, kube::EventRecorder* events,
-                       Observer& observer, Clock& clock, ReconcilerOptions options)
+                       lock::LockStore& store, SessionKeeper& sessions, kube::Api& api,
+                       kube::EventRecorder* events, Observer& observer, Clock& clock, ReconcilerOptions options)
     : cluster_(cluster),
       index_(index),
       tracker_(tracker),
       table_(table),
       store_(store),
+      sessions_(sessions),
       events_(events),
       observer_(observer),
       clock_(clock),
@@ -150,6 +152,7 @@ std::optional<RecentGrant> Reconciler::record_grant(LockEntry& entry, const lock
     return std::nullopt;
   }
   entry.granted(*outcome.grant, now);
+  sessions_.wake(world.ns);  // a namespace without a session gets one
   const GrantPlan& plan = decision.grant;
   observer_.granted(seconds_between(plan.waiting_since, world.now));
   if (plan.takeover_reason) {
@@ -190,6 +193,24 @@ Status Reconciler::release(LockEntry& entry, const Decision& decision) {
   return {};
 }
 
+// The grant is listed in the namespace's session first: from then on its holder's validity
+// no longer grows, and it is handed over once that validity has ended.
+Status Reconciler::revoke(LockEntry& entry, const Decision& decision, const LockWorld& world) {
+  const lock::LockState& doc = *entry.document();
+  const std::string lease = name_of(doc.doc.lease);
+  Millis duration(doc.doc.ttl_millis);
+  for (const LeaseRecord& claim : world.claims)
+    if (claim.meta.uid == doc.doc.lease_uid)
+      duration = std::max(duration, Millis(std::chrono::seconds(claim.spec.lease_duration_seconds)));
+  auto listed = sessions_.list(world.ns, api::GrantRef{lease, std::to_string(doc.token)}, duration);
+  if (!listed.ok()) return listed.error();
+  entry.revoke(*decision.action_reason, *listed);
+  log::info("grant revoked; handed over once its validity ends", {{"lock", entry.key().id()},
+                                                                  {"reason", api::to_string(*decision.action_reason)},
+                                                                  {"detail", decision.action_message}});
+  return {};
+}
+
 Status Reconciler::carry_out(LockEntry& entry, const Decision& decision, const LockWorld& world,
                              std::optional<RecentGrant>& recent) {
   switch (decision.action) {
@@ -209,15 +230,10 @@ Status Reconciler::carry_out(LockEntry& entry, const Decision& decision, const L
     case Action::kRelease:
       return release(entry, decision);
     case Action::kRevoke:
-      entry.revoke(*decision.action_reason);
-      log::info("grant revoked; handed over once it expires",
-                {{"lock", entry.key().id()},
-                 {"reason", api::to_string(*decision.action_reason)},
-                 {"detail", decision.action_message}});
-      return {};
+      return revoke(entry, decision, world);
     case Action::kAdopt:
       entry.adopted(clock_.monotonic());
-      if (options_.wake_renewer) options_.wake_renewer();
+      sessions_.wake(world.ns);
       log::info("adopted existing grant", {{"lock", entry.key().id()}, {"token", entry.document()->token}});
       return {};
   }

@@ -22,6 +22,7 @@
 #include "controller/lock_table.h"
 #include "controller/observer.h"
 #include "controller/pod_tracker.h"
+#include "controller/session_keeper.h"
 #include "kube/api.h"
 #include "kube/event_recorder.h"
 #include "lock/lock_store.h"
@@ -31,8 +32,6 @@ namespace eslease::controller {
 struct ReconcilerOptions {
   bool liveness_takeover = true;
   bool holds_annotation = true;  // keep the eslease.io/holds annotation of holder pods
-  // Called when an adopted grant should be renewed now.
-  std::function<void()> wake_renewer;
 };
 
 struct ReconcileOutcome {
@@ -48,8 +47,8 @@ class Reconciler {
 
   // `events` may be null (no events are recorded).
   Reconciler(const ClusterView& cluster, ClaimIndex& index, PodTracker& tracker, LockTable& table,
-             lock::LockStore& store, kube::Api& api, kube::EventRecorder* events, Observer& observer,
-             Clock& clock, ReconcilerOptions options = {});
+             lock::LockStore& store, SessionKeeper& sessions, kube::Api& api, kube::EventRecorder* events,
+             Observer& observer, Clock& clock, ReconcilerOptions options = {});
 
   ReconcileOutcome reconcile(const std::string& lock_id);
 
@@ -75,6 +74,7 @@ class Reconciler {
   Status carry_out(LockEntry& entry, const Decision& decision, const LockWorld& world,
                    std::optional<RecentGrant>& recent);
   Status release(LockEntry& entry, const Decision& decision);
+  Status revoke(LockEntry& entry, const Decision& decision, const LockWorld& world);
   lock::Claim grantee(const LockWorld& world, const GrantPlan& plan) const;
   // Records the outcome of a granting write; the grant made, if the write won.
   std::optional<RecentGrant> record_grant(LockEntry& entry, const lock::AcquireOutcome& outcome,
@@ -90,6 +90,7 @@ class Reconciler {
   PodTracker& tracker_;
   LockTable& table_;
   lock::LockStore& store_;
+  SessionKeeper& sessions_;
   kube::EventRecorder* events_;
   Observer& observer_;
   Clock& clock_;

@@ -9,6 +9,15 @@ namespace {
 
 using api::Reason;
 
+// Queue positions are kept exact for the first claims only: a hand-over then rewrites at
+// most this many waiters, however long the queue (`eslease status` prints all of it).
+constexpr int kExactPositions = 10;
+
+std::optional<int> position(const ClaimView& c, int live_ahead) {
+  if (!c.pod || live_ahead >= kExactPositions) return std::nullopt;  // no place in line without a live pod
+  return live_ahead;
+}
+
 class Projector {
  public:
   Projector(const LockWorld& world, Decision& decision) : w_(world), d_(decision) {}
@@ -74,12 +83,10 @@ class Projector {
     const lock::LockDocument& doc = w_.document->state.doc;
     LeaseStatus s = carried_over(lease);
     s.phase = Phase::kHeld;
-    const std::string pod_name = pod_name_of(doc.holder);
+    const std::string pod_name = name_of(doc.holder);
     s.holder = HolderRef{pod_name, doc.holder_uid, doc.node};
     s.fencing_token = std::to_string(w_.document->state.token);
     s.acquire_time = doc.acquired_at;
-    s.renew_time = doc.renewed_at;
-    s.expire_time = doc.expires_at;
     s.transitions = std::max<std::int64_t>(0, doc.transitions - 1);
     const RecentGrant* recent =
         w_.recent_grant && w_.recent_grant->lease == lease.meta.name ? &*w_.recent_grant : nullptr;
@@ -137,7 +144,7 @@ class Projector {
       return s;
     }
     s.phase = Phase::kPending;
-    if (c.pod) s.queue_position = live_ahead;  // no place in line without a live pod
+    s.queue_position = position(c, live_ahead);
     Condition condition_held =
         condition(prev, api::kConditionHeld, "False", why, describe_loss(why, pod_name), lease.generation);
     condition_held.last_transition_time = w_.now;
@@ -164,7 +171,7 @@ class Projector {
     const std::int64_t gen = lease.generation;
     LeaseStatus s = carried_over(lease);
     s.phase = Phase::kPending;
-    if (c.pod) s.queue_position = live_ahead;
+    s.queue_position = position(c, live_ahead);
     const Condition* old = prev.condition(api::kConditionHeld);
     Condition condition_held;
     if (!w_.malformed_document.empty()) {
@@ -177,7 +184,7 @@ class Projector {
       condition_held.observed_generation = gen;
     } else {
       condition_held =
-          condition(prev, api::kConditionHeld, "False", Reason::kWaiting, waiting_message(c), gen);
+          condition(prev, api::kConditionHeld, "False", Reason::kWaiting, waiting_message(c, live_ahead), gen);
       if (old && old->status == "False" && old->reason == api::to_string(Reason::kWaiting))
         condition_held.last_transition_time = old->last_transition_time;
     }
@@ -185,13 +192,18 @@ class Projector {
     return s;
   }
 
-  std::string waiting_message(const ClaimView& c) const {
+  // Beyond the first claims the message names neither the holder nor a count, so a
+  // hand-over does not rewrite it.
+  std::string waiting_message(const ClaimView& c, int live_ahead) const {
     if (!c.pod) {
       return c.lease->spec.election_mode() ? "no live pod matches the selector"
                                            : "waiting for pod " + c.lease->spec.pod_name + " to be live";
     }
+    if (live_ahead >= kExactPositions)
+      return "more than " + std::to_string(kExactPositions) + " live claims are ahead in the queue of lock " +
+             w_.lock_name + "; eslease status shows all of it";
     if (w_.document)
-      return "lock " + w_.lock_name + " is held by " + pod_name_of(w_.document->state.doc.holder);
+      return "lock " + w_.lock_name + " is held by " + name_of(w_.document->state.doc.holder);
     return "waiting for lock " + w_.lock_name;
   }
 

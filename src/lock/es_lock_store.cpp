@@ -243,7 +243,7 @@ class EsLockStore final : public LockStore {
       operations.reserve(end - begin);
       for (std::size_t i = begin; i < end; ++i) {
         const Millis ttl = effective_ttl(held[i]);
-        docs.push_back(renewal_document(held[i].grant, ttl));
+        docs.push_back(renewal_document(held[i].grant, ttl, held[i].renewed_at));
         operations.push_back(es::BulkOperation{es::BulkOperation::Type::kIndex, held[i].key.id(),
                                                to_json(docs.back()), held[i].grant.state.version});
       }
@@ -332,9 +332,9 @@ class EsLockStore final : public LockStore {
     return doc;
   }
 
-  LockDocument renewal_document(const Grant& held, Millis ttl) {
+  LockDocument renewal_document(const Grant& held, Millis ttl, std::optional<WallTime> at = std::nullopt) {
     LockDocument doc = held.state.doc;
-    const WallTime now = write_time(held.state.doc.renewed_at);
+    const WallTime now = at ? to_millis(*at) : write_time(held.state.doc.renewed_at);
     doc.writer = options_.writer;
     doc.renewed_at = now;
     doc.expires_at = now + ttl;

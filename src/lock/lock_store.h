@@ -81,6 +81,9 @@ struct HeldLock {
   LockKey key;
   Grant grant;
   Millis ttl{0};  // 0 = keep the document's ttlMillis
+  // The renewal's renewedAt, expiresAt being this plus the TTL: a session renews every grant
+  // of a namespace to one moment. Unset: now. Never later than now (see write_time).
+  std::optional<WallTime> renewed_at;
 };
 
 struct BatchRenewal {

@@ -115,6 +115,9 @@ void ApiServer::handle(const http::ServerRequest& request, http::ServerResponse&
     Call call;
     if (auto error = parse_call(*segments, request, call)) return send_error(response, *error);
     counters_.count(call.verb, call.type->plural);
+    // Also by plural.group, as kubectl names resources: leases.eslease.io and
+    // leases.coordination.k8s.io share a plural.
+    if (!call.type->group.empty()) counters_.count(call.verb, call.type->plural + "." + call.type->group);
     bool client_left = false;  // during an injected delay: a write served after it goes unanswered
     if (auto fault = faults_.take(call.verb, call.type->plural)) {
       if (fault->latency.count() > 0) client_left = response.wait_closing(fault->latency);

@@ -29,7 +29,7 @@ TEST(Decision, FreeLockIsGrantedToTheOnlyLiveClaim) {
   EXPECT_EQ(d.grant.lease, "a");
   EXPECT_EQ(d.grant.pod, "pod-a");
   EXPECT_EQ(d.grant.pod_uid, "pod-uid-pod-a");
-  EXPECT_EQ(d.grant.ttl, Millis(30000));
+  EXPECT_EQ(d.grant.ttl, Millis(60000)) << "the CRD's default lease duration";
   EXPECT_FALSE(d.grant.takeover_reason);
 }
 
@@ -108,11 +108,36 @@ TEST(Decision, HeldLockShowsHolderAndQueuePositionsCountOnlyLiveClaims) {
   EXPECT_EQ(held.fencing_token, "4294967311");
   ASSERT_TRUE(held.holder);
   EXPECT_EQ(held.holder->pod_name, "pod-h");
-  EXPECT_EQ(held.expire_time, kT0 + seconds(25));
+  EXPECT_EQ(held.acquire_time, kT0 - seconds(20));  // its validity is the session's, not the status's
   EXPECT_FALSE(status_of(d, "ghost").queue_position);  // no live pod: no place in line
   EXPECT_EQ(status_of(d, "fg").queue_position, 0);
   EXPECT_EQ(status_of(d, "bg").queue_position, 1);
   EXPECT_EQ(held_reason(status_of(d, "bg")), "False/Waiting");
+}
+
+// Queue positions are exact for the first ten live claims only, and beyond them the
+// condition names neither the holder nor a count: a hand-over rewrites at most ten waiters.
+TEST(Decision, QueuePositionsAreKeptForTheFirstTenClaims) {
+  World world;
+  world.claim("holder", "pod-h", Priority::kForeground, seconds(1000));
+  world.pod("pod-h");
+  world.held("holder", "pod-h");
+  world.status_held("holder", "pod-h");
+  for (int i = 0; i < 12; ++i) {
+    const std::string n = std::to_string(i);
+    world.claim("w-" + n, "pod-" + n, Priority::kForeground, seconds(500 - i));
+    world.pod("pod-" + n);
+  }
+  const Decision d = world.decide();
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(status_of(d, "w-" + std::to_string(i)).queue_position, i);
+  for (const char* beyond : {"w-10", "w-11"}) {
+    const LeaseStatus& s = status_of(d, beyond);
+    EXPECT_FALSE(s.queue_position) << beyond;
+    EXPECT_EQ(held_reason(s), "False/Waiting");
+    const std::string message = s.condition(api::kConditionHeld)->message;
+    EXPECT_NE(message.find("more than 10"), std::string::npos) << message;
+    EXPECT_EQ(message.find("pod-h"), std::string::npos) << "a new holder must not rewrite it";
+  }
 }
 
 TEST(Decision, DecidingAgainOnItsOwnStatusesChangesNothing) {
@@ -285,25 +310,33 @@ TEST(Decision, NotReadyHolderIsRevokedAfterGraceAndHandedOverOnlyAfterExpiry) {
   EXPECT_EQ(d.grant.takeover_reason, Reason::kPodNotReady);
 }
 
-TEST(Decision, RevokedHolderThatIsThenDeletedOrWhoseClaimGoesIsHandedOverAtOnce) {
-  for (bool delete_claim : {false, true}) {
+// A revoked holder's pod that then dies is proof it let go: handed over at once. Its Lease
+// deleted by someone else is not: the hand-over still waits for the validity it was shown,
+// unless the holder marked the token it let go of before deleting its Lease (the tool).
+TEST(Decision, RevokedHolderIsHandedOverAtOnceOnlyOnProofItLetGo) {
+  for (const char* change : {"pod deleted", "claim deleted", "claim released by its holder"}) {
     World world;
     world.claim("holder", "pod-h");
     world.claim("next", "pod-n");
     world.pod("pod-h").record.ready = ReadyState::kFalse;
     world.pod("pod-n");
     world.held("holder", "pod-h").revoked = Reason::kPodNotReady;
-    if (delete_claim) {
-      world.find("holder").being_deleted = true;
-    } else {
-      world.w.pods.erase("pod-h");
-    }
+    const std::string what = change;
+    if (what == "pod deleted") world.w.pods.erase("pod-h");
+    if (what != "pod deleted") world.find("holder").being_deleted = true;
+    if (what == "claim released by its holder") world.find("holder").released_token = "4294967300";
     Decision d = world.decide();
-    if (delete_claim) {
-      EXPECT_EQ(d.action, Action::kRelease);
-    } else {
-      ASSERT_EQ(d.action, Action::kTakeOver);
+    if (what == "pod deleted") {
+      ASSERT_EQ(d.action, Action::kTakeOver) << change;
       EXPECT_EQ(d.grant.takeover_reason, Reason::kPodDeleted);
+    } else if (what == "claim deleted") {
+      EXPECT_EQ(d.action, Action::kNone) << change;
+      EXPECT_EQ(d.requeue_at, kM0 + seconds(25));
+      world.w.mono = kM0 + seconds(25);
+      ASSERT_EQ(world.decide().action, Action::kTakeOver) << change;
+      EXPECT_EQ(world.decide().grant.lease, "next");
+    } else {
+      EXPECT_EQ(d.action, Action::kRelease) << change;
     }
   }
 }
@@ -511,17 +544,36 @@ TEST(Decision, SpecProblemsAndDuplicatePodClaimsAreInvalid) {
   EXPECT_EQ(warnings, 2);
 }
 
-TEST(Decision, DeletedHolderLeaseReleasesThenLetsTheObjectGo) {
+// A Lease deleted with kubectl while its holder runs is revoked, not released: its grant is
+// listed, waits for the holder's validity, and only then goes, and the object with it.
+TEST(Decision, DeletedHolderLeaseIsRevokedThenReleasedThenLetGo) {
   World world;
   world.claim("holder", "pod-h").being_deleted = true;
   world.pod("pod-h");
   world.held("holder", "pod-h");
   Decision d = world.decide();
-  EXPECT_EQ(d.action, Action::kRelease);
+  EXPECT_EQ(d.action, Action::kRevoke);
+  EXPECT_STREQ(d.rule, "revoke_when_its_claim_is_gone");
+  world.w.document->revoked = Reason::kReleased;
+  world.w.document->renewing = false;
+  d = world.decide();
+  EXPECT_EQ(d.action, Action::kNone);
+  EXPECT_TRUE(d.remove_finalizer.empty()) << "the object stays until the lock is free";
+  world.w.mono = kM0 + seconds(25);
+  EXPECT_EQ(world.decide().action, Action::kRelease);
   world.w.document.reset();
   d = world.decide();
   EXPECT_EQ(d.remove_finalizer, std::vector<std::string>{"holder"});
   EXPECT_FALSE(d.statuses.count("holder"));
+
+  // Deleted by its holder, who marked the token it let go of: released at once.
+  World released;
+  LeaseRecord& lease = released.claim("holder", "pod-h");
+  lease.being_deleted = true;
+  lease.released_token = "4294967300";
+  released.pod("pod-h");
+  released.held("holder", "pod-h");
+  EXPECT_EQ(released.decide().action, Action::kRelease);
 }
 
 TEST(Decision, TheFinalizerGoesOnWithTheGrant) {

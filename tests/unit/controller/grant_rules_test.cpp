@@ -63,18 +63,33 @@ const std::vector<RuleCase>& cases() {
          w.w.mono = kM0 + seconds(25);
        },
        "respect_a_foreign_lock", Action::kTakeOver, Reason::kExpired},
-      {"DeletedClaimReleasesAtOnce",
+      {"ClaimDeletedByItsHolderReleasesAtOnce",
        [](World& w) {
          held_with_a_waiter(w);
          w.find("holder").being_deleted = true;
+         w.find("holder").released_token = "4294967300";
        },
-       "release_when_its_claim_is_gone", Action::kRelease, Reason::kReleased},
-      {"VanishedClaimReleasesAtOnce",
+       "release_what_its_holder_let_go", Action::kRelease, Reason::kReleased},
+      {"ClaimDeletedBySomeoneElseIsRevoked",
+       [](World& w) {
+         held_with_a_waiter(w);
+         w.find("holder").being_deleted = true;
+         w.find("holder").released_token = "4294967000";  // an earlier grant's token
+       },
+       "revoke_when_its_claim_is_gone", Action::kRevoke, Reason::kReleased},
+      {"VanishedClaimIsRevoked",
        [](World& w) {
          held_with_a_waiter(w);
          std::erase_if(w.w.claims, [](const LeaseRecord& l) { return l.meta.name == "holder"; });
        },
-       "release_when_its_claim_is_gone", Action::kRelease, Reason::kReleased},
+       "revoke_when_its_claim_is_gone", Action::kRevoke, Reason::kReleased},
+      {"VanishedClaimOfAGrantWeDoNotRenewWaitsForItsExpiry",
+       [](World& w) {
+         held_with_a_waiter(w);
+         std::erase_if(w.w.claims, [](const LeaseRecord& l) { return l.meta.name == "holder"; });
+         w.w.document->renewing = false;
+       },
+       "hand_over_when_it_expires", Action::kNone, std::nullopt, kM0 + seconds(25)},
       // The owning Lease exists but claims another lock now: its pod may still work under
       // this one, so the grant is revoked, not released.
       {"ClaimThatMovedToAnotherLockIsRevoked",

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "controller/lease_codec.h"
+#include "unit/controller/map_cluster_view.h"
 #include "support/fake_clock.h"
 #include "support/fake_document_api.h"
 #include "support/memory_api.h"
@@ -17,48 +18,9 @@ namespace {
 using nlohmann::json;
 using testing::FakeClock;
 using testing::FakeDocumentApi;
+using views::MapClusterView;
 
 const std::string kLock = "batch/report";
-
-// The informer caches as plain maps, refreshed from the API as a watch would deliver.
-class MapClusterView final : public ClusterView {
- public:
-  std::optional<LeaseRecord> lease(const std::string& key) const override { return find(leases_, key); }
-  std::optional<PodRecord> pod(const std::string& key) const override { return find(pods_, key); }
-  void for_each_pod(const std::string& ns, const std::function<void(const PodRecord&)>& fn) const override {
-    for (const auto& [key, pod] : pods_)
-      if (pod.meta.ns == ns) fn(pod);
-  }
-  void for_each_lease(const std::function<void(const LeaseRecord&)>& fn) const override {
-    for (const auto& [key, lease] : leases_) fn(lease);
-  }
-
-  void sync_from(kube::Api& api) {
-    leases_ = decoded(api, kube::resources::eslease_leases(), decode_lease);
-    pods_ = decoded(api, kube::resources::pods(), decode_pod);
-  }
-
- private:
-  template <typename Record>
-  static std::optional<Record> find(const std::map<std::string, Record>& records, const std::string& key) {
-    auto it = records.find(key);
-    return it == records.end() ? std::nullopt : std::optional<Record>(it->second);
-  }
-  template <typename Record>
-  static std::map<std::string, Record> decoded(kube::Api& api, const kube::Resource& resource,
-                                               Record (*decode)(const json&)) {
-    std::map<std::string, Record> out;
-    auto page = api.list(resource, "", {});
-    for (const json& object : page->items) {
-      auto record = decode(object);
-      out[record.meta.key()] = record;
-    }
-    return out;
-  }
-
-  std::map<std::string, LeaseRecord> leases_;
-  std::map<std::string, PodRecord> pods_;
-};
 
 // Another replica that also believes it leads, renewing the lock's grant just before each
 // of our takeovers, so every takeover meets a newer version of the grant it replaces.
@@ -113,10 +75,13 @@ class ReconcilerTest : public ::testing::Test {
   }
 
   Reconciler& reconciler(bool contended = false) {
-    if (!reconciler_)
-      reconciler_ = std::make_unique<Reconciler>(
-          view_, index_, tracker_, table_, contended ? *contended_ : static_cast<lock::LockStore&>(*ours_),
-          api_, nullptr, observer_, clock_);
+    if (!reconciler_) {
+      lock::LockStore& store = contended ? *contended_ : static_cast<lock::LockStore&>(*ours_);
+      sessions_ = std::make_unique<SessionKeeper>(table_, store, api_, view_, observer_, clock_,
+                                                  SessionOptions{"controller-a"});
+      reconciler_ = std::make_unique<Reconciler>(view_, index_, tracker_, table_, store, *sessions_, api_, nullptr,
+                                                 observer_, clock_);
+    }
     return *reconciler_;
   }
 
@@ -181,6 +146,7 @@ class ReconcilerTest : public ::testing::Test {
   PodTracker tracker_{clock_};
   LockTable table_;
   Observer observer_;
+  std::unique_ptr<SessionKeeper> sessions_;
   std::unique_ptr<Reconciler> reconciler_;
 };
 

@@ -476,6 +476,8 @@ TEST_F(KubeCrudTest, FaultsAnswerErrorsThenClear) {
   auto stats = call(api, "GET", "/_emulator/stats");
   EXPECT_EQ(stats.body["requests"]["get leases"], 2);
   EXPECT_EQ(stats.body["requests"]["list leases"], 2);
+  EXPECT_EQ(stats.body["requests"]["list leases.coordination.k8s.io"], 2) << "counted by group too";
+  EXPECT_FALSE(stats.body["requests"].contains("list leases.eslease.io"));
   EXPECT_EQ(stats.body["watches_open"], 0);
 }
 

@@ -1,0 +1,367 @@
+#include "controller/session_keeper.h"
+
+#include <algorithm>
+
+#include "common/log.h"
+#include "controller/claim_queue.h"
+#include "controller/lease_writer.h"
+
+namespace eslease::controller {
+namespace {
+
+// A lease duration nobody can exceed (the CRD's maximum), for listings of Leases we cannot see.
+constexpr Millis kLongestLease{std::chrono::hours(1)};
+
+bool in_namespace(const std::string& lock_id, const std::string& ns) {
+  return lock_id.size() > ns.size() && lock_id.compare(0, ns.size(), ns) == 0 && lock_id[ns.size()] == '/';
+}
+
+}  // namespace
+
+struct SessionKeeper::Namespace {
+  std::mutex mutex;  // one session write (or read) at a time
+  bool loaded = false;
+  api::Session object;  // as last read or written; resource_version empty: absent
+  // When the latest renewTime the object shows was sent (ours) or first seen (another
+  // writer's), on our clock: published validity of an unlisted grant ends at most its lease
+  // duration later.
+  std::optional<MonoTime> renewal_at;
+  std::map<api::GrantRef, MonoTime> droppable_at;  // listed grants: when they may leave the list
+};
+
+// What one tick learned about the grants of its namespace.
+struct SessionKeeper::Coverage {
+  std::set<api::GrantRef> covered;                // documents renewed to the tick's moment, or later
+  std::map<api::GrantRef, std::string> failed;    // ours, renewal not confirmed: lease -> lock id
+  std::map<api::GrantRef, std::string> pending;   // shown Held, not yet adopted or decided
+  std::map<api::GrantRef, std::string> stale;     // shown Held but not a grant we hold: list now
+  std::map<api::GrantRef, Millis> durations;      // every grant seen, its lease duration
+  std::optional<Millis> shortest;                 // shortest lease duration held in the namespace
+  bool any_answer = false;
+  bool any_unavailable = false;
+  void saw(const api::GrantRef& grant, Millis duration) {
+    durations[grant] = duration;
+    if (!shortest || duration < *shortest) shortest = duration;
+  }
+};
+
+SessionKeeper::SessionKeeper(LockTable& table, lock::LockStore& store, kube::Api& api, const ClusterView& cluster,
+                             Observer& observer, Clock& clock, SessionOptions options)
+    : table_(table),
+      store_(store),
+      api_(api),
+      cluster_(cluster),
+      observer_(observer),
+      clock_(clock),
+      options_(std::move(options)) {}
+
+SessionKeeper::~SessionKeeper() = default;
+
+SessionKeeper::Namespace& SessionKeeper::state_of(const std::string& ns) {
+  std::lock_guard lock(mutex_);
+  auto& slot = namespaces_[ns];
+  if (!slot) slot = std::make_unique<Namespace>();
+  return *slot;
+}
+
+void SessionKeeper::schedule(const std::string& ns, MonoTime at) {
+  std::lock_guard lock(mutex_);
+  due_[ns] = at;
+  cv_.notify_all();
+}
+
+void SessionKeeper::wake(const std::string& ns) {
+  std::lock_guard lock(mutex_);
+  if (due_.contains(ns)) return;  // kept already: a grant made since is covered by its last renewal
+  due_[ns] = clock_.monotonic();
+  woken_ = true;
+  cv_.notify_all();
+}
+
+void SessionKeeper::run(std::stop_token stop) {
+  // Every namespace whose Leases show a grant gets a tick at once: a new leader covers (or
+  // lists) what the previous one published.
+  std::set<std::string> shown;
+  cluster_.for_each_lease([&](const LeaseRecord& lease) {
+    if (lease.status.phase == Phase::kHeld) shown.insert(lease.meta.ns);
+  });
+  for (const std::string& ns : shown) wake(ns);
+  while (!stop.stop_requested()) {
+    tick_due();
+    std::unique_lock lock(mutex_);
+    Millis wait{1000};
+    if (!due_.empty()) {
+      const MonoTime next = std::min_element(due_.begin(), due_.end(), [](const auto& a, const auto& b) {
+                              return a.second < b.second;
+                            })->second;
+      wait = std::clamp(std::chrono::ceil<Millis>(next - clock_.monotonic()), Millis(0), wait);
+    }
+    cv_.wait_for(lock, stop, wait, [this] { return woken_; });
+    woken_ = false;
+  }
+}
+
+int SessionKeeper::tick_due() {
+  std::vector<std::string> due;
+  {
+    std::lock_guard lock(mutex_);
+    const MonoTime now = clock_.monotonic();
+    for (const auto& [ns, at] : due_)
+      if (at <= now) due.push_back(ns);
+  }
+  for (const std::string& ns : due) tick(ns);
+  return static_cast<int>(due.size());
+}
+
+Status SessionKeeper::load(Namespace& n) {
+  if (n.loaded) return {};
+  const std::string ns = n.object.ns;
+  auto got = api_.get(kube::resources::coordination_leases(), ns, api::kSessionName);
+  const MonoTime now = clock_.monotonic();
+  if (!got.ok() && got.error().code != ErrorCode::kNotFound) return got.error();
+  n.object = got.ok() ? api::decode_session(*got) : api::Session{};
+  n.object.ns = ns;
+  // Another writer's renewal (a previous leader's): counted from now, when we first see it.
+  n.renewal_at = n.object.renew_time ? std::optional<MonoTime>(now) : std::nullopt;
+  for (const api::GrantRef& g : n.object.revoked) {
+    Millis duration = kLongestLease;
+    if (auto lease = cluster_.lease(ns + "/" + g.lease)) duration = std::chrono::seconds(lease->spec.lease_duration_seconds);
+    n.droppable_at.emplace(g, now + duration + options_.keep_listed);
+  }
+  n.loaded = true;
+  return {};
+}
+
+Status SessionKeeper::write(Namespace& n, std::optional<WallTime> renewal,
+                            const std::map<api::GrantRef, Millis>& add) {
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    if (Status loaded = load(n); !loaded.ok()) return loaded;
+    const std::optional<MonoTime> published_since = n.renewal_at;
+    api::Session next = n.object;
+    next.holder_identity = options_.identity;
+    if (renewal) next.renew_time = renewal;
+    const MonoTime now = clock_.monotonic();
+    std::erase_if(next.revoked, [&](const api::GrantRef& g) {
+      auto it = n.droppable_at.find(g);
+      return it != n.droppable_at.end() && now >= it->second && !add.contains(g);
+    });
+    for (const auto& [grant, duration] : add) next.revoked.insert(grant);
+    // Without a session nothing was published, so nothing needs listing.
+    if (!renewal && (next.resource_version.empty() || next.revoked == n.object.revoked)) return {};
+    const MonoTime sent = clock_.monotonic();
+    const kube::Resource resource = kube::resources::coordination_leases();
+    auto written = next.resource_version.empty() ? api_.create(resource, n.object.ns, api::session_object(next))
+                                                 : api_.update(resource, api::session_object(next));
+    if (written.ok()) {
+      n.object = api::decode_session(*written);
+      n.object.ns = next.ns;
+      if (renewal) n.renewal_at = sent;
+      for (auto it = n.droppable_at.begin(); it != n.droppable_at.end();)
+        it = n.object.revoked.contains(it->first) ? std::next(it) : n.droppable_at.erase(it);
+      for (const auto& [grant, duration] : add) {
+        // Hand-over: the latest renewal published before this listing, plus the grant's
+        // lease duration; a minute more before the listing may go.
+        const MonoTime hand_over = published_since.value_or(sent) + duration;
+        n.droppable_at[grant] = hand_over + options_.keep_listed;
+      }
+      return {};
+    }
+    const ErrorCode code = written.error().code;
+    if (code != ErrorCode::kConflict && code != ErrorCode::kAlreadyExists && code != ErrorCode::kNotFound) {
+      log::warn("cannot write the session", {{"namespace", n.object.ns}, {"error", written.error().describe()}});
+      return written.error();
+    }
+    n.loaded = false;  // another writer moved it: read it and merge
+  }
+  return make_error(ErrorCode::kConflict, "the session of " + n.object.ns + " keeps changing");
+}
+
+Result<std::optional<MonoTime>> SessionKeeper::list(const std::string& ns, const api::GrantRef& grant,
+                                                    Millis lease_duration) {
+  Namespace& n = state_of(ns);
+  std::lock_guard lock(n.mutex);
+  n.object.ns = ns;
+  if (Status loaded = load(n); !loaded.ok()) return loaded.error();
+  if (n.object.resource_version.empty()) return std::optional<MonoTime>();  // nothing was ever published
+  const std::optional<MonoTime> published_since = n.renewal_at;
+  if (!n.object.lists(grant)) {
+    if (Status written = write(n, std::nullopt, {{grant, lease_duration}}); !written.ok()) return written.error();
+  }
+  if (!published_since) return std::optional<MonoTime>();
+  return std::optional<MonoTime>(*published_since + lease_duration);
+}
+
+void SessionKeeper::renew_documents(const std::string& ns, WallTime renewal, std::vector<LockTable::Handle>& held,
+                                    Coverage& coverage) {
+  std::vector<lock::HeldLock> batch;
+  std::vector<LockEntry*> renewing;
+  for (LockTable::Handle& entry : held) {
+    if (!entry->renewing() || !entry->grant()) continue;
+    const lock::LockState& doc = entry->grant()->state;
+    const api::GrantRef grant{name_of(doc.doc.lease), std::to_string(doc.token)};
+    coverage.saw(grant, Millis(doc.doc.ttl_millis));
+    if (doc.doc.renewed_at >= renewal) {
+      coverage.covered.insert(grant);  // written at or after the tick's moment
+      continue;
+    }
+    batch.push_back(lock::HeldLock{entry->key(), *entry->grant(), Millis(0), renewal});
+    renewing.push_back(&*entry);
+  }
+  if (batch.empty()) return;
+  std::vector<lock::BatchRenewal> results = store_.renew_all(batch);
+  const MonoTime after = clock_.monotonic();
+  for (std::size_t i = 0; i < renewing.size() && i < results.size(); ++i) {
+    LockEntry& entry = *renewing[i];
+    const lock::BatchRenewal& result = results[i];
+    const lock::LockState& doc = batch[i].grant.state;
+    const api::GrantRef grant{name_of(doc.doc.lease), std::to_string(doc.token)};
+    switch (result.result) {
+      case lock::BatchRenewal::Result::kRenewed:
+        entry.renewed(*result.grant, after);
+        coverage.covered.insert(grant);
+        coverage.any_answer = true;
+        break;
+      case lock::BatchRenewal::Result::kLost:
+        log::warn("held lock was taken by someone else", {{"lock", entry.key().id()}});
+        entry.lost();
+        coverage.any_answer = true;
+        if (options_.enqueue) options_.enqueue(entry.key().id());
+        break;
+      case lock::BatchRenewal::Result::kFailed: {
+        coverage.any_unavailable = coverage.any_unavailable || (result.error && result.error->unavailable());
+        std::optional<lock::LockState> still_ours;
+        if (result.grant) still_ours = result.grant->state;
+        if (entry.renewal_not_confirmed(still_ours, after, after + options_.retry_after)) {
+          observer_.renewal_failed();
+          log::warn("lock renewal failed until the grant expired",
+                    {{"lock", entry.key().id()}, {"error", result.error ? result.error->describe() : ""}});
+          if (options_.enqueue) options_.enqueue(entry.key().id());
+        } else {
+          coverage.failed.emplace(grant, entry.key().id());
+        }
+        break;
+      }
+    }
+  }
+}
+
+void SessionKeeper::check_published(const std::string& ns, WallTime renewal, Coverage& coverage) {
+  std::vector<std::pair<api::GrantRef, LeaseRecord>> shown;
+  cluster_.for_each_lease([&](const LeaseRecord& lease) {
+    if (lease.meta.ns == ns && lease.status.phase == Phase::kHeld && !lease.status.fencing_token.empty())
+      shown.emplace_back(api::GrantRef{lease.meta.name, lease.status.fencing_token}, lease);
+  });
+  for (const auto& [grant, lease] : shown) {
+    coverage.saw(grant, std::chrono::seconds(lease.spec.lease_duration_seconds));
+    if (coverage.covered.contains(grant) || coverage.failed.contains(grant)) continue;
+    const std::string lock_id = lease.lock_id();
+    std::optional<LockTable::Handle> entry = table_.try_lock(lock_id);
+    if (!entry || !(*entry)->known()) {
+      coverage.pending.emplace(grant, lock_id);  // not read yet, or being reconciled
+      continue;
+    }
+    const auto& doc = (*entry)->document();
+    const bool same_grant = doc && doc->doc.lease == ns + "/" + grant.lease && std::to_string(doc->token) == grant.token;
+    if (same_grant && (*entry)->renewing() && doc->doc.renewed_at >= renewal) {
+      coverage.covered.insert(grant);  // granted after the tick's moment
+    } else if (same_grant && !(*entry)->revoked()) {
+      coverage.pending.emplace(grant, lock_id);  // to be adopted (or just granted)
+    } else {
+      coverage.stale.emplace(grant, lock_id);  // the document holds another grant, or ours was revoked
+    }
+  }
+}
+
+void SessionKeeper::tick(const std::string& ns) {
+  Namespace& n = state_of(ns);
+  const WallTime renewal = lock::to_millis(clock_.now());
+  const MonoTime started = clock_.monotonic();
+  Coverage coverage;
+  {
+    // Held for the batch: a reconcile of one of these locks waits for its renewal.
+    std::vector<LockTable::Handle> held;
+    for (const std::string& id : table_.renewing_ids()) {
+      auto key = lock::parse_lock_id(id);
+      if (key.ok() && in_namespace(id, ns)) held.push_back(table_.lock(*key));
+    }
+    renew_documents(ns, renewal, held, coverage);
+  }
+  if (options_.backend_answered) {
+    if (coverage.any_answer) options_.backend_answered(true);
+    if (coverage.any_unavailable && !coverage.any_answer) options_.backend_answered(false);
+  }
+  check_published(ns, renewal, coverage);
+  std::map<std::string, std::pair<api::GrantRef, std::optional<MonoTime>>> revoked;  // lock id -> grant, hand-over
+  const MonoTime next = write_session(ns, renewal, started, coverage, revoked);
+  // The grants listed are revoked in the lock table too (outside the session's mutex: a
+  // reconcile may hold an entry while it waits to list): their reconcile then writes their
+  // Lease status, and hands them over no earlier than the validity they were shown.
+  for (const auto& [lock_id, listed] : revoked) {
+    if (auto key = lock::parse_lock_id(lock_id); key.ok()) {
+      LockTable::Handle entry = table_.lock(*key);
+      if (entry->document() && std::to_string(entry->document()->token) == listed.first.token)
+        entry->revoke(entry->revoked().value_or(api::Reason::kRenewalFailed), listed.second);
+    }
+    if (options_.enqueue) options_.enqueue(lock_id);
+  }
+  if (next == MonoTime::max()) {
+    std::lock_guard guard(mutex_);
+    due_.erase(ns);
+  } else {
+    schedule(ns, next);
+  }
+}
+
+MonoTime SessionKeeper::write_session(const std::string& ns, WallTime renewal, MonoTime started,
+                                      Coverage& coverage,
+                                      std::map<std::string, std::pair<api::GrantRef, std::optional<MonoTime>>>& revoked) {
+  Namespace& n = state_of(ns);
+  std::lock_guard lock(n.mutex);
+  n.object.ns = ns;
+  const Millis shortest = coverage.shortest.value_or(kLongestLease);
+  // Only a third of the published validity left: stop waiting for what cannot be covered.
+  const bool forced = n.renewal_at && started >= *n.renewal_at + shortest * 2 / 3;
+  std::map<api::GrantRef, Millis> to_list;
+  std::map<api::GrantRef, std::string> listed_locks;
+  auto list_all = [&](const std::map<api::GrantRef, std::string>& grants) {
+    for (const auto& [grant, lock_id] : grants) {
+      if (n.object.lists(grant)) continue;
+      to_list[grant] = coverage.durations[grant];
+      listed_locks[grant] = lock_id;
+    }
+  };
+  list_all(coverage.stale);
+  const bool waiting = !coverage.failed.empty() || !coverage.pending.empty();
+  if (forced) {
+    list_all(coverage.failed);
+    list_all(coverage.pending);
+  }
+  const bool held = coverage.shortest.has_value();
+  if (!held && n.object.resource_version.empty() && to_list.empty()) return MonoTime::max();
+  const bool renew = held && (!waiting || forced);
+  const std::optional<MonoTime> published_since = n.renewal_at;
+  if (Status written = write(n, renew ? std::optional<WallTime>(renewal) : std::nullopt, to_list); !written.ok())
+    return clock_.monotonic() + options_.retry_after;
+  for (const auto& [grant, lock_id] : listed_locks) {
+    std::optional<MonoTime> hand_over;
+    if (published_since) hand_over = *published_since + to_list[grant];
+    revoked[lock_id] = {grant, hand_over};
+  }
+  if (!held) return retire(n) ? MonoTime::max() : clock_.monotonic() + options_.keep_listed;
+  return clock_.monotonic() + (renew ? shortest / 3 : options_.retry_after);
+}
+
+bool SessionKeeper::retire(Namespace& n) {
+  // Nothing held: once nothing is listed either, the session goes.
+  if (!n.object.revoked.empty() || n.object.resource_version.empty()) return n.object.resource_version.empty();
+  kube::DeleteOptions options;
+  options.precondition_resource_version = n.object.resource_version;
+  if (!api_.remove(kube::resources::coordination_leases(), n.object.ns, api::kSessionName, options).ok()) return false;
+  const std::string ns = n.object.ns;
+  n.object = api::Session{};
+  n.object.ns = ns;
+  n.renewal_at.reset();
+  return true;
+}
+
+}  // namespace eslease::controller

@@ -1,0 +1,31 @@
+// The Lease's reasons and the waiting rule both programs share.
+#include "api/lease_api.h"
+
+#include <gtest/gtest.h>
+
+namespace eslease::api {
+namespace {
+
+TEST(Reasons, EveryReasonRoundTripsItsName) {
+  for (Reason r : {Reason::kWaiting, Reason::kAcquired, Reason::kTakenOver, Reason::kPodDeleted,
+                   Reason::kPodReplaced, Reason::kPodFailed, Reason::kPodSucceeded, Reason::kPodNotReady,
+                   Reason::kExpired, Reason::kRenewalFailed, Reason::kTimedOut, Reason::kInvalidClaim,
+                   Reason::kReleased, Reason::kInvalid, Reason::kBackendUnavailable, Reason::kBackendReachable,
+                   Reason::kMalformedLockDocument}) {
+    EXPECT_NE(std::string(to_string(r)), "");
+    EXPECT_EQ(parse_reason(to_string(r)), r) << to_string(r);
+  }
+  EXPECT_EQ(parse_reason("SomethingElse"), std::nullopt);
+}
+
+TEST(Reasons, OnlyALossRestartsTheWait) {
+  EXPECT_TRUE(waits_since_loss("False", "PodDeleted"));
+  EXPECT_TRUE(waits_since_loss("False", "Expired"));
+  EXPECT_FALSE(waits_since_loss("False", "Waiting"));
+  EXPECT_FALSE(waits_since_loss("False", "MalformedLockDocument"));
+  EXPECT_FALSE(waits_since_loss("True", "PodDeleted"));
+  EXPECT_FALSE(waits_since_loss("", ""));
+}
+
+}  // namespace
+}  // namespace eslease::api

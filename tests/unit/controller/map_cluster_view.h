@@ -1,0 +1,58 @@
+// The informer caches as plain maps for the controller's unit tests: filled from an
+// in-memory Kubernetes API as a watch would deliver, or by hand.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "controller/cluster_view.h"
+#include "controller/lease_codec.h"
+#include "kube/api.h"
+
+namespace eslease::controller::views {
+
+using nlohmann::json;
+
+// The informer caches as plain maps, refreshed from the API as a watch would deliver.
+class MapClusterView final : public ClusterView {
+ public:
+  std::optional<LeaseRecord> lease(const std::string& key) const override { return find(leases_, key); }
+  std::optional<PodRecord> pod(const std::string& key) const override { return find(pods_, key); }
+  void for_each_pod(const std::string& ns, const std::function<void(const PodRecord&)>& fn) const override {
+    for (const auto& [key, pod] : pods_)
+      if (pod.meta.ns == ns) fn(pod);
+  }
+  void for_each_lease(const std::function<void(const LeaseRecord&)>& fn) const override {
+    for (const auto& [key, lease] : leases_) fn(lease);
+  }
+
+  void sync_from(kube::Api& api) {
+    leases_ = decoded(api, kube::resources::eslease_leases(), decode_lease);
+    pods_ = decoded(api, kube::resources::pods(), decode_pod);
+  }
+
+ private:
+  template <typename Record>
+  static std::optional<Record> find(const std::map<std::string, Record>& records, const std::string& key) {
+    auto it = records.find(key);
+    return it == records.end() ? std::nullopt : std::optional<Record>(it->second);
+  }
+  template <typename Record>
+  static std::map<std::string, Record> decoded(kube::Api& api, const kube::Resource& resource,
+                                               Record (*decode)(const json&)) {
+    std::map<std::string, Record> out;
+    auto page = api.list(resource, "", {});
+    for (const json& object : page->items) {
+      auto record = decode(object);
+      out[record.meta.key()] = record;
+    }
+    return out;
+  }
+
+  std::map<std::string, LeaseRecord> leases_;
+  std::map<std::string, PodRecord> pods_;
+};
+
+
+}  // namespace eslease::controller::views

@@ -1,0 +1,249 @@
+// Sessions against the real lock store on an in-memory Elasticsearch and an in-memory
+// Kubernetes API: what a tick renews and writes, what it waits for, what it lists, and what
+// a revocation's hand-over time is. A second store stands in for another replica that also
+// believes it leads.
+#include "controller/session_keeper.h"
+
+#include <gtest/gtest.h>
+
+#include "common/text.h"
+#include "support/fake_clock.h"
+#include "support/fake_document_api.h"
+#include "support/memory_api.h"
+#include "unit/controller/map_cluster_view.h"
+
+namespace eslease::controller {
+namespace {
+
+using nlohmann::json;
+using testing::FakeClock;
+using testing::FakeDocumentApi;
+using views::MapClusterView;
+
+constexpr Millis kTtl{30000};
+const std::string kNs = "batch";
+
+class SessionKeeperTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ours_ = store("replica-a");
+    theirs_ = store("replica-b");
+    SessionOptions options;
+    options.identity = "replica-a";
+    options.enqueue = [this](const std::string& id) { enqueued_.push_back(id); };
+    keeper_ = std::make_unique<SessionKeeper>(table_, *ours_, api_, view_, observer_, clock_, options);
+  }
+
+  std::unique_ptr<lock::LockStore> store(const std::string& writer) {
+    lock::StoreOptions options;
+    options.writer = writer;
+    return std::move(lock::make_es_lock_store(es_, clock_, options).value());
+  }
+
+  // Grants lock `lock` to Lease `lease` and shows it Held in the Lease's status.
+  std::string grant(const std::string& lock, const std::string& lease) {
+    lock::Claim claim;
+    claim.lease = kNs + "/" + lease;
+    claim.lease_uid = "uid-" + lease;
+    claim.holder = kNs + "/pod-" + lease;
+    claim.ttl = kTtl;
+    const lock::LockKey key = *lock::make_lock_key(kNs, lock);
+    auto granted = ours_->acquire(key, claim);
+    EXPECT_TRUE(granted.ok() && granted->grant);
+    table_.lock(key)->granted(*granted->grant, clock_.monotonic());
+    const std::string token = std::to_string(granted->grant->state.token);
+    show_held(lock, lease, token);
+    return token;
+  }
+  void show_held(const std::string& lock, const std::string& lease, const std::string& token) {
+    json object = kube::testing::make_object(kNs, lease, "1", "uid-" + lease);
+    object["spec"] = {{"lockName", lock}, {"holder", {{"podName", "pod-" + lease}}}, {"leaseDurationSeconds", 30}};
+    object["status"] = {{"phase", "Held"}, {"fencingToken", token}};
+    api_.put_object(kube::resources::eslease_leases(), object);
+    view_.sync_from(api_);
+  }
+
+  std::optional<api::Session> session() {
+    auto got = api_.get(kube::resources::coordination_leases(), kNs, api::kSessionName, {});
+    if (!got.ok()) return std::nullopt;
+    return api::decode_session(*got);
+  }
+  lock::LockDocument document(const std::string& lock) {
+    return *lock::parse_lock_document(es_.peek(kNs + "/" + lock)->source);
+  }
+  int session_writes() {
+    int n = 0;
+    for (const auto& [verb, body] : api_.writes())
+      if (body.value("metadata", json::object()).value("name", "") == api::kSessionName) ++n;
+    return n;
+  }
+
+  FakeClock clock_;
+  FakeDocumentApi es_;
+  std::unique_ptr<lock::LockStore> ours_;
+  std::unique_ptr<lock::LockStore> theirs_;
+  kube::testing::MemoryApi api_;
+  MapClusterView view_;
+  LockTable table_;
+  Observer observer_;
+  std::vector<std::string> enqueued_;
+  std::unique_ptr<SessionKeeper> keeper_;
+};
+
+TEST_F(SessionKeeperTest, ATickRenewsEveryGrantInOneBulkAndWritesTheSessionOnce) {
+  grant("a", "claim-a");
+  grant("b", "claim-b");
+  grant("c", "claim-c");
+  clock_.advance(Millis(5000));
+  const WallTime renewal = lock::to_millis(clock_.now());
+  const int bulks = es_.calls("bulk");
+  keeper_->tick(kNs);
+  EXPECT_EQ(es_.calls("bulk"), bulks + 1);
+  EXPECT_EQ(session_writes(), 1);
+  ASSERT_TRUE(session());
+  EXPECT_EQ(session()->renew_time, renewal);
+  EXPECT_EQ(session()->holder_identity, "replica-a");
+  for (const char* lock : {"a", "b", "c"}) {
+    EXPECT_EQ(document(lock).renewed_at, renewal) << lock;
+    EXPECT_EQ(document(lock).expires_at, renewal + kTtl) << "the document covers the published validity";
+  }
+  // The next tick comes a third of the lease duration later, and costs the same.
+  EXPECT_EQ(keeper_->tick_due(), 0);
+  clock_.advance(kTtl / 3);
+  EXPECT_EQ(keeper_->tick_due(), 1);
+  EXPECT_EQ(es_.calls("bulk"), bulks + 2);
+  EXPECT_EQ(session_writes(), 2);
+  EXPECT_EQ(session()->renew_time, lock::to_millis(clock_.now()));
+}
+
+TEST_F(SessionKeeperTest, ARenewalNotConfirmedHoldsTheSessionBackUntilItMustBeListed) {
+  const std::string token_a = grant("a", "claim-a");
+  grant("b", "claim-b");
+  keeper_->tick(kNs);
+  const WallTime first = *session()->renew_time;
+  const MonoTime first_sent = clock_.monotonic();
+  const Error refused = make_error(ErrorCode::kTooManyRequests, "rejected execution");
+  // Every renewal of lock a fails from now on; b's go through.
+  for (int i = 0; i < 40; ++i) es_.inject({"bulk", false, refused});
+  clock_.advance(kTtl / 3);
+  keeper_->tick_due();
+  EXPECT_EQ(session()->renew_time, first) << "a renewal that was not confirmed is not published";
+  // Retried until only a third of the validity is left; then a is listed so b keeps its.
+  while (clock_.monotonic() < first_sent + kTtl * 2 / 3) {
+    clock_.advance(Millis(1000));
+    keeper_->tick_due();
+  }
+  ASSERT_TRUE(session()->lists({"claim-a", token_a}));
+  EXPECT_GT(*session()->renew_time, first);
+  LockTable::Handle a = table_.lock(*lock::make_lock_key(kNs, "a"));
+  EXPECT_FALSE(a->renewing());
+  EXPECT_EQ(a->revoked(), api::Reason::kRenewalFailed);
+  EXPECT_GE(a->expires_at(), first_sent + kTtl) << "handed over after the validity its holder was shown";
+  EXPECT_NE(std::find(enqueued_.begin(), enqueued_.end(), kNs + "/a"), enqueued_.end());
+}
+
+TEST_F(SessionKeeperTest, AHeldStatusThatIsNotOurGrantIsListedAtOnce) {
+  grant("a", "claim-a");
+  show_held("b", "claim-b", "4294967999");  // a status left by another replica; no document
+  table_.lock(*lock::make_lock_key(kNs, "b"))->read(std::nullopt, clock_.monotonic());
+  keeper_->tick(kNs);
+  ASSERT_TRUE(session());
+  EXPECT_TRUE(session()->lists({"claim-b", "4294967999"}));
+  EXPECT_TRUE(session()->renew_time) << "the grants that are covered keep their validity";
+}
+
+TEST_F(SessionKeeperTest, AGrantNotYetAdoptedIsWaitedForBeforeTheSessionIsRenewed) {
+  const std::string token = grant("a", "claim-a");
+  keeper_->tick(kNs);
+  const WallTime first = *session()->renew_time;
+  // A new leader: it knows the document but has not adopted the grant yet.
+  LockTable fresh;
+  SessionKeeper successor(fresh, *ours_, api_, view_, observer_, clock_, SessionOptions{"replica-c"});
+  const lock::LockKey key = *lock::make_lock_key(kNs, "a");
+  fresh.lock(key)->read(*ours_->get(key).value(), clock_.monotonic());
+  clock_.advance(Millis(2000));
+  successor.tick(kNs);
+  EXPECT_EQ(session()->renew_time, first);
+  EXPECT_FALSE(session()->lists({"claim-a", token}));
+  fresh.lock(key)->adopted(clock_.monotonic());
+  clock_.advance(Millis(1000));
+  successor.tick(kNs);
+  EXPECT_GT(*session()->renew_time, first);
+  EXPECT_EQ(session()->holder_identity, "replica-c");
+  EXPECT_EQ(document("a").renewed_at, *session()->renew_time);
+}
+
+TEST_F(SessionKeeperTest, ARevocationIsListedAndHandedOverAfterThePublishedValidity) {
+  const std::string token = grant("a", "claim-a");
+  keeper_->tick(kNs);
+  const MonoTime renewed = clock_.monotonic();
+  clock_.advance(Millis(4000));
+  auto hand_over = keeper_->list(kNs, {"claim-a", token}, kTtl);
+  ASSERT_TRUE(hand_over.ok());
+  ASSERT_TRUE(*hand_over);
+  EXPECT_EQ(**hand_over, renewed + kTtl);
+  EXPECT_TRUE(session()->lists({"claim-a", token}));
+  // Still listed past the hand-over, gone a minute later.
+  clock_.advance(kTtl);
+  keeper_->tick(kNs);
+  EXPECT_TRUE(session()->lists({"claim-a", token}));
+  clock_.advance(std::chrono::minutes(1));
+  keeper_->tick(kNs);
+  EXPECT_FALSE(session()->lists({"claim-a", token}));
+}
+
+TEST_F(SessionKeeperTest, WithoutASessionNothingWasPublishedAndNothingIsListed) {
+  auto hand_over = keeper_->list(kNs, {"claim-a", "12"}, kTtl);
+  ASSERT_TRUE(hand_over.ok());
+  EXPECT_FALSE(*hand_over);
+  EXPECT_FALSE(session());
+}
+
+TEST_F(SessionKeeperTest, AnotherWritersListingIsKeptOnAConflict) {
+  grant("a", "claim-a");
+  keeper_->tick(kNs);
+  // Another replica lists a grant behind our back.
+  json theirs = *api_.get(kube::resources::coordination_leases(), kNs, api::kSessionName, {});
+  theirs["metadata"]["annotations"]["eslease.io/revoked"] = "claim-x=77";
+  ASSERT_TRUE(api_.update(kube::resources::coordination_leases(), theirs, {}).ok());
+  clock_.advance(kTtl / 3);
+  keeper_->tick_due();
+  EXPECT_TRUE(session()->lists({"claim-x", "77"}));
+  EXPECT_EQ(session()->renew_time, lock::to_millis(clock_.now()));
+}
+
+// Two replicas that both believe they lead renew the same grant: ours meets the other's
+// version, follows it, and publishes only once its own renewal is confirmed.
+TEST_F(SessionKeeperTest, AGrantRenewedByAnotherReplicaIsFollowed) {
+  grant("a", "claim-a");
+  keeper_->tick(kNs);
+  const WallTime first = *session()->renew_time;
+  const lock::LockKey key = *lock::make_lock_key(kNs, "a");
+  clock_.advance(Millis(500));
+  auto current = theirs_->get(key);
+  ASSERT_TRUE(theirs_->renew(key, lock::Grant{**current, clock_.monotonic()}, Millis(0)).ok());
+  clock_.advance(kTtl / 3);
+  keeper_->tick_due();
+  EXPECT_EQ(session()->renew_time, first) << "not covered by our own write";
+  EXPECT_EQ(table_.lock(key)->grant()->state.version, es_.peek(key.id())->version);
+  clock_.advance(Millis(1000));
+  keeper_->tick_due();
+  EXPECT_GT(*session()->renew_time, first);
+  EXPECT_EQ(document("a").writer, "replica-a");
+}
+
+TEST_F(SessionKeeperTest, TheSessionGoesOnceNothingIsHeldOrListed) {
+  grant("a", "claim-a");
+  keeper_->tick(kNs);
+  ASSERT_TRUE(session());
+  const lock::LockKey key = *lock::make_lock_key(kNs, "a");
+  table_.lock(key)->released(clock_.monotonic());
+  api_.erase_object(kube::resources::eslease_leases(), kNs + "/claim-a");
+  view_.sync_from(api_);
+  clock_.advance(kTtl / 3);
+  keeper_->tick_due();
+  EXPECT_FALSE(session());
+}
+
+}  // namespace
+}  // namespace eslease::controller
