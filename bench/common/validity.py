@@ -21,7 +21,7 @@ from datetime import datetime
 
 SESSION_NAME = "eslease-session"
 REVOKED_ANNOTATION = "eslease.io/revoked"
-DEFAULT_LEASE_DURATION_SECONDS = 30  # the CRD's default for spec.leaseDurationSeconds
+DEFAULT_LEASE_DURATION_SECONDS = 60  # the CRD's default for spec.leaseDurationSeconds
 
 STATUS_RULE = "status.expireTime"
 SESSION_RULE = "session"

@@ -235,6 +235,10 @@ int run_cli(const std::vector<std::string>& args, Environment& env) {
     env.out << usage();
     return kExitOk;
   }
+  if (options.command == Command::kVersion) {
+    env.out << "eslease " << ESLEASE_VERSION << "\n";
+    return kExitOk;
+  }
   if (options.mode == Mode::kKubernetes) {
     KubeEnvironment kube_env{env.out,    env.err,       env.clock,        env.connect_kube,
                              env.getenv, env.read_file, env.catch_signals};
@@ -282,6 +286,7 @@ int run_cli(const std::vector<std::string>& args, Environment& env) {
     case Command::kRun:
       return command_run(options, *key, **store, env, holder);
     case Command::kHelp:
+    case Command::kVersion:
       break;
   }
   return kExitOk;

@@ -1,7 +1,11 @@
 #include "cli/kube_mode.h"
 
+#include <cstdlib>
+#include <filesystem>
+#include <map>
 #include <ostream>
 
+#include "api/session.h"
 #include "cli/exit_codes.h"
 #include "cli/lease_client.h"
 #include "cli/lease_hold.h"
@@ -21,7 +25,7 @@ int seconds_rounded_up(Millis d) {
   return static_cast<int>((d.count() + 999) / 1000);
 }
 
-struct Session {
+struct Invocation {
   const Options& options;
   KubeEnvironment& env;
   kube::Api& api;
@@ -40,8 +44,23 @@ int exit_for_signal(int signal_number) {
   return 128 + signal_number;
 }
 
-// Deletes a claim that will not be used; says so, or says how to clean up by hand.
-void withdraw(Session& s, const LeaseView& claim) {
+// The grant the Lease shows, if any, is let go: the controller hands the lock over at once
+// instead of waiting out its validity as it does for a Lease deleted by someone else.
+void mark_released_if_held(Invocation& s, const std::string& ns, const std::string& name) {
+  auto lease = s.api.get(kube::resources::eslease_leases(), ns, name);
+  if (!lease.ok()) return;
+  const LeaseView v = decode_lease_view(*lease);
+  if (!v.held() || v.fencing_token.empty()) return;
+  if (Status marked = mark_released(s.api, ns, name, v.fencing_token); !marked.ok()) {
+    s.messages.say(explain_api_error(marked.error(), "mark Lease " + name + " released", ns) +
+                   "; deleting it anyway (its lock moves once the holder's validity ends)");
+  }
+}
+
+// Deletes a claim that will not be used (it may have been granted meanwhile: no command ran
+// under it, so it is let go); says so, or says how to clean up by hand.
+void withdraw(Invocation& s, const LeaseView& claim) {
+  mark_released_if_held(s, claim.ns, claim.name);
   WaitSettings settings;
   settings.limit = Millis(10000);
   settings.catch_signals = false;
@@ -58,7 +77,26 @@ void withdraw(Session& s, const LeaseView& claim) {
   }
 }
 
-Claimed take_claim(Session& s) {
+// The claim this pod already has on the lock under the requested name: a container that
+// restarts (restartPolicy Always or OnFailure) finds the Lease of its earlier run, whose owner,
+// the pod, lives on. Its earlier run is gone with the old container, so the claim, and a grant
+// it holds, are taken back as they are. Anything else with the name is left alone.
+std::optional<json> own_leftover_claim(kube::Api& api, const ClaimRequest& request) {
+  auto existing = api.get(kube::resources::eslease_leases(), request.ns, request.name);
+  if (!existing.ok()) return std::nullopt;
+  const LeaseView v = decode_lease_view(*existing);
+  if (v.being_deleted || v.lock_name != request.lock || v.pod_name != request.pod) return std::nullopt;
+  const json owners = existing->value(json::json_pointer("/metadata/ownerReferences"), json::array());
+  if (!owners.is_array()) return std::nullopt;
+  for (const json& owner : owners) {
+    if (owner.is_object() && owner.value("kind", "") == "Pod" && owner.value("uid", "") == request.pod_uid) {
+      return *existing;
+    }
+  }
+  return std::nullopt;
+}
+
+Claimed take_claim(Invocation& s) {
   const Options& o = s.options;
   auto identity = resolve_pod_identity(s.sources);
   if (!identity.ok()) {
@@ -108,6 +146,20 @@ Claimed take_claim(Session& s) {
     request.liveness_grace_seconds = static_cast<int>(o.kube.liveness_grace->count() / 1000);
 
   auto created = create_claim(s.api, request);
+  // AlreadyExists: an earlier run of this container left it. Unavailable or a timeout: the
+  // create may have been applied while its answer was lost. Either way a claim of this pod
+  // found under the name is ours to carry on with, never to leave behind.
+  if (!created.ok() && (created.error().code == ErrorCode::kAlreadyExists || created.error().unavailable())) {
+    if (auto leftover = own_leftover_claim(s.api, request)) {
+      s.messages.say("taking back Lease " + request.name + ", this pod's claim on lock " + request.lock +
+                     (created.error().code == ErrorCode::kAlreadyExists
+                          ? " left by an earlier run of its container"
+                          : " (the answer to its creation was lost)"));
+      // Read afresh by the wait below (no resourceVersion): it may be Held already.
+      leftover->at("metadata").erase("resourceVersion");
+      created = std::move(*leftover);
+    }
+  }
   if (!created.ok()) {
     s.messages.say(created.error().message);
     return {kExitFailed, {}, {}};
@@ -138,7 +190,7 @@ Claimed take_claim(Session& s) {
   return {kExitFailed, {}, {}};
 }
 
-int command_acquire(Session& s) {
+int command_acquire(Invocation& s) {
   Claimed claimed = take_claim(s);
   if (claimed.exit_code) return *claimed.exit_code;
   const LeaseView v = decode_lease_view(claimed.lease);
@@ -150,7 +202,7 @@ int command_acquire(Session& s) {
   return kExitOk;
 }
 
-int command_run(Session& s) {
+int command_run(Invocation& s) {
   Claimed claimed = take_claim(s);
   if (claimed.exit_code) return *claimed.exit_code;
   const LeaseView v = decode_lease_view(claimed.lease);
@@ -160,12 +212,19 @@ int command_run(Session& s) {
   LeaseHoldOptions hold_options;
   hold_options.safety_margin = margin;
   auto hold = make_lease_hold(s.api, s.env.clock, claimed.lease, claimed.pod_uid, hold_options, s.messages);
-  if (grace + margin >= ttl) {
-    // Only when the API server defaulted a shorter duration than the flags were checked for.
-    s.messages.say("--grace plus --safety-margin must be shorter than the Lease's duration (" +
-                   format_duration(ttl) + "); not running the command");
+  // Checked again here: without --ttl the duration is the Lease's, defaulted by the API server.
+  if (Status slack = check_run_slack(ttl, grace, margin); !slack.ok()) {
+    s.messages.say(slack.error().message + "; not running the command");
     hold->finish(false);
     return kExitUsage;
+  }
+  if (auto warning = run_slack_warning(ttl, grace, margin)) s.messages.say("warning: " + *warning);
+  // The command starts only once the session confirms the grant for longer than it would
+  // take to stop it.
+  if (Status confirmed = hold->wait_until_confirmed(grace, ttl); !confirmed.ok()) {
+    s.messages.say(confirmed.error().message + "; not running the command");
+    hold->finish(false);
+    return kExitFailed;
   }
   s.messages.say("acquired lock " + v.lock_name + " as Lease " + v.name + " (token " + v.fencing_token +
                  "); running the command");
@@ -179,9 +238,11 @@ int command_run(Session& s) {
   return supervise(*hold, s.env.clock, supervise_options, s.env.err);
 }
 
-int command_release(Session& s) {
+int command_release(Invocation& s) {
   const std::string ns = resolve_namespace(s.sources);
   const std::string& name = s.options.lock;
+  // The one who releases speaks for the holder.
+  mark_released_if_held(s, ns, name);
   WaitSettings settings;
   if (s.options.wait_given) settings.limit = s.options.wait;
   settings.catch_signals = s.env.catch_signals;
@@ -206,7 +267,29 @@ int command_release(Session& s) {
   return kExitFailed;
 }
 
-int command_status(Session& s) {
+// Each holder's live validity, from its namespace's session. Best effort: a session that
+// cannot be read (no rights, none yet) leaves the validity unknown and says so once.
+void add_published_validity(Invocation& s, std::vector<LeaseView>& leases) {
+  std::map<std::string, std::optional<api::Session>> sessions;
+  for (LeaseView& v : leases) {
+    if (!v.held()) continue;
+    auto [it, inserted] = sessions.try_emplace(v.ns);
+    if (inserted) {
+      auto object = s.api.get(kube::resources::coordination_leases(), v.ns, api::kSessionName);
+      if (object.ok()) {
+        it->second = api::decode_session(*object);
+      } else if (object.error().code != ErrorCode::kNotFound) {
+        s.messages.say("cannot read session " + std::string(api::kSessionName) + " in namespace " + v.ns +
+                       " (validity not shown): " + object.error().describe());
+      }
+    }
+    if (!it->second) continue;
+    v.valid_until = api::published_validity(*it->second, api::GrantRef{v.name, v.fencing_token},
+                                            Millis(static_cast<long long>(v.lease_duration_seconds) * 1000));
+  }
+}
+
+int command_status(Invocation& s) {
   const bool all = s.options.kube.all_namespaces;
   const std::string ns = all ? std::string() : resolve_namespace(s.sources);
   kube::ListOptions list;
@@ -222,6 +305,7 @@ int command_status(Session& s) {
     LeaseView v = decode_lease_view(item);
     if (s.options.lock.empty() || v.lock_name == s.options.lock) leases.push_back(std::move(v));
   }
+  add_published_validity(s, leases);
   const auto reports = build_lock_reports(leases);
   const WallTime now = s.env.clock.now();
   if (s.options.output == OutputFormat::kJson) {
@@ -266,20 +350,23 @@ Status check_names(const Options& o) {
 
 KubeConnector kubernetes_connector() {
   return [](const KubeOptions& k) -> Result<KubeConnection> {
-    Result<kube::RestConfig> config = make_error(ErrorCode::kInternal, "no configuration");
-    if (!k.kubeconfig.empty()) {
-      config = kube::load_kubeconfig(k.kubeconfig, k.context);
-    } else if (std::getenv("KUBERNETES_SERVICE_HOST") != nullptr) {
-      if (!k.context.empty()) {
-        return make_error(ErrorCode::kInvalidArgument, "--context needs --kubeconfig FILE");
-      }
-      config = kube::load_in_cluster();
-    } else {
-      return make_error(
-          ErrorCode::kInvalidArgument,
-          "not running inside a pod (KUBERNETES_SERVICE_HOST is not set): give --kubeconfig FILE "
-          "for Kubernetes mode, or --es URL for direct mode");
+    const bool in_pod = std::getenv("KUBERNETES_SERVICE_HOST") != nullptr;
+    const char* kubeconfig_list = std::getenv("KUBECONFIG");
+    const char* home = std::getenv("HOME");
+    const bool has_file = !k.kubeconfig.empty() || (kubeconfig_list != nullptr && *kubeconfig_list != 0) ||
+                          (home != nullptr && std::filesystem::exists(std::filesystem::path(home) / ".kube/config"));
+    if (!in_pod && !has_file) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "no Kubernetes configuration: not running inside a pod (KUBERNETES_SERVICE_HOST is not "
+                        "set), no --kubeconfig, $KUBECONFIG or ~/.kube/config; give --kubeconfig FILE for "
+                        "Kubernetes mode, or --es URL for direct mode");
     }
+    if (in_pod && k.kubeconfig.empty() && !k.context.empty()) {
+      return make_error(ErrorCode::kInvalidArgument, "--context needs --kubeconfig FILE");
+    }
+    // The controller's order (kube::load_default): --kubeconfig, the pod's service account,
+    // $KUBECONFIG's first file, ~/.kube/config. Outside a pod that is kubectl's order.
+    auto config = kube::load_default(k.kubeconfig, k.context);
     if (!config.ok()) {
       Error error = config.error();
       if (error.code == ErrorCode::kInvalidArgument)
@@ -308,19 +395,19 @@ int run_kubernetes_mode(const Options& options, KubeEnvironment& env) {
     messages.say(connection.error().message);
     return connection.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitFailed;
   }
-  Session session{
+  Invocation invocation{
       options, env, *connection->api, messages,
       PodIdentitySources{options.kube.pod, options.ns_given ? options.ns : std::string(),
                          options.kube.podinfo_dir, connection->default_namespace, env.getenv, env.read_file}};
   switch (options.command) {
     case Command::kAcquire:
-      return command_acquire(session);
+      return command_acquire(invocation);
     case Command::kRun:
-      return command_run(session);
+      return command_run(invocation);
     case Command::kRelease:
-      return command_release(session);
+      return command_release(invocation);
     case Command::kStatus:
-      return command_status(session);
+      return command_status(invocation);
     default:
       messages.say("this command is for direct mode (--es URL)");
       return kExitUsage;

@@ -1,5 +1,6 @@
 #include "cli/lease_client.h"
 
+#include "api/session.h"
 #include "cli/lease_follow.h"
 #include "cli/wait_control.h"
 #include "common/duration.h"
@@ -27,8 +28,9 @@ std::string explain_api_error(const Error& error, const std::string& doing, cons
   std::string message = "cannot " + doing + ": " + error.message;
   if (error.code == ErrorCode::kForbidden) {
     message +=
-        ". Access denied (403): the service account needs get, create, watch and delete on "
-        "leases.eslease.io in namespace " +
+        ". Access denied (403): the service account needs get, create, watch, patch and delete on "
+        "leases.eslease.io, and get and watch on leases.coordination.k8s.io named eslease-session, in "
+        "namespace " +
         ns + " (examples/workloads/job.yaml has such a Role)";
   } else if (error.code == ErrorCode::kUnauthorized) {
     message += " (the API server did not accept the credentials)";
@@ -85,7 +87,7 @@ WaitOutcome wait_until_held(kube::Api& api, Clock& clock, const json& created, c
     decided = true;
     return true;
   };
-  const LeaseObserver observe = [&](const std::optional<json>& lease) {
+  const ObjectObserver observe = [&](const std::optional<json>& lease) {
     if (!lease)
       return decide(WaitResult::kRefused, "Lease " + mine.name + " was deleted while waiting for the lock");
     const LeaseView v = decode_lease_view(*lease);
@@ -98,7 +100,7 @@ WaitOutcome wait_until_held(kube::Api& api, Clock& clock, const json& created, c
       std::lock_guard lock(seen_mutex);
       has_status = has_status || !v.phase.empty();
     }
-    if (v.phase == "Held" && !v.fencing_token.empty() && v.expire_time &&
+    if (v.phase == "Held" && !v.fencing_token.empty() &&
         (v.holder_uid.empty() || v.holder_uid == pod_uid)) {
       return decide(WaitResult::kHeld, "");
     }
@@ -162,12 +164,25 @@ WaitOutcome wait_until_held(kube::Api& api, Clock& clock, const json& created, c
   return outcome;
 }
 
+Status mark_released(kube::Api& api, const std::string& ns, const std::string& name, const std::string& token) {
+  const json patch = {{"metadata", {{"annotations", {{api::kReleasedAnnotation, token}}}}}};
+  auto patched = api.patch(kube::resources::eslease_leases(), ns, name, kube::PatchType::kMerge, patch);
+  if (patched.ok()) return {};
+  return patched.error();
+}
+
 DeleteOutcome delete_and_wait(kube::Api& api, Clock& clock, const std::string& ns, const std::string& name,
                               const std::string& uid, const WaitSettings& settings, Messages& messages) {
   DeleteOutcome outcome;
   kube::DeleteOptions options;
   if (!uid.empty()) options.precondition_uid = uid;
+  // A delete is idempotent: one whose answer was lost (it may have been applied) is sent
+  // again, and a Lease already gone answers NotFound.
   Status deleted = api.remove(kube::resources::eslease_leases(), ns, name, options);
+  for (int retry = 0; retry < 3 && !deleted.ok() && deleted.error().unavailable(); ++retry) {
+    clock.sleep_for(Millis(200 << retry), {});
+    deleted = api.remove(kube::resources::eslease_leases(), ns, name, options);
+  }
   if (!deleted.ok()) {
     if (deleted.error().code == ErrorCode::kNotFound) {
       outcome.result = DeleteResult::kNotFound;
@@ -191,7 +206,7 @@ DeleteOutcome delete_and_wait(kube::Api& api, Clock& clock, const std::string& n
     messages.say("the controller has not released the lock of Lease " + name +
                  " yet (finalizer eslease.io/release): is eslease-controller running? Still waiting");
   });
-  const LeaseObserver observe = [&](const std::optional<json>& lease) {
+  const ObjectObserver observe = [&](const std::optional<json>& lease) {
     if (!lease) return gone = true;
     const LeaseView v = decode_lease_view(*lease);
     if (!uid.empty() && v.uid != uid) return gone = true;  // ours is gone, a new one took the name

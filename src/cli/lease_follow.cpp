@@ -16,9 +16,9 @@ bool is_permanent(const Error& error) {
   }
 }
 
-Status follow_lease(kube::Api& api, Clock& clock, const std::string& ns, const std::string& name,
-                    const FollowOptions& options, const LeaseObserver& observe,
-                    const FollowErrorObserver& on_error, std::stop_token stop) {
+Status follow_object(kube::Api& api, Clock& clock, const kube::Resource& resource, const std::string& ns,
+                     const std::string& name, const FollowOptions& options, const ObjectObserver& observe,
+                     const FollowErrorObserver& on_error, std::stop_token stop) {
   Backoff retry(BackoffPolicy{options.retry_initial, options.retry_max, 2.0});
   std::string resource_version = options.resource_version;
   const auto failed = [&](const Error& error) -> std::optional<Status> {
@@ -31,15 +31,15 @@ Status follow_lease(kube::Api& api, Clock& clock, const std::string& ns, const s
 
   while (!stop.stop_requested()) {
     if (resource_version.empty()) {
-      auto current = api.get(kube::resources::eslease_leases(), ns, name);
+      auto current = api.get(resource, ns, name);
       if (!current.ok() && current.error().code != ErrorCode::kNotFound) {
         if (auto end = failed(current.error())) return *end;
         continue;
       }
       if (!current.ok()) {
         if (observe(std::nullopt)) return {};
-        // Nothing to watch from: wait and read again (a caller that waits for a Lease to
-        // appear; none of today's callers do).
+        // Nothing to watch from: wait and read again (run waits so for a namespace's first
+        // session).
         if (!clock.sleep_for(retry.next(), stop)) break;
         continue;
       }
@@ -57,7 +57,7 @@ Status follow_lease(kube::Api& api, Clock& clock, const std::string& ns, const s
     bool any_event = false;
     std::optional<Error> stream_error;
     Status ended = api.watch(
-        kube::resources::eslease_leases(), ns, watch,
+        resource, ns, watch,
         [&](const kube::WatchEvent& event) {
           using Type = kube::WatchEvent::Type;
           any_event = true;
@@ -71,7 +71,7 @@ Status follow_lease(kube::Api& api, Clock& clock, const std::string& ns, const s
               const auto code = event.object.is_object() ? event.object.value("code", 0) : 0;
               if (code != 410) {
                 stream_error = make_error(ErrorCode::kUnavailable,
-                                          "the watch of Lease " + name + " ended with an error event: " +
+                                          "the watch of " + name + " ended with an error event: " +
                                               event.object.value("message", std::string("no message")),
                                           code);
               }

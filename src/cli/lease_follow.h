@@ -1,8 +1,8 @@
-// Following one Lease through the API: GET it, then WATCH it from that version, and start
+// Following one object through the API: GET it, then WATCH it from that version, and start
 // again with a GET whenever the stream ends in an error (410 Expired, a dropped connection,
 // a silent stream), so every change is seen without polling and a gap is closed by reading
-// the current state. Used by acquire (until Held), release (until gone) and run (for as
-// long as the command runs).
+// the current state. Used by acquire (its Lease, until Held), release (until gone) and run
+// (its Lease and its namespace's session, for as long as the command runs).
 #pragma once
 
 #include <functional>
@@ -27,16 +27,24 @@ struct FollowOptions {
   std::string resource_version;
 };
 
-// Called with the Lease as it is now, or nullopt once it does not exist. Return true to stop.
-using LeaseObserver = std::function<bool(const std::optional<nlohmann::json>& lease)>;
+// Called with the object as it is now, or nullopt while it does not exist (an object that is
+// missing is read again after a backoff). Return true to stop.
+using ObjectObserver = std::function<bool(const std::optional<nlohmann::json>& lease)>;
 // Called when reading failed and the follower will retry after a backoff.
 using FollowErrorObserver = std::function<void(const Error& error)>;
 
 // Returns ok when the observer asked to stop, kCancelled when `stop` was requested, and the
 // error itself when retrying cannot help (401, 403, a bad request): those need a person.
-Status follow_lease(kube::Api& api, Clock& clock, const std::string& ns, const std::string& name,
-                    const FollowOptions& options, const LeaseObserver& observe,
-                    const FollowErrorObserver& on_error, std::stop_token stop);
+Status follow_object(kube::Api& api, Clock& clock, const kube::Resource& resource, const std::string& ns,
+                     const std::string& name, const FollowOptions& options, const ObjectObserver& observe,
+                     const FollowErrorObserver& on_error, std::stop_token stop);
+
+inline Status follow_lease(kube::Api& api, Clock& clock, const std::string& ns, const std::string& name,
+                           const FollowOptions& options, const ObjectObserver& observe,
+                           const FollowErrorObserver& on_error, std::stop_token stop) {
+  return follow_object(api, clock, kube::resources::eslease_leases(), ns, name, options, observe, on_error,
+                       std::move(stop));
+}
 
 // Errors that no retry will fix.
 bool is_permanent(const Error& error);

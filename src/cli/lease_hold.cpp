@@ -1,74 +1,106 @@
 #include "cli/lease_hold.h"
 
+#include <condition_variable>
 #include <mutex>
 #include <thread>
 
+#include "api/session.h"
 #include "cli/lease_follow.h"
+#include "common/duration.h"
 
 namespace eslease::cli {
 namespace {
 
 using nlohmann::json;
 
-class LeaseHold final : public Hold {
+class SessionLeaseHold final : public LeaseHold {
  public:
-  LeaseHold(kube::Api& api, Clock& clock, const json& held, std::string pod_uid, LeaseHoldOptions options,
-            Messages& messages)
+  SessionLeaseHold(kube::Api& api, Clock& clock, const json& held, std::string pod_uid, LeaseHoldOptions options,
+                   Messages& messages)
       : api_(api),
         clock_(clock),
         granted_(decode_lease_view(held)),
+        grant_{granted_.name, granted_.fencing_token},
+        lease_duration_(Millis(static_cast<long long>(granted_.lease_duration_seconds) * 1000)),
         pod_uid_(std::move(pod_uid)),
         options_(options),
         messages_(messages) {
-    observe(granted_);
+    observe_lease(granted_);
+    // The session is renewed every third of the shortest lease duration of the namespace; a
+    // stream silent for longer than half of this one's is suspect and is replaced.
     FollowOptions follow;
-    follow.resource_version = granted_.resource_version;
-    // Renewals come every third of the lease duration; a stream silent for longer than half
-    // of it is suspect and is replaced (the Lease is read again).
-    follow.idle_timeout = std::max(Millis(1000), Millis(granted_.lease_duration_seconds * 1000 / 2));
-    follower_ = std::jthread([this, follow](std::stop_token stop) {
-      const Status followed = follow_lease(
-          api_, clock_, granted_.ns, granted_.name, follow,
-          [this](const std::optional<json>& lease) {
-            if (!lease) {
-              std::lock_guard lock(mutex_);
-              lose("Lease " + granted_.name + " was deleted");
-              return true;
-            }
-            observe(decode_lease_view(*lease));
-            std::lock_guard lock(mutex_);
-            return state_.lost;
-          },
-          [this](const Error& error) {
-            std::lock_guard lock(mutex_);
-            pending_error_ = error.describe();
-          },
-          stop);
-      if (!followed.ok() && followed.error().code != ErrorCode::kCancelled) {
-        // Nothing confirms the grant any more: the command is stopped before it expires.
-        std::lock_guard lock(mutex_);
-        pending_error_ = "stopped watching: " + followed.error().describe();
-      }
-    });
+    follow.idle_timeout = std::max(Millis(1000), lease_duration_ / 2);
+    FollowOptions follow_lease_options = follow;
+    follow_lease_options.resource_version = granted_.resource_version;
+    lease_follower_ = start_following(kube::resources::eslease_leases(), granted_.name, follow_lease_options,
+                                      [this](const std::optional<json>& lease) {
+                                        if (!lease) {
+                                          std::lock_guard lock(mutex_);
+                                          lose("Lease " + granted_.name + " was deleted");
+                                          return true;
+                                        }
+                                        observe_lease(decode_lease_view(*lease));
+                                        std::lock_guard lock(mutex_);
+                                        return state_.lost;
+                                      });
+    // A namespace's first session is created just after its first grant: read it again
+    // soon while it is missing.
+    follow.retry_initial = Millis(100);
+    follow.retry_max = Millis(1000);
+    session_follower_ = start_following(kube::resources::coordination_leases(), api::kSessionName, follow,
+                                        [this](const std::optional<json>& session) {
+                                          observe_session(session);
+                                          std::lock_guard lock(mutex_);
+                                          return state_.lost;
+                                        });
   }
 
-  ~LeaseHold() override { stop_following(); }
+  ~SessionLeaseHold() override { stop_following(); }
+
+  Status wait_until_confirmed(Millis needed, Millis limit) override {
+    const MonoTime give_up = clock_.monotonic() + limit;
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      if (state_.lost) return make_error(ErrorCode::kConflict, state_.why);
+      if (session_failure_) return *session_failure_;
+      const MonoTime now = clock_.monotonic();
+      if (has_validity_ && state_.confirmed_until > now + needed) return {};
+      if (now >= give_up) {
+        return make_error(ErrorCode::kTimeout,
+                          "no validity for Lease " + granted_.name + " was published in session " +
+                              api::kSessionName + " of namespace " + granted_.ns + " within " +
+                              format_duration(limit) + " (is eslease-controller running and renewing it?)");
+      }
+      changed_.wait_for(lock, std::min<MonoTime::duration>(give_up - now, Millis(100)));
+    }
+  }
 
   State check() override {
+    const MonoTime now = clock_.monotonic();
     std::lock_guard lock(mutex_);
-    if (!pending_error_.empty()) {
+    for (std::string* error : {&lease_error_, &session_error_}) {
       // Said here, on the supervisor's thread, which owns stderr while the command runs.
-      if (pending_error_ != last_error_) {
-        messages_.say("cannot watch Lease " + granted_.name + " (retrying): " + pending_error_);
-        last_error_ = pending_error_;
-      }
-      pending_error_.clear();
+      if (!error->empty()) messages_.say(*error);
+      error->clear();
+    }
+    // Once the deadline has passed the grant is over for this process, whatever a later
+    // session version says: its command may have been stopped, and a paused process must
+    // not believe in a grant it could not watch.
+    if (has_validity_ && now >= state_.confirmed_until) {
+      lose("the validity published for Lease " + granted_.name + " ended before a renewal was seen");
     }
     return state_;
   }
 
   void finish(bool) override {
     stop_following();
+    // The holder lets go: the mark tells the controller that the grant may move at once.
+    // Without it (no patch right) the deletion reads as a revocation, and the lock moves
+    // when the validity published to this process has ended.
+    if (Status marked = mark_released(api_, granted_.ns, granted_.name, granted_.fencing_token); !marked.ok()) {
+      messages_.say(explain_api_error(marked.error(), "mark Lease " + granted_.name + " released", granted_.ns) +
+                    "; the lock moves once its published validity ends");
+    }
     WaitSettings settings;
     settings.limit = options_.release_wait;
     settings.catch_signals = false;  // signals are still the supervisor's; this wait is bounded instead
@@ -83,29 +115,63 @@ class LeaseHold final : public Hold {
         messages_.say(deleted.message + "; it will be released when the controller gets to it");
         break;
       default:
-        messages_.say(deleted.message + "; delete it with 'kubectl delete leases.eslease.io " +
-                      granted_.name + " -n " + granted_.ns + "' (until then the lock stays with this pod)");
+        messages_.say(deleted.message + "; delete it with 'kubectl delete leases.eslease.io " + granted_.name +
+                      " -n " + granted_.ns + "' (until then the lock stays with this pod)");
     }
   }
 
  private:
+  std::jthread start_following(const kube::Resource& resource, const std::string& name, FollowOptions follow,
+                               ObjectObserver observe) {
+    const bool is_session = name == api::kSessionName;
+    return std::jthread([this, resource, name, follow, observe, is_session](std::stop_token stop) {
+      const auto remember = [this, is_session, name](const std::string& error) {
+        std::lock_guard lock(mutex_);
+        (is_session ? session_error_ : lease_error_) = "cannot watch " + name + " (retrying): " + error;
+      };
+      const Status followed = follow_object(
+          api_, clock_, resource, granted_.ns, name, follow, observe,
+          [&remember](const Error& error) { remember(error.describe()); }, stop);
+      if (followed.ok() || followed.error().code == ErrorCode::kCancelled) return;
+      // Nothing confirms the grant any more: the command is stopped before it expires.
+      std::lock_guard lock(mutex_);
+      std::string& said = is_session ? session_error_ : lease_error_;
+      said = "stopped watching " + name + ": " + followed.error().describe();
+      if (is_session) {
+        Error failure = followed.error();
+        failure.message = explain_session_error(failure);
+        session_failure_ = failure;
+        changed_.notify_all();
+      }
+    });
+  }
+
+  std::string explain_session_error(const Error& error) const {
+    std::string message = "cannot read session " + std::string(api::kSessionName) + " in namespace " +
+                          granted_.ns + ": " + error.describe();
+    if (error.code == ErrorCode::kForbidden) {
+      message += " (the workload needs get and watch on leases.coordination.k8s.io named " +
+                 std::string(api::kSessionName) + " in its namespace; examples/workloads/job.yaml has such a Role)";
+    }
+    return message;
+  }
+
   void stop_following() {
-    follower_.request_stop();
-    if (follower_.joinable()) follower_.join();
+    for (std::jthread* follower : {&lease_follower_, &session_follower_}) {
+      follower->request_stop();
+      if (follower->joinable()) follower->join();
+    }
   }
 
   void lose(std::string why) {
     if (state_.lost) return;
     state_.lost = true;
     state_.why = std::move(why);
+    changed_.notify_all();
   }
 
-  // Every state of the Lease the watch shows: still ours and renewed, or the grant is over.
-  void observe(const LeaseView& v) {
-    // Clocks are read outside the lock; the confirmed end is this process's monotonic time
-    // when the published wall-clock expiry (less the margin) comes.
-    const WallTime wall_now = clock_.now();
-    const MonoTime mono_now = clock_.monotonic();
+  // Every state of the Lease the watch shows: still ours, or the grant is over.
+  void observe_lease(const LeaseView& v) {
     std::lock_guard lock(mutex_);
     if (v.uid != granted_.uid) return lose("Lease " + granted_.name + " was replaced by another object");
     if (v.being_deleted) return lose("Lease " + granted_.name + " is being deleted");
@@ -123,32 +189,56 @@ class LeaseHold final : public Hold {
     if (!v.holder_uid.empty() && !pod_uid_.empty() && v.holder_uid != pod_uid_) {
       return lose("lock " + granted_.lock_name + " is now held by pod " + v.holder_pod);
     }
-    if (v.expire_time) {
-      const auto remaining =
-          std::chrono::duration_cast<Millis>(*v.expire_time - wall_now) - options_.safety_margin;
-      state_.confirmed_until = mono_now + remaining;
+  }
+
+  // Every version of the session: the latest one that does not list the grant sets its
+  // validity; one that lists it ends the grant. A missing session publishes nothing, so the
+  // validity already seen runs down.
+  void observe_session(const std::optional<json>& object) {
+    if (!object) return;
+    const api::Session session = api::decode_session(*object);
+    // Clocks are read outside the lock; the confirmed end is this process's monotonic time
+    // when the published wall-clock validity, less the margin, comes.
+    const WallTime wall_now = clock_.now();
+    const MonoTime mono_now = clock_.monotonic();
+    std::lock_guard lock(mutex_);
+    if (session.lists(grant_)) {
+      return lose("lock " + granted_.lock_name + " was revoked (session " + api::kSessionName + " lists Lease " +
+                  granted_.name + " with token " + granted_.fencing_token + ")");
     }
+    const auto validity = api::published_validity(session, grant_, lease_duration_);
+    if (!validity) return;
+    const auto remaining = std::chrono::duration_cast<Millis>(*validity - wall_now) - options_.safety_margin;
+    state_.confirmed_until = mono_now + remaining;
+    has_validity_ = true;
+    changed_.notify_all();
   }
 
   kube::Api& api_;
   Clock& clock_;
   const LeaseView granted_;
+  const api::GrantRef grant_;
+  const Millis lease_duration_;
   const std::string pod_uid_;
   const LeaseHoldOptions options_;
   Messages& messages_;
   std::mutex mutex_;
+  std::condition_variable changed_;
   State state_;
-  std::string pending_error_;
-  std::string last_error_;
-  std::jthread follower_;  // last: it uses everything above
+  bool has_validity_ = false;
+  std::string lease_error_;
+  std::string session_error_;
+  std::optional<Error> session_failure_;  // the session cannot be followed at all
+  std::jthread lease_follower_;           // last: they use everything above
+  std::jthread session_follower_;
 };
 
 }  // namespace
 
-std::unique_ptr<Hold> make_lease_hold(kube::Api& api, Clock& clock, const json& held,
-                                      const std::string& pod_uid, const LeaseHoldOptions& options,
-                                      Messages& messages) {
-  return std::make_unique<LeaseHold>(api, clock, held, pod_uid, options, messages);
+std::unique_ptr<LeaseHold> make_lease_hold(kube::Api& api, Clock& clock, const json& held,
+                                           const std::string& pod_uid, const LeaseHoldOptions& options,
+                                           Messages& messages) {
+  return std::make_unique<SessionLeaseHold>(api, clock, held, pod_uid, options, messages);
 }
 
 }  // namespace eslease::cli

@@ -137,7 +137,6 @@ LeaseView decode_lease_view(const json& object) {
     }
     v.fencing_token = string_at(*status, "fencingToken");
     v.acquire_time = time_at(*status, "acquireTime");
-    v.expire_time = time_at(*status, "expireTime");
     if (auto q = integer_at(*status, "queuePosition"); q && *q >= 0 && *q < (1LL << 31)) {
       v.queue_position = static_cast<int>(*q);
     }

@@ -24,14 +24,16 @@ struct LeaseView {
   std::string pod_name;  // claim mode
   std::string selector;  // election mode, as "key=value,..." for people
   std::string priority = "Foreground";
-  int lease_duration_seconds = 30;
+  int lease_duration_seconds = 60;  // the CRD's default
 
   std::string phase;  // "" until the controller has written a status
   std::string holder_pod;
   std::string holder_uid;
   std::string fencing_token;
   std::optional<WallTime> acquire_time;
-  std::optional<WallTime> expire_time;
+  // Not in the Lease: the validity its namespace's session publishes to a Held claim
+  // (api::published_validity), filled in by whoever read the session.
+  std::optional<WallTime> valid_until;
   std::optional<int> queue_position;
   // The Held condition: whether and why the claim is (not) held, and since when.
   std::string held_status;

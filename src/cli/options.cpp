@@ -33,20 +33,17 @@ Status check_duration_flag(const std::string& flag, const std::string& value, Mi
 }
 
 // Lease durations and the run deadlines of Kubernetes mode, checked before anything is
-// contacted. The Lease's leaseDurationSeconds is whole seconds; the command must be stopped
-// (grace) a safety margin before the expiry the controller published.
+// contacted when --ttl is given (else once the Lease shows its duration). The Lease's
+// leaseDurationSeconds is whole seconds.
 Status check_kubernetes_timings(const Options& options) {
   if (options.ttl_given && (options.ttl.count() % 1000 != 0 || options.ttl > Millis(3'600'000))) {
     return usage_error("--ttl must be whole seconds from 1s to 1h in Kubernetes mode (leaseDurationSeconds)");
   }
-  if (options.command != Command::kRun) return {};
-  const Millis grace = kube_grace(options, options.ttl);
-  const Millis margin = kube_safety_margin(options, options.ttl);
-  if (grace + margin >= options.ttl) {
-    return usage_error("--grace plus --safety-margin (" + format_duration(grace) + " + " +
-                       format_duration(margin) + ") must be shorter than --ttl (" +
-                       format_duration(options.ttl) +
-                       "): the command must be stopped before the lock expires");
+  if (options.command != Command::kRun || !options.ttl_given) return {};
+  if (auto s = check_run_slack(options.ttl, kube_grace(options, options.ttl),
+                               kube_safety_margin(options, options.ttl));
+      !s.ok()) {
+    return usage_error(s.error().message);
   }
   return {};
 }
@@ -114,6 +111,27 @@ Millis kube_safety_margin(const Options& options, Millis ttl) {
 
 Millis kube_grace(const Options& options, Millis ttl) {
   return options.grace.value_or(std::min(Millis(10000), ttl / 3));
+}
+
+Millis run_slack(Millis ttl, Millis grace, Millis margin) {
+  return ttl * 2 / 3 - margin - grace;
+}
+
+Status check_run_slack(Millis ttl, Millis grace, Millis margin) {
+  if (run_slack(ttl, grace, margin) > Millis(0)) return {};
+  return usage_error("--grace plus --safety-margin (" + format_duration(grace) + " + " + format_duration(margin) +
+                     ") must be shorter than two thirds of the lease duration (" + format_duration(ttl) +
+                     "): a holder's validity is renewed every third of it, so the command would be stopped "
+                     "between any two renewals");
+}
+
+std::optional<std::string> run_slack_warning(Millis ttl, Millis grace, Millis margin) {
+  const Millis slack = run_slack(ttl, grace, margin);
+  if (slack >= kExpectedRenewalPause) return std::nullopt;
+  return "with a lease duration of " + format_duration(ttl) + ", --grace " + format_duration(grace) +
+         " and --safety-margin " + format_duration(margin) + " the command rides out only " +
+         format_duration(slack) + " without a renewal; a controller failover takes up to " +
+         format_duration(kExpectedRenewalPause) + " and would stop it (use the default 60s --ttl, or a shorter --grace)";
 }
 
 Result<Options> parse_options(const std::vector<std::string>& args) {
@@ -264,6 +282,10 @@ Result<Options> parse_options(const std::vector<std::string>& args) {
       help = true;
       continue;
     }
+    if (arg == "--version") {
+      options.command = Command::kVersion;
+      return options;
+    }
     if (arg == "--es-insecure-skip-tls-verify") {
       options.connection.insecure_skip_tls_verify = true;
       continue;
@@ -336,36 +358,42 @@ Result<Options> parse_options(const std::vector<std::string>& args) {
 
 std::string usage() {
   return R"(usage: eslease [connection flags] COMMAND [flags]
+       eslease --version | --help
 
-Distributed locks for workloads. Kubernetes mode (the default inside a pod, or with
---kubeconfig) declares Lease objects for a pod and lets eslease-controller decide; the pod
+Distributed locks for workloads. Kubernetes mode (the default, without --es) declares
+Lease objects for a pod and lets eslease-controller decide; the pod
 needs no Elasticsearch credentials. Direct mode (--es URL) locks straight in Elasticsearch,
 for processes outside Kubernetes.
 
 Kubernetes mode:
-  acquire LOCK [--pod P] [--lease NAME] [--priority Foreground|Background] [--ttl 30s]
+  acquire LOCK [--pod P] [--lease NAME] [--priority Foreground|Background] [--ttl 60s]
                [--wait D] [--liveness-grace 10s]
       Creates a Lease claiming LOCK for the pod (owned by it, so it goes when the pod goes),
       waits by watching until the controller grants it, and prints the fencing token. With
       --wait it gives up after D (exit 3), and the Lease is deleted. The Lease is named
-      LOCK-POD unless --lease says otherwise.
+      LOCK-POD unless --lease says otherwise; a pod's own LOCK-POD Lease left by an earlier
+      run of its container (a restart) is taken back.
   release LEASE [--wait D]
-      Deletes the Lease and waits until the controller has released its lock.
+      Marks the Lease released by its holder, deletes it and waits until the controller
+      has released its lock (at once: the holder said it let go).
   status [LOCK] [-A] [-o table|json]
       Holders, fencing tokens and the queue in the order it is served, with priorities and
       waiting times, for one lock or every lock of the namespace (-A: all namespaces).
   run LOCK [acquire flags] [--grace D] [--safety-margin D] -- CMD ARGS...
       Acquires, runs CMD with ESLEASE_FENCING_TOKEN, ESLEASE_LOCK (namespace/lock) and
-      ESLEASE_LEASE set, stops CMD (SIGTERM, then SIGKILL after --grace, default
-      min(10s, ttl/3)) the moment the Lease stops being Held or cannot be confirmed
-      --safety-margin (default min(2s, ttl/5)) before its expireTime, and deletes the Lease
-      when CMD ends. Exits with CMD's exit code, or 4 when the lock was lost.
+      ESLEASE_LEASE set, and follows the Lease and the namespace's session
+      (eslease-session). It stops CMD (SIGTERM, then SIGKILL after --grace, default
+      min(10s, ttl/3)) the moment the Lease stops being Held, the session lists the grant as
+      revoked, or less than --safety-margin (default min(2s, ttl/5)) + --grace is left of
+      the validity the session published; it never resumes. When CMD ends it releases the
+      Lease. Exits with CMD's exit code, or 4 when the lock was lost.
 
   The pod is --pod, else POD_NAME (and POD_NAMESPACE, POD_UID) from the downward API, else
   the files name, namespace and uid in --podinfo-dir (default /etc/podinfo). Without
   POD_UID the pod is read once for its uid.
 
-  --kubeconfig FILE    API server access (default: the in-cluster service account)
+  --kubeconfig FILE    API server access (default: the in-cluster service account inside a
+                       pod, else $KUBECONFIG's first file, else ~/.kube/config)
   --context NAME       kubeconfig context
   -n, --namespace NS   default: the pod's namespace
 

@@ -12,7 +12,7 @@
 
 namespace eslease::cli {
 
-enum class Command { kHelp, kAcquire, kRenew, kRelease, kStatus, kRun };
+enum class Command { kHelp, kVersion, kAcquire, kRenew, kRelease, kStatus, kRun };
 // Direct mode locks straight in Elasticsearch (--es); Kubernetes mode declares Lease objects
 // and lets the controller decide (--kubeconfig, or the in-cluster service account).
 enum class Mode { kDirect, kKubernetes };
@@ -68,10 +68,24 @@ Result<Options> parse_options(const std::vector<std::string>& args);
 std::string usage();
 
 // Kubernetes-mode run: how long SIGTERM may take before SIGKILL (--grace, default the
-// smaller of 10 s and a third of the TTL), and how long before the published expireTime the
-// command must be gone (--safety-margin, default the smaller of 2 s and a fifth of the TTL),
-// which absorbs the difference between the controller's clock and this node's.
+// smaller of 10 s and a third of the TTL), and how long before the published validity ends
+// the command must be gone (--safety-margin, default the smaller of 2 s and a fifth of the
+// TTL), which absorbs the difference between the controller's clock and this node's.
 Millis kube_grace(const Options& options, Millis ttl);
 Millis kube_safety_margin(const Options& options, Millis ttl);
+
+// How long a run's command rides out a pause in its session's renewals: the validity runs
+// from 2/3 of the TTL (just before a tick) down, and the command is asked to stop margin +
+// grace before it ends (docs/protocol.md, "How much interruption a holder rides out").
+Millis run_slack(Millis ttl, Millis grace, Millis margin);
+// The longest pause a healthy cluster is expected to show: a controller that dies without
+// handing over leadership is replaced after its leader-election lease (15 s) and retry
+// period (2 s), and the new leader renews after adopting (about 2 s more). An Elasticsearch
+// request times out after 10 s, within this.
+inline constexpr Millis kExpectedRenewalPause{19000};
+// An error when the command could never run (no slack at all), else a warning when a
+// controller failover would stop it, else nothing.
+Status check_run_slack(Millis ttl, Millis grace, Millis margin);
+std::optional<std::string> run_slack_warning(Millis ttl, Millis grace, Millis margin);
 
 }  // namespace eslease::cli

@@ -79,10 +79,19 @@ std::vector<LockReport> build_lock_reports(const std::vector<LeaseView>& leases)
   return out;
 }
 
+// How much of a holder's published validity is left, as the session shows it now.
+std::string validity_left(const LeaseView& v, WallTime now) {
+  if (!v.held()) return "";
+  if (!v.valid_until) return "-";
+  const auto left = std::chrono::duration_cast<Millis>(*v.valid_until - now);
+  return left > Millis(0) ? format_age(left) : "ended";
+}
+
 void print_lock_reports(std::ostream& out, const std::vector<LockReport>& reports, WallTime now,
                         bool show_namespace) {
   std::vector<std::vector<std::string>> rows;
-  std::vector<std::string> header{"LOCK", "QUEUE", "LEASE", "POD", "PRIORITY", "PHASE", "TOKEN", "FOR"};
+  std::vector<std::string> header{"LOCK",  "QUEUE", "LEASE", "POD",  "PRIORITY",
+                                  "PHASE", "TOKEN", "FOR",   "VALID"};
   if (show_namespace) header.insert(header.begin(), "NAMESPACE");
   rows.push_back(header);
   const auto row = [&](const LockReport& r, const LeaseView& v, std::string queue,
@@ -94,7 +103,8 @@ void print_lock_reports(std::ostream& out, const std::vector<LockReport>& report
                                    v.priority,
                                    v.phase.empty() ? "-" : v.phase,
                                    v.fencing_token.empty() ? "-" : v.fencing_token,
-                                   age ? format_age(*age) : "-"};
+                                   age ? format_age(*age) : "-",
+                                   validity_left(v, now)};
     if (show_namespace) cells.insert(cells.begin(), r.ns);
     rows.push_back(std::move(cells));
   };
@@ -118,7 +128,7 @@ json lock_reports_json(const std::vector<LockReport>& reports, WallTime now) {
       h["podUID"] = v.holder_uid;
       h["fencingToken"] = v.fencing_token;
       h["acquireTime"] = optional_time(v.acquire_time);
-      h["expireTime"] = optional_time(v.expire_time);
+      h["validUntil"] = optional_time(v.valid_until);
       const auto held_for = age_since(v.acquire_time, now);
       h["heldSeconds"] = held_for ? json(held_for->count() / 1000) : json(nullptr);
       holders.push_back(std::move(h));

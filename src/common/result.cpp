@@ -30,6 +30,8 @@ const char* to_string(ErrorCode code) {
       return "Protocol";
     case ErrorCode::kCancelled:
       return "Cancelled";
+    case ErrorCode::kDeferred:
+      return "Deferred";
     case ErrorCode::kInternal:
       return "Internal";
   }

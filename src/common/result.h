@@ -29,6 +29,7 @@ enum class ErrorCode {
   kTimeout,          // no answer in time: outcome unknown
   kProtocol,         // the peer answered something we cannot understand
   kCancelled,        // we were asked to stop
+  kDeferred,         // not sent: the client's rate limit is busy with urgent requests; retry later
   kInternal,         // an unexpected failure inside eslease
 };
 

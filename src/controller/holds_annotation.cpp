@@ -94,8 +94,12 @@ Status HoldsAnnotation::write(const std::string& pod_key, const std::string& val
   if (current == value) return {};
   json patch = {{"metadata",
                  {{"annotations", {{api::kHoldsAnnotation, value.empty() ? json(nullptr) : json(value)}}}}}};
-  auto patched =
-      api_.patch(kube::resources::pods(), pod->meta.ns, pod->meta.name, kube::PatchType::kMerge, patch);
+  // Telling a new holder can wait for the rate limit; taking the annotation from a pod that
+  // lost the lock cannot.
+  kube::CallOptions call;
+  call.defer_when_busy = !value.empty();
+  auto patched = api_.patch(kube::resources::pods(), pod->meta.ns, pod->meta.name, kube::PatchType::kMerge, patch,
+                            /*status_subresource=*/false, call);
   if (!patched.ok()) return patched.error().code == ErrorCode::kNotFound ? Status() : Status(patched.error());
   std::lock_guard lock(mutex_);
   written_[pod->meta.uid] = Written{value, resource_version_of(*patched)};

@@ -44,13 +44,22 @@ bool LeaseWriter::may_write(const LeaseRecord& lease, MonoTime now, std::optiona
   return true;
 }
 
+bool moves_the_lock(const LeaseStatus& now, const LeaseStatus& desired) {
+  const bool granted = desired.phase == Phase::kHeld && desired.fencing_token != now.fencing_token;
+  const bool taken_away = now.phase == Phase::kHeld && desired.phase != Phase::kHeld;
+  return granted || taken_away;
+}
+
 Status LeaseWriter::write_status(const LeaseRecord& lease, const LeaseStatus& desired, MonoTime now,
                                  std::optional<MonoTime>& retry_at) {
   if (desired == lease.status || !may_write(lease, now, retry_at)) return {};
+  kube::CallOptions call;
+  call.defer_when_busy = !moves_the_lock(lease.status, desired);
   auto patched = api_.patch(kube::resources::eslease_leases(), lease.meta.ns, lease.meta.name,
-                            kube::PatchType::kMerge, status_patch(desired), /*status_subresource=*/true);
+                            kube::PatchType::kMerge, status_patch(desired), /*status_subresource=*/true, call);
   if (!patched.ok()) {
     if (patched.error().code == ErrorCode::kNotFound) return {};
+    if (patched.error().code == ErrorCode::kDeferred) return patched.error();
     log::warn("cannot write Lease status",
               {{"lease", lease.meta.key()}, {"error", patched.error().describe()}});
     return patched.error();
@@ -67,12 +76,16 @@ Status LeaseWriter::write_finalizer(const LeaseRecord& lease, bool present) {
   std::erase(finalizers, std::string(api::kFinalizer));
   if (present) finalizers.push_back(api::kFinalizer);
   json patch = {{"metadata", {{"finalizers", finalizers}, {"resourceVersion", lease.meta.resource_version}}}};
+  kube::CallOptions call;
+  call.defer_when_busy = true;  // a finalizer never moves a lock
   auto patched = api_.patch(kube::resources::eslease_leases(), lease.meta.ns, lease.meta.name,
-                            kube::PatchType::kMerge, patch);
-  if (!present) forget(lease.meta.uid);
-  if (patched.ok() || patched.error().code == ErrorCode::kNotFound) return {};
+                            kube::PatchType::kMerge, patch, /*status_subresource=*/false, call);
+  if (patched.ok() || patched.error().code == ErrorCode::kNotFound) {
+    if (!present) forget(lease.meta.uid);
+    return {};
+  }
   // A conflict only means our cache was behind; the requeue retries on the newer version.
-  if (patched.error().code != ErrorCode::kConflict)
+  if (patched.error().code != ErrorCode::kConflict && patched.error().code != ErrorCode::kDeferred)
     log::warn(present ? "cannot add the Lease finalizer" : "cannot remove the Lease finalizer",
               {{"lease", lease.meta.key()}, {"error", patched.error().describe()}});
   return patched.error();

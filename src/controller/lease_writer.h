@@ -27,7 +27,9 @@ class LeaseWriter {
   // Replaces `lease`'s status by the one we last wrote while the cache has not caught up.
   void overlay(LeaseRecord& lease) const;
 
-  // Writes `desired` when it differs from `lease.status`. When the status there is someone
+  // Writes `desired` when it differs from `lease.status`. A write that does not move the
+  // lock (a queue position, a condition) is deferred (kDeferred) while the client's rate
+  // limit is busy, so grants and revocations go first. When the status there is someone
   // else's and we put it right less than kCorrectionPace ago, the write waits: `retry_at`
   // is moved to when it may go. A Lease that is gone is not an error.
   Status write_status(const LeaseRecord& lease, const LeaseStatus& desired, MonoTime now,
@@ -60,6 +62,10 @@ class LeaseWriter {
   std::map<std::string, std::string> last_version_;
   std::map<std::string, MonoTime> corrected_at_;
 };
+
+// Whether writing `desired` over `now` grants the lock (Held with a new token) or takes it
+// away from a holder: the writes that go ahead of all others.
+bool moves_the_lock(const LeaseStatus& now, const LeaseStatus& desired);
 
 // The resourceVersion an API write answered with (empty if the answer has none).
 std::string resource_version_of(const nlohmann::json& object);

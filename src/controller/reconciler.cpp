@@ -295,7 +295,12 @@ ReconcileOutcome Reconciler::reconcile(const std::string& lock_id) {
 Status Reconciler::write_to_cluster(const LockWorld& world, const Decision& decision,
                                     std::optional<MonoTime>& retry_at) {
   Status result;
+  bool deferred = false;
   auto keep_first_error = [&](Status s) {
+    if (!s.ok() && s.error().code == ErrorCode::kDeferred) {
+      deferred = true;  // left for when the rate limit is free: not an error
+      return;
+    }
     if (result.ok() && !s.ok()) result = std::move(s);
   };
   auto listed = [](const std::vector<std::string>& names, const std::string& name) {
@@ -317,6 +322,7 @@ Status Reconciler::write_to_cluster(const LockWorld& world, const Decision& deci
   if (world.document_known)
     index_.set_holder(world.ns + "/" + world.lock_name,
                       world.document ? world.document->state.doc.holder : "");
+  if (deferred && (!retry_at || world.mono + kDeferredRetry < *retry_at)) retry_at = world.mono + kDeferredRetry;
   return result;
 }
 

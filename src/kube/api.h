@@ -21,6 +21,11 @@ using nlohmann::json;
 // Per-call settings; an unset timeout means the client's default.
 struct CallOptions {
   std::optional<std::chrono::milliseconds> timeout;
+  // A write that can wait (a queue position, an annotation, a finalizer): when the client's
+  // rate limit has no token free at once it is not sent, and fails with kDeferred, so that
+  // the writes that move locks (grants, revocations, sessions) never queue behind it. The
+  // caller retries it later; the reconcile is idempotent, so a requeue does.
+  bool defer_when_busy = false;
 };
 
 struct ListOptions {

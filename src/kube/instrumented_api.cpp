@@ -40,7 +40,7 @@ TokenBucket::TokenBucket(double qps, int burst, Clock& clock)
       tokens_(burst_),
       refilled_(clock.monotonic()) {}
 
-Status TokenBucket::take(Millis max_wait, std::stop_token stop) {
+Status TokenBucket::take(Millis max_wait, std::stop_token stop, bool defer_when_busy) {
   if (qps_ <= 0) return {};
   Millis wait{0};
   {
@@ -49,6 +49,9 @@ Status TokenBucket::take(Millis max_wait, std::stop_token stop) {
     const double elapsed = std::chrono::duration<double>(now - refilled_).count();
     tokens_ = std::min(burst_, tokens_ + std::max(0.0, elapsed) * qps_);
     refilled_ = now;
+    if (tokens_ < 1 && defer_when_busy) {
+      return make_error(ErrorCode::kDeferred, "client-side rate limit busy: the write is left for later");
+    }
     if (tokens_ < 1) {
       // The time until this caller's token exists, counting the tokens promised to the
       // callers already waiting.
@@ -80,7 +83,7 @@ InstrumentedApi::InstrumentedApi(Api& inner, InstrumentedApiOptions options, Clo
 Status InstrumentedApi::wait_for_token(const CallOptions& call, std::stop_token stop) {
   Millis max_wait = options_.max_wait;
   if (call.timeout && *call.timeout > Millis(0)) max_wait = std::min(max_wait, *call.timeout);
-  return bucket_.take(max_wait, std::move(stop));
+  return bucket_.take(max_wait, std::move(stop), call.defer_when_busy);
 }
 
 void InstrumentedApi::report(std::string_view verb, int status, MonoTime started) {

@@ -31,8 +31,9 @@ class TokenBucket {
   TokenBucket(double qps, int burst, Clock& clock);
 
   // Takes a token, waiting for it on the clock. kTooManyRequests (at once, taking nothing)
-  // when the wait would exceed `max_wait`; kCancelled when `stop` is requested meanwhile.
-  Status take(Millis max_wait, std::stop_token stop);
+  // when the wait would exceed `max_wait`; kCancelled when `stop` is requested meanwhile;
+  // kDeferred (at once, taking nothing) when `defer_when_busy` and no token is free now.
+  Status take(Millis max_wait, std::stop_token stop, bool defer_when_busy = false);
 
  private:
   const double qps_;

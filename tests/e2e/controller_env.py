@@ -8,10 +8,14 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 
 import yaml
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "common"))
+from validity import PublishedValidity  # noqa: E402
 
 KUBECTL = "/usr/bin/kubectl"
 SANITIZER_MARKERS = ("WARNING: ThreadSanitizer", "ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
@@ -27,6 +31,54 @@ def wait_for(condition, timeout, what, interval=0.01):
         if time.monotonic() > deadline:
             raise AssertionError("timed out after %.1fs waiting for %s" % (timeout, what))
         time.sleep(interval)
+
+
+class ValidityRecorder:
+    """Watches a namespace's eslease Leases and its session (`eslease-session`) from the moment
+    it starts, and answers, by the rule of bench/common/validity.py, the latest validity a
+    grant was ever shown. Both streams are replayed in resourceVersion order (the API server
+    has one counter), so the answer is what a holder watching both could have seen."""
+
+    def __init__(self, kube_url, ns):
+        self.ns = ns
+        self._events = []
+        self._lock = threading.Lock()
+        self._closed = False
+        for path, kind in (("/apis/eslease.io/v1alpha1/namespaces/%s/leases?watch=1&timeoutSeconds=120" % ns,
+                            "lease"),
+                           ("/apis/coordination.k8s.io/v1/namespaces/%s/leases?watch=1&timeoutSeconds=120"
+                            "&fieldSelector=metadata.name%%3Deslease-session" % ns, "session")):
+            response = urllib.request.urlopen(kube_url + path, timeout=600)
+            threading.Thread(target=self._follow, args=(response, kind), daemon=True).start()
+
+    def _follow(self, response, kind):
+        try:
+            for line in response:
+                event = json.loads(line)
+                if event.get("type") in ("ADDED", "MODIFIED", "DELETED"):
+                    rv = int(event["object"]["metadata"]["resourceVersion"])
+                    with self._lock:
+                        if self._closed:
+                            return
+                        self._events.append((rv, kind, event["type"], event["object"]))
+        except Exception:  # closed by close(), or the emulator stopped
+            pass
+
+    def published_until(self, lease_name, token):
+        """Epoch seconds of the latest validity shown to the grant, or None."""
+        replay = PublishedValidity()
+        with self._lock:
+            events = sorted(self._events, key=lambda e: e[0])
+        for _, kind, event_type, obj in events:
+            (replay.apply_lease if kind == "lease" else replay.apply_session)(event_type, obj)
+        return replay.published_until(self.ns, lease_name, int(token))[0]
+
+    def close(self):
+        """Stops recording. The streams are not closed from here (closing a response another
+        thread is reading from blocks on its buffer's lock); the threads end with the
+        server's timeoutSeconds or when the emulator stops."""
+        with self._lock:
+            self._closed = True
 
 
 class ShowsLogsOnFailure:

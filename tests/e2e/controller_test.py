@@ -10,7 +10,9 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from controller_env import Environment, ShowsLogsOnFailure, condition, lease, namespace, pod, wait_for  # noqa: E402
+from controller_env import (Environment, ShowsLogsOnFailure, ValidityRecorder, condition, lease, namespace,  # noqa: E402
+                            pod, wait_for)
+from validity import parse_time  # noqa: E402
 
 BIN = None
 SOURCE = None
@@ -62,8 +64,12 @@ class ControllerEndToEnd(ShowsLogsOnFailure, unittest.TestCase):
         self.assertEqual(status["holder"]["podName"], "worker-a")
         token = status["fencingToken"]
         self.assertTrue(int(token) > 0)
-        for field in ("acquireTime", "renewTime", "expireTime"):
-            self.assertIn(field, status)
+        self.assertIn("acquireTime", status)
+        for field in ("renewTime", "expireTime"):
+            self.assertNotIn(field, status, "renewals do not write the Lease")
+        session = wait_for(lambda: self.env.get("leases.coordination.k8s.io", "eslease-session", self.ns),
+                           TIMEOUT, "the namespace's session")
+        self.assertTrue(session["spec"].get("renewTime"))
         self.assertEqual(condition({"status": status}, "Held")["status"], "True")
         doc = self.document("report")
         self.assertTrue(doc["found"])
@@ -148,6 +154,8 @@ class ControllerEndToEnd(ShowsLogsOnFailure, unittest.TestCase):
 
     def test_not_ready_holder_is_handed_over_only_after_its_expiry(self):
         self.create_pods("slow", "next")
+        recorder = ValidityRecorder(self.env.kube_url, self.ns)
+        self.addCleanup(recorder.close)
         self.env.apply(lease("slow", self.ns, "nr", "slow", leaseDurationSeconds=3, livenessGraceSeconds=1))
         held = self.wait_phase("slow", "Held")
         self.env.apply(lease("next", self.ns, "nr", "next"))
@@ -158,14 +166,18 @@ class ControllerEndToEnd(ShowsLogsOnFailure, unittest.TestCase):
         self.assertIsNone(self.annotation("slow"))
         taken = self.wait_phase("next", "Held", timeout=15)
         self.assertEqual(taken["lastTakeover"]["reason"], "PodNotReady")
-        # The successor's grant starts no earlier than the expiry last shown to the holder.
-        self.assertGreaterEqual(taken["acquireTime"], held["expireTime"][:19])
+        # The successor's grant starts no earlier than the validity last published to the holder.
+        shown = recorder.published_until("slow", held["fencingToken"])
+        self.assertIsNotNone(shown)
+        self.assertGreaterEqual(parse_time(taken["acquireTime"]), shown)
 
     def test_holder_on_an_unreachable_node_is_handed_over_only_after_its_expiry(self):
         # The node's kubelet stops reporting: its pods may still run, so they are presumed
         # dead, not confirmed dead.
         self.env.create_ready_pods(self.ns, ["far"], node="node-1")
         self.env.create_ready_pods(self.ns, ["near"], node="node-2")
+        recorder = ValidityRecorder(self.env.kube_url, self.ns)
+        self.addCleanup(recorder.close)
         self.env.apply(lease("far", self.ns, "partition", "far", leaseDurationSeconds=3, livenessGraceSeconds=1))
         held = self.wait_phase("far", "Held")
         self.env.apply(lease("near", self.ns, "partition", "near"))
@@ -175,7 +187,9 @@ class ControllerEndToEnd(ShowsLogsOnFailure, unittest.TestCase):
             taken = self.wait_phase("near", "Held", timeout=15)
             self.assertEqual(taken["lastTakeover"]["reason"], "PodNotReady")
             self.assertEqual(taken["lastTakeover"]["fromPod"], "far")
-            self.assertGreaterEqual(taken["acquireTime"], held["expireTime"][:19])
+            shown = recorder.published_until("far", held["fencingToken"])
+            self.assertIsNotNone(shown)
+            self.assertGreaterEqual(parse_time(taken["acquireTime"]), shown)
             self.assertGreater(int(taken["fencingToken"]), int(held["fencingToken"]))
         finally:
             self.env.node_ready("node-1", "True")
@@ -229,23 +243,44 @@ class ControllerEndToEnd(ShowsLogsOnFailure, unittest.TestCase):
         events = self.env.kubectl("get", "events", "-n", self.ns, "-o", "json").stdout
         self.assertIn("TimedOut", events)
 
-    def test_lease_deletion_releases_the_lock(self):
+    def test_a_lease_released_by_its_holder_is_handed_over_at_once(self):
         self.create_pods("h", "w")
         self.env.apply(lease("h", self.ns, "del", "h"))
-        self.wait_phase("h", "Held")
+        held = self.wait_phase("h", "Held")
         self.env.apply(lease("w", self.ns, "del", "w"))
         self.wait_phase("w", "Pending")
+        # What `eslease release` and the end of `eslease run` do: say which grant is let go,
+        # then delete. The default lease duration is 60 s; the hand-over does not wait for it.
+        self.env.kubectl("annotate", "esl", "h", "-n", self.ns, "eslease.io/released=" + held["fencingToken"])
         self.env.kubectl("delete", "esl", "h", "-n", self.ns, "--wait=true", "--timeout=20s")
-        self.wait_phase("w", "Held")
+        self.wait_phase("w", "Held", timeout=10)
         self.assertIsNone(self.env.get("esl", "h", self.ns))
+        wait_for(lambda: self.annotation("h") is None, TIMEOUT, "the annotation to go")
+
+    def test_a_lease_deleted_by_someone_else_is_handed_over_after_its_validity(self):
+        # kubectl delete may come from an operator while the holder still works: a revocation.
+        self.create_pods("h", "w")
+        recorder = ValidityRecorder(self.env.kube_url, self.ns)
+        self.addCleanup(recorder.close)
+        self.env.apply(lease("h", self.ns, "del", "h", leaseDurationSeconds=3))
+        held = self.wait_phase("h", "Held")
+        self.env.apply(lease("w", self.ns, "del", "w"))
+        self.wait_phase("w", "Pending")
+        self.env.kubectl("delete", "esl", "h", "-n", self.ns, "--wait=false")
+        taken = self.wait_phase("w", "Held", timeout=15)
+        shown = recorder.published_until("h", held["fencingToken"])
+        self.assertIsNotNone(shown)
+        self.assertGreaterEqual(parse_time(taken["acquireTime"]), shown)
+        wait_for(lambda: self.env.get("esl", "h", self.ns) is None, TIMEOUT, "the deleted Lease to go")
         wait_for(lambda: self.annotation("h") is None, TIMEOUT, "the annotation to go")
 
     def test_a_lease_deleted_before_its_finalizer_still_frees_its_pod(self):
         # Every Lease patch fails, so the grant reaches Elasticsearch and the pod's annotation
         # but neither the finalizer nor the status: deleting the Lease removes it at once.
         self.create_pods("h", "w")
-        with self.env.faults(self.env.kube_url, {"verb": "patch", "resource": "leases", "status": 500, "count": -1}):
-            self.env.apply(lease("h", self.ns, "early", "h"))
+        with self.env.faults(self.env.kube_url,
+                             {"verb": "patch", "resource": "leases.eslease.io", "status": 500, "count": -1}):
+            self.env.apply(lease("h", self.ns, "early", "h", leaseDurationSeconds=3))
             wait_for(lambda: self.annotation("h"), TIMEOUT, "pod h to be annotated as the holder")
             self.env.kubectl("delete", "esl", "h", "-n", self.ns, "--wait=true", "--timeout=20s")
             wait_for(lambda: self.document("early") is None, TIMEOUT, "the lock to be released")
@@ -390,21 +425,23 @@ class ControllerResilience(ShowsLogsOnFailure, unittest.TestCase):
         self.env.apply(*[lease("w-%d" % i, self.ns, "r-%d" % i, "w-%d" % i) for i in range(5)])
         for i in range(5):
             self.wait_phase("w-%d" % i, "Pending")
-        before = {n: self.status(n) for n in ["h-%d" % i for i in range(5)] + ["w-%d" % i for i in range(5)]}
+        names = ["h-%d" % i for i in range(5)] + ["w-%d" % i for i in range(5)]
+        before = {n: self.env.get("esl", n, self.ns) for n in names}
+        session_before = wait_for(lambda: self.env.get("leases.coordination.k8s.io", "eslease-session", self.ns),
+                                  TIMEOUT, "the namespace's session")
         self.assertEqual(controller.stop(), 0)  # SIGTERM: a clean exit
         second = self.env.start_controller(name="second")
-        # The new controller adopts every grant by renewing it: the renewTime moves on while
-        # the token, holder and phase stay.
+        # The new controller adopts every grant and then renews the session: its renewTime
+        # moves on, written by the new controller, while no Lease is written at all.
+        renewed = wait_for(lambda: (lambda now: now if now and now["spec"]["renewTime"] >
+                                    session_before["spec"]["renewTime"] and now["spec"]["holderIdentity"] !=
+                                    session_before["spec"]["holderIdentity"] else None)(
+            self.env.get("leases.coordination.k8s.io", "eslease-session", self.ns)), 20,
+            "the session renewed by the new controller")
+        self.assertNotIn("eslease.io/revoked", renewed["metadata"].get("annotations", {}))
         for name, old in before.items():
-            if old["phase"] != "Held":
-                continue
-            wait_for(lambda name=name, old=old: self.status(name).get("renewTime", "") > old["renewTime"], 20,
-                     "%s renewed by the new controller" % name)
-        for name, old in before.items():
-            now = self.status(name)
-            self.assertEqual(now["phase"], old["phase"], name)
-            self.assertEqual(now.get("fencingToken"), old.get("fencingToken"), name)
-            self.assertEqual(now.get("queuePosition"), old.get("queuePosition"), name)
+            now = self.env.get("esl", name, self.ns)
+            self.assertEqual(now["metadata"]["resourceVersion"], old["metadata"]["resourceVersion"], name)
         self.assertEqual(self.grants(second), 0)
 
     def test_two_controllers_elect_one_leader_and_never_double_grant(self):

@@ -100,12 +100,12 @@ class KubectlAgainstEmulator(unittest.TestCase):
     def test_get_yaml_shows_schema_defaults(self):
         lease = self.get_json("eslease", "reporter-leader", "-n", "eslease-election")
         self.assertEqual(lease["spec"]["priority"], "Foreground")
-        self.assertEqual(lease["spec"]["leaseDurationSeconds"], 15)
+        self.assertEqual(lease["spec"]["leaseDurationSeconds"], 60)
         self.assertEqual(lease["spec"]["livenessGraceSeconds"], 10)
         claim = self.get_json("lease.eslease.io", "nightly-report-b", "-n", DEMO_NS)
-        self.assertEqual(claim["spec"]["leaseDurationSeconds"], 30)
+        self.assertEqual(claim["spec"]["leaseDurationSeconds"], 60)
         text = self.kubectl_ok("get", "esl", "nightly-report-b", "-n", DEMO_NS, "-o", "yaml")
-        self.assertIn("leaseDurationSeconds: 30", text)
+        self.assertIn("leaseDurationSeconds: 60", text)
         self.assertIn("priority: Background", text)
 
     def test_watch_receives_a_change_made_by_another_kubectl(self):
@@ -145,11 +145,11 @@ class KubectlAgainstEmulator(unittest.TestCase):
         self.kubectl_ok("apply", "-f", "-", stdin=lease_manifest("patched", {
             "lockName": "patched", "holder": {"podName": "report-a"}}))
         self.kubectl_ok("patch", "esl", "patched", "-n", DEMO_NS, "--type=merge",
-                        "-p", '{"spec":{"leaseDurationSeconds":60}}')
+                        "-p", '{"spec":{"leaseDurationSeconds":45}}')
         self.kubectl_ok("patch", "esl", "patched", "-n", DEMO_NS, "--type=json",
                         "-p", '[{"op":"replace","path":"/spec/priority","value":"Background"}]')
         lease = self.get_json("esl", "patched", "-n", DEMO_NS)
-        self.assertEqual(lease["spec"]["leaseDurationSeconds"], 60)
+        self.assertEqual(lease["spec"]["leaseDurationSeconds"], 45)
         self.assertEqual(lease["spec"]["priority"], "Background")
         self.assertEqual(lease["metadata"]["generation"], 3)
         rejected = self.kubectl("patch", "esl", "patched", "-n", DEMO_NS, "--type=merge",

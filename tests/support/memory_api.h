@@ -22,12 +22,12 @@ class MemoryApi final : public Api {
     std::lock_guard lock(mutex_);
     object["metadata"]["resourceVersion"] = std::to_string(++rv_);
     if (!object["metadata"].contains("uid")) object["metadata"]["uid"] = "uid-" + object_key(object);
-    store_[r.plural][object_key(object)] = object;
+    store_[kind_of(r)][object_key(object)] = object;
     return object;
   }
   void erase_object(const Resource& r, const std::string& key) {
     std::lock_guard lock(mutex_);
-    store_[r.plural].erase(key);
+    store_[kind_of(r)].erase(key);
     ++rv_;
   }
   void push_list_error(Error error) {
@@ -38,9 +38,19 @@ class MemoryApi final : public Api {
     std::lock_guard lock(mutex_);
     watches_.push_back(std::move(script));
   }
+  // A scripted watch of one resource only, served before the scripts for any resource.
+  void push_watch(const Resource& r, WatchScript script) {
+    std::lock_guard lock(mutex_);
+    watches_of_[kind_of(r)].push_back(std::move(script));
+  }
   void fail_next(const std::string& verb, Error error) {
     std::lock_guard lock(mutex_);
     failures_[verb].push_back(std::move(error));
+  }
+  // The next `verb` of resource `r` only fails.
+  void fail_next(const std::string& verb, const Resource& r, Error error) {
+    std::lock_guard lock(mutex_);
+    failures_[verb + " " + kind_of(r)].push_back(std::move(error));
   }
   void set_watch_fallback(WatchScript script) {
     std::lock_guard lock(mutex_);
@@ -66,8 +76,8 @@ class MemoryApi final : public Api {
   Result<json> get(const Resource& r, const std::string& ns, const std::string& name,
                    const CallOptions&) override {
     std::lock_guard lock(mutex_);
-    if (auto e = take_failure("get")) return *e;
-    auto& objects = store_[r.plural];
+    if (auto e = take_failure("get", r)) return *e;
+    auto& objects = store_[kind_of(r)];
     auto it = objects.find(ns.empty() ? name : ns + "/" + name);
     if (it == objects.end()) return make_error(ErrorCode::kNotFound, name + " not found", 404);
     return it->second;
@@ -81,7 +91,7 @@ class MemoryApi final : public Api {
       list_errors_.pop_front();
       return e;
     }
-    auto& objects = store_[r.plural];
+    auto& objects = store_[kind_of(r)];
     ListPage page;
     auto it = options.continue_token.empty() ? objects.begin() : objects.upper_bound(options.continue_token);
     for (; it != objects.end(); ++it) {
@@ -98,24 +108,24 @@ class MemoryApi final : public Api {
   Result<json> create(const Resource& r, const std::string& ns, const json& object,
                       const CallOptions&) override {
     std::lock_guard lock(mutex_);
-    if (auto e = take_failure("create")) return *e;
+    if (auto e = take_failure("create", r)) return *e;
     json stored = object;
     stored["metadata"]["namespace"] = ns;
     std::string key = object_key(stored);
-    if (store_[r.plural].count(key))
+    if (store_[kind_of(r)].count(key))
       return make_error(ErrorCode::kAlreadyExists, key + " already exists", 409);
     stored["metadata"]["resourceVersion"] = std::to_string(++rv_);
     stored["metadata"]["uid"] = "uid-" + key;
-    store_[r.plural][key] = stored;
+    store_[kind_of(r)][key] = stored;
     writes_.emplace_back("create", stored);
     return stored;
   }
 
   Result<json> update(const Resource& r, const json& object, const CallOptions&) override {
     std::lock_guard lock(mutex_);
-    if (auto e = take_failure("update")) return *e;
+    if (auto e = take_failure("update", r)) return *e;
     std::string key = object_key(object);
-    auto& objects = store_[r.plural];
+    auto& objects = store_[kind_of(r)];
     auto it = objects.find(key);
     if (it == objects.end()) return make_error(ErrorCode::kNotFound, key + " not found", 404);
     std::string rv = meta_string(object, "resourceVersion");
@@ -136,8 +146,8 @@ class MemoryApi final : public Api {
   Result<json> patch(const Resource& r, const std::string& ns, const std::string& name, PatchType,
                      const json& patch, bool, const CallOptions&) override {
     std::lock_guard lock(mutex_);
-    if (auto e = take_failure("patch")) return *e;
-    auto& objects = store_[r.plural];
+    if (auto e = take_failure("patch", r)) return *e;
+    auto& objects = store_[kind_of(r)];
     auto it = objects.find(ns.empty() ? name : ns + "/" + name);
     if (it == objects.end()) return make_error(ErrorCode::kNotFound, name + " not found", 404);
     it->second.merge_patch(patch);
@@ -149,20 +159,24 @@ class MemoryApi final : public Api {
   Status remove(const Resource& r, const std::string& ns, const std::string& name,
                 const DeleteOptions&) override {
     std::lock_guard lock(mutex_);
-    if (store_[r.plural].erase(ns.empty() ? name : ns + "/" + name) == 0) {
+    if (auto e = take_failure("delete", r)) return *e;
+    if (store_[kind_of(r)].erase(ns.empty() ? name : ns + "/" + name) == 0) {
       return make_error(ErrorCode::kNotFound, name + " not found", 404);
     }
     ++rv_;
     return {};
   }
 
-  Status watch(const Resource&, const std::string&, const WatchOptions& options, const WatchHandler& on_event,
+  Status watch(const Resource& r, const std::string&, const WatchOptions& options, const WatchHandler& on_event,
                std::stop_token stop) override {
     WatchScript script;
     {
       std::lock_guard lock(mutex_);
       watch_calls_.push_back(options);
-      if (!watches_.empty()) {
+      if (auto& own = watches_of_[kind_of(r)]; !own.empty()) {
+        script = std::move(own.front());
+        own.pop_front();
+      } else if (!watches_.empty()) {
         script = std::move(watches_.front());
         watches_.pop_front();
       } else {
@@ -176,7 +190,16 @@ class MemoryApi final : public Api {
   }
 
  private:
-  std::optional<Error> take_failure(const std::string& verb) {
+  // Resources of different groups may share a plural (coordination.k8s.io and eslease.io
+  // leases).
+  static std::string kind_of(const Resource& r) { return r.group + "/" + r.plural; }
+
+  std::optional<Error> take_failure(const std::string& verb, const Resource& r) {
+    if (auto own = failures_.find(verb + " " + kind_of(r)); own != failures_.end() && !own->second.empty()) {
+      Error e = own->second.front();
+      own->second.pop_front();
+      return e;
+    }
     auto it = failures_.find(verb);
     if (it == failures_.end() || it->second.empty()) return std::nullopt;
     Error e = it->second.front();
@@ -189,6 +212,7 @@ class MemoryApi final : public Api {
   std::map<std::string, std::map<std::string, json>> store_;
   std::deque<Error> list_errors_;
   std::deque<WatchScript> watches_;
+  std::map<std::string, std::deque<WatchScript>> watches_of_;
   WatchScript fallback_;
   std::map<std::string, std::deque<Error>> failures_;
   std::vector<WatchOptions> watch_calls_;

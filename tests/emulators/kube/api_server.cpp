@@ -119,7 +119,9 @@ void ApiServer::handle(const http::ServerRequest& request, http::ServerResponse&
     // leases.coordination.k8s.io share a plural.
     if (!call.type->group.empty()) counters_.count(call.verb, call.type->plural + "." + call.type->group);
     bool client_left = false;  // during an injected delay: a write served after it goes unanswered
-    if (auto fault = faults_.take(call.verb, call.type->plural)) {
+    const std::string resource =
+        call.type->group.empty() ? call.type->plural : call.type->plural + "." + call.type->group;
+    if (auto fault = faults_.take(call.verb, resource)) {
       if (fault->latency.count() > 0) client_left = response.wait_closing(fault->latency);
       if (fault->drop) return response.drop_connection();
       if (fault->status == 429) return send_error(response, too_many_requests(fault->retry_after_seconds));
@@ -146,7 +148,7 @@ void ApiServer::handle(const http::ServerRequest& request, http::ServerResponse&
       send_error(out, path_not_found());
     };
     if (!FaultInjector::is_write(call.verb)) return serve(response);
-    faults_.answer_write(call.verb, call.type->plural, client_left, response, serve);
+    faults_.answer_write(call.verb, resource, client_left, response, serve);
   } catch (const std::exception& e) {
     send_error(response, internal_error(e.what()));
   }

@@ -57,8 +57,10 @@ std::optional<FaultAction> FaultInjector::take(const std::string& verb, const st
                                                FaultPhase phase) {
   std::lock_guard lock(mutex_);
   for (auto it = faults_.begin(); it != faults_.end(); ++it) {
-    if (it->phase != phase || (it->verb != "*" && it->verb != verb) ||
-        (it->resource != "*" && it->resource != resource)) {
+    // "leases" strikes the leases of every group; "leases.eslease.io" only those.
+    const bool resource_matches = it->resource == "*" || it->resource == resource ||
+                                  resource.starts_with(it->resource + ".");
+    if (it->phase != phase || (it->verb != "*" && it->verb != verb) || !resource_matches) {
       continue;
     }
     FaultAction action{it->latency, it->status, it->drop, it->retry_after_seconds};

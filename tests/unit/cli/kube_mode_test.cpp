@@ -7,9 +7,11 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <thread>
 
+#include "api/session.h"
 #include "cli/cli.h"
 #include "cli/lease_view.h"
 #include "common/text.h"
@@ -66,6 +68,8 @@ class ForwardingApi final : public kube::Api {
 };
 
 const kube::Resource kLeases = kube::resources::eslease_leases();
+const kube::Resource kSessions = kube::resources::coordination_leases();
+constexpr const char* kToken = "4294967299";
 
 class KubeModeTest : public ::testing::Test {
  protected:
@@ -109,26 +113,31 @@ class KubeModeTest : public ::testing::Test {
   }
 
   // The controller's answer, as the next watch of the Lease delivers it.
-  void grant_on_next_watch(const std::string& name, Millis valid_for = Millis(30000),
-                           std::string pod_uid = "pod-uid") {
-    api_.push_watch(
-        [this, name, valid_for, pod_uid](const kube::WatchOptions&, const kube::WatchHandler& handler) {
-          json held = *lease(name);
-          const WallTime now = std::chrono::system_clock::now();
-          held["status"] = {{"phase", "Held"},
-                            {"holder", {{"podName", "p1"}, {"podUID", pod_uid}}},
-                            {"fencingToken", "4294967299"},
-                            {"acquireTime", format_rfc3339_millis(now)},
-                            {"renewTime", format_rfc3339_millis(now)},
-                            {"expireTime", format_rfc3339_millis(now + valid_for)}};
-          held = api_.put_object(kLeases, held);
-          handler({kube::WatchEvent::Type::kModified, held});
-          return Status();
-        });
+  void grant_on_next_watch(const std::string& name, std::string pod_uid = "pod-uid") {
+    api_.push_watch(kLeases, [this, name, pod_uid](const kube::WatchOptions&, const kube::WatchHandler& handler) {
+      json held = *lease(name);
+      held["status"] = {{"phase", "Held"},
+                        {"holder", {{"podName", "p1"}, {"podUID", pod_uid}}},
+                        {"fencingToken", kToken},
+                        {"acquireTime", format_rfc3339_millis(std::chrono::system_clock::now())}};
+      held = api_.put_object(kLeases, held);
+      handler({kube::WatchEvent::Type::kModified, held});
+      return Status();
+    });
+  }
+
+  // The namespace's session as the controller last renewed it, `ago` before now.
+  json session_renewed(Millis ago = Millis(0), std::set<api::GrantRef> revoked = {}) {
+    api::Session session;
+    session.ns = "batch";
+    session.holder_identity = "controller-1";
+    session.renew_time = std::chrono::system_clock::now() - ago;
+    session.revoked = std::move(revoked);
+    return api_.put_object(kSessions, api::session_object(session));
   }
 
   void revoke_on_next_watch(const std::string& name, Millis after) {
-    api_.push_watch([this, name, after](const kube::WatchOptions&, const kube::WatchHandler& handler) {
+    api_.push_watch(kLeases, [this, name, after](const kube::WatchOptions&, const kube::WatchHandler& handler) {
       std::this_thread::sleep_for(after);
       json revoked = *lease(name);
       revoked["status"]["phase"] = "Pending";
@@ -141,6 +150,17 @@ class KubeModeTest : public ::testing::Test {
       handler({kube::WatchEvent::Type::kModified, revoked});
       return Status();
     });
+  }
+
+  // Whether the tool wrote its token into eslease.io/released before deleting the Lease.
+  bool marked_released() {
+    for (const auto& [verb, body] : api_.writes()) {
+      if (verb.find("patch") != std::string::npos &&
+          body.value(json::json_pointer("/metadata/annotations/eslease.io~1released"), "") == kToken) {
+        return true;
+      }
+    }
+    return false;
   }
 
   MemoryApi api_;
@@ -173,7 +193,7 @@ TEST_F(KubeModeTest, AcquireCreatesAClaimOwnedByThePodAndPrintsTheTokenWhenHeld)
 
 TEST_F(KubeModeTest, AcquireReadsThePodsUidWhenTheDownwardApiDoesNotGiveIt) {
   api_.put_object(kube::resources::pods(), kube::testing::make_object("batch", "p1", "1", "real-uid"));
-  grant_on_next_watch("report-p1", Millis(30000), "real-uid");
+  grant_on_next_watch("report-p1", "real-uid");
   auto r = cli({"acquire", "report"}, {{"POD_NAME", "p1"}, {"POD_NAMESPACE", "batch"}});
   ASSERT_EQ(r.code, kExitOk) << r.err;
   EXPECT_EQ((*lease("report-p1"))["metadata"]["ownerReferences"][0]["uid"], "real-uid");
@@ -283,7 +303,8 @@ TEST_F(KubeModeTest, StatusGroupsClaimsByLock) {
   EXPECT_NE(none.out.find("no claims on lock missing in namespace batch"), std::string::npos) << none.out;
 }
 
-TEST_F(KubeModeTest, RunPassesTheTokenAndDeletesTheLeaseWhenTheCommandEnds) {
+TEST_F(KubeModeTest, RunPassesTheTokenAndReleasesTheLeaseWhenTheCommandEnds) {
+  session_renewed();
   grant_on_next_watch("job-p1");
   const auto file =
       std::filesystem::temp_directory_path() / ("eslease-kube-run-" + std::to_string(::getpid()));
@@ -293,11 +314,13 @@ TEST_F(KubeModeTest, RunPassesTheTokenAndDeletesTheLeaseWhenTheCommandEnds) {
   EXPECT_EQ(r.code, 7) << r.err;
   EXPECT_EQ(read_file(file), "4294967299 batch/job job-p1\n");
   std::filesystem::remove(file);
+  EXPECT_TRUE(marked_released()) << "the controller may hand over at once";
   EXPECT_FALSE(lease("job-p1")) << "deleted when the command ended";
   EXPECT_NE(r.err.find("released lock job"), std::string::npos) << r.err;
 }
 
 TEST_F(KubeModeTest, RunStopsTheCommandWhenTheGrantIsRevoked) {
+  session_renewed();
   grant_on_next_watch("job-p1");
   revoke_on_next_watch("job-p1", Millis(200));
   auto r = cli({"run", "job", "--grace", "2s", "--", "/bin/sh", "-c", "sleep 30"});
@@ -308,10 +331,26 @@ TEST_F(KubeModeTest, RunStopsTheCommandWhenTheGrantIsRevoked) {
   EXPECT_FALSE(lease("job-p1"));
 }
 
+TEST_F(KubeModeTest, RunStopsTheCommandWhenTheSessionListsItsGrant) {
+  session_renewed();
+  grant_on_next_watch("job-p1");
+  api_.push_watch(kSessions, [this](const kube::WatchOptions&, const kube::WatchHandler& handler) {
+    std::this_thread::sleep_for(Millis(200));
+    handler({kube::WatchEvent::Type::kModified, session_renewed(Millis(0), {{"job-p1", kToken}})});
+    return Status();
+  });
+  auto r = cli({"run", "job", "--grace", "2s", "--", "/bin/sh", "-c", "sleep 30"});
+  EXPECT_EQ(r.code, kExitLockLost) << r.err;
+  EXPECT_NE(r.err.find("lock job was revoked (session eslease-session lists Lease job-p1 with token 4294967299)"),
+            std::string::npos)
+      << r.err;
+}
+
 TEST_F(KubeModeTest, RunStopsTheCommandBeforeAnUnrenewedGrantExpires) {
-  // The grant runs out in 2 s and no renewal is ever seen: the command is asked to stop a
-  // grace period before expireTime less the safety margin.
-  grant_on_next_watch("job-p1", Millis(2000));
+  // The session was renewed once, now, for a 3 s lease, and never again: the command is asked
+  // to stop a grace period before that validity less the safety margin.
+  session_renewed();
+  grant_on_next_watch("job-p1");
   const auto started = std::chrono::steady_clock::now();
   auto r = cli({"run", "job", "--ttl", "3s", "--grace", "500ms", "--safety-margin", "500ms", "--", "/bin/sh",
                 "-c", "sleep 30"});
@@ -319,6 +358,92 @@ TEST_F(KubeModeTest, RunStopsTheCommandBeforeAnUnrenewedGrantExpires) {
   EXPECT_NE(r.err.find("cannot confirm lock batch/job before it expires"), std::string::npos) << r.err;
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(10));
   EXPECT_FALSE(lease("job-p1"));
+}
+
+TEST_F(KubeModeTest, RunRefusesToStartWhenTheSessionCannotBeRead) {
+  grant_on_next_watch("job-p1");
+  api_.fail_next("get", kSessions,
+                 make_error(ErrorCode::kForbidden, "leases.coordination.k8s.io \"eslease-session\" is forbidden", 403));
+  const auto file =
+      std::filesystem::temp_directory_path() / ("eslease-kube-norun-" + std::to_string(::getpid()));
+  auto r = cli({"run", "job", "--", "/bin/sh", "-c", "touch " + file.string()});
+  EXPECT_EQ(r.code, kExitFailed) << r.err;
+  EXPECT_NE(r.err.find("get and watch on leases.coordination.k8s.io named eslease-session"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("not running the command"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(file)) << "the command never ran";
+  EXPECT_FALSE(lease("job-p1"));
+}
+
+TEST_F(KubeModeTest, RunTakesBackItsOwnPodsLeaseLeftByAnEarlierRunOfItsContainer) {
+  // The container restarted: its Lease, owned by the pod that lives on, still holds the lock.
+  json leftover = make_claim(request("batch", "job-p1", "job", "p1", "pod-uid"));
+  leftover["status"] = {{"phase", "Held"},
+                        {"holder", {{"podName", "p1"}, {"podUID", "pod-uid"}}},
+                        {"fencingToken", kToken}};
+  api_.put_object(kLeases, leftover);
+  session_renewed();
+  auto r = cli({"run", "job", "--", "/bin/sh", "-c", "exit 0"});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.err.find("taking back Lease job-p1"), std::string::npos) << r.err;
+  EXPECT_FALSE(lease("job-p1"));
+}
+
+TEST_F(KubeModeTest, AClaimWhoseCreationAnswerWasLostIsCarriedOn) {
+  // The API server applied the create and the connection dropped before its answer.
+  api_.put_object(kLeases, make_claim(request("batch", "job-p1", "job", "p1", "pod-uid")));
+  api_.fail_next("create", make_error(ErrorCode::kUnavailable, "Failed to read HTTP status line"));
+  session_renewed();
+  grant_on_next_watch("job-p1");
+  auto r = cli({"run", "job", "--", "/bin/sh", "-c", "exit 0"});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.err.find("the answer to its creation was lost"), std::string::npos) << r.err;
+  EXPECT_FALSE(lease("job-p1")) << "released at the end, not left behind";
+}
+
+TEST_F(KubeModeTest, AnotherPodsLeaseWithTheDefaultNameIsNotTakenBack) {
+  json foreign = make_claim(request("batch", "job-p1", "job", "p1", "uid-of-an-earlier-pod-p1"));
+  const json stored = api_.put_object(kLeases, foreign);
+  auto r = cli({"run", "job", "--", "/bin/sh", "-c", "exit 0"});
+  EXPECT_EQ(r.code, kExitFailed) << r.err;
+  EXPECT_NE(r.err.find("already exists"), std::string::npos) << r.err;
+  EXPECT_EQ(*lease("job-p1"), stored);
+}
+
+TEST_F(KubeModeTest, ReleaseMarksAHeldLeaseReleasedByItsHolder) {
+  json held = make_claim(request("batch", "report-p1", "report", "p1", "pod-uid"));
+  held["status"] = {{"phase", "Held"}, {"fencingToken", kToken}};
+  api_.put_object(kLeases, held);
+  auto r = cli({"release", "report-p1"});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_TRUE(marked_released());
+  EXPECT_FALSE(lease("report-p1"));
+}
+
+TEST_F(KubeModeTest, AReleaseWhoseAnswerWasLostIsSentAgain) {
+  api_.put_object(kLeases, make_claim(request("batch", "report-p1", "report", "p1", "pod-uid")));
+  api_.fail_next("delete", make_error(ErrorCode::kUnavailable, "Failed to read HTTP status line"));
+  auto r = cli({"release", "report-p1"});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_FALSE(lease("report-p1"));
+}
+
+TEST_F(KubeModeTest, StatusShowsEachHoldersLiveValidityFromTheSession) {
+  json held = make_claim(request("batch", "a", "report", "p1", "u1"));
+  held["spec"]["leaseDurationSeconds"] = 60;
+  held["status"] = {{"phase", "Held"}, {"fencingToken", "7"}, {"holder", {{"podName", "p1"}}}};
+  api_.put_object(kLeases, held);
+  const json session = session_renewed(Millis(20000));
+  auto r = cli({"status", "report", "-o", "json"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  const json report = json::parse(r.out);
+  EXPECT_EQ(report["locks"][0]["holders"][0]["validUntil"],
+            format_rfc3339_millis(*api::decode_session(session).renew_time + std::chrono::seconds(60)));
+  auto table = cli({"status", "report"});
+  EXPECT_NE(table.out.find("VALID"), std::string::npos) << table.out;
+  // About 40 s are left of the 60 s published 20 s ago.
+  EXPECT_TRUE(table.out.find(" 40s") != std::string::npos || table.out.find(" 39s") != std::string::npos)
+      << table.out;
 }
 
 }  // namespace

@@ -49,6 +49,24 @@ TEST(KubeOptions, RunDefaultsLeaveTimeToStopBeforeExpiry) {
   EXPECT_EQ(kube_safety_margin(*o, Millis(60000)), Millis(2000));
 }
 
+TEST(KubeOptions, RunSlackIsWhatARenewalPauseMayTakeBeforeTheCommandIsStopped) {
+  // Defaults at the default 60 s TTL: 40 s of validity just before a tick, less 2 s + 10 s.
+  EXPECT_EQ(run_slack(Millis(60000), Millis(10000), Millis(2000)), Millis(28000));
+  EXPECT_FALSE(run_slack_warning(Millis(60000), Millis(10000), Millis(2000)));
+  // 30 s rides out 8 s: a controller failover would stop the command.
+  const auto warning = run_slack_warning(Millis(30000), Millis(10000), Millis(2000));
+  ASSERT_TRUE(warning);
+  EXPECT_NE(warning->find("rides out only 8s"), std::string::npos) << *warning;
+  EXPECT_FALSE(check_run_slack(Millis(15000), Millis(5000), Millis(5000)).ok());
+  EXPECT_TRUE(check_run_slack(Millis(15000), Millis(5000), Millis(2000)).ok());
+}
+
+TEST(KubeOptions, VersionNeedsNothingElse) {
+  auto o = parse_options({"--version"});
+  ASSERT_TRUE(o.ok()) << o.error().message;
+  EXPECT_EQ(o->command, Command::kVersion);
+}
+
 TEST(KubeOptions, MistakesAreUsageErrorsNamingTheFlag) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> bad{
       {{"--es", "http://a", "--kubeconfig", "/kc", "status"}, "--kubeconfig"},
@@ -64,8 +82,8 @@ TEST(KubeOptions, MistakesAreUsageErrorsNamingTheFlag) {
       {{"acquire", "x", "-A"}, "only for status"},
       {{"status", "-A", "-n", "x"}, "not both"},
       {{"release", "l", "--lease", "n"}, "--lease"},
-      {{"run", "x", "--ttl", "3s", "--grace", "2s", "--safety-margin", "1s", "--", "true"},
-       "shorter than --ttl"},
+      {{"run", "x", "--ttl", "3s", "--grace", "1s", "--safety-margin", "1s", "--", "true"},
+       "shorter than two thirds of the lease duration"},
   };
   for (const auto& [args, expected] : bad) {
     auto o = parse_options(args);

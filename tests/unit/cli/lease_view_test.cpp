@@ -25,7 +25,7 @@ json held_lease() {
     "spec": {"lockName": "report", "holder": {"podName": "p1"}, "priority": "Background",
              "leaseDurationSeconds": 12},
     "status": {"phase": "Held", "holder": {"podName": "p1", "podUID": "pu1"}, "fencingToken": "4294967296",
-               "acquireTime": "2026-01-01T00:00:01.5Z", "expireTime": "2026-01-01T00:00:13.5Z",
+               "acquireTime": "2026-01-01T00:00:01.5Z",
                "conditions": [{"type": "Held", "status": "True", "reason": "Acquired", "message": "",
                                "lastTransitionTime": "2026-01-01T00:00:01Z"}]}})");
 }
@@ -41,8 +41,8 @@ TEST(LeaseView, DecodesWhatTheToolActsOn) {
   EXPECT_TRUE(v.held());
   EXPECT_EQ(v.holder_uid, "pu1");
   EXPECT_EQ(v.fencing_token, "4294967296");
-  ASSERT_TRUE(v.expire_time);
-  EXPECT_EQ(format_rfc3339_millis(*v.expire_time), "2026-01-01T00:00:13.500Z");
+  ASSERT_TRUE(v.acquire_time);
+  EXPECT_EQ(format_rfc3339_millis(*v.acquire_time), "2026-01-01T00:00:01.500Z");
   EXPECT_FALSE(v.being_deleted);
 }
 
@@ -50,11 +50,11 @@ TEST(LeaseView, MistypedOrMissingFieldsReadAsAbsent) {
   for (const char* text : {"null", "[]", "{}", R"({"metadata": 3, "spec": "x", "status": []})",
                            R"({"spec": {"holder": {"podSelector": {"matchLabels": {"app": "r"}}},
                                         "leaseDurationSeconds": "30"},
-                               "status": {"queuePosition": -1, "expireTime": "yesterday"}})"}) {
+                               "status": {"queuePosition": -1, "acquireTime": "yesterday"}})"}) {
     const LeaseView v = decode_lease_view(json::parse(text));
-    EXPECT_EQ(v.lease_duration_seconds, 30) << text;
+    EXPECT_EQ(v.lease_duration_seconds, 60) << text;
     EXPECT_FALSE(v.queue_position) << text;
-    EXPECT_FALSE(v.expire_time) << text;
+    EXPECT_FALSE(v.acquire_time) << text;
     EXPECT_FALSE(v.held()) << text;
   }
   EXPECT_EQ(decode_lease_view(

@@ -166,6 +166,22 @@ TEST_F(ReconcilerTest, GrantsAFreeLockAndTellsTheHolder) {
   EXPECT_EQ(holds("worker-a"), "claim-a=" + token);
 }
 
+TEST_F(ReconcilerTest, AWriteDeferredByABusyRateLimitIsRetriedWithoutAnError) {
+  add_pod("worker-a");
+  add_claim("claim-a", "worker-a", 0);
+  // The grant's status goes out; telling the pod is left for later by the client's limiter.
+  api_.fail_next("patch", kube::resources::pods(),
+                 make_error(ErrorCode::kDeferred, "client-side rate limit busy: the write is left for later"));
+  ReconcileOutcome outcome = reconcile();
+  ASSERT_TRUE(outcome.status.ok()) << outcome.status.error().describe();
+  EXPECT_EQ(status("claim-a")["phase"], "Held");
+  EXPECT_EQ(holds("worker-a"), "");
+  ASSERT_TRUE(outcome.requeue_at);
+  EXPECT_LE(*outcome.requeue_at, clock_.monotonic() + Reconciler::kDeferredRetry);
+  ASSERT_TRUE(reconcile().status.ok());
+  EXPECT_EQ(holds("worker-a"), "claim-a=" + status("claim-a")["fencingToken"].get<std::string>());
+}
+
 TEST_F(ReconcilerTest, ReconcilingAConvergedLockWritesNothing) {
   add_pod("worker-a");
   add_pod("worker-b");

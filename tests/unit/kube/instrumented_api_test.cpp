@@ -415,5 +415,19 @@ TEST(TokenBucket, WaitersQueueInOrder) {
   EXPECT_EQ(since(clock, start), Millis(1000));
 }
 
+TEST(TokenBucket, AWriteThatCanWaitIsDeferredWhileNoTokenIsFree) {
+  eslease::testing::FakeClock clock;
+  TokenBucket bucket(2, 1, clock);  // one token per 500 ms
+  const MonoTime start = clock.monotonic();
+  ASSERT_TRUE(bucket.take(Millis(10000), {}, /*defer_when_busy=*/true).ok()) << "a free token is taken";
+  auto deferred = bucket.take(Millis(10000), {}, /*defer_when_busy=*/true);
+  ASSERT_FALSE(deferred.ok());
+  EXPECT_EQ(deferred.error().code, ErrorCode::kDeferred);
+  EXPECT_EQ(since(clock, start), Millis(0)) << "a deferred write does not wait";
+  // It took nothing: an urgent write waits only for the one token being refilled.
+  ASSERT_TRUE(bucket.take(Millis(10000), {}).ok());
+  EXPECT_EQ(since(clock, start), Millis(500));
+}
+
 }  // namespace
 }  // namespace eslease::kube

@@ -43,6 +43,26 @@ TEST(KubeFaults, RulesAfterApplyAreForWritesAndLoseAnswersOnly) {
   EXPECT_EQ(applied_unanswered(api), 0u);
 }
 
+TEST(KubeFaults, AResourceNamesEveryGroupsPluralOrOneGroupsWithItsGroup) {
+  ApiServer api{ApiServerOptions{}};
+  const json lease = {{"apiVersion", "coordination.k8s.io/v1"}, {"kind", "Lease"}, {"metadata", {{"name", "a"}}}};
+  ASSERT_EQ(call(api, "POST", "/_emulator/faults",
+                 json{{"verb", "create"}, {"resource", "leases.example.io"}, {"status", 500}})
+                .status,
+            200);
+  EXPECT_EQ(call(api, "POST", kLeases, lease).status, 201) << "another group's leases are not struck";
+  ASSERT_EQ(call(api, "POST", "/_emulator/faults",
+                 json{{"verb", "create"}, {"resource", "leases.coordination.k8s.io"}, {"status", 500}})
+                .status,
+            200);
+  EXPECT_EQ(call(api, "POST", kLeases, lease).status, 500);
+  ASSERT_EQ(call(api, "DELETE", "/_emulator/faults").status, 200);
+  ASSERT_EQ(call(api, "POST", "/_emulator/faults", json{{"verb", "create"}, {"resource", "leases"}, {"status", 500}})
+                .status,
+            200);
+  EXPECT_EQ(call(api, "POST", kLeases, lease).status, 500) << "a bare plural strikes every group";
+}
+
 TEST(KubeFaults, EachWriteVerbIsAppliedWhileItsAnswerIsDropped) {
   ApiServer api{ApiServerOptions{}};
   ASSERT_EQ(call(api, "POST", kCrds, testing::widget_crd()).status, 201);
