@@ -14,6 +14,12 @@ Feed the versions of both kinds of objects in the order the API server wrote the
 resourceVersion order), then ask what a grant is shown now and the latest validity it was
 ever shown. Pure: no I/O, so the rule is tested on hand-made histories and serves the
 benchmarks and the chaos checker alike.
+
+Two promises of a session that the rule depends on are checked as the history is fed, and
+what breaks them is kept in `anomalies`: once a grant is listed, no later session version
+publishes it a longer validity (the listing freezes it), and no version drops a listing before the
+grant's hand-over time plus LISTING_KEPT_SECONDS (the hand-over time being the renewTime the
+session showed just before the listing plus the grant's lease duration).
 """
 
 import re
@@ -22,6 +28,7 @@ from datetime import datetime
 SESSION_NAME = "eslease-session"
 REVOKED_ANNOTATION = "eslease.io/revoked"
 DEFAULT_LEASE_DURATION_SECONDS = 30  # the CRD's default for spec.leaseDurationSeconds
+LISTING_KEPT_SECONDS = 60  # how long past its hand-over time a listing stays in the session
 
 STATUS_RULE = "status.expireTime"
 SESSION_RULE = "session"
@@ -74,9 +81,13 @@ class PublishedValidity:
 
     def __init__(self):
         self._sessions = {}  # namespace -> [_SessionVersion] in the order written
+        self._latest = {}  # namespace -> its session's latest version, unless it was deleted since
         self._leases = {}  # (namespace, lease) -> _LeaseView of its current version
         self._held_in = {}  # namespace -> names of the Leases that show Held now
         self._published = {}  # grant -> (latest validity shown, the rule that showed it)
+        self._durations = {}  # grant -> its Lease's leaseDurationSeconds when last shown Held
+        self._listed = {}  # grant -> its hand-over time (None: unknown), from its first listing
+        self.anomalies = []  # sessions that broke their promises (see the module's text)
 
     # --- the history -------------------------------------------------------------------
     def apply_lease(self, event_type, obj):
@@ -98,13 +109,20 @@ class PublishedValidity:
 
     def apply_session(self, event_type, obj):
         """One version of a namespace's `eslease-session` Lease. A deleted session publishes
-        nothing new; what its versions published stands."""
-        if event_type == "DELETED" or not is_session(obj):
+        nothing new; what its versions published stands (and the rule keeps reading them)."""
+        if not is_session(obj):
             return
         ns = obj["metadata"].get("namespace", "")
-        self._sessions.setdefault(ns, []).append(_SessionVersion(obj))
+        if event_type == "DELETED":
+            # Allowed once the namespace holds nothing; the next session starts afresh.
+            self._latest.pop(ns, None)
+            return
+        version = _SessionVersion(obj)
+        self._check_listings(ns, self._latest.get(ns), version)
+        self._latest[ns] = version
+        self._sessions.setdefault(ns, []).append(version)
         for name in self._held_in.get(ns, ()):
-            self._publish(ns, name, self._leases[(ns, name)])
+            self._publish(ns, name, self._leases[(ns, name)], by_session=True)
 
     # --- what it shows -----------------------------------------------------------------
     def shown(self, ns, name):
@@ -141,11 +159,38 @@ class PublishedValidity:
                 return version.renew_time + view.duration, SESSION_RULE
         return None, SESSION_RULE
 
-    def _publish(self, ns, name, view):
+    def _publish(self, ns, name, view, by_session=False):
+        """Records what a new version (of the session, or of the Lease) shows the grant.
+        A Lease shown Held again with an old token is the chaos checker's to judge (with its
+        pod's liveness); a session version publishing more to a listed grant is an anomaly."""
+        grant = (ns, name, view.token)
+        self._durations[grant] = view.duration
         until, rule = self._validity(ns, name, view)
         if until is None:
             return
-        grant = (ns, name, view.token)
         before = self._published.get(grant)
         if before is None or until > before[0]:
+            if by_session and before is not None and grant in self._listed:
+                self.anomalies.append({"grant": grant, "what": "validity extended after the grant was listed",
+                                       "from": before[0], "to": until})
             self._published[grant] = (until, rule)
+
+    # --- the session's promises --------------------------------------------------------
+    def _check_listings(self, ns, previous, version):
+        """Records each grant `version` lists for the first time (with its hand-over time),
+        and flags every listing it drops too early."""
+        for name, token in version.revoked:
+            grant = (ns, name, token)
+            if grant not in self._listed:
+                renewed = previous.renew_time if previous is not None else None
+                duration = self._durations.get(grant)
+                self._listed[grant] = None if renewed is None or duration is None else renewed + duration
+        if previous is None:
+            return
+        for name, token in previous.revoked - version.revoked:
+            handover = self._listed.get((ns, name, token))
+            if handover is None or version.renew_time is None or \
+                    version.renew_time < handover + LISTING_KEPT_SECONDS:
+                self.anomalies.append({"grant": (ns, name, token), "what": "listing dropped before its hand-over "
+                                       "time plus %d s" % LISTING_KEPT_SECONDS, "handover": handover,
+                                       "dropped_at": version.renew_time})
