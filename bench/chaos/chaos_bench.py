@@ -270,8 +270,9 @@ def main():
             faults.setdefault(name, 0)
         if args.history:
             with open(args.history, "w") as out:
-                for rv, kind, event_type, obj in sorted(events, key=lambda e: e[0]):
-                    out.write(json.dumps({"rv": rv, "kind": kind, "type": event_type, "object": obj}) + "\n")
+                for rv, kind, event_type, obj, seen in sorted(events, key=lambda e: e[0]):
+                    out.write(json.dumps({"rv": rv, "kind": kind, "type": event_type, "object": obj,
+                                          "seen": seen}) + "\n")
         exits = {}
         for h in cast.holders.holders.values():
             for code, n in h.exits.items():

@@ -33,7 +33,7 @@ class Recorder:
                       "session": ("/apis/coordination.k8s.io/v1/namespaces/%s/leases" % ns,
                                   "fieldSelector=" + session)}
         self.lock = threading.Lock()
-        self.events = []  # (resourceVersion, kind, type, object)
+        self.events = []  # (resourceVersion, kind, type, object, when it arrived)
         self.current = {kind: {} for kind in self.paths}
         self.gaps = 0  # watches that could not resume (410): the history has a hole
         self.stopping = False
@@ -75,7 +75,7 @@ class Recorder:
 
     def _keep(self, kind, event_type, obj):
         with self.lock:
-            self.events.append((int(obj["metadata"]["resourceVersion"]), kind, event_type, obj))
+            self.events.append((int(obj["metadata"]["resourceVersion"]), kind, event_type, obj, time.time()))
             name = obj["metadata"]["name"]
             if event_type == "DELETED":
                 self.current[kind].pop(name, None)

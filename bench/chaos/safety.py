@@ -23,6 +23,7 @@ time plus a minute.
 Pure: no I/O, so the check itself is tested on hand-made histories.
 """
 
+import json
 import os
 import sys
 from datetime import datetime, timezone
@@ -71,9 +72,10 @@ class SafetyCheck:
         self._anomalies_seen = 0
 
     # --- the world as of the current resourceVersion -----------------------------------
-    def apply(self, rv, kind, event_type, obj):
+    def apply(self, rv, kind, event_type, obj, seen=None):
+        """One event; `seen`, when known, is when the watcher got it."""
         if kind == "session":
-            self.validity.apply_session(event_type, obj)
+            self.validity.apply_session(event_type, obj, seen)
             self._session_promises(rv)
             return
         name = obj["metadata"]["name"]
@@ -201,8 +203,18 @@ def _stamp(t):
 
 
 def check(events):
-    """events: (resourceVersion, "pod"|"lease"|"session", type, object) in any order."""
+    """events: (resourceVersion, "pod"|"lease"|"session", type, object[, seen]) in any order."""
     result = SafetyCheck()
-    for rv, kind, event_type, obj in sorted(events, key=lambda e: e[0]):
-        result.apply(rv, kind, event_type, obj)
+    for event in sorted(events, key=lambda e: e[0]):
+        result.apply(*event)
     return result
+
+
+if __name__ == "__main__":
+    # Checks a history chaos-bench wrote with --history: safety.py FILE
+    with open(sys.argv[1]) as history:
+        recorded = [json.loads(line) for line in history]
+    found = check([(e["rv"], e["kind"], e["type"], e["object"], e.get("seen")) for e in recorded])
+    print(json.dumps({"grants": found.grants, "handovers": found.handovers, "violations": found.violations},
+                     indent=2))
+    sys.exit(1 if found.violations else 0)

@@ -60,9 +60,12 @@ def is_session(obj):
 
 
 class _SessionVersion:
-    def __init__(self, obj):
+    def __init__(self, obj, seen=None):
         self.renew_time = parse_time((obj.get("spec") or {}).get("renewTime"))
         self.revoked = revoked_grants(obj)
+        # No later than when it was written: when a watcher saw it, else its renewTime (a
+        # version that only changes the listing keeps an older renewTime).
+        self.written = seen if seen is not None else self.renew_time
 
 
 class _LeaseView:
@@ -85,7 +88,7 @@ class PublishedValidity:
         self._leases = {}  # (namespace, lease) -> _LeaseView of its current version
         self._held_in = {}  # namespace -> names of the Leases that show Held now
         self._published = {}  # grant -> (latest validity shown, the rule that showed it)
-        self._durations = {}  # grant -> its Lease's leaseDurationSeconds when last shown Held
+        self._durations = {}  # (namespace, lease) -> its leaseDurationSeconds, from its latest version
         self._listed = {}  # grant -> its hand-over time (None: unknown), from its first listing
         self.anomalies = []  # sessions that broke their promises (see the module's text)
 
@@ -101,15 +104,17 @@ class PublishedValidity:
             return
         view = _LeaseView(obj)
         self._leases[(ns, name)] = view
+        self._durations[(ns, name)] = view.duration
         if view.token is None:
             held.discard(name)
             return
         held.add(name)
         self._publish(ns, name, view)
 
-    def apply_session(self, event_type, obj):
-        """One version of a namespace's `eslease-session` Lease. A deleted session publishes
-        nothing new; what its versions published stands (and the rule keeps reading them)."""
+    def apply_session(self, event_type, obj, seen=None):
+        """One version of a namespace's `eslease-session` Lease (`seen`: when a watcher got
+        it, if known). A deleted session publishes nothing new; what its versions published
+        stands (and the rule keeps reading them)."""
         if not is_session(obj):
             return
         ns = obj["metadata"].get("namespace", "")
@@ -117,7 +122,7 @@ class PublishedValidity:
             # Allowed once the namespace holds nothing; the next session starts afresh.
             self._latest.pop(ns, None)
             return
-        version = _SessionVersion(obj)
+        version = _SessionVersion(obj, seen)
         self._check_listings(ns, self._latest.get(ns), version)
         self._latest[ns] = version
         self._sessions.setdefault(ns, []).append(version)
@@ -164,7 +169,6 @@ class PublishedValidity:
         A Lease shown Held again with an old token is the chaos checker's to judge (with its
         pod's liveness); a session version publishing more to a listed grant is an anomaly."""
         grant = (ns, name, view.token)
-        self._durations[grant] = view.duration
         until, rule = self._validity(ns, name, view)
         if until is None:
             return
@@ -182,15 +186,16 @@ class PublishedValidity:
         for name, token in version.revoked:
             grant = (ns, name, token)
             if grant not in self._listed:
-                renewed = previous.renew_time if previous is not None else None
-                duration = self._durations.get(grant)
-                self._listed[grant] = None if renewed is None or duration is None else renewed + duration
+                # A grant listed by a session's first version was never published by it: its
+                # hand-over time is as early as that version's own renewTime.
+                renewed = previous.renew_time if previous is not None else version.renew_time
+                duration = self._durations.get((ns, name), DEFAULT_LEASE_DURATION_SECONDS)
+                self._listed[grant] = None if renewed is None else renewed + (duration if previous else 0)
         if previous is None:
             return
         for name, token in previous.revoked - version.revoked:
             handover = self._listed.get((ns, name, token))
-            if handover is None or version.renew_time is None or \
-                    version.renew_time < handover + LISTING_KEPT_SECONDS:
+            if handover is None or version.written is None or version.written < handover + LISTING_KEPT_SECONDS:
                 self.anomalies.append({"grant": (ns, name, token), "what": "listing dropped before its hand-over "
                                        "time plus %d s" % LISTING_KEPT_SECONDS, "handover": handover,
-                                       "dropped_at": version.renew_time})
+                                       "dropped_at": version.written})

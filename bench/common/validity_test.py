@@ -170,6 +170,29 @@ class SessionPromisesTest(unittest.TestCase):
         self.assertEqual(self.v.anomalies[0]["grant"], ("ns", "a", 10))
         self.assertEqual(self.v.anomalies[0]["handover"], parse_time(at(30)))
 
+    def test_when_a_drop_was_written_counts_not_its_stale_renew_time(self):
+        # Nothing held, no renewals: a later version drops the listing with an old renewTime.
+        self.v.apply_lease("MODIFIED", lease("a", 10, phase="Pending"))
+        self.v.apply_session("MODIFIED", session(at(10)), seen=parse_time(at(91)))
+        self.assertEqual(self.v.anomalies, [])
+        early = PublishedValidity()
+        early.apply_session("ADDED", session(at(0)))
+        early.apply_lease("ADDED", lease("a", 10))
+        early.apply_session("MODIFIED", session(at(10), revoked="a=10"))
+        early.apply_lease("MODIFIED", lease("a", 10, phase="Pending"))
+        early.apply_session("MODIFIED", session(at(95)), seen=parse_time(at(89)))
+        self.assertEqual(len(early.anomalies), 1, "seen before the hand-over time plus 60 s")
+
+    def test_a_grant_listed_before_it_was_ever_shown_held(self):
+        # The listing comes before the status write that would have shown it Held: its
+        # hand-over time still uses its Lease's duration.
+        v = PublishedValidity()
+        v.apply_session("ADDED", session(at(0)))
+        v.apply_lease("ADDED", lease("b", phase="Pending", duration=5))
+        v.apply_session("MODIFIED", session(at(2), revoked="b=11"))
+        v.apply_session("MODIFIED", session(at(66)))  # 61 s past 0 + 5
+        self.assertEqual(v.anomalies, [])
+
     def test_a_session_deleted_and_created_again_starts_afresh(self):
         self.v.apply_lease("DELETED", lease("a", 10))
         self.v.apply_session("DELETED", session(at(10), revoked="a=10"))
