@@ -262,7 +262,6 @@ def main():
         safety = check(events)
         sections, fencing = check_workloads(cast, safety.validity)
         faults = dict(chaos.counts)
-        faults.update(cast.holders.counts)
         faults["es_write_applied_unanswered"] = emulator_counter(env.es_url, "es_write_applied_unanswered")
         faults["kube_write_applied_unanswered"] = emulator_counter(env.kube_url, "kube_write_applied_unanswered")
         faults["holder_clock_skewed"] = sum(1 for h in cast.holders.holders.values() if h.skew)
@@ -287,6 +286,7 @@ def main():
             "timings_seconds": {"ttl": TIMINGS.ttl, "safety_margin": TIMINGS.margin, "grace": TIMINGS.grace,
                                 "liveness_grace": TIMINGS.liveness_grace, "es_timeout": TIMINGS.es_timeout},
             "skew_beyond_margin": args.skew_beyond_margin,
+            "faults_injected": sum(chaos.counts.values()),
             "faults": dict(sorted(faults.items())),
             "controllers_started": cast.controller_seq + len(cast.rogues),
             "events_replayed": len(events),
@@ -296,7 +296,8 @@ def main():
             "takeovers_by_reason": dict(sorted(safety.takeovers.items())),
             "min_after_validity_slack_ms": None if safety.min_validity_slack is None
             else round(safety.min_validity_slack * 1000, 1),
-            "holder_run_exits": dict(sorted(exits.items())),
+            "healing": dict(sorted(chaos.healing.items())),
+            "holder_runs": {"started": cast.holders.runs_started, "exits": dict(sorted(exits.items()))},
             "critical_sections_checked": sections.checked,
             "critical_section_overlaps": {"excused_paused_past_validity": sections.excused,
                                           "violations": len(sections.violations),

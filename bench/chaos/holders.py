@@ -119,7 +119,7 @@ class Holders:
         self.journal_dir = journal_dir
         os.makedirs(journal_dir, exist_ok=True)
         self.holders = {}  # name -> Holder
-        self.counts = {}
+        self.runs_started = 0
         # Pod holders whose last run found their pod's claim already there (a run killed
         # before it could delete it) and exited: the claim waits to be cleaned up.
         self.left_behind = []
@@ -245,7 +245,7 @@ class Holders:
         log.close()
         holder.pod_uid = pod_uid
         holder.started = time.time()
-        self.counts["holder_runs_started"] = self.counts.get("holder_runs_started", 0) + 1
+        self.runs_started += 1
 
     def _log_path(self, holder):
         return os.path.join(self.env.dir, "holder-%s.log" % holder.name.replace("/", "_"))

@@ -48,7 +48,8 @@ class Chaos:
         self.ns = cast.ns
         self.later = []  # (when, seq, action) heap
         self.seq = 0
-        self.counts = {}
+        self.counts = {}  # injected faults by kind
+        self.healing = {}  # what the cluster did by itself, by kind
         self.taken_out = set()  # election Leases deleted on purpose, to re-create
         self.cuts = {}  # holder name -> how many faults cut it off now
         # Holders paused or cut off now: no other fault picks them until that one ends, so a
@@ -90,9 +91,16 @@ class Chaos:
 
     def count(self, fault, **details):
         """Counts a fault and notes it, with what it hit, in chaos.jsonl beside the logs."""
-        self.counts[fault] = self.counts.get(fault, 0) + 1
+        self._note(self.counts, "fault", fault, details)
+
+    def count_healing(self, action, **details):
+        """Counts what the cluster did by itself (not a fault) and notes it likewise."""
+        self._note(self.healing, "healing", action, details)
+
+    def _note(self, table, kind, what, details):
+        table[what] = table.get(what, 0) + 1
         with open(os.path.join(self.env.dir, "chaos.jsonl"), "a") as log:
-            log.write(json.dumps(dict(details, t=round(time.time(), 3), fault=fault)) + "\n")
+            log.write(json.dumps(dict(details, t=round(time.time(), 3), **{kind: what})) + "\n")
 
     def step(self):
         total = sum(w for w, _ in self.steps)
@@ -390,14 +398,14 @@ class Chaos:
             owners = [o.get("uid") for o in lease["metadata"].get("ownerReferences", []) if o.get("kind") == "Pod"]
             if owners and not any(uid in live_uids for uid in owners) and \
                     not lease["metadata"].get("deletionTimestamp"):
-                self.count("lease_garbage_collected", lease=name)
+                self.count_healing("lease_garbage_collected", lease=name)
                 call("DELETE", "%s%s/%s" % (self.env.kube_url, LEASES % self.ns, name))
         while self.holders.left_behind:
             # An operator cleans up the claim a run left behind (`kubectl delete`), once.
             holder = self.holders.left_behind.pop()
             name = "%s-%s" % (holder.lock, holder.pod)
             if name in leases and not leases[name]["metadata"].get("deletionTimestamp"):
-                self.count("claim_left_behind_deleted", holder=holder.name)
+                self.count_healing("claim_left_behind_deleted", holder=holder.name)
                 call("DELETE", "%s%s/%s" % (self.env.kube_url, LEASES % self.ns, name))
         for name in list(self.taken_out):
             if name not in leases:
