@@ -293,6 +293,7 @@ def main():
             "history_gaps": cast.recorder.gaps,
             "grants_observed": safety.grants,
             "handovers": safety.handovers,
+            "late_grants_shown": safety.late_grants,
             "takeovers_by_reason": dict(sorted(safety.takeovers.items())),
             "min_after_validity_slack_ms": None if safety.min_validity_slack is None
             else round(safety.min_validity_slack * 1000, 1),

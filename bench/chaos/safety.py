@@ -14,9 +14,10 @@ previous grant must be over at that point of the history:
 - or else (presumed dead, revoked, or its Lease deleted by someone else) the new grant's
   acquireTime is no earlier than the latest validity ever published to the old holder, and
   the old Lease no longer shows the old grant Held with a validity beyond that moment.
-Tokens of one lock must grow with every grant, one token belongs to one grant, and a grant
-that has been superseded must never again be shown Held, to a pod that lives, with a
-validity past its successor's acquireTime. The sessions must keep their own promises: a
+Tokens of one lock must grow with every grant (by acquireTime: an older grant first shown
+after a newer one is a late status write, judged as the next rule judges it), one token
+belongs to one grant, and a grant that has been superseded must never again be shown Held,
+to a pod that lives, with a validity past its successor's acquireTime. The sessions must keep their own promises: a
 listed grant is never published a longer validity, and a listing stays until its hand-over
 time plus a minute.
 
@@ -66,6 +67,7 @@ class SafetyCheck:
         self.grants = 0
         self.handovers = {"confirmed_dead": 0, "released": 0, "after_validity": 0}
         self.takeovers = {}  # status.lastTakeover.reason -> count
+        self.late_grants = 0  # grants first shown after a newer one of their lock
         # The closest an after-validity hand-over came to the old holder's published validity.
         self.min_validity_slack = None
         self._takeovers_seen = set()
@@ -136,14 +138,29 @@ class SafetyCheck:
         if status.get("phase") != "Held":
             return
         if grant is None:
-            self._new_grant(rv, lock, grants, Grant(lock, ns, token, name, lease["metadata"].get("uid"),
-                                                    holder.get("podName"), holder.get("podUID"),
-                                                    parse_time(status.get("acquireTime")), rv), status)
+            grant = Grant(lock, ns, token, name, lease["metadata"].get("uid"), holder.get("podName"),
+                          holder.get("podUID"), parse_time(status.get("acquireTime")), rv)
+            newest = grants[-1] if grants else None
+            if newest is not None and grant.token < newest.token and None not in (grant.acquired, newest.acquired) \
+                    and grant.acquired < newest.acquired:
+                # An older grant shown for the first time only now (a stale replica's status
+                # write): judged as a superseded grant shown Held, not as a new one.
+                self.late_grants += 1
+                grants.insert(sum(1 for g in grants if g.token < grant.token), grant)
+                self._superseded_shown(rv, lock, grant, newest)
+                return
+            self._new_grant(rv, lock, grants, grant, status)
             return
         before_status = (before or {}).get("status") or {}
         was_held = before_status.get("phase") == "Held" and before_status.get("fencingToken") == token_text
         newest = grants[-1]
-        if was_held or newest.token <= token or self._pod_dead(grant) or self._let_go(grant):
+        if not was_held and newest.token > token:
+            self._superseded_shown(rv, lock, grant, newest)
+
+    def _superseded_shown(self, rv, lock, grant, newest):
+        """A grant older than the lock's newest shown Held: harmless once its pod is gone or it
+        let go, or while the validity it shows ended before the newest was granted."""
+        if self._pod_dead(grant) or self._let_go(grant):
             return
         shown_until = self._shown_until(grant)
         if shown_until is None or newest.acquired is None or shown_until > newest.acquired:

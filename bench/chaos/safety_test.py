@@ -157,6 +157,31 @@ class TokenTest(unittest.TestCase):
         self.assertIn("shown for two grants", result.violations[0]["violation"])
 
 
+class LateGrantTest(unittest.TestCase):
+    """A replica that lagged writes the status of a grant older than the newest one."""
+
+    def history(self, holder_uid):
+        h = History().start().add("pod", pod("a", "ua"), "DELETED").grant_b(token=20, acquired=at(2))
+        h.add("pod", pod("c", "uc"), "ADDED")
+        return h.add("lease", lease("lb", "lb-1", "c", holder_uid, 15, "Held", at(1)))
+
+    def test_an_older_grant_to_a_gone_pod_shown_late_is_no_new_grant(self):
+        result = check(self.history("uc-old").events)
+        self.assertEqual(result.violations, [])
+        self.assertEqual(result.late_grants, 1)
+        self.assertEqual(result.grants, 2)
+
+    def test_an_older_grant_to_a_live_pod_shown_late_is_a_superseded_grant_shown_held(self):
+        # c is shown valid until 3 (the session renewed at 0), past b's grant at 2.
+        whats = [v["violation"] for v in check(self.history("uc").events).violations]
+        self.assertTrue(whats and all("superseded grant shown Held again" in w for w in whats), whats)
+
+    def test_a_lower_token_granted_later_did_not_grow(self):
+        h = History().start().add("pod", pod("a", "ua"), "DELETED").grant_b(token=20, acquired=at(2))
+        h.add("lease", lease("la", "la-1", "a", "ua2", 15, "Held", at(3)))
+        self.assertIn("did not grow", check(h.events).violations[0]["violation"])
+
+
 class SupersededGrantTest(unittest.TestCase):
     def test_a_listed_grant_shown_held_again_shows_no_new_validity(self):
         def history(renewed_after):
