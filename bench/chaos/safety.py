@@ -61,7 +61,7 @@ class SafetyCheck:
         self.validity = PublishedValidity()
         self.pods = {}  # name -> pod object as of the current point in the history
         self.leases = {}  # name -> Lease object
-        self.released = set()  # (Lease uid, token) its holder said it let go of
+        self.released = set()  # (Lease name, token) its holder said it let go of
         self.by_lock = {}  # lock -> [Grant] in grant order
         self.violations = []
         self.grants = 0
@@ -97,7 +97,7 @@ class SafetyCheck:
     def _note_release(self, lease):
         token = ((lease["metadata"].get("annotations") or {}).get(RELEASED_ANNOTATION) or "").strip()
         if token.isdigit():
-            self.released.add((lease["metadata"].get("uid"), int(token)))
+            self.released.add((lease["metadata"]["name"], int(token)))
 
     def _pod_dead(self, grant):
         pod = self.pods.get(grant.pod)
@@ -105,15 +105,13 @@ class SafetyCheck:
                 or pod.get("status", {}).get("phase") in TERMINAL)
 
     def _let_go(self, grant):
-        return (grant.lease_uid, grant.token) in self.released
+        return (grant.lease, grant.token) in self.released
 
     def _shown_until(self, grant):
         """The validity the grant's Lease shows it now (None: none published yet), or False
         when the Lease does not show this grant Held."""
         shown = self.validity.shown(grant.ns, grant.lease)
-        lease = self.leases.get(grant.lease)
-        if shown is None or shown[0] != grant.token or lease is None or \
-                lease["metadata"].get("uid") != grant.lease_uid:
+        if shown is None or shown[0] != grant.token:
             return False
         return shown[1]
 
@@ -130,8 +128,9 @@ class SafetyCheck:
         holder = status.get("holder") or {}
         grants = self.by_lock.setdefault(lock, [])
         grant = next((g for g in grants if g.token == token), None)
-        if grant is not None and (grant.lease_uid != lease["metadata"].get("uid")
-                                  or grant.uid != holder.get("podUID")):
+        # A grant is its token, Lease name and holder pod, as the session names it: a Lease
+        # deleted and created again under its name may be shown its predecessor's grant.
+        if grant is not None and (grant.lease != name or grant.uid != holder.get("podUID")):
             self._violate(rv, lock, "token %d shown for two grants: %s and %s/%s"
                           % (token, grant.describe(), holder.get("podName"), name))
             return
@@ -189,7 +188,7 @@ class SafetyCheck:
         self.handovers["after_validity"] += 1
         published, _rule = self.validity.published_until(previous.ns, previous.lease, previous.token)
         shown_until = self._shown_until(previous)
-        if shown_until is not False and previous.lease_uid != grant.lease_uid and \
+        if shown_until is not False and previous.lease != grant.lease and \
                 (shown_until is None or grant.acquired is None or shown_until > grant.acquired):
             self._violate(rv, lock, "two holders: %s granted at %s while %s is still shown Held until %s and "
                           "its pod lives" % (grant.describe(), _stamp(grant.acquired), previous.describe(),

@@ -156,6 +156,14 @@ class TokenTest(unittest.TestCase):
         result = check(h.grant_b(token=10).events)
         self.assertIn("shown for two grants", result.violations[0]["violation"])
 
+    def test_a_lease_created_again_under_its_name_may_show_its_predecessors_grant(self):
+        h = History().start()
+        h.add("lease", lease("la", "la-1", "a", "ua", 10, "Held", at(0), deleting=True), "DELETED")
+        h.add("lease", lease("la", "la-2", "a", "ua", 10, "Held", at(0)), "ADDED")
+        self.assertEqual(check(h.events).violations, [])
+        h.add("lease", lease("la", "la-2", "a", "ua-other", 10, "Held", at(0)))
+        self.assertIn("shown for two grants", check(h.events).violations[0]["violation"])
+
 
 class LateGrantTest(unittest.TestCase):
     """A replica that lagged writes the status of a grant older than the newest one."""
