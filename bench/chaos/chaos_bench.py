@@ -232,12 +232,85 @@ def check_workloads(cast, validity):
     return section_report, check_fencing(writes, protected_versions(cast.env, locks))
 
 
-def verdict(args, converged, gaps, safety, sections, fencing):
-    if not converged or gaps or safety.violations or fencing.violations:
-        return False
-    if args.expect_skew_violations:
-        return bool(sections.violations) and all(v.get("cause") == "skew_beyond_margin" for v in sections.violations)
-    return not sections.violations
+class Findings:
+    """What a run found: its checks' results and whether the claims settled."""
+
+    def __init__(self, cast, chaos_seconds, settled):
+        self.chaos_seconds = chaos_seconds
+        self.converged, self.convergence_seconds, self.problems = settled
+        self.events = cast.recorder.history()
+        self.gaps = cast.recorder.gaps
+        self.safety = check(self.events)
+        self.sections, self.fencing = check_workloads(cast, self.safety.validity)
+
+    def violations(self):
+        return self.safety.violations + self.sections.violations + self.fencing.violations
+
+    def passed(self, expect_skew_violations):
+        if not self.converged or self.gaps or self.safety.violations or self.fencing.violations:
+            return False
+        overlaps = self.sections.violations
+        if expect_skew_violations:
+            return bool(overlaps) and all(v.get("cause") == "skew_beyond_margin" for v in overlaps)
+        return not overlaps
+
+
+def fault_counts(cast, chaos):
+    """The faults injected, with the writes the emulators applied but never answered."""
+    faults = {"holder_paused": 0, "controller_paused": 0}
+    faults.update(chaos.counts)
+    faults["es_write_applied_unanswered"] = emulator_counter(cast.env.es_url, "es_write_applied_unanswered")
+    faults["kube_write_applied_unanswered"] = emulator_counter(cast.env.kube_url, "kube_write_applied_unanswered")
+    faults["holder_clock_skewed"] = sum(1 for h in cast.holders.holders.values() if h.skew)
+    return dict(sorted(faults.items()))
+
+
+def write_history(path, events):
+    with open(path, "w") as out:
+        for rv, kind, event_type, obj, seen in sorted(events, key=lambda e: e[0]):
+            out.write(json.dumps({"rv": rv, "kind": kind, "type": event_type, "object": obj, "seen": seen}) + "\n")
+
+
+def report(args, seed, cast, chaos, found):
+    safety, sections = found.safety, found.sections
+    exits = {}
+    for h in cast.holders.holders.values():
+        for code, n in h.exits.items():
+            exits[str(code)] = exits.get(str(code), 0) + n
+    violations = found.violations()
+    return {
+        "benchmark": "chaos",
+        "seed": seed,
+        "chaos_seconds": round(found.chaos_seconds, 1),
+        "locks": args.locks, "election_locks": args.election_locks, "direct_locks": args.direct_locks,
+        "claimants_per_lock": args.claimants,
+        "timings_seconds": {"ttl": TIMINGS.ttl, "safety_margin": TIMINGS.margin, "grace": TIMINGS.grace,
+                            "liveness_grace": TIMINGS.liveness_grace, "es_timeout": TIMINGS.es_timeout},
+        "skew_beyond_margin": args.skew_beyond_margin,
+        "faults_injected": sum(chaos.counts.values()),
+        "faults": fault_counts(cast, chaos),
+        "controllers_started": cast.controller_seq + len(cast.rogues),
+        "events_replayed": len(found.events),
+        "history_gaps": found.gaps,
+        "grants_observed": safety.grants,
+        "handovers": safety.handovers,
+        "late_grants_shown": safety.late_grants,
+        "takeovers_by_reason": dict(sorted(safety.takeovers.items())),
+        "min_after_validity_slack_ms": None if safety.min_validity_slack is None
+        else round(safety.min_validity_slack * 1000, 1),
+        "healing": dict(sorted(chaos.healing.items())),
+        "holder_runs": {"started": cast.holders.runs_started, "exits": dict(sorted(exits.items()))},
+        "critical_sections_checked": sections.checked,
+        "critical_section_overlaps": {"excused_paused_past_validity": sections.excused,
+                                      "violations": len(sections.violations),
+                                      "of_holders_skewed_beyond_margin": sections.skew_beyond_margin},
+        "fenced_writes": found.fencing.summary(),
+        "violations": len(violations),
+        "violation_details": violations[:20],
+        "converged": found.converged,
+        "convergence_seconds": round(found.convergence_seconds, 2),
+        "unconverged": found.problems[:20],
+    }
 
 
 def main():
@@ -253,67 +326,18 @@ def main():
             wait_for(lambda: chaos.settled() and not cast.unconverged(workloads=False), 90,
                      "every lock to be held before the chaos starts", interval=0.2)
             chaos_seconds = run_chaos(cast, chaos, args, rng)
-            converged, convergence, problems = settle(cast, chaos)
+            settled = settle(cast, chaos)
         finally:
             cast.holders.stop_all()
             cast.recorder.stop()
             cast.proxy.stop()
-        events = cast.recorder.history()
-        safety = check(events)
-        sections, fencing = check_workloads(cast, safety.validity)
-        faults = dict(chaos.counts)
-        faults["es_write_applied_unanswered"] = emulator_counter(env.es_url, "es_write_applied_unanswered")
-        faults["kube_write_applied_unanswered"] = emulator_counter(env.kube_url, "kube_write_applied_unanswered")
-        faults["holder_clock_skewed"] = sum(1 for h in cast.holders.holders.values() if h.skew)
-        for name in ("holder_paused", "controller_paused"):
-            faults.setdefault(name, 0)
+        found = Findings(cast, chaos_seconds, settled)
         if args.history:
-            with open(args.history, "w") as out:
-                for rv, kind, event_type, obj, seen in sorted(events, key=lambda e: e[0]):
-                    out.write(json.dumps({"rv": rv, "kind": kind, "type": event_type, "object": obj,
-                                          "seen": seen}) + "\n")
-        exits = {}
-        for h in cast.holders.holders.values():
-            for code, n in h.exits.items():
-                exits[str(code)] = exits.get(str(code), 0) + n
-        violations = safety.violations + sections.violations + fencing.violations
-        report = {
-            "benchmark": "chaos",
-            "seed": seed,
-            "chaos_seconds": round(chaos_seconds, 1),
-            "locks": args.locks, "election_locks": args.election_locks, "direct_locks": args.direct_locks,
-            "claimants_per_lock": args.claimants,
-            "timings_seconds": {"ttl": TIMINGS.ttl, "safety_margin": TIMINGS.margin, "grace": TIMINGS.grace,
-                                "liveness_grace": TIMINGS.liveness_grace, "es_timeout": TIMINGS.es_timeout},
-            "skew_beyond_margin": args.skew_beyond_margin,
-            "faults_injected": sum(chaos.counts.values()),
-            "faults": dict(sorted(faults.items())),
-            "controllers_started": cast.controller_seq + len(cast.rogues),
-            "events_replayed": len(events),
-            "history_gaps": cast.recorder.gaps,
-            "grants_observed": safety.grants,
-            "handovers": safety.handovers,
-            "late_grants_shown": safety.late_grants,
-            "takeovers_by_reason": dict(sorted(safety.takeovers.items())),
-            "min_after_validity_slack_ms": None if safety.min_validity_slack is None
-            else round(safety.min_validity_slack * 1000, 1),
-            "healing": dict(sorted(chaos.healing.items())),
-            "holder_runs": {"started": cast.holders.runs_started, "exits": dict(sorted(exits.items()))},
-            "critical_sections_checked": sections.checked,
-            "critical_section_overlaps": {"excused_paused_past_validity": sections.excused,
-                                          "violations": len(sections.violations),
-                                          "of_holders_skewed_beyond_margin": sections.skew_beyond_margin},
-            "fenced_writes": fencing.summary(),
-            "violations": len(violations),
-            "violation_details": violations[:20],
-            "converged": converged,
-            "convergence_seconds": round(convergence, 2),
-            "unconverged": problems[:20],
-        }
-        print(json.dumps(report, indent=2))
+            write_history(args.history, found.events)
+        print(json.dumps(report(args, seed, cast, chaos, found), indent=2))
         if args.logs:
             shutil.copytree(env.dir, args.logs, dirs_exist_ok=True)
-        sys.exit(0 if verdict(args, converged, cast.recorder.gaps, safety, sections, fencing) else 1)
+        sys.exit(0 if found.passed(args.expect_skew_violations) else 1)
 
 
 if __name__ == "__main__":
