@@ -11,7 +11,7 @@ packages=(
   libyaml-cpp-dev prometheus-cpp-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
   # tests
   libgtest-dev libgmock-dev kubectl python3 python3-kubernetes python3-elasticsearch
-  openssl curl prometheus
+  openssl curl prometheus faketime
   # sanitizer and fuzzing runtimes, code checks
   clang lld libclang-rt-14-dev clang-tidy clang-format
   # deployment checks (tests/deploy): chart rendering, schemas, image root file system, PNG

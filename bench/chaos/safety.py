@@ -1,42 +1,51 @@
-"""The safety check of the chaos benchmark: replays every Pod and Lease change of a run in
-resourceVersion order (the API server's one global order) and finds each moment a lock
-could have had two holders.
+"""The chaos checker's rules on what the controller publishes: replays every Pod, Lease and
+namespace-session change of a run in resourceVersion order (the API server's one global
+order) and finds each moment a lock could have had two holders.
+
+The validity published to a holder is the design's (bench/common/validity.py): the grant
+(Lease L, token T) is valid until renewTime + L's leaseDurationSeconds of the latest version
+of the namespace's session that does not list L=T, and only while L shows Held with T.
 
 A grant is a (lock, fencing token) first shown Held. When a new grant of a lock appears, the
 previous grant must be over at that point of the history:
 - its pod is confirmed dead (object gone, replaced by a new UID, or phase Failed/Succeeded),
-- or its claim let go (the Lease is being deleted or gone),
-- or else (the holder was only presumed dead, or could not be judged) the new grant's
-  acquireTime is no earlier than the latest expireTime ever published to the old holder,
-  and the old Lease no longer shows that grant as Held until after it.
-Tokens of one lock must grow with every grant, one token belongs to one grant, and a grant
-that has been superseded must never again be shown Held, to a pod that lives, with an
-expireTime after its successor's acquireTime (a holder believes it holds until then).
+- or its holder let go: its Lease carried `eslease.io/released: <its token>` (the eslease
+  tool's release) before it went,
+- or else (presumed dead, revoked, or its Lease deleted by someone else) the new grant's
+  acquireTime is no earlier than the latest validity ever published to the old holder, and
+  the old Lease no longer shows the old grant Held with a validity beyond that moment.
+Tokens of one lock must grow with every grant (by acquireTime: an older grant first shown
+after a newer one is a late status write, judged as the next rule judges it), one token
+belongs to one grant, and a grant that has been superseded must never again be shown Held,
+to a pod that lives, with a validity past its successor's acquireTime. The sessions must keep their own promises: a
+listed grant is never published a longer validity, and a listing stays until its hand-over
+time plus a minute.
 
 Pure: no I/O, so the check itself is tested on hand-made histories.
 """
 
-from datetime import datetime
+import json
+import os
+import sys
+from datetime import datetime, timezone
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from validity import PublishedValidity, parse_time  # noqa: E402
 
 TERMINAL = ("Failed", "Succeeded")
-
-
-def parse_time(text):
-    if not text:
-        return None
-    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+RELEASED_ANNOTATION = "eslease.io/released"
 
 
 class Grant:
-    def __init__(self, lock, token, lease, lease_uid, pod, uid, acquired, rv):
+    def __init__(self, lock, ns, token, lease, lease_uid, pod, uid, acquired, rv):
         self.lock = lock
+        self.ns = ns
         self.token = token
         self.lease = lease
         self.lease_uid = lease_uid
         self.pod = pod
         self.uid = uid
         self.acquired = acquired
-        self.max_expire = None
         self.rv = rv
 
     def describe(self):
@@ -44,26 +53,40 @@ class Grant:
 
 
 class SafetyCheck:
-    """Feed `apply(rv, kind, type, obj)` in resourceVersion order; read `violations`,
-    `grants` (count) and `handovers` (how each previous grant had ended)."""
+    """Feed `apply(rv, kind, type, obj)` (kind "pod", "lease" or "session") in resourceVersion
+    order; read `violations`, `grants` (count) and `handovers` (how each previous grant had
+    ended)."""
 
     def __init__(self):
+        self.validity = PublishedValidity()
         self.pods = {}  # name -> pod object as of the current point in the history
         self.leases = {}  # name -> Lease object
+        self.released = set()  # (Lease name, token) its holder said it let go of
         self.by_lock = {}  # lock -> [Grant] in grant order
         self.violations = []
         self.grants = 0
-        self.handovers = {"confirmed_dead": 0, "released": 0, "after_expiry": 0}
+        self.handovers = {"confirmed_dead": 0, "released": 0, "after_validity": 0}
         self.takeovers = {}  # status.lastTakeover.reason -> count
-        # The closest an after-expiry hand-over came to the old holder's published expiry.
-        self.min_expiry_slack = None
+        self.late_grants = 0  # grants first shown after a newer one of their lock
+        # The closest an after-validity hand-over came to the old holder's published validity.
+        self.min_validity_slack = None
         self._takeovers_seen = set()
+        self._anomalies_seen = 0
 
     # --- the world as of the current resourceVersion -----------------------------------
-    def apply(self, rv, kind, event_type, obj):
+    def apply(self, rv, kind, event_type, obj, seen=None):
+        """One event; `seen`, when known, is when the watcher got it."""
+        if kind == "session":
+            self.validity.apply_session(event_type, obj, seen)
+            self._session_promises(rv)
+            return
         name = obj["metadata"]["name"]
         table = self.pods if kind == "pod" else self.leases
         before = table.get(name)
+        if kind == "lease":
+            self._note_release(obj)
+            self.validity.apply_lease(event_type, obj)
+            self._session_promises(rv)
         if event_type == "DELETED":
             table.pop(name, None)
             return
@@ -71,15 +94,26 @@ class SafetyCheck:
         if kind == "lease":
             self._lease_changed(rv, before, obj)
 
+    def _note_release(self, lease):
+        token = ((lease["metadata"].get("annotations") or {}).get(RELEASED_ANNOTATION) or "").strip()
+        if token.isdigit():
+            self.released.add((lease["metadata"]["name"], int(token)))
+
     def _pod_dead(self, grant):
         pod = self.pods.get(grant.pod)
         return (pod is None or pod["metadata"].get("uid") != grant.uid
                 or pod.get("status", {}).get("phase") in TERMINAL)
 
-    def _released(self, grant):
-        lease = self.leases.get(grant.lease)
-        return (lease is None or lease["metadata"].get("uid") != grant.lease_uid
-                or bool(lease["metadata"].get("deletionTimestamp")))
+    def _let_go(self, grant):
+        return (grant.lease, grant.token) in self.released
+
+    def _shown_until(self, grant):
+        """The validity the grant's Lease shows it now (None: none published yet), or False
+        when the Lease does not show this grant Held."""
+        shown = self.validity.shown(grant.ns, grant.lease)
+        if shown is None or shown[0] != grant.token:
+            return False
+        return shown[1]
 
     # --- Lease changes -----------------------------------------------------------------
     def _lease_changed(self, rv, before, lease):
@@ -88,36 +122,51 @@ class SafetyCheck:
         if not token_text:
             return
         name = lease["metadata"]["name"]
-        lock = "%s/%s" % (lease["metadata"].get("namespace", ""), lease["spec"]["lockName"])
+        ns = lease["metadata"].get("namespace", "")
+        lock = "%s/%s" % (ns, lease["spec"]["lockName"])
         token = int(token_text)
         holder = status.get("holder") or {}
         grants = self.by_lock.setdefault(lock, [])
         grant = next((g for g in grants if g.token == token), None)
-        if grant is not None and (grant.lease_uid != lease["metadata"].get("uid")
-                                  or grant.uid != holder.get("podUID")):
+        # A grant is its token, Lease name and holder pod, as the session names it: a Lease
+        # deleted and created again under its name may be shown its predecessor's grant.
+        if grant is not None and (grant.lease != name or grant.uid != holder.get("podUID")):
             self._violate(rv, lock, "token %d shown for two grants: %s and %s/%s"
                           % (token, grant.describe(), holder.get("podName"), name))
             return
-        if grant is not None:
-            grant.max_expire = _later(grant.max_expire, parse_time(status.get("expireTime")))
-        held = status.get("phase") == "Held"
-        if not held:
+        if status.get("phase") != "Held":
             return
         if grant is None:
-            self._new_grant(rv, lock, grants, Grant(lock, token, name, lease["metadata"].get("uid"), holder.get("podName"), holder.get("podUID"),
-                                                    parse_time(status.get("acquireTime")), rv), status)
+            grant = Grant(lock, ns, token, name, lease["metadata"].get("uid"), holder.get("podName"),
+                          holder.get("podUID"), parse_time(status.get("acquireTime")), rv)
+            newest = grants[-1] if grants else None
+            if newest is not None and grant.token < newest.token and None not in (grant.acquired, newest.acquired) \
+                    and grant.acquired < newest.acquired:
+                # An older grant shown for the first time only now (a stale replica's status
+                # write): judged as a superseded grant shown Held, not as a new one.
+                self.late_grants += 1
+                grants.insert(sum(1 for g in grants if g.token < grant.token), grant)
+                self._superseded_shown(rv, lock, grant, newest)
+                return
+            self._new_grant(rv, lock, grants, grant, status)
             return
-        was_held = before is not None and (before.get("status") or {}).get("phase") == "Held" and \
-            (before.get("status") or {}).get("fencingToken") == token_text
+        before_status = (before or {}).get("status") or {}
+        was_held = before_status.get("phase") == "Held" and before_status.get("fencingToken") == token_text
         newest = grants[-1]
-        shown_until = parse_time(status.get("expireTime"))
-        if not was_held and newest.token > token and not self._pod_dead(grant) and not self._released(grant) \
-                and (shown_until is None or newest.acquired is None or shown_until > newest.acquired):
+        if not was_held and newest.token > token:
+            self._superseded_shown(rv, lock, grant, newest)
+
+    def _superseded_shown(self, rv, lock, grant, newest):
+        """A grant older than the lock's newest shown Held: harmless once its pod is gone or it
+        let go, or while the validity it shows ended before the newest was granted."""
+        if self._pod_dead(grant) or self._let_go(grant):
+            return
+        shown_until = self._shown_until(grant)
+        if shown_until is None or newest.acquired is None or shown_until > newest.acquired:
             self._violate(rv, lock, "superseded grant shown Held again until %s: %s after %s"
                           % (_stamp(shown_until), grant.describe(), newest.describe()))
 
     def _new_grant(self, rv, lock, grants, grant, status):
-        grant.max_expire = parse_time(status.get("expireTime"))
         self.grants += 1
         takeover = status.get("lastTakeover") or {}
         if takeover.get("reason") and (grant.lease_uid, takeover.get("time")) not in self._takeovers_seen:
@@ -133,47 +182,55 @@ class SafetyCheck:
         if self._pod_dead(previous):
             self.handovers["confirmed_dead"] += 1
             return
-        if self._released(previous):
+        if self._let_go(previous):
             self.handovers["released"] += 1
             return
-        self.handovers["after_expiry"] += 1
-        old = (self.leases.get(previous.lease) or {}).get("status") or {}
-        old_until = parse_time(old.get("expireTime"))
-        # A status still Held whose expireTime has passed is stale, not a holder: a holder
-        # that cannot renew stops itself by its expireTime.
-        if previous.lease_uid != grant.lease_uid and old.get("phase") == "Held" and \
-                old.get("fencingToken") == str(previous.token) and \
-                (old_until is None or grant.acquired is None or old_until > grant.acquired):
-            self._violate(rv, lock, "two holders: %s granted at %s while %s is still Held until %s and its pod lives"
-                          % (grant.describe(), _stamp(grant.acquired), previous.describe(),
-                             _stamp(parse_time(old.get("expireTime")))))
-        elif grant.acquired is None or previous.max_expire is None or grant.acquired < previous.max_expire:
-            self._violate(rv, lock, "handed over before the published expiry: %s acquired at %s, %s expired at %s"
-                          % (grant.describe(), _stamp(grant.acquired), previous.describe(),
-                             _stamp(previous.max_expire)))
-        else:
-            slack = grant.acquired - previous.max_expire
-            self.min_expiry_slack = slack if self.min_expiry_slack is None else min(self.min_expiry_slack, slack)
+        self.handovers["after_validity"] += 1
+        published, _rule = self.validity.published_until(previous.ns, previous.lease, previous.token)
+        shown_until = self._shown_until(previous)
+        if shown_until is not False and previous.lease != grant.lease and \
+                (shown_until is None or grant.acquired is None or shown_until > grant.acquired):
+            self._violate(rv, lock, "two holders: %s granted at %s while %s is still shown Held until %s and "
+                          "its pod lives" % (grant.describe(), _stamp(grant.acquired), previous.describe(),
+                                             _stamp(shown_until)))
+        elif published is not None and (grant.acquired is None or grant.acquired < published):
+            self._violate(rv, lock, "handed over before the published validity ended: %s acquired at %s, %s "
+                          "valid until %s" % (grant.describe(), _stamp(grant.acquired), previous.describe(),
+                                              _stamp(published)))
+        elif published is not None:
+            slack = grant.acquired - published
+            self.min_validity_slack = slack if self.min_validity_slack is None else min(self.min_validity_slack,
+                                                                                        slack)
+
+    def _session_promises(self, rv):
+        for anomaly in self.validity.anomalies[self._anomalies_seen:]:
+            ns, lease, token = anomaly["grant"]
+            self._violate(rv, "%s/(Lease %s)" % (ns, lease), "session: %s (token %d)" % (anomaly["what"], token))
+        self._anomalies_seen = len(self.validity.anomalies)
 
     def _violate(self, rv, lock, what):
         self.violations.append({"resourceVersion": rv, "lock": lock, "violation": what})
 
 
-def _later(a, b):
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return max(a, b)
-
-
 def _stamp(t):
-    return "never" if t is None else datetime.utcfromtimestamp(t).isoformat(timespec="milliseconds") + "Z"
+    if t is None or t is False:
+        return "never"
+    return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 def check(events):
-    """events: (resourceVersion, "pod"|"lease", type, object) in any order."""
+    """events: (resourceVersion, "pod"|"lease"|"session", type, object[, seen]) in any order."""
     result = SafetyCheck()
-    for rv, kind, event_type, obj in sorted(events, key=lambda e: e[0]):
-        result.apply(rv, kind, event_type, obj)
+    for event in sorted(events, key=lambda e: e[0]):
+        result.apply(*event)
     return result
+
+
+if __name__ == "__main__":
+    # Checks a history chaos-bench wrote with --history: safety.py FILE
+    with open(sys.argv[1]) as history:
+        recorded = [json.loads(line) for line in history]
+    found = check([(e["rv"], e["kind"], e["type"], e["object"], e.get("seen")) for e in recorded])
+    print(json.dumps({"grants": found.grants, "handovers": found.handovers, "violations": found.violations},
+                     indent=2))
+    sys.exit(1 if found.violations else 0)

@@ -1,5 +1,6 @@
-"""The chaos benchmark's safety check on hand-made histories: each rule is shown to catch the
-violation it names and to accept the hand-overs the design allows."""
+"""The chaos benchmark's checks of what the controller publishes, on hand-made histories: each
+rule is shown to catch the violation it names and to accept the hand-overs the design
+allows. Validity is published by the namespace's session (bench/common/validity.py)."""
 
 import os
 import sys
@@ -9,10 +10,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from safety import check  # noqa: E402
 
 T0 = "2026-01-01T00:00:00.000Z"
+LEASE_SECONDS = 3
 
 
 def at(seconds):
-    return "2026-01-01T00:00:%06.3fZ" % seconds
+    return "2026-01-01T00:%02d:%06.3fZ" % divmod(seconds, 60)
 
 
 def pod(name, uid, phase="Running", deleting=False):
@@ -22,16 +24,25 @@ def pod(name, uid, phase="Running", deleting=False):
     return {"metadata": meta, "status": {"phase": phase}}
 
 
-def lease(name, uid, holder=None, holder_uid=None, token=None, phase="Pending", acquired=None, expires=None,
-          lock="job", deleting=False):
+def lease(name, uid, holder=None, holder_uid=None, token=None, phase="Pending", acquired=None, lock="job",
+          deleting=False, released=None):
     meta = {"name": name, "namespace": "ns", "uid": uid}
     if deleting:
         meta["deletionTimestamp"] = T0
+    if released is not None:
+        meta["annotations"] = {"eslease.io/released": str(released)}
     status = {"phase": phase}
     if token is not None:
         status.update({"fencingToken": str(token), "holder": {"podName": holder, "podUID": holder_uid},
-                       "acquireTime": acquired, "expireTime": expires})
-    return {"metadata": meta, "spec": {"lockName": lock}, "status": status}
+                       "acquireTime": acquired})
+    return {"metadata": meta, "spec": {"lockName": lock, "leaseDurationSeconds": LEASE_SECONDS}, "status": status}
+
+
+def session(renewed, revoked=None):
+    meta = {"name": "eslease-session", "namespace": "ns"}
+    if revoked:
+        meta["annotations"] = {"eslease.io/revoked": revoked}
+    return {"metadata": meta, "spec": {"holderIdentity": "controller-0", "renewTime": renewed}}
 
 
 class History:
@@ -42,18 +53,28 @@ class History:
         self.events.append((len(self.events) + 1, kind, event_type, obj))
         return self
 
+    def renew(self, seconds, revoked=None):
+        return self.add("session", session(at(seconds), revoked))
+
     def start(self):
-        """Pods a and b run; a's claim holds token 10 until second 3; b's claim waits."""
+        """Pods a and b run; a's claim holds token 10, renewed at second 0 (valid until 3);
+        b's claim waits."""
         self.add("pod", pod("a", "ua"), "ADDED").add("pod", pod("b", "ub"), "ADDED")
-        self.add("lease", lease("la", "la-1", "a", "ua", 10, "Held", at(0), at(3)), "ADDED")
+        self.add("lease", lease("la", "la-1", "a", "ua", 10, "Held", at(0)), "ADDED")
+        self.renew(0)
         self.add("lease", lease("lb", "lb-1"), "ADDED")
         return self
 
+    def revoke_a(self, renewed=0):
+        """The controller lists a's grant (in a session write at `renewed`), then marks it Pending."""
+        self.renew(renewed, revoked="la=10")
+        return self.add("lease", lease("la", "la-1", "a", "ua", 10, "Pending", at(0)))
+
     def grant_b(self, token=20, acquired=at(1)):
-        return self.add("lease", lease("lb", "lb-1", "b", "ub", token, "Held", acquired, at(9)))
+        return self.add("lease", lease("lb", "lb-1", "b", "ub", token, "Held", acquired))
 
 
-class SafetyCheckTest(unittest.TestCase):
+class HandOverTest(unittest.TestCase):
     def test_hand_over_after_confirmed_death_is_safe(self):
         for death in (lambda h: h.add("pod", pod("a", "ua"), "DELETED"),
                       lambda h: h.add("pod", pod("a", "ua2"), "ADDED"),
@@ -70,34 +91,60 @@ class SafetyCheckTest(unittest.TestCase):
         self.assertEqual(len(result.violations), 1)
         self.assertIn("two holders", result.violations[0]["violation"])
 
-    def test_a_held_status_past_its_expiry_is_stale_not_a_holder(self):
-        h = History().start()
-        result = check(h.grant_b(acquired=at(3)).events)
+    def test_a_held_status_past_its_session_validity_is_stale_not_a_holder(self):
+        result = check(History().start().grant_b(acquired=at(3)).events)
         self.assertEqual(result.violations, [])
-        self.assertEqual(result.handovers["after_expiry"], 1)
+        self.assertEqual(result.handovers["after_validity"], 1)
 
-    def test_revoked_holder_hands_over_only_after_its_published_expiry(self):
-        revoked = lease("la", "la-1", "a", "ua", 10, "Pending", at(0), at(3))
-        early = check(History().start().add("lease", revoked).grant_b(acquired=at(2.999)).events)
+    def test_revoked_holder_hands_over_only_after_its_published_validity(self):
+        early = check(History().start().revoke_a().grant_b(acquired=at(2.999)).events)
         self.assertEqual(len(early.violations), 1)
-        self.assertIn("before the published expiry", early.violations[0]["violation"])
-        on_time = check(History().start().add("lease", revoked).grant_b(acquired=at(3)).events)
+        self.assertIn("before the published validity ended", early.violations[0]["violation"])
+        on_time = check(History().start().revoke_a().grant_b(acquired=at(3)).events)
         self.assertEqual(on_time.violations, [])
-        self.assertEqual(on_time.handovers["after_expiry"], 1)
+        self.assertEqual(on_time.handovers["after_validity"], 1)
+        self.assertEqual(on_time.min_validity_slack, 0)
 
-    def test_the_latest_published_expiry_counts(self):
-        h = History().start()
-        h.add("lease", lease("la", "la-1", "a", "ua", 10, "Held", at(0), at(5)))  # a renewal
-        h.add("lease", lease("la", "la-1", "a", "ua", 10, "Pending", at(0), at(5)))
-        result = check(h.grant_b(acquired=at(4)).events)
+    def test_the_latest_renewal_before_the_listing_counts(self):
+        h = History().start().renew(2)  # valid until 5
+        result = check(h.revoke_a(renewed=2.5).grant_b(acquired=at(4)).events)
         self.assertEqual(len(result.violations), 1)
+        self.assertIn("valid until 2026-01-01T00:00:05.000Z", result.violations[0]["violation"])
 
-    def test_a_deleted_claim_has_let_go(self):
-        h = History().start().add("lease", lease("la", "la-1", "a", "ua", 10, "Held", at(0), at(3), deleting=True))
+    def test_a_renewal_written_with_the_listing_does_not_extend_the_grant(self):
+        # The listing write itself carries renewTime 2: a keeps the validity of second 0.
+        result = check(History().start().revoke_a(renewed=2).grant_b(acquired=at(3)).events)
+        self.assertEqual(result.violations, [])
+
+    def test_a_release_by_its_holder_hands_over_at_once(self):
+        h = History().start()
+        h.add("lease", lease("la", "la-1", "a", "ua", 10, "Held", at(0), deleting=True, released=10))
         result = check(h.grant_b().events)
         self.assertEqual(result.violations, [])
         self.assertEqual(result.handovers["released"], 1)
 
+    def test_a_lease_deleted_by_someone_else_is_a_revocation(self):
+        def deleted_then_granted(acquired):
+            h = History().start()
+            h.add("lease", lease("la", "la-1", "a", "ua", 10, "Held", at(0), deleting=True))
+            h.renew(0.5, revoked="la=10")
+            h.add("lease", lease("la", "la-1", "a", "ua", 10, "Held", at(0), deleting=True), "DELETED")
+            return check(h.grant_b(acquired=acquired).events)
+
+        early = deleted_then_granted(at(1))
+        self.assertEqual(len(early.violations), 1)
+        self.assertIn("before the published validity ended", early.violations[0]["violation"])
+        self.assertEqual(deleted_then_granted(at(3)).violations, [])
+
+    def test_a_release_names_its_token(self):
+        h = History().start()
+        h.add("lease", lease("la", "la-1", "a", "ua", 10, "Held", at(0), deleting=True, released=9))
+        result = check(h.grant_b().events)
+        self.assertEqual(result.handovers["released"], 0)
+        self.assertEqual(len(result.violations), 1)
+
+
+class TokenTest(unittest.TestCase):
     def test_tokens_must_grow(self):
         h = History().start().add("pod", pod("a", "ua"), "DELETED")
         result = check(h.grant_b(token=5).events)
@@ -109,31 +156,85 @@ class SafetyCheckTest(unittest.TestCase):
         result = check(h.grant_b(token=10).events)
         self.assertIn("shown for two grants", result.violations[0]["violation"])
 
-    def test_a_superseded_grant_must_not_be_shown_held_again(self):
-        def history(shown_until):
-            h = History().start()
-            h.add("lease", lease("la", "la-1", "a", "ua", 10, "Pending", at(0), at(3)))
-            h.grant_b(acquired=at(3))
-            return h.add("lease", lease("la", "la-1", "a", "ua", 10, "Held", at(0), shown_until)).events
+    def test_a_lease_created_again_under_its_name_may_show_its_predecessors_grant(self):
+        h = History().start()
+        h.add("lease", lease("la", "la-1", "a", "ua", 10, "Held", at(0), deleting=True), "DELETED")
+        h.add("lease", lease("la", "la-2", "a", "ua", 10, "Held", at(0)), "ADDED")
+        self.assertEqual(check(h.events).violations, [])
+        h.add("lease", lease("la", "la-2", "a", "ua-other", 10, "Held", at(0)))
+        self.assertIn("shown for two grants", check(h.events).violations[0]["violation"])
 
-        result = check(history(at(6)))
-        self.assertEqual(len(result.violations), 1)
-        self.assertIn("shown Held again", result.violations[0]["violation"])
-        # Shown with an expiry already past at the successor's grant: no holder acts on it.
-        self.assertEqual(check(history(at(3))).violations, [])
 
+class LateGrantTest(unittest.TestCase):
+    """A replica that lagged writes the status of a grant older than the newest one."""
+
+    def history(self, holder_uid):
+        h = History().start().add("pod", pod("a", "ua"), "DELETED").grant_b(token=20, acquired=at(2))
+        h.add("pod", pod("c", "uc"), "ADDED")
+        return h.add("lease", lease("lb", "lb-1", "c", holder_uid, 15, "Held", at(1)))
+
+    def test_an_older_grant_to_a_gone_pod_shown_late_is_no_new_grant(self):
+        result = check(self.history("uc-old").events)
+        self.assertEqual(result.violations, [])
+        self.assertEqual(result.late_grants, 1)
+        self.assertEqual(result.grants, 2)
+
+    def test_an_older_grant_to_a_live_pod_shown_late_is_a_superseded_grant_shown_held(self):
+        # c is shown valid until 3 (the session renewed at 0), past b's grant at 2.
+        whats = [v["violation"] for v in check(self.history("uc").events).violations]
+        self.assertTrue(whats and all("superseded grant shown Held again" in w for w in whats), whats)
+
+    def test_a_lower_token_granted_later_did_not_grow(self):
+        h = History().start().add("pod", pod("a", "ua"), "DELETED").grant_b(token=20, acquired=at(2))
+        h.add("lease", lease("la", "la-1", "a", "ua2", 15, "Held", at(3)))
+        self.assertIn("did not grow", check(h.events).violations[0]["violation"])
+
+
+class SupersededGrantTest(unittest.TestCase):
+    def test_a_listed_grant_shown_held_again_shows_no_new_validity(self):
+        def history(renewed_after):
+            h = History().start().revoke_a().grant_b(acquired=at(3))
+            h.add("lease", lease("la", "la-1", "a", "ua", 10, "Held", at(0)))
+            return h.renew(renewed_after, revoked="la=10").events
+
+        # Shown Held again while listed: its validity stays frozen at 3, past at the grant.
+        self.assertEqual(check(history(2)).violations, [])
+
+    def test_a_superseded_grant_revived_by_a_session_is_caught(self):
+        h = History().start().revoke_a().grant_b(acquired=at(3))
+        h.add("lease", lease("la", "la-1", "a", "ua", 10, "Held", at(0)))
+        h.renew(4)  # drops the listing: a is shown valid until 7
+        whats = [v["violation"] for v in check(h.events).violations]
+        self.assertTrue(any("shown Held again" in w or "validity extended" in w for w in whats), whats)
+        self.assertTrue(any("listing dropped" in w for w in whats), whats)
+
+
+class SessionPromiseTest(unittest.TestCase):
+    def test_a_session_renewal_that_extends_a_listed_grant_is_caught(self):
+        h = History().start().renew(1, revoked="la=10")  # listed; a still shows Held
+        h.renew(2)  # the next renewal drops the listing and extends a to 5
+        whats = [v["violation"] for v in check(h.events).violations]
+        self.assertIn("session: validity extended after the grant was listed (token 10)", whats)
+
+    def test_a_listing_dropped_early_is_caught(self):
+        h = History().start().revoke_a().renew(62.9)  # hand-over time 3: kept until 63
+        self.assertEqual(len(check(h.events).violations), 1)
+        self.assertEqual(check(History().start().revoke_a().renew(63).events).violations, [])
+
+
+class ReplayTest(unittest.TestCase):
     def test_events_are_replayed_in_resource_version_order(self):
         h = History().start().add("pod", pod("a", "ua"), "DELETED").grant_b()
-        shuffled = list(reversed(h.events))
-        self.assertEqual(check(shuffled).violations, [])
+        self.assertEqual(check(list(reversed(h.events))).violations, [])
 
     def test_election_fail_over_within_one_lease(self):
         h = History()
         h.add("pod", pod("a", "ua"), "ADDED").add("pod", pod("b", "ub"), "ADDED")
-        h.add("lease", lease("leader", "l-1", "a", "ua", 10, "Held", at(0), at(3)), "ADDED")
-        h.add("lease", lease("leader", "l-1", "b", "ub", 20, "Held", at(1), at(4)))
+        h.add("lease", lease("leader", "l-1", "a", "ua", 10, "Held", at(0)), "ADDED")
+        h.renew(0)
+        h.add("lease", lease("leader", "l-1", "b", "ub", 20, "Held", at(1)))
         self.assertEqual(len(check(h.events).violations), 1)
-        h.events.insert(3, (3.5, "pod", "DELETED", pod("a", "ua")))
+        h.events.insert(4, (4.5, "pod", "DELETED", pod("a", "ua")))
         self.assertEqual(check(h.events).violations, [])
 
 

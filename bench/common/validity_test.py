@@ -137,5 +137,86 @@ class SessionRuleTest(unittest.TestCase):
         self.assertEqual(sorted(g[:3] for g in self.v.held()), [("ns", "a", 10), ("other", "c", 13)])
 
 
+class SessionPromisesTest(unittest.TestCase):
+    """A listing freezes the grant's validity and stays until its hand-over time plus a
+    minute; sessions that break either promise are caught."""
+
+    def setUp(self):
+        self.v = PublishedValidity()
+        self.v.apply_session("ADDED", session(at(0)))
+        self.v.apply_lease("ADDED", lease("a", 10))  # valid until 30
+        # Listed by a write that also renews: a keeps the validity of the version before (30),
+        # its hand-over time.
+        self.v.apply_session("MODIFIED", session(at(10), revoked="a=10"))
+
+    def test_a_listing_kept_while_renewals_go_on_is_fine(self):
+        self.v.apply_session("MODIFIED", session(at(20), revoked="a=10"))
+        self.v.apply_lease("MODIFIED", lease("a", 10, phase="Pending"))
+        self.v.apply_session("MODIFIED", session(at(100), revoked="a=10"))
+        self.v.apply_session("MODIFIED", session(at(91)))  # 61 s past the hand-over time
+        self.assertEqual(self.v.anomalies, [])
+        self.assertEqual(self.v.published_until("ns", "a", 10)[0], parse_time(at(30)))
+
+    def test_a_renewal_that_extends_a_listed_grant_is_caught(self):
+        self.v.apply_session("MODIFIED", session(at(20)))  # drops the listing: a is shown valid until 50
+        whats = [a["what"] for a in self.v.anomalies]
+        self.assertIn("validity extended after the grant was listed", whats)
+        self.assertTrue(any(w.startswith("listing dropped") for w in whats))
+
+    def test_a_listing_dropped_early_is_caught_even_once_the_lease_moved_on(self):
+        self.v.apply_lease("MODIFIED", lease("a", 10, phase="Pending"))
+        self.v.apply_session("MODIFIED", session(at(89)))  # 59 s past the hand-over time
+        self.assertEqual(len(self.v.anomalies), 1)
+        self.assertEqual(self.v.anomalies[0]["grant"], ("ns", "a", 10))
+        self.assertEqual(self.v.anomalies[0]["handover"], parse_time(at(30)))
+
+    def test_when_a_drop_was_written_counts_not_its_stale_renew_time(self):
+        # Nothing held, no renewals: a later version drops the listing with an old renewTime.
+        self.v.apply_lease("MODIFIED", lease("a", 10, phase="Pending"))
+        self.v.apply_session("MODIFIED", session(at(10)), seen=parse_time(at(91)))
+        self.assertEqual(self.v.anomalies, [])
+        early = PublishedValidity()
+        early.apply_session("ADDED", session(at(0)))
+        early.apply_lease("ADDED", lease("a", 10))
+        early.apply_session("MODIFIED", session(at(10), revoked="a=10"))
+        early.apply_lease("MODIFIED", lease("a", 10, phase="Pending"))
+        early.apply_session("MODIFIED", session(at(95)), seen=parse_time(at(89)))
+        self.assertEqual(len(early.anomalies), 1, "seen before the hand-over time plus 60 s")
+
+    def test_a_grant_listed_before_it_was_ever_shown_held(self):
+        # The listing comes before the status write that would have shown it Held: its
+        # hand-over time still uses its Lease's duration.
+        v = PublishedValidity()
+        v.apply_session("ADDED", session(at(0)))
+        v.apply_lease("ADDED", lease("b", phase="Pending", duration=5))
+        v.apply_session("MODIFIED", session(at(2), revoked="b=11"))
+        v.apply_session("MODIFIED", session(at(66)))  # 61 s past 0 + 5
+        self.assertEqual(v.anomalies, [])
+
+    def test_a_session_deleted_and_created_again_starts_afresh(self):
+        self.v.apply_lease("DELETED", lease("a", 10))
+        self.v.apply_session("DELETED", session(at(10), revoked="a=10"))
+        self.v.apply_session("ADDED", session(at(15)))
+        self.assertEqual(self.v.anomalies, [])
+
+    def test_a_lease_shown_held_again_is_no_session_anomaly(self):
+        # A stale status write shows a listed grant Held again: the chaos checker judges that
+        # (with the holder pod's liveness); the sessions kept their promises.
+        v = PublishedValidity()
+        v.apply_session("ADDED", session(at(0)))
+        v.apply_lease("ADDED", lease("a", 10))  # valid until 30
+        v.apply_lease("MODIFIED", lease("a", 20))
+        v.apply_session("MODIFIED", session(at(10)))
+        v.apply_session("MODIFIED", session(at(20), revoked="a=10"))
+        v.apply_lease("MODIFIED", lease("a", 10))  # shown again: the rule reads 40 now
+        self.assertEqual(v.published_until("ns", "a", 10)[0], parse_time(at(40)))
+        self.assertEqual(v.anomalies, [])
+
+    def test_a_new_session_that_revives_a_listed_grant_is_caught(self):
+        self.v.apply_session("DELETED", session(at(10), revoked="a=10"))
+        self.v.apply_session("ADDED", session(at(15)))  # a still shows Held with token 10
+        self.assertEqual([a["what"] for a in self.v.anomalies], ["validity extended after the grant was listed"])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -118,11 +118,15 @@ ApiResponse handle_bulk(Call& call) {
         else if (value != "index")
           return error_reply(
               illegal_argument("opType must be 'create' or 'index', found: [" + value.dump() + "]"));
-      } else if (key == "version" || key == "version_type") {
-        validation.push_back(
-            "internal versioning can not be used for optimistic concurrency control. Please use `if_seq_no` "
-            "and "
-            "`if_primary_term` instead");
+      } else if (key == "version") {
+        long long v = 0;
+        if (auto err = as_long(v)) return error_reply(*err);
+        op.version = v;
+      } else if (key == "version_type") {
+        if (auto err = parse_version_type(value.is_string() ? value.get<std::string>() : value.dump(),
+                                          op.version_type)) {
+          return error_reply(*err);
+        }
       } else if (key != "routing" && key != "pipeline" && key != "require_alias" &&
                  key != "require_data_stream" && key != "list_executed_pipelines") {
         return error_reply(illegal_argument("Action/metadata line [" + line_no +
@@ -139,6 +143,11 @@ ApiResponse handle_bulk(Call& call) {
       const std::string& source_line = lines[++i];
       auto source = parse_body(source_line, item.action != "update");
       if (item.action == "update") {
+        if (op.version != kMatchAnyVersion || op.version_type != VersionType::kInternal) {
+          return error_reply(
+              illegal_argument("Update requests do not support versioning. Please use `if_seq_no` and "
+                               "`if_primary_term` instead"));
+        }
         if (auto* err = std::get_if<EsError>(&source)) return error_reply(*err);
         bool has_doc = false, has_script = false;
         if (auto err = parse_update_body(std::get<json>(source), source_line, op, has_doc, has_script)) {
@@ -160,16 +169,17 @@ ApiResponse handle_bulk(Call& call) {
     if ((item.action == "update" || item.action == "delete") && op.id.empty()) {
       validation.push_back("id is missing");
     }
-    if (item.action != "update") check_cas_pair(op.if_seq_no, op.if_primary_term, validation);
+    if (item.action == "index" || item.action == "create") {
+      check_index_request(op, item.action == "create", item.has_id, validation);
+    } else {
+      if (item.action == "delete") check_versioning(op, validation);
+      if (auto too_long = check_id(op.id)) validation.push_back(*too_long);
+    }
     // Routing refuses an empty _id for this item alone (an absent one is generated), before the
     // shard would parse its source.
     if (item.has_id && op.id.empty() && (op.kind == WriteKind::kIndex || op.kind == WriteKind::kCreate)) {
       item.early_error = illegal_argument("if _id is specified it must not be empty");
     }
-    if (op.kind == WriteKind::kCreate && op.if_seq_no != kUnassignedSeqNo) {
-      validation.push_back("create operations do not support compare and set. use index instead");
-    }
-    if (auto too_long = check_id(op.id)) validation.push_back(*too_long);
     items.push_back(std::move(item));
   }
   if (items.empty()) validation.push_back("no requests added");

@@ -52,6 +52,48 @@ TEST(EsBulk, ItemsReportTheirOwnResultsAndConditions) {
   EXPECT_EQ(es.call("GET", "/locks/_doc/b").body["_source"]["v"], 1);
 }
 
+TEST(EsBulk, ItemsMayCarryExternalVersions) {
+  TestClient es;
+  es.call("PUT", "/p/_doc/a?version=20&version_type=external", R"({"v":1})");
+  const std::string body =
+      "{\"index\":{\"_index\":\"p\",\"_id\":\"a\",\"version\":10,\"version_type\":\"external_gte\"}}\n"
+      "{\"v\":2}\n"
+      "{\"index\":{\"_index\":\"p\",\"_id\":\"a\",\"version\":20,\"version_type\":\"external_gte\"}}\n"
+      "{\"v\":3}\n"
+      "{\"delete\":{\"_index\":\"p\",\"_id\":\"a\",\"version\":21,\"version_type\":\"external\"}}\n";
+  auto r = es.call("POST", "/_bulk", body, "application/x-ndjson");
+  ASSERT_EQ(r.status, 200) << r.raw.body;
+  const auto& items = r.body["items"];
+  ASSERT_EQ(items.size(), 3u);
+  EXPECT_EQ(items[0]["index"]["status"], 409);
+  EXPECT_EQ(items[0]["index"]["error"]["reason"],
+            "[a]: version conflict, current version [20] is higher than the one provided [10]");
+  EXPECT_EQ(items[1]["index"]["status"], 200);
+  EXPECT_EQ(items[1]["index"]["_version"], 20);
+  EXPECT_EQ(items[2]["delete"]["status"], 200);
+  EXPECT_EQ(items[2]["delete"]["_version"], 21);
+
+  auto update = es.call("POST", "/_bulk",
+                        "{\"update\":{\"_index\":\"p\",\"_id\":\"a\",\"version\":30,\"version_type\":"
+                        "\"external\"}}\n{\"doc\":{}}\n",
+                        "application/x-ndjson");
+  EXPECT_EQ(update.status, 400);
+  EXPECT_EQ(update.reason(),
+            "Update requests do not support versioning. Please use `if_seq_no` and `if_primary_term` instead");
+  auto create = es.call("POST", "/_bulk",
+                        "{\"create\":{\"_index\":\"p\",\"_id\":\"b\",\"version\":3,\"version_type\":"
+                        "\"external\"}}\n{}\n",
+                        "application/x-ndjson");
+  EXPECT_EQ(create.status, 400);
+  EXPECT_EQ(create.reason(),
+            "Validation Failed: 1: create operations only support internal versioning. use index instead;");
+  auto unknown = es.call("POST", "/_bulk",
+                         "{\"index\":{\"_index\":\"p\",\"_id\":\"b\",\"version\":3,\"version_type\":"
+                         "\"newest\"}}\n{}\n",
+                         "application/x-ndjson");
+  EXPECT_EQ(unknown.reason(), "No version type match [newest]");
+}
+
 TEST(EsBulk, DefaultIndexFromThePathAndNoErrorsFlag) {
   TestClient es;
   auto r =

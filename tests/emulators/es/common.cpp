@@ -232,8 +232,7 @@ std::variant<RefreshPolicy, EsError> refresh_policy(const Params& params) {
   return illegal_argument("Unknown value for refresh: [" + *raw + "].");
 }
 
-std::optional<EsError> read_cas_params(const Params& params, std::int64_t& seq_no, std::int64_t& primary_term,
-                                       std::vector<std::string>& validation) {
+std::optional<EsError> read_cas_params(const Params& params, std::int64_t& seq_no, std::int64_t& primary_term) {
   auto s = params.as_long("if_seq_no");
   if (auto* err = std::get_if<EsError>(&s)) return *err;
   auto t = params.as_long("if_primary_term");
@@ -248,12 +247,89 @@ std::optional<EsError> read_cas_params(const Params& params, std::int64_t& seq_n
   }
   seq_no = seq.value_or(kUnassignedSeqNo);
   primary_term = term.value_or(kUnassignedPrimaryTerm);
-  if (params.has("version")) {
+  return std::nullopt;
+}
+
+std::optional<EsError> parse_version_type(const std::string& text, VersionType& type) {
+  if (text == "internal") {
+    type = VersionType::kInternal;
+  } else if (text == "external" || text == "external_gt") {
+    type = VersionType::kExternal;
+  } else if (text == "external_gte") {
+    type = VersionType::kExternalGte;
+  } else {
+    return illegal_argument("No version type match [" + text + "]");
+  }
+  return std::nullopt;
+}
+
+std::optional<EsError> read_version_params(const Params& params, WriteOp& op) {
+  auto version = params.as_long("version");
+  if (auto* err = std::get_if<EsError>(&version)) return *err;
+  op.version = std::get<std::optional<long long>>(version).value_or(kMatchAnyVersion);
+  if (auto type = params.get("version_type")) return parse_version_type(*type, op.version_type);
+  return std::nullopt;
+}
+
+namespace {
+
+const char* version_type_name(VersionType type) {
+  switch (type) {
+    case VersionType::kInternal:
+      return "INTERNAL";
+    case VersionType::kExternal:
+      return "EXTERNAL";
+    case VersionType::kExternalGte:
+      return "EXTERNAL_GTE";
+  }
+  return "";
+}
+
+bool explicit_version(std::int64_t version) {
+  return version != kMatchAnyVersion && version != kMatchDeletedVersion;
+}
+
+}  // namespace
+
+void check_versioning(const WriteOp& op, std::vector<std::string>& validation) {
+  const bool internal = op.version_type == VersionType::kInternal;
+  const bool valid = internal ? op.version > 0 || !explicit_version(op.version) : op.version >= 0;
+  if (!valid) {
+    validation.push_back("illegal version value [" + std::to_string(op.version) + "] for version type [" +
+                         version_type_name(op.version_type) + "]");
+  }
+  if (internal && explicit_version(op.version)) {
     validation.push_back(
         "internal versioning can not be used for optimistic concurrency control. Please use `if_seq_no` and "
         "`if_primary_term` instead");
   }
-  return std::nullopt;
+  if (op.if_seq_no != kUnassignedSeqNo && (!internal || op.version != kMatchAnyVersion)) {
+    validation.push_back("compare and write operations can not use versioning");
+  }
+  check_cas_pair(op.if_seq_no, op.if_primary_term, validation);
+}
+
+void check_index_request(const WriteOp& op, bool create, bool has_id, std::vector<std::string>& validation) {
+  const bool internal = op.version_type == VersionType::kInternal;
+  if (create) {
+    if (!internal) {
+      validation.push_back("create operations only support internal versioning. use index instead");
+      return;
+    }
+    if (explicit_version(op.version)) {
+      validation.push_back("create operations do not support explicit versions. use index instead");
+      return;
+    }
+    if (op.if_seq_no != kUnassignedSeqNo || op.if_primary_term != kUnassignedPrimaryTerm) {
+      validation.push_back("create operations do not support compare and set. use index instead");
+      return;
+    }
+  }
+  if (!has_id && (!internal || explicit_version(op.version))) {
+    validation.push_back("an id must be provided if version type or value are set");
+  }
+  check_versioning(op, validation);
+  if (auto too_long = check_id(op.id)) validation.push_back(*too_long);
 }
 
 void check_cas_pair(std::int64_t seq_no, std::int64_t primary_term, std::vector<std::string>& validation) {

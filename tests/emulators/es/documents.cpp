@@ -60,7 +60,8 @@ ApiResponse write_reply(const WriteOutcome& outcome) {
 ApiResponse handle_doc_write(Call& call, WriteKind kind) {
   auto refresh = refresh_policy(call.params);
   if (auto* err = std::get_if<EsError>(&refresh)) return error_reply(*err);
-  if (auto op_type = call.params.get("op_type")) {
+  const auto op_type = call.params.get("op_type");
+  if (op_type) {
     if (kind == WriteKind::kCreate && *op_type != "create") {
       return error_reply(illegal_argument("opType must be 'create', found: [" + *op_type + "]"));
     }
@@ -70,24 +71,23 @@ ApiResponse handle_doc_write(Call& call, WriteKind kind) {
       return error_reply(illegal_argument("opType must be 'create' or 'index', found: [" + *op_type + "]"));
     }
   }
-  if (call.id.empty()) kind = WriteKind::kCreate;  // auto-generated ids are always creates
-  std::vector<std::string> validation;
+  // A request without an id gets one generated; the REST layer makes it a create unless
+  // op_type says otherwise.
+  const bool has_id = !call.id.empty();
+  if (!has_id && !op_type) kind = WriteKind::kCreate;
   WriteOp op;
   op.kind = kind;
   op.index = call.index;
   op.id = call.id;
-  if (auto err = read_cas_params(call.params, op.if_seq_no, op.if_primary_term, validation))
-    return error_reply(*err);
-  check_cas_pair(op.if_seq_no, op.if_primary_term, validation);
+  if (auto err = read_cas_params(call.params, op.if_seq_no, op.if_primary_term)) return error_reply(*err);
+  if (auto err = read_version_params(call.params, op)) return error_reply(*err);
   if (call.request.body.empty()) return error_reply(parse_error("request body is required"));
   auto body = parse_body(call.request.body, true);
   if (auto* err = std::get_if<EsError>(&body)) return error_reply(*err);
   op.source = std::move(std::get<json>(body));
   op.raw_source = call.request.body;
-  if (kind == WriteKind::kCreate && op.if_seq_no != kUnassignedSeqNo) {
-    validation.push_back("create operations do not support compare and set. use index instead");
-  }
-  if (auto too_long = check_id(op.id)) validation.push_back(*too_long);
+  std::vector<std::string> validation;
+  check_index_request(op, kind == WriteKind::kCreate, has_id, validation);
   if (!validation.empty()) return error_reply(validation_error(validation));
   return write_reply(call.store.write({op}, std::get<RefreshPolicy>(refresh)).front());
 }
@@ -123,9 +123,9 @@ ApiResponse handle_doc_delete(Call& call) {
   op.kind = WriteKind::kDelete;
   op.index = call.index;
   op.id = call.id;
-  if (auto err = read_cas_params(call.params, op.if_seq_no, op.if_primary_term, validation))
-    return error_reply(*err);
-  check_cas_pair(op.if_seq_no, op.if_primary_term, validation);
+  if (auto err = read_cas_params(call.params, op.if_seq_no, op.if_primary_term)) return error_reply(*err);
+  if (auto err = read_version_params(call.params, op)) return error_reply(*err);
+  check_versioning(op, validation);
   if (auto too_long = check_id(op.id)) validation.push_back(*too_long);
   if (!validation.empty()) return error_reply(validation_error(validation));
   return write_reply(call.store.write({op}, std::get<RefreshPolicy>(refresh)).front());
@@ -141,7 +141,7 @@ ApiResponse handle_update(Call& call) {
   op.kind = WriteKind::kUpdate;
   op.index = call.index;
   op.id = call.id;
-  if (auto err = read_cas_params(call.params, op.if_seq_no, op.if_primary_term, validation))
+  if (auto err = read_cas_params(call.params, op.if_seq_no, op.if_primary_term))
     return error_reply(*err);
   if (call.request.body.empty()) return error_reply(parse_error("request body is required"));
   auto body = parse_body(call.request.body, false);

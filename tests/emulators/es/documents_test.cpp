@@ -150,6 +150,91 @@ TEST(EsDocuments, OnlyOneOfTheConditionalParametersIsAValidationError) {
   EXPECT_EQ(not_a_number.reason(), "Failed to parse long parameter [if_seq_no] with value [x]");
 }
 
+// Fencing with external versions (docs/concepts.md): the writer's token is the version, and a
+// smaller one than the stored version is refused.
+TEST(EsDocuments, ExternalVersionsAreTheWritersOwn) {
+  TestClient es;
+  auto first = es.call("PUT", "/p/_doc/job?version=4294967311&version_type=external_gte", R"({"by":"a"})");
+  ASSERT_EQ(first.status, 201) << first.raw.body;
+  EXPECT_EQ(first.body["result"], "created");
+  EXPECT_EQ(first.body["_version"], 4294967311LL);
+  EXPECT_EQ(first.body["_seq_no"], 0);
+  // external_gte takes an equal version again (a retried write); external does not.
+  auto same = es.call("PUT", "/p/_doc/job?version=4294967311&version_type=external_gte", R"({"by":"a2"})");
+  EXPECT_EQ(same.status, 200);
+  EXPECT_EQ(same.body["result"], "updated");
+  EXPECT_EQ(same.body["_seq_no"], 1);
+  auto equal_gt = es.call("PUT", "/p/_doc/job?version=4294967311&version_type=external", R"({"by":"x"})");
+  EXPECT_EQ(equal_gt.status, 409);
+  EXPECT_EQ(equal_gt.error_type(), "version_conflict_engine_exception");
+  EXPECT_EQ(equal_gt.reason(),
+            "[job]: version conflict, current version [4294967311] is higher or equal to the one provided "
+            "[4294967311]");
+  auto stale = es.call("PUT", "/p/_doc/job?version=4294967300&version_type=external_gte", R"({"by":"old"})");
+  EXPECT_EQ(stale.status, 409);
+  EXPECT_EQ(stale.reason(),
+            "[job]: version conflict, current version [4294967311] is higher than the one provided [4294967300]");
+  auto newer = es.call("PUT", "/p/_doc/job?version=8589934593&version_type=external", R"({"by":"b"})");
+  EXPECT_EQ(newer.status, 200);
+  EXPECT_EQ(newer.body["_version"], 8589934593LL);
+  EXPECT_EQ(newer.body["_seq_no"], 2) << "a refused write takes no sequence number";
+  auto got = es.call("GET", "/p/_doc/job");
+  EXPECT_EQ(got.body["_version"], 8589934593LL);
+  EXPECT_EQ(got.body["_source"]["by"], "b");
+}
+
+TEST(EsDocuments, ExternallyVersionedDeletesLeaveTheirVersionUntilGcDeletes) {
+  long long now = 1'000'000;
+  TestClient es({}, [&now] { return now; });
+  es.call("PUT", "/p/_doc/job?version=10&version_type=external", R"({})");
+  EXPECT_EQ(es.call("DELETE", "/p/_doc/job?version=9&version_type=external_gte").status, 409);
+  auto deleted = es.call("DELETE", "/p/_doc/job?version=12&version_type=external");
+  EXPECT_EQ(deleted.status, 200);
+  EXPECT_EQ(deleted.body["_version"], 12);
+  // The tombstone keeps version 12: a smaller token is still refused...
+  auto late = es.call("PUT", "/p/_doc/job?version=11&version_type=external_gte", R"({})");
+  EXPECT_EQ(late.status, 409);
+  EXPECT_EQ(late.reason(), "[job]: version conflict, current version [12] is higher than the one provided [11]");
+  // ...until index.gc_deletes (60 s) has passed: then the document and its version are forgotten.
+  now += 61'000;
+  auto forgotten = es.call("PUT", "/p/_doc/job?version=11&version_type=external_gte", R"({})");
+  EXPECT_EQ(forgotten.status, 201);
+  EXPECT_EQ(forgotten.body["_version"], 11);
+  // A delete of a missing document with an external version still records that version.
+  EXPECT_EQ(es.call("DELETE", "/p/_doc/other?version=7&version_type=external").status, 404);
+  EXPECT_EQ(es.call("PUT", "/p/_doc/other?version=6&version_type=external", R"({})").status, 409);
+}
+
+TEST(EsDocuments, VersioningValidationSpeaksAsElasticsearch) {
+  TestClient es;
+  auto internal = es.call("PUT", "/p/_doc/a?version=3", R"({})");
+  EXPECT_EQ(internal.status, 400);
+  EXPECT_EQ(internal.error_type(), "action_request_validation_exception");
+  EXPECT_EQ(internal.reason(),
+            "Validation Failed: 1: internal versioning can not be used for optimistic concurrency control. Please "
+            "use `if_seq_no` and `if_primary_term` instead;");
+  EXPECT_EQ(es.call("PUT", "/p/_doc/a?version_type=external", R"({})").reason(),
+            "Validation Failed: 1: illegal version value [-3] for version type [EXTERNAL];");
+  EXPECT_EQ(es.call("PUT", "/p/_doc/a?version=-1&version_type=external_gte", R"({})").reason(),
+            "Validation Failed: 1: illegal version value [-1] for version type [EXTERNAL_GTE];");
+  EXPECT_EQ(es.call("PUT", "/p/_create/a?version=5&version_type=external", R"({})").reason(),
+            "Validation Failed: 1: create operations only support internal versioning. use index instead;");
+  EXPECT_EQ(es.call("PUT", "/p/_create/a?version=5", R"({})").reason(),
+            "Validation Failed: 1: create operations do not support explicit versions. use index instead;");
+  EXPECT_EQ(es.call("POST", "/p/_doc?op_type=index&version=5&version_type=external", R"({})").reason(),
+            "Validation Failed: 1: an id must be provided if version type or value are set;");
+  EXPECT_EQ(es.call("PUT", "/p/_doc/a?version=5&version_type=external&if_seq_no=0&if_primary_term=1", R"({})")
+                .reason(),
+            "Validation Failed: 1: compare and write operations can not use versioning;");
+  auto unknown = es.call("PUT", "/p/_doc/a?version=5&version_type=force", R"({})");
+  EXPECT_EQ(unknown.status, 400);
+  EXPECT_EQ(unknown.error_type(), "illegal_argument_exception");
+  EXPECT_EQ(unknown.reason(), "No version type match [force]");
+  EXPECT_EQ(es.call("PUT", "/p/_doc/a?version=x&version_type=external", R"({})").reason(),
+            "Failed to parse long parameter [version] with value [x]");
+  EXPECT_EQ(es.call("GET", "/p/_doc/a").status, 404) << "nothing refused was written";
+}
+
 TEST(EsDocuments, PrimaryTermBumpIsCarriedByLaterWrites) {
   TestClient es;
   es.call("PUT", "/idx/_doc/a", R"({})");

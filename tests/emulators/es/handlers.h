@@ -64,9 +64,18 @@ std::string did_you_mean(std::string_view unknown, const std::vector<std::string
 std::optional<EsError> parse_update_body(const nlohmann::ordered_json& body, std::string_view raw,
                                          WriteOp& op, bool& has_doc, bool& has_script);
 std::variant<RefreshPolicy, EsError> refresh_policy(const Params& params);
-// if_seq_no / if_primary_term from parameters; a `version` parameter is refused in `validation`.
-std::optional<EsError> read_cas_params(const Params& params, std::int64_t& seq_no, std::int64_t& primary_term,
-                                       std::vector<std::string>& validation);
+// if_seq_no / if_primary_term from parameters.
+std::optional<EsError> read_cas_params(const Params& params, std::int64_t& seq_no, std::int64_t& primary_term);
+// `version` and `version_type` from parameters into `op` (VersionType.fromString's words for an
+// unknown type); whether they may be combined is check_versioning's.
+std::optional<EsError> read_version_params(const Params& params, WriteOp& op);
+std::optional<EsError> parse_version_type(const std::string& text, VersionType& type);
+// DocWriteRequest.validateSeqNoBasedCASParams: a version valid for its type, no internal
+// version (if_seq_no replaced it), no version beside if_seq_no, and the pair complete.
+void check_versioning(const WriteOp& op, std::vector<std::string>& validation);
+// IndexRequest.validate (past its source checks), for index and create writes in its order:
+// what a create cannot carry, an id for a versioned write, check_versioning, the id's length.
+void check_index_request(const WriteOp& op, bool create, bool has_id, std::vector<std::string>& validation);
 // DocWriteRequest's check of the pair once the request is complete: one without the other.
 void check_cas_pair(std::int64_t seq_no, std::int64_t primary_term, std::vector<std::string>& validation);
 // UpdateRequest.validate's checks of a parsed update: the pair, what conditional updates

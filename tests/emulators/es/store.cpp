@@ -89,6 +89,40 @@ bool merge_into(json& target, const json& changes) {
   return modified;
 }
 
+// Why a write's condition fails on the document as it stands (nullptr: none, or a tombstone
+// gc_deletes has forgotten), as InternalEngine words it; nothing when it holds. The condition
+// is the seq_no/primary_term pair, or an external version compared as VersionType does.
+std::optional<std::string> failed_condition(const Doc* existing, const WriteOp& op) {
+  const bool live = existing != nullptr && !existing->deleted;
+  if (op.if_seq_no != kUnassignedSeqNo) {
+    std::string required = "required seqNo [" + std::to_string(op.if_seq_no) + "], primary term [" +
+                           std::to_string(op.if_primary_term) + "].";
+    if (!live) return required + " but no document was found";
+    if (existing->seq_no != op.if_seq_no || existing->primary_term != op.if_primary_term) {
+      return required + " current document has seqNo [" + std::to_string(existing->seq_no) +
+             "] and primary term [" + std::to_string(existing->primary_term) + "]";
+    }
+    return std::nullopt;
+  }
+  // A tombstone still within gc_deletes keeps its version; a forgotten one is no document.
+  if (op.version_type == VersionType::kInternal || existing == nullptr) return std::nullopt;
+  const std::string current = "current version [" + std::to_string(existing->version) + "]";
+  const std::string provided = " the one provided [" + std::to_string(op.version) + "]";
+  if (op.version_type == VersionType::kExternal && existing->version >= op.version) {
+    return current + " is higher or equal to" + provided;
+  }
+  if (op.version_type == VersionType::kExternalGte && existing->version > op.version) {
+    return current + " is higher than" + provided;
+  }
+  return std::nullopt;
+}
+
+// The version a write leaves: the writer's own with external versioning, else one more.
+std::int64_t next_version(const Doc* existing, const WriteOp& op) {
+  if (op.version_type != VersionType::kInternal) return op.version;
+  return existing != nullptr ? existing->version + 1 : 1;
+}
+
 int shards_total(const Index& index) {
   return 1 + index.replicas;
 }
@@ -434,27 +468,15 @@ WriteOutcome Store::apply_index(Index& index, const WriteOp& op, const json& sou
         index.name, index.uuid);
     return out;
   }
-  if (op.if_seq_no != kUnassignedSeqNo) {
-    std::string required = "required seqNo [" + std::to_string(op.if_seq_no) + "], primary term [" +
-                           std::to_string(op.if_primary_term) + "].";
-    if (!live) {
-      out.error = version_conflict(out.id, required + " but no document was found", index.name, index.uuid);
-      return out;
-    }
-    if (existing->seq_no != op.if_seq_no || existing->primary_term != op.if_primary_term) {
-      out.error =
-          version_conflict(out.id,
-                           required + " current document has seqNo [" + std::to_string(existing->seq_no) +
-                               "] and primary term [" + std::to_string(existing->primary_term) + "]",
-                           index.name, index.uuid);
-      return out;
-    }
+  if (auto failed = failed_condition(existing, op)) {
+    out.error = version_conflict(out.id, *failed, index.name, index.uuid);
+    return out;
   }
   Doc doc;
   doc.source = source;
   doc.seq_no = index.next_seq_no++;
   doc.primary_term = index.primary_term;
-  doc.version = existing != nullptr ? existing->version + 1 : 1;
+  doc.version = next_version(existing, op);
   index.mappings = std::move(mapping);
   index.docs[out.id] = doc;
   index.dirty.insert(out.id);
@@ -488,17 +510,11 @@ WriteOutcome Store::apply_update(Index& index, const WriteOp& op) {
     if (!out.error && spec.fetch_source) out.updated_source = source;
     return out;
   }
-  if (op.if_seq_no != kUnassignedSeqNo &&
-      (existing->seq_no != op.if_seq_no || existing->primary_term != op.if_primary_term)) {
+  if (auto failed = failed_condition(existing, op)) {
     WriteOutcome out;
     out.index = index.name;
     out.id = op.id;
-    out.error = version_conflict(op.id,
-                                 "required seqNo [" + std::to_string(op.if_seq_no) + "], primary term [" +
-                                     std::to_string(op.if_primary_term) + "]. current document has seqNo [" +
-                                     std::to_string(existing->seq_no) + "] and primary term [" +
-                                     std::to_string(existing->primary_term) + "]",
-                                 index.name, index.uuid);
+    out.error = version_conflict(op.id, *failed, index.name, index.uuid);
     return out;
   }
   json merged = existing->source;
@@ -530,21 +546,9 @@ WriteOutcome Store::apply_delete(Index& index, const WriteOp& op) {
   out.id = op.id;
   const Doc* existing = current(index, op.id);
   const bool live = existing != nullptr && !existing->deleted;
-  if (op.if_seq_no != kUnassignedSeqNo) {
-    std::string required = "required seqNo [" + std::to_string(op.if_seq_no) + "], primary term [" +
-                           std::to_string(op.if_primary_term) + "].";
-    if (!live) {
-      out.error = version_conflict(op.id, required + " but no document was found", index.name, index.uuid);
-      return out;
-    }
-    if (existing->seq_no != op.if_seq_no || existing->primary_term != op.if_primary_term) {
-      out.error =
-          version_conflict(op.id,
-                           required + " current document has seqNo [" + std::to_string(existing->seq_no) +
-                               "] and primary term [" + std::to_string(existing->primary_term) + "]",
-                           index.name, index.uuid);
-      return out;
-    }
+  if (auto failed = failed_condition(existing, op)) {
+    out.error = version_conflict(op.id, *failed, index.name, index.uuid);
+    return out;
   }
   // Deleting a missing document still takes a sequence number and leaves a tombstone.
   Doc tombstone;
@@ -552,7 +556,7 @@ WriteOutcome Store::apply_delete(Index& index, const WriteOp& op) {
   tombstone.deleted_at_ms = now_millis_();
   tombstone.seq_no = index.next_seq_no++;
   tombstone.primary_term = index.primary_term;
-  tombstone.version = existing != nullptr ? existing->version + 1 : 1;
+  tombstone.version = next_version(existing, op);
   index.docs[op.id] = tombstone;
   index.dirty.insert(op.id);
   out.result = live ? "deleted" : "not_found";

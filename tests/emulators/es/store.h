@@ -21,6 +21,13 @@ namespace eslease::esemu {
 
 constexpr std::int64_t kUnassignedSeqNo = -2;  // as SequenceNumbers.UNASSIGNED_SEQ_NO
 constexpr std::int64_t kUnassignedPrimaryTerm = 0;
+constexpr std::int64_t kMatchAnyVersion = -3;      // as Versions.MATCH_ANY: no version given
+constexpr std::int64_t kMatchDeletedVersion = -4;  // as Versions.MATCH_DELETED: what a create expects
+
+// How a write's `version` is compared with the stored one, as VersionType does. Internal
+// versions are counted by the store; external ones are the writer's (a fencing token, say):
+// EXTERNAL applies a version only above the stored one, EXTERNAL_GTE also an equal one.
+enum class VersionType { kInternal, kExternal, kExternalGte };
 
 struct Doc {
   nlohmann::ordered_json source;
@@ -67,6 +74,8 @@ struct WriteOp {
   UpdateSpec update;
   std::int64_t if_seq_no = kUnassignedSeqNo;
   std::int64_t if_primary_term = kUnassignedPrimaryTerm;
+  std::int64_t version = kMatchAnyVersion;
+  VersionType version_type = VersionType::kInternal;
 };
 
 struct WriteOutcome {

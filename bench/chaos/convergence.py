@@ -1,0 +1,98 @@
+"""Rule (c) of the chaos checker, on the state once the chaos has stopped: every claim ends
+in a phase and none is lost.
+
+- every Lease shows a phase the design names, written for its current generation;
+- every claimant whose tool runs has its claim: Held, or Pending with its place in the
+  queue (positions 0, 1, ... among the lock's waiting claims, as the first ten are kept
+  exact);
+- every lock with a claimant shows exactly one Held claim, and it agrees with the lock's
+  Elasticsearch document (holder and fencing token);
+- the holder of every lock runs its critical section under that token: the grant reached
+  the workload, and the workload still works under it.
+
+Pure: the caller gathers the state; tested on hand-made states.
+"""
+
+PHASES = ("Pending", "Held", "Released", "TimedOut", "Invalid")
+
+
+class Claim:
+    """A claim the run expects: a Lease of `lock` for `pod` (None for an election claim),
+    and the holder whose tool made it (None when the run applied it itself)."""
+
+    def __init__(self, lease, lock, pod=None, holder=None):
+        self.lease = lease
+        self.lock = lock
+        self.pod = pod
+        self.holder = holder
+
+
+def _status(lease):
+    return (lease or {}).get("status") or {}
+
+
+def unconverged(ns, leases, claims, documents, running, open_sections, direct_locks=()):
+    """The problems left, [] once converged.
+
+    leases: name -> Lease object; claims: [Claim]; documents: lock id -> (holder, token) of
+    its document, None when there is none; running: names of holders whose tool runs;
+    open_sections: holder name -> token of the critical section it is in now, or None to
+    leave the workloads out; direct_locks: ids of the locks taken outside Kubernetes."""
+    problems = []
+    for name, lease in sorted(leases.items()):
+        status = _status(lease)
+        if status.get("phase") not in PHASES:
+            problems.append("Lease %s shows no phase (%r)" % (name, status.get("phase")))
+        elif status.get("observedGeneration") != lease["metadata"].get("generation"):
+            problems.append("Lease %s: status is for generation %s, not %s"
+                            % (name, status.get("observedGeneration"), lease["metadata"].get("generation")))
+    by_lock = {}
+    for claim in claims:
+        by_lock.setdefault(claim.lock, []).append(claim)
+    for lock, expected in sorted(by_lock.items()):
+        problems += _lock_problems(ns, lock, expected, leases, documents, running, open_sections)
+    for lock in sorted(direct_locks):
+        problems += _direct_problems(lock, documents, open_sections)
+    return problems
+
+
+def _lock_problems(ns, lock, expected, leases, documents, running, open_sections):
+    problems = []
+    present = []
+    for claim in expected:
+        lease = leases.get(claim.lease)
+        if lease is None:
+            if claim.holder is None or claim.holder in running:
+                problems.append("%s: claim %s is lost (no Lease)" % (lock, claim.lease))
+            continue
+        present.append((claim, lease))
+    held = [(c, l) for c, l in present if _status(l).get("phase") == "Held"]
+    pending = sorted(_status(l).get("queuePosition", -1) for _c, l in present if _status(l).get("phase") == "Pending")
+    if len(held) != 1:
+        return problems + ["%s: %d Held" % (lock, len(held))]
+    if pending != list(range(len(pending))):
+        problems.append("%s: waiting claims at queue positions %s" % (lock, pending))
+    claim, lease = held[0]
+    status = lease["status"]
+    holder, token = documents.get("%s/%s" % (ns, lock)) or (None, None)
+    if holder != "%s/%s" % (ns, status["holder"]["podName"]) or token != status.get("fencingToken"):
+        problems.append("%s: document %s/%s, Lease %s/%s" % (lock, holder, token, status["holder"]["podName"],
+                                                             status.get("fencingToken")))
+    elif claim.holder is not None and open_sections is not None and open_sections.get(claim.holder) != int(token):
+        problems.append("%s: its holder %s is not in its critical section under token %s (it is in %s)"
+                        % (lock, claim.holder, token, open_sections.get(claim.holder)))
+    return problems
+
+
+def _direct_problems(lock, documents, open_sections):
+    """A direct lock always has contenders: one of them holds it and works under its token."""
+    holder, token = documents.get(lock) or (None, None)
+    if holder is None:
+        return ["%s: not held" % lock]
+    if open_sections is None:
+        return []
+    name = "%s/%s" % (lock.split("/", 1)[0], holder)
+    if open_sections.get(name) != int(token):
+        return ["%s: its holder %s is not in its critical section under token %s (it is in %s)"
+                % (lock, name, token, open_sections.get(name))]
+    return []
