@@ -64,6 +64,7 @@ void withdraw(Invocation& s, const LeaseView& claim) {
   WaitSettings settings;
   settings.limit = Millis(10000);
   settings.catch_signals = false;
+  settings.let_go_of_a_grant = true;
   const DeleteOutcome deleted =
       delete_and_wait(s.api, s.env.clock, claim.ns, claim.name, claim.uid, settings, s.messages);
   if (deleted.result == DeleteResult::kGone || deleted.result == DeleteResult::kNotFound) {
@@ -246,6 +247,7 @@ int command_release(Invocation& s) {
   WaitSettings settings;
   if (s.options.wait_given) settings.limit = s.options.wait;
   settings.catch_signals = s.env.catch_signals;
+  settings.let_go_of_a_grant = true;
   const DeleteOutcome deleted = delete_and_wait(s.api, s.env.clock, ns, name, "", settings, s.messages);
   switch (deleted.result) {
     case DeleteResult::kGone:

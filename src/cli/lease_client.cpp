@@ -206,11 +206,17 @@ DeleteOutcome delete_and_wait(kube::Api& api, Clock& clock, const std::string& n
     messages.say("the controller has not released the lock of Lease " + name +
                  " yet (finalizer eslease.io/release): is eslease-controller running? Still waiting");
   });
+  std::string marked_token;
   const ObjectObserver observe = [&](const std::optional<json>& lease) {
     if (!lease) return gone = true;
     const LeaseView v = decode_lease_view(*lease);
     if (!uid.empty() && v.uid != uid) return gone = true;  // ours is gone, a new one took the name
     lock = v.lock_name;
+    if (settings.let_go_of_a_grant && v.held() && v.fencing_token != marked_token &&
+        lease->value(json::json_pointer("/metadata/annotations/eslease.io~1released"), "") != v.fencing_token) {
+      marked_token = v.fencing_token;
+      (void)mark_released(api, ns, name, v.fencing_token);
+    }
     return false;
   };
   const FollowErrorObserver on_error = [&](const Error& error) { last_error = error.describe(); };

@@ -60,6 +60,9 @@ struct WaitSettings {
   std::optional<Millis> limit;
   bool catch_signals = true;
   Millis no_status_hint_after{5000};  // say the controller may not be running
+  // delete_and_wait: a grant the deleted Lease shows (one made while it was being deleted)
+  // is marked released by its holder, so it is not waited out as a revocation.
+  bool let_go_of_a_grant = false;
 };
 
 // Watches the claim `created` (as create_claim returned it) until the controller grants it

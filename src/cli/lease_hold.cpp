@@ -104,6 +104,7 @@ class SessionLeaseHold final : public LeaseHold {
     WaitSettings settings;
     settings.limit = options_.release_wait;
     settings.catch_signals = false;  // signals are still the supervisor's; this wait is bounded instead
+    settings.let_go_of_a_grant = true;  // the command and all it started are gone
     const DeleteOutcome deleted =
         delete_and_wait(api_, clock_, granted_.ns, granted_.name, granted_.uid, settings, messages_);
     switch (deleted.result) {
