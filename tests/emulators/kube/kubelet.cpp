@@ -476,7 +476,7 @@ SimulatedKubelet::~SimulatedKubelet() {
 void SimulatedKubelet::start() {
   {
     std::lock_guard lock(api_mutex_);
-    store_.set_observer([this](const EventPtr& event) { observe(event); });
+    store_.set_observer("kubelet", [this](const EventPtr& event) { observe(event); });
     // Pods stored before the kubelet started are reconciled as if they had just changed.
     std::lock_guard queue(queue_mutex_);
     for (const char* id : {kNodesId, kPodsId}) {
@@ -497,7 +497,7 @@ void SimulatedKubelet::stop() {
   if (!thread_.joinable()) return;
   {
     std::lock_guard lock(api_mutex_);
-    store_.set_observer(nullptr);
+    store_.set_observer("kubelet", nullptr);
   }
   thread_.request_stop();
   wake_.notify_all();
