@@ -119,6 +119,21 @@ def find(objects, kind, name=None):
     return found
 
 
+def controller_parses(bin_dir, container, work_dir):
+    """Runs eslease-controller with a container's args and env (values from Secrets or the
+    downward API are stand-ins). Returns (accepted, output): parsing and validation passed when
+    the controller goes on to look for its Kubernetes configuration (exit 1); a flag it does not
+    know is a usage error (exit 2)."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": tempfile.mkdtemp(dir=work_dir),
+           "KUBECONFIG": os.path.join(work_dir, "no-such-kubeconfig")}
+    for e in container.get("env", []):
+        env[e["name"]] = e.get("value", "from-the-pod")
+    result = subprocess.run([os.path.join(bin_dir, "eslease-controller")] + container["args"], env=env,
+                            capture_output=True, text=True, timeout=30)
+    output = result.stdout + result.stderr
+    return result.returncode == 1 and "no Kubernetes configuration" in output, output
+
+
 def node_tool(name):
     """A command installed by `npm ci` in tests/deploy (scripts/install-deps.sh does it)."""
     path = os.path.join(NODE_MODULES, ".bin", name)

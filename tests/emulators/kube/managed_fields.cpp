@@ -218,6 +218,16 @@ std::variant<Applied, ApiError> server_side_apply(const json& live, const json& 
     });
     if (!shared) dropped.push_back(path);
   }
+  // A list element that goes takes its fields with it: erasing a key field first would leave
+  // the rest of the element unfindable.
+  const FieldSet dropped_set(dropped.begin(), dropped.end());
+  std::erase_if(dropped, [&](const FieldPath& path) {
+    auto elements = path_elements(path);
+    for (elements.pop_back(); !elements.empty(); elements.pop_back()) {
+      if (dropped_set.count(path_join(elements)) > 0) return true;
+    }
+    return false;
+  });
   std::sort(dropped.begin(), dropped.end(), [](const auto& a, const auto& b) { return a.size() > b.size(); });
   for (const auto& path : dropped) erase_at(object, path);
 

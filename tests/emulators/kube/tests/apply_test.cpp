@@ -148,6 +148,20 @@ TEST_F(KubeApplyTest, ListsMergeByKeyBetweenAppliers) {
   EXPECT_EQ(names, (std::vector<std::string>{"proxy", "web"}));
 }
 
+TEST_F(KubeApplyTest, AnElementLeftOutGoesWholeWhateverItsFields) {
+  json with_mounts = deployment(1);
+  json& app = with_mounts["spec"]["template"]["spec"]["containers"][0];
+  app["volumeMounts"] = json::parse(R"([{"name": "tmp", "mountPath": "/tmp"},
+                                        {"name": "auth", "mountPath": "/etc/auth", "readOnly": true}])");
+  ASSERT_EQ(apply(kDeployments + "/d", with_mounts, "helm").status, 201);
+  json fewer = with_mounts;
+  fewer["spec"]["template"]["spec"]["containers"][0]["volumeMounts"].erase(1);
+  auto applied = apply(kDeployments + "/d", fewer, "helm");
+  ASSERT_EQ(applied.status, 200);
+  EXPECT_EQ(applied.body["spec"]["template"]["spec"]["containers"][0]["volumeMounts"],
+            json::parse(R"([{"name": "tmp", "mountPath": "/tmp"}])"));
+}
+
 TEST_F(KubeApplyTest, ReapplyingTheSameConfigurationWritesNothing) {
   auto first = apply(kDeployments + "/d", deployment(2), "helm");
   auto again = apply(kDeployments + "/d", deployment(2), "helm");
