@@ -166,6 +166,29 @@ class HelmTest(unittest.TestCase):
     def test_helm_4_install_upgrade_rollback_uninstall_reinstall(self):
         self.lifecycle(4)
 
+    def test_a_field_changed_outside_helm(self):
+        """Helm 4 applies server-side: a field kubectl changed since is a conflict naming the field
+        and its manager until --force-conflicts; Helm 3's three-way patch sets it back."""
+        for version in chart.HELM_VERSIONS:
+            release, namespace = "edited%d" % version, "edited%d" % version
+            helm = lambda *a, **kw: chart.helm(version, *a, kubeconfig=KUBECONFIG, **kw)  # noqa: E731
+            helm("install", release, chart.CHART, "-n", namespace, "--create-namespace")
+            kubectl("patch", "deployment", release + "-eslease", "-n", namespace, "--type", "merge",
+                    "-p", '{"spec": {"replicas": 4}}')
+            upgrade = ["upgrade", release, chart.CHART, "-n", namespace, "--set", "workers=5"]
+            if version == 4:
+                refused = helm(*upgrade, check=False)
+                self.assertNotEqual(refused.returncode, 0)
+                self.assertIn('Apply failed with 1 conflict: conflict with "kubectl-patch"', refused.stderr)
+                self.assertIn(".spec.replicas", refused.stderr)
+                self.assertEqual(self.deployment(namespace, release)["spec"]["replicas"], 4)
+                upgrade.append("--force-conflicts")
+            helm(*upgrade)
+            deployment = self.deployment(namespace, release)
+            self.assertEqual(deployment["spec"]["replicas"], 2)
+            self.assertIn("--workers=5", self.args_of(deployment))
+            helm("uninstall", release, "-n", namespace)
+
     def test_lint_strict(self):
         for version in chart.HELM_VERSIONS:
             for values in ([], [ALL_ON]):
