@@ -85,7 +85,7 @@ long find_element(const json& list, const std::string& element) {
   return -1;
 }
 
-json* child(json& node, const std::string& element) {
+const json* child(const json& node, const std::string& element) {
   if (element.rfind("f:", 0) == 0) {
     if (!node.is_object()) return nullptr;
     auto it = node.find(element.substr(2));
@@ -93,6 +93,10 @@ json* child(json& node, const std::string& element) {
   }
   const long at = find_element(node, element);
   return at < 0 ? nullptr : &node[static_cast<std::size_t>(at)];
+}
+
+json* child(json& node, const std::string& element) {
+  return const_cast<json*>(child(static_cast<const json&>(node), element));  // the same lookup, writable
 }
 
 bool erase_child(json& node, const std::string& element) {
@@ -198,7 +202,7 @@ FieldSet fields_of(const json& object, const ListTypes& lists, bool with_status)
 const json* value_at(const json& object, const FieldPath& path) {
   const json* node = &object;
   for (const auto& element : path_elements(path)) {
-    node = child(const_cast<json&>(*node), element);
+    node = child(*node, element);
     if (node == nullptr) return nullptr;
   }
   return node;

@@ -139,7 +139,7 @@ void merge_into(json& live, const json& config, const ListTypes& lists, std::vec
   live = config;
 }
 
-ApiError apply_conflict(const std::vector<std::pair<const ManagerEntry*, FieldPath>>& conflicts) {
+ApiError apply_conflict(const std::vector<std::pair<ManagerEntry*, FieldPath>>& conflicts) {
   ApiError error;
   error.code = 409;
   error.reason = "Conflict";
@@ -195,18 +195,18 @@ std::variant<Applied, ApiError> server_side_apply(const json& live, const json& 
   json object = live.is_null() ? json::object() : live;
   if (object.contains("metadata")) object["metadata"].erase("managedFields");
 
-  std::vector<std::pair<const ManagerEntry*, FieldPath>> conflicts;
+  std::vector<std::pair<ManagerEntry*, FieldPath>> conflicts;
   for (const auto& path : applied) {
     if (has_children(applied, path)) continue;  // list elements conflict through their fields
     const json* now = value_at(object, path);
     const json* wanted = value_at(config, path);
     if (now == nullptr || wanted == nullptr || *now == *wanted) continue;
-    for (const auto& m : managers) {
+    for (auto& m : managers) {
       if (!m.same_manager(request.applier) && m.fields.count(path) > 0) conflicts.emplace_back(&m, path);
     }
   }
   if (!conflicts.empty() && !request.force) return apply_conflict(conflicts);
-  for (const auto& [manager, path] : conflicts) const_cast<ManagerEntry*>(manager)->fields.erase(path);
+  for (const auto& [manager, path] : conflicts) manager->fields.erase(path);  // force: they are the applier's now
 
   ManagerEntry& mine = entry_for(managers, request.applier);
   // What the applier set before and leaves out now goes, unless someone else owns it.
