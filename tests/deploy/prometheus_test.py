@@ -261,8 +261,9 @@ def main():
         raise SystemExit(__doc__)
     bin_dir, source, work_root = args[0], args[1], args[2]
     os.makedirs(work_root, exist_ok=True)
-    chart.CACHE_DIR = work_root
     work = tempfile.mkdtemp(prefix="prometheus-test-", dir=work_root)
+    chart.configure(bin_dir, work)
+    chart.skip_without_helm()
     failures = []
     try:
         rules_file, rules = alert_rules(work)

@@ -244,6 +244,24 @@ class CliKubernetesMode(ShowsLogsOnFailure, unittest.TestCase):
         self.assertEqual(t.wait(), 0, t.stderr())
         self.assertRegex(t.stdout(), r"^eslease \d+\.\d+\.\d+\n$")
 
+    def test_a_lease_acquire_created_goes_with_its_pod(self):
+        """The Lease `eslease acquire --pod` creates is owned by the pod: deleting the pod has
+        the garbage collector delete the Lease, and the lock is free for the next claim."""
+        self.env.create_ready_pods(self.ns, ["gc-holder", "gc-other", "gc-next"])
+        holder = self.tool("gc-holder", "acquire", "nightly", "--pod", "gc-holder")
+        other = self.tool("gc-other", "acquire", "weekly", "--pod", "gc-other")
+        self.assertEqual(holder.wait(), 0, holder.stderr())
+        self.assertEqual(other.wait(), 0, other.stderr())
+        pod_uid = self.env.get("pod", "gc-holder", self.ns)["metadata"]["uid"]
+        owners = self.leases()["nightly-gc-holder"]["metadata"]["ownerReferences"]
+        self.assertEqual([(o["kind"], o["name"], o["uid"]) for o in owners], [("Pod", "gc-holder", pod_uid)])
+        self.env.kubectl("delete", "pod", "gc-holder", "-n", self.ns, "--grace-period=0", "--force")
+        wait_for(lambda: "nightly-gc-holder" not in self.leases(), TIMEOUT,
+                 "the garbage collector to delete the Lease of the deleted pod")
+        self.assertEqual(self.phase("weekly-gc-other"), "Held", "a Lease of another pod stays")
+        following = self.tool("gc-next", "acquire", "nightly", "--pod", "gc-next", "--wait", "10s")
+        self.assertEqual(following.wait(), 0, following.stderr())
+
     def test_acquire_wait_times_out_cleanly_and_leaves_no_lease(self):
         self.env.create_ready_pods(self.ns, ["owner", "late"])
         owner = self.tool("acquire-owner", "acquire", "report", pod="owner")

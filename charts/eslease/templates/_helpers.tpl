@@ -82,10 +82,49 @@ patch to count repeats). Nothing is read with a single GET and nothing is delete
   verbs: ["patch"]
 - apiGroups: [""]
   resources: ["pods"]
+  {{- if .Values.holdsAnnotation }}
   verbs: ["list", "watch", "patch"]
+  {{- else }}
+  verbs: ["list", "watch"]
+  {{- end }}
 - apiGroups: [""]
   resources: ["events"]
   verbs: ["create", "patch"]
+# The namespace's session: one coordination.k8s.io Lease named eslease-session that renews
+# every grant in the namespace. Creating it cannot be limited to a name; the rest can.
+- apiGroups: ["coordination.k8s.io"]
+  resources: ["leases"]
+  verbs: ["create"]
+- apiGroups: ["coordination.k8s.io"]
+  resources: ["leases"]
+  resourceNames: ["eslease-session"]
+  verbs: ["get", "list", "watch", "update", "delete"]
+{{- end -}}
+
+{{/*
+The pod's affinity: .Values.affinity when set; otherwise, with podAntiAffinity soft (the
+default) or hard, the replicas are spread over nodes (kubernetes.io/hostname).
+*/}}
+{{- define "eslease.affinity" -}}
+{{- if .Values.affinity -}}
+{{ toYaml .Values.affinity }}
+{{- else if eq .Values.podAntiAffinity "soft" -}}
+podAntiAffinity:
+  preferredDuringSchedulingIgnoredDuringExecution:
+    - weight: 100
+      podAffinityTerm:
+        topologyKey: kubernetes.io/hostname
+        labelSelector:
+          matchLabels:
+            {{- include "eslease.selectorLabels" . | nindent 12 }}
+{{- else if eq .Values.podAntiAffinity "hard" -}}
+podAntiAffinity:
+  requiredDuringSchedulingIgnoredDuringExecution:
+    - topologyKey: kubernetes.io/hostname
+      labelSelector:
+        matchLabels:
+          {{- include "eslease.selectorLabels" . | nindent 10 }}
+{{- end -}}
 {{- end -}}
 
 {{/*

@@ -52,15 +52,19 @@ ApiServer::ApiServer(ApiServerOptions options, Clock& clock)
     kubelet_ = std::make_unique<SimulatedKubelet>(options_.kubelet, mutex_, store_, clock_);
     kubelet_->start();
   }
+  garbage_collector_ = std::make_unique<GarbageCollector>(mutex_, store_, registry_, static_cast<GarbageCollectorTarget&>(*this));
+  garbage_collector_->start();
 }
 
 ApiServer::~ApiServer() {
-  // Before the members it uses go: its thread may be waiting for mutex_.
+  // Before the members they use go: their threads may be waiting for mutex_.
+  if (garbage_collector_) garbage_collector_->stop();
   if (kubelet_) kubelet_->stop();
 }
 
 void ApiServer::shutdown() {
   shutting_down_ = true;
+  if (garbage_collector_) garbage_collector_->stop();
   if (kubelet_) kubelet_->stop();  // without mutex_: the kubelet thread may need it to finish
   std::lock_guard lock(mutex_);
   store_.close_all_watches();

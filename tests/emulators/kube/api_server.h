@@ -18,7 +18,9 @@
 #include "common/clock.h"
 #include "emulators/kube/api_status.h"
 #include "emulators/kube/faults.h"
+#include "emulators/kube/garbage_collector.h"
 #include "emulators/kube/kubelet.h"
+#include "emulators/kube/managed_fields.h"
 #include "emulators/kube/object_store.h"
 #include "emulators/kube/resource_registry.h"
 #include "http/server.h"
@@ -38,7 +40,7 @@ struct ApiServerOptions {
   KubeletOptions kubelet;
 };
 
-class ApiServer {
+class ApiServer : private GarbageCollectorTarget {
  public:
   explicit ApiServer(ApiServerOptions options, Clock& clock = SystemClock::instance());
   ~ApiServer();
@@ -61,7 +63,8 @@ class ApiServer {
     std::string name;
     std::string subresource;  // "" or "status"
     std::map<std::string, std::string> query;
-    const http::ServerRequest* request = nullptr;
+    const http::ServerRequest* request = nullptr;  // null for the server's own calls
+    std::string acting_manager;                   // their field manager
     bool wants_table = false;
     std::string param(const std::string& key) const {
       auto it = query.find(key);
@@ -94,13 +97,25 @@ class ApiServer {
   void create(const Call& call, http::ServerResponse& response);
   void update(const Call& call, http::ServerResponse& response);
   void patch(const Call& call, http::ServerResponse& response);
+  // Server-side apply (apply.cpp).
+  void apply(const Call& call, http::ServerResponse& response);
+  // The end of POST (and of an apply that creates), with mutex_ held: `applied` is the
+  // managedFields an apply computed; without it the create is recorded as an Update.
+  std::variant<std::pair<int, nlohmann::json>, ApiError> create_object(const Call& call, nlohmann::json object,
+                                                                       std::vector<std::string>& warnings,
+                                                                       const std::vector<ManagerEntry>* applied);
+  // Who a write is recorded for in managedFields: ?fieldManager=, else the User-Agent.
+  ManagerEntry writer(const Call& call, const std::string& operation) const;
+  ListTypes list_types(const Call& call) const;
+  // The fields of `object` a write through `call` can own (status only through /status).
+  FieldSet tracked_fields(const Call& call, const nlohmann::json& object) const;
   void remove(const Call& call, http::ServerResponse& response);
   void remove_collection(const Call& call, http::ServerResponse& response);
   // The shared end of PUT and PATCH: status-subresource rules, generation, concurrency,
   // finalizer completion. Called with mutex_ held.
-  std::variant<std::pair<int, nlohmann::json>, ApiError> commit_update(const Call& call, ObjectPtr current,
-                                                                       nlohmann::json desired,
-                                                                       std::vector<std::string>& warnings);
+  std::variant<std::pair<int, nlohmann::json>, ApiError> commit_update(
+      const Call& call, ObjectPtr current, nlohmann::json desired, std::vector<std::string>& warnings,
+      const std::vector<ManagerEntry>* applied = nullptr);
   // Custom resources: prune, default, validate against the version's schema.
   std::optional<ApiError> admit_custom(const Call& call, nlohmann::json& object,
                                        std::vector<std::string>& warnings);
@@ -114,6 +129,12 @@ class ApiServer {
                                                                        const std::string& ns,
                                                                        const std::string& name,
                                                                        const nlohmann::json& options);
+  // The garbage collector's calls (deletes.cpp), with mutex_ held.
+  void collect_delete(const ResourceRegistry::TypePtr& type, const std::string& ns, const std::string& name,
+                      const nlohmann::json& options) override;
+  void collect_update(const ResourceRegistry::TypePtr& type, const ObjectPtr& current, nlohmann::json next) override;
+  Call internal_call(const ResourceRegistry::TypePtr& type, const std::string& verb, const std::string& ns,
+                     const std::string& name) const;
   std::vector<nlohmann::json> crds_serving(const std::string& group, const std::string& version) const;
 
   // The object as served at the requested version (custom resources are stored once and
@@ -129,8 +150,9 @@ class ApiServer {
   FaultInjector faults_;
   RequestCounters counters_;
   std::atomic<bool> shutting_down_{false};
-  // Last: it uses mutex_ and store_, so it is stopped (destroyed) before them.
+  // Last: they use mutex_ and store_, so they are stopped (destroyed) before them.
   std::unique_ptr<SimulatedKubelet> kubelet_;
+  std::unique_ptr<GarbageCollector> garbage_collector_;
 };
 
 // Helpers shared by the handler files.

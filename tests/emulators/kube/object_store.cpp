@@ -135,7 +135,7 @@ std::vector<std::string> ObjectStore::resource_ids() const {
 
 void ObjectStore::record(EventPtr event) {
   for (const auto& stream : streams_) stream->deliver(event);
-  if (observer_) observer_(event);
+  for (const auto& [name, observer] : observers_) observer(event);
   history_.push_back(std::move(event));
   while (history_.size() > history_limit_) {
     floor_ = history_.front()->resource_version;

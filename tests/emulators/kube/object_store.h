@@ -106,10 +106,17 @@ class ObjectStore {
   // Forgets all history: resuming from any earlier resourceVersion yields 410.
   void compact();
 
-  // Called with every event as it is recorded (the simulated kubelet's feed). Unlike a
-  // watch it is not closed by /_emulator/watches/drop and not counted as an open watch.
-  // It runs under the caller's lock, so it must not block. nullptr removes it.
-  void set_observer(std::function<void(const EventPtr&)> observer) { observer_ = std::move(observer); }
+  // Called with every event as it is recorded (the simulated kubelet's and the garbage
+  // collector's feeds), one observer per name. Unlike a watch it is not closed by
+  // /_emulator/watches/drop and not counted as an open watch. It runs under the caller's
+  // lock, so it must not block. nullptr removes it.
+  void set_observer(const std::string& name, std::function<void(const EventPtr&)> observer) {
+    if (observer) {
+      observers_[name] = std::move(observer);
+    } else {
+      observers_.erase(name);
+    }
+  }
 
  private:
   void record(EventPtr event);
@@ -120,7 +127,7 @@ class ObjectStore {
   std::map<std::string, std::map<std::string, ObjectPtr>> objects_;  // resource id -> key -> object
   std::deque<EventPtr> history_;
   std::vector<std::shared_ptr<WatchStream>> streams_;
-  std::function<void(const EventPtr&)> observer_;
+  std::map<std::string, std::function<void(const EventPtr&)>> observers_;
 };
 
 }  // namespace eslease::kubeemu

@@ -44,7 +44,6 @@ std::optional<ApiError> apply_patch(PatchType type, const std::string& patch_bod
   }
   switch (type) {
     case PatchType::kMerge:
-    case PatchType::kStrategicMerge:
       if (!patch.is_object()) return bad_request("error decoding patch: patch is not a JSON object");
       target.merge_patch(patch);
       return std::nullopt;

@@ -12,10 +12,10 @@ enum class PatchType { kMerge, kJson, kStrategicMerge, kApply, kUnknown };
 
 PatchType patch_type_of(const std::string& content_type);
 
-// Applies `patch_body` to `target` in place. Errors mirror the apiserver's patch handler:
+// Applies a merge patch (RFC 7386) or a JSON patch (RFC 6902) to `target` in place; strategic
+// merge patch and apply have their own files. Errors mirror the apiserver's patch handler:
 // an undecodable patch is 400 BadRequest, a JSON patch operation that fails (including a
-// failed "test") is 422 with the generic message. Strategic merge patch is applied as an
-// RFC 7386 merge patch: lists are replaced, not merged by key (an approximation).
+// failed "test") is 422 with the generic message.
 std::optional<ApiError> apply_patch(PatchType type, const std::string& patch_body, nlohmann::json& target);
 
 }  // namespace eslease::kubeemu
