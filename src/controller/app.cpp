@@ -164,7 +164,7 @@ int run_controller_app(const std::vector<std::string>& args) {
 
   kube::EventRecorderOptions event_options;
   event_options.host = opts.identity;
-  kube::EventRecorder events(api, event_options);
+  kube::EventRecorder events(api, clock, event_options);
   MetricsObserver observer(metrics);
   ControllerOptions controller_options;
   controller_options.namespaces = opts.namespaces;

@@ -54,6 +54,15 @@ class Controller::Caches final : public ClusterView {
     };
     return all_synced(leases) && all_synced(pods) && (!nodes || nodes->has_synced());
   }
+  // Waits until every informer has delivered its first list; false when stopped first.
+  bool wait_for_sync(std::stop_token stop) const {
+    auto all_synced = [&](const auto& informers) {
+      for (const auto& [ns, informer] : informers)
+        if (!informer->wait_for_sync(Millis::max(), stop)) return false;
+      return true;
+    };
+    return all_synced(leases) && all_synced(pods) && (!nodes || nodes->wait_for_sync(Millis::max(), stop));
+  }
 
   // "" holds the all-namespaces informer.
   std::map<std::string, std::unique_ptr<LeaseInformer>> leases;
@@ -169,7 +178,6 @@ Controller::Controller(kube::Api& api, lock::LockStore& store, kube::EventRecord
   for (const std::string& ns : namespaces) {
     kube::InformerOptions lease_options;
     lease_options.ns = ns;
-    lease_options.clock = &clock_;
     lease_options.on_restart = restart_hook("leases");
     kube::RecordHandlers<LeaseRecord> lease_handlers;
     lease_handlers.on_add = [this](const LeaseRecord& lease) {
@@ -187,12 +195,11 @@ Controller::Controller(kube::Api& api, lock::LockStore& store, kube::EventRecord
       std::lock_guard lock(term_mutex_);
       if (term_) term_->reconciler().forget_lease(lease.meta.uid);
     };
-    caches_->leases[ns] = std::make_unique<LeaseInformer>(api_, kube::resources::eslease_leases(),
+    caches_->leases[ns] = std::make_unique<LeaseInformer>(api_, clock_, kube::resources::eslease_leases(),
                                                           lease_options, lease_handlers, decode_lease);
 
     kube::InformerOptions pod_options;
     pod_options.ns = ns;
-    pod_options.clock = &clock_;
     pod_options.on_restart = restart_hook("pods");
     kube::RecordHandlers<PodRecord> pod_handlers;
     pod_handlers.on_add = [this](const PodRecord& pod) {
@@ -213,11 +220,10 @@ Controller::Controller(kube::Api& api, lock::LockStore& store, kube::EventRecord
       std::lock_guard lock(term_mutex_);
       if (term_) term_->reconciler().forget_pod(pod.meta.uid);
     };
-    caches_->pods[ns] =
-        std::make_unique<PodInformer>(api_, kube::resources::pods(), pod_options, pod_handlers, decode_pod);
+    caches_->pods[ns] = std::make_unique<PodInformer>(api_, clock_, kube::resources::pods(), pod_options,
+                                                      pod_handlers, decode_pod);
   }
   kube::InformerOptions node_options;
-  node_options.clock = &clock_;
   node_options.on_restart = restart_hook("nodes");
   kube::RecordHandlers<NodeRecord> node_handlers;
   auto node_changed = [this](const NodeRecord& node) {
@@ -247,8 +253,8 @@ Controller::Controller(kube::Api& api, lock::LockStore& store, kube::EventRecord
     tracker_.node_gone(node);
     node_changed(node);
   };
-  caches_->nodes = std::make_unique<NodeInformer>(api_, kube::resources::nodes(), node_options, node_handlers,
-                                                  decode_node);
+  caches_->nodes = std::make_unique<NodeInformer>(api_, clock_, kube::resources::nodes(), node_options,
+                                                  node_handlers, decode_node);
 }
 
 Controller::~Controller() = default;
@@ -299,8 +305,7 @@ Status Controller::run(std::stop_token stop) {
   for (auto& [ns, informer] : caches_->pods) informer->start();
   caches_->nodes->start();
   // Reconciling before the caches hold the world would grant locks to the wrong claims.
-  while (!stop.stop_requested() && !caches_->synced()) clock_.sleep_for(Millis(20), stop);
-  if (stop.stop_requested()) return {};
+  if (!caches_->wait_for_sync(stop)) return {};
   log::info("caches synced");
 
   if (!options_.leader_elect) {
@@ -313,7 +318,7 @@ Status Controller::run(std::stop_token stop) {
   config.callbacks.on_new_leader = [](const std::string& identity) {
     log::info("leader observed", {{"identity", identity}});
   };
-  auto elector = kube::LeaderElector::create(api_, config);
+  auto elector = kube::LeaderElector::create(api_, clock_, config);
   if (!elector.ok()) return elector.error();
   while (!stop.stop_requested()) (*elector)->run(stop);
   return {};

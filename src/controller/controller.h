@@ -32,7 +32,7 @@ struct ControllerOptions {
   bool liveness_takeover = true;
   bool holds_annotation = true;
   bool leader_elect = false;
-  kube::LeaderElectionConfig leader_election;  // callbacks and clock are set by the controller
+  kube::LeaderElectionConfig leader_election;  // the controller sets the callbacks; its clock times it
   std::function<void(const std::string& resource, kube::RestartReason)> on_watch_restart;
 };
 

@@ -78,15 +78,14 @@ Status validate(const LeaderElectionConfig& config) {
   return {};
 }
 
-Result<std::unique_ptr<LeaderElector>> LeaderElector::create(Api& api, LeaderElectionConfig config) {
+Result<std::unique_ptr<LeaderElector>> LeaderElector::create(Api& api, Clock& clock,
+                                                             LeaderElectionConfig config) {
   if (auto valid = validate(config); !valid.ok()) return valid.error();
-  return std::unique_ptr<LeaderElector>(new LeaderElector(api, std::move(config)));
+  return std::unique_ptr<LeaderElector>(new LeaderElector(api, clock, std::move(config)));
 }
 
-LeaderElector::LeaderElector(Api& api, LeaderElectionConfig config)
-    : api_(api),
-      config_(std::move(config)),
-      clock_(config_.clock ? *config_.clock : SystemClock::instance()) {}
+LeaderElector::LeaderElector(Api& api, Clock& clock, LeaderElectionConfig config)
+    : api_(api), config_(std::move(config)), clock_(clock) {}
 
 bool LeaderElector::holds_record() const {
   std::lock_guard lock(mutex_);
