@@ -9,44 +9,12 @@
 #include "cli/supervisor.h"
 #include "common/duration.h"
 #include "common/text.h"
-#include "es/http_document_api.h"
 #include "lock/acquirer.h"
 
 namespace eslease::cli {
 namespace {
 
 using nlohmann::json;
-
-// Owns the Elasticsearch client under the store that refers to it.
-class OwningStore final : public lock::LockStore {
- public:
-  OwningStore(std::unique_ptr<es::DocumentApi> api, std::unique_ptr<lock::LockStore> store)
-      : api_(std::move(api)), store_(std::move(store)) {}
-  Status prepare() override { return store_->prepare(); }
-  Result<std::optional<lock::LockState>> get(const lock::LockKey& key) override { return store_->get(key); }
-  Result<std::vector<lock::LockState>> list() override { return store_->list(); }
-  Result<lock::AcquireOutcome> acquire(const lock::LockKey& key, const lock::Claim& claim) override {
-    return store_->acquire(key, claim);
-  }
-  Result<lock::AcquireOutcome> take_over(const lock::LockKey& key, const lock::LockState& dead,
-                                         const lock::Claim& claim) override {
-    return store_->take_over(key, dead, claim);
-  }
-  Result<lock::RenewOutcome> renew(const lock::LockKey& key, const lock::Grant& held, Millis ttl) override {
-    return store_->renew(key, held, ttl);
-  }
-  Result<lock::ReleaseOutcome> release(const lock::LockKey& key, const lock::Grant& held,
-                                       lock::ReleaseScope scope) override {
-    return store_->release(key, held, scope);
-  }
-  std::vector<lock::BatchRenewal> renew_all(const std::vector<lock::HeldLock>& held) override {
-    return store_->renew_all(held);
-  }
-
- private:
-  std::unique_ptr<es::DocumentApi> api_;
-  std::unique_ptr<lock::LockStore> store_;
-};
 
 int fail(Environment& env, const Error& error) {
   env.err << "eslease: " << error.describe() << "\n";
@@ -204,23 +172,8 @@ std::string random_claim_id() {
 }
 
 StoreFactory elasticsearch_store_factory(Clock& clock) {
-  return [&clock](const ConnectionOptions& connection) -> Result<std::unique_ptr<lock::LockStore>> {
-    es::ClientOptions client;
-    client.hosts = connection.hosts;
-    client.credentials = es::CredentialOptions{connection.username, connection.password_file,
-                                               connection.api_key_file, connection.bearer_token_file};
-    client.request_timeout = connection.request_timeout;
-    http::TransportOptions transport;
-    transport.tls.verify = !connection.insecure_skip_tls_verify;
-    transport.tls.ca_file = connection.ca_file;
-    auto api = es::make_http_document_api(http::make_cpprest_transport(transport), std::move(client), clock);
-    if (!api.ok()) return api.error();
-    lock::StoreOptions store_options;
-    if (!connection.index.empty()) store_options.index = connection.index;
-    auto store = lock::make_es_lock_store(**api, clock, store_options);
-    if (!store.ok()) return store.error();
-    return std::unique_ptr<lock::LockStore>(
-        std::make_unique<OwningStore>(std::move(*api), std::move(*store)));
+  return [&clock](const lock::ConnectionSettings& connection) {
+    return lock::open_lock_store(connection, clock);
   };
 }
 
@@ -255,12 +208,6 @@ int run_cli(const std::vector<std::string>& args, Environment& env) {
   if (auto s = lock::validate_identity("holder", holder, false); !s.ok()) {
     env.err << "eslease: " << s.error().message << "\n";
     return kExitUsage;
-  }
-  if (!options.connection.index.empty()) {
-    if (auto s = lock::validate_index_name(options.connection.index); !s.ok()) {
-      env.err << "eslease: --index: " << s.error().message << "\n";
-      return kExitUsage;
-    }
   }
   auto store = env.open_store(options.connection);
   if (!store.ok()) {

@@ -19,7 +19,7 @@
 
 namespace eslease::cli {
 
-using StoreFactory = std::function<Result<std::unique_ptr<lock::LockStore>>(const ConnectionOptions&)>;
+using StoreFactory = std::function<Result<std::unique_ptr<lock::LockStore>>(const lock::ConnectionSettings&)>;
 
 struct Environment {
   std::ostream& out;
@@ -35,7 +35,7 @@ struct Environment {
   bool catch_signals = true;  // SIGINT/SIGTERM end a wait and clean up
 };
 
-// The production factory: cpprest transport, HTTP DocumentApi, Elasticsearch lock store.
+// The production factory: lock::open_lock_store on `clock`.
 StoreFactory elasticsearch_store_factory(Clock& clock);
 
 // Runs one invocation (args without the program name); returns the exit code.

@@ -19,7 +19,6 @@
 #include "common/duration.h"
 #include "common/log.h"
 #include "common/text.h"
-#include "es/http_document_api.h"
 #include "lock/names.h"
 
 namespace eslease::config {
@@ -152,24 +151,31 @@ Apply bind_address(std::string ControllerOptions::*field) {
   };
 }
 
-Apply es_host() {
-  return [](ControllerOptions& o, const std::string& v) -> Status {
-    es::ClientOptions probe;
-    probe.hosts = {v};
-    // The Elasticsearch client's own rules (scheme, no credentials in the URL), so a URL
-    // accepted here is one the client accepts.
-    if (auto s = es::validate(probe); !s.ok()) return s.error();
-    o.es_hosts.push_back(v);
-    return {};
-  };
+// A row of the shared table of connection flags (lock/connection.h), applied to
+// ControllerOptions::elasticsearch; a boolean is read as every boolean here is.
+Apply connection(const lock::ConnectionFlag& flag) {
+  if (flag.kind == lock::ConnectionFlag::Kind::kBool) {
+    return [&flag](ControllerOptions& o, const std::string& v) -> Status {
+      auto b = parse_bool(v);
+      if (!b.ok()) return b.error();
+      return flag.apply(o.elasticsearch, *b ? "true" : "false");
+    };
+  }
+  return [&flag](ControllerOptions& o, const std::string& v) { return flag.apply(o.elasticsearch, v); };
 }
 
-Apply index_name() {
-  return [](ControllerOptions& o, const std::string& v) -> Status {
-    if (auto s = lock::validate_index_name(v); !s.ok()) return s.error();
-    o.index = v;
-    return {};
-  };
+Kind kind_of(lock::ConnectionFlag::Kind kind) {
+  switch (kind) {
+    case lock::ConnectionFlag::Kind::kText:
+      return Kind::kText;
+    case lock::ConnectionFlag::Kind::kList:
+      return Kind::kList;
+    case lock::ConnectionFlag::Kind::kBool:
+      return Kind::kBool;
+    case lock::ConnectionFlag::Kind::kDuration:
+      return Kind::kDuration;
+  }
+  return Kind::kText;
 }
 
 Apply log_format() {
@@ -198,9 +204,9 @@ Apply identity() {
   };
 }
 
-const std::vector<FlagSpec>& flag_specs() {
+std::vector<FlagSpec> make_flag_specs() {
   using O = ControllerOptions;
-  static const std::vector<FlagSpec> specs = {
+  std::vector<FlagSpec> specs = {
       // Kubernetes.
       {"kubeconfig", Kind::kText, Group::kKubernetes, "FILE",
        "in-cluster, else $KUBECONFIG, else ~/.kube/config", "how to reach the API server",
@@ -212,27 +218,7 @@ const std::vector<FlagSpec>& flag_specs() {
        positive_real(&O::kube_api_qps)},
       {"kube-api-burst", Kind::kInteger, Group::kKubernetes, "B", "400",
        "requests allowed at once above that rate", integer(&O::kube_api_burst, 1)},
-      // Elasticsearch.
-      {"es", Kind::kList, Group::kElasticsearch, "URL", "",
-       "an Elasticsearch host, e.g. https://es-0:9200; required, repeatable, tried in order", es_host()},
-      {"index", Kind::kText, Group::kElasticsearch, "NAME", "eslease-locks",
-       "the lock index, created with a strict mapping when missing", index_name()},
-      {"es-ca-file", Kind::kText, Group::kElasticsearch, "FILE", "the system's CAs",
-       "PEM bundle that verifies the servers' TLS certificates", text(&O::es_ca_file)},
-      {"es-username", Kind::kText, Group::kElasticsearch, "NAME", "none",
-       "basic-auth user; the password comes from --es-password-file", text(&O::es_username)},
-      {"es-password-file", Kind::kText, Group::kElasticsearch, "FILE", "none",
-       "file holding the basic-auth password (re-read when it changes)", text(&O::es_password_file)},
-      {"es-api-key-file", Kind::kText, Group::kElasticsearch, "FILE", "none",
-       "file holding an API key (id:key or its encoded form)", text(&O::es_api_key_file)},
-      {"es-bearer-token-file", Kind::kText, Group::kElasticsearch, "FILE", "none",
-       "file holding a bearer token", text(&O::es_bearer_token_file)},
-      {"es-insecure-skip-tls-verify", Kind::kBool, Group::kElasticsearch, "", "false",
-       "do not verify TLS certificates (tests only, never in production)",
-       boolean(&O::es_insecure_skip_tls_verify)},
-      {"es-timeout", Kind::kDuration, Group::kElasticsearch, "D", "10s",
-       "timeout of one Elasticsearch request", duration(&O::es_timeout, Millis(100))},
-      // Serving.
+      // Serving (the Elasticsearch rows, shared with the eslease tool, go before these).
       {"metrics-bind-address", Kind::kText, Group::kServing, "ADDR", ":8080",
        "where /metrics is served (host:port, :port, or 0 for off)", bind_address(&O::metrics_bind_address)},
       {"health-probe-bind-address", Kind::kText, Group::kServing, "ADDR", ":8081",
@@ -275,6 +261,19 @@ const std::vector<FlagSpec>& flag_specs() {
       {"version", Kind::kBool, Group::kGeneral, "", "", "print the version and exit", boolean(&O::version)},
       {"help", Kind::kBool, Group::kGeneral, "", "", "print this help and exit (also -h)", boolean(&O::help)},
   };
+  auto serving = std::find_if(specs.begin(), specs.end(),
+                              [](const FlagSpec& spec) { return spec.group == Group::kServing; });
+  std::vector<FlagSpec> elasticsearch;
+  for (const lock::ConnectionFlag& flag : lock::connection_flags()) {
+    elasticsearch.push_back({flag.name, kind_of(flag.kind), Group::kElasticsearch, flag.value_name,
+                             flag.default_text.c_str(), flag.help, connection(flag)});
+  }
+  specs.insert(serving, elasticsearch.begin(), elasticsearch.end());
+  return specs;
+}
+
+const std::vector<FlagSpec>& flag_specs() {
+  static const std::vector<FlagSpec> specs = make_flag_specs();
   return specs;
 }
 
@@ -515,25 +514,10 @@ Result<Settings> read_config_file(const std::string& path) {
 
 // Rules between flags, after every value is known.
 Status validate(const ControllerOptions& o) {
-  if (o.es_hosts.empty())
+  if (o.elasticsearch.hosts.empty())
     return invalid(
         "no Elasticsearch host: give --es URL (repeatable), ESLEASE_ES or `es:` in the config file");
-  const bool basic = !o.es_username.empty() || !o.es_password_file.empty();
-  if (!o.es_username.empty() && o.es_password_file.empty())
-    return invalid("--es-username needs --es-password-file (the password is only read from a file)");
-  if (o.es_username.empty() && !o.es_password_file.empty())
-    return invalid("--es-password-file needs --es-username");
-  if (int(basic) + int(!o.es_api_key_file.empty()) + int(!o.es_bearer_token_file.empty()) > 1)
-    return invalid(
-        "choose one kind of Elasticsearch credentials: --es-username with --es-password-file, "
-        "--es-api-key-file "
-        "or --es-bearer-token-file");
-  // The Elasticsearch client's remaining rules (a username without ':', ...).
-  es::ClientOptions es_options;
-  es_options.hosts = o.es_hosts;
-  es_options.credentials = {o.es_username, o.es_password_file, o.es_api_key_file, o.es_bearer_token_file};
-  if (auto s = es::validate(es_options); !s.ok())
-    return invalid("Elasticsearch settings: " + s.error().message);
+  if (auto s = lock::validate(o.elasticsearch); !s.ok()) return s.error();
 
   // client-go's leader election rules: the leader must give up (renew deadline) before a
   // standby may take over (lease duration), with room for the jittered retry period.
@@ -695,21 +679,6 @@ const char* group_title(Group group) {
   return "";
 }
 
-// Wraps `words` into lines of at most `width`, each after `indent` spaces but the first.
-std::string wrap(const std::string& words, std::size_t indent, std::size_t width) {
-  std::istringstream in(words);
-  std::string out;
-  std::string line;
-  for (std::string word; in >> word;) {
-    if (!line.empty() && line.size() + 1 + word.size() > width) {
-      out += line + "\n" + std::string(indent, ' ');
-      line.clear();
-    }
-    line += (line.empty() ? "" : " ") + word;
-  }
-  return out + line;
-}
-
 }  // namespace
 
 std::string usage() {
@@ -734,7 +703,7 @@ std::string usage() {
       } else {
         out += left + std::string(kColumn - left.size(), ' ');
       }
-      std::string right = wrap(spec.help, kColumn, kWidth - kColumn);
+      std::string right = wrap_words(spec.help, kColumn, kWidth - kColumn);
       if (*spec.default_text) {
         // The default stays in one piece where it fits, so it reads (and greps) as a unit.
         const std::string default_text = "(default: " + std::string(spec.default_text) + ")";
@@ -744,7 +713,7 @@ std::string usage() {
         if (last_line + 1 + default_text.size() <= kWidth - kColumn) {
           right += " " + default_text;
         } else {
-          right += "\n" + std::string(kColumn, ' ') + wrap(default_text, kColumn, kWidth - kColumn);
+          right += "\n" + std::string(kColumn, ' ') + wrap_words(default_text, kColumn, kWidth - kColumn);
         }
       }
       out += right + "\n";

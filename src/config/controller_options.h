@@ -21,6 +21,7 @@
 
 #include "common/clock.h"
 #include "common/result.h"
+#include "lock/connection.h"
 
 namespace eslease::config {
 
@@ -30,16 +31,8 @@ struct ControllerOptions {
   std::vector<std::string> namespaces;  // empty: every namespace
   double kube_api_qps = 200;
   int kube_api_burst = 400;
-  // Elasticsearch. Credentials are only ever paths to files.
-  std::vector<std::string> es_hosts;
-  std::string index = "eslease-locks";
-  std::string es_ca_file;
-  std::string es_username;
-  std::string es_password_file;
-  std::string es_api_key_file;
-  std::string es_bearer_token_file;
-  bool es_insecure_skip_tls_verify = false;
-  Millis es_timeout{10000};
+  // Elasticsearch: the --es* flags and --index, as the eslease tool reads them too.
+  lock::ConnectionSettings elasticsearch;
   // Serving: "host:port", ":port" (every interface) or "0" (off).
   std::string metrics_bind_address = ":8080";
   std::string health_probe_bind_address = ":8081";

@@ -37,8 +37,9 @@ Status validate_claim(const Claim& claim) {
 
 class EsLockStore final : public LockStore {
  public:
-  EsLockStore(es::DocumentApi& api, Clock& clock, StoreOptions options)
-      : api_(api), clock_(clock), options_(std::move(options)) {}
+  EsLockStore(std::unique_ptr<es::DocumentApi> owned, es::DocumentApi& api, Clock& clock,
+              StoreOptions options)
+      : owned_(std::move(owned)), api_(api), clock_(clock), options_(std::move(options)) {}
 
   Status prepare() override {
     auto created = api_.ensure_index(options_.index, index_definition());
@@ -404,6 +405,7 @@ class EsLockStore final : public LockStore {
     return RenewOutcome{Grant{std::move(**current), held.valid_until}, false, std::nullopt};
   }
 
+  std::unique_ptr<es::DocumentApi> owned_;  // null when the caller keeps the client
   es::DocumentApi& api_;
   Clock& clock_;
   StoreOptions options_;
@@ -416,14 +418,26 @@ std::string random_writer() {
   return out.str();
 }
 
+Status checked(StoreOptions& options) {
+  if (auto status = validate_index_name(options.index); !status.ok()) return status.error();
+  if (options.writer.empty()) options.writer = random_writer();
+  return validate_identity("writer", options.writer, false);
+}
+
 }  // namespace
 
 Result<std::unique_ptr<LockStore>> make_es_lock_store(es::DocumentApi& api, Clock& clock,
                                                       StoreOptions options) {
-  if (auto status = validate_index_name(options.index); !status.ok()) return status.error();
-  if (options.writer.empty()) options.writer = random_writer();
-  if (auto status = validate_identity("writer", options.writer, false); !status.ok()) return status.error();
-  return std::unique_ptr<LockStore>(std::make_unique<EsLockStore>(api, clock, std::move(options)));
+  if (auto status = checked(options); !status.ok()) return status.error();
+  return std::unique_ptr<LockStore>(std::make_unique<EsLockStore>(nullptr, api, clock, std::move(options)));
+}
+
+Result<std::unique_ptr<LockStore>> make_es_lock_store(std::unique_ptr<es::DocumentApi> api, Clock& clock,
+                                                      StoreOptions options) {
+  if (auto status = checked(options); !status.ok()) return status.error();
+  es::DocumentApi& ref = *api;
+  return std::unique_ptr<LockStore>(
+      std::make_unique<EsLockStore>(std::move(api), ref, clock, std::move(options)));
 }
 
 }  // namespace eslease::lock

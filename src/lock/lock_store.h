@@ -144,5 +144,8 @@ struct StoreOptions {
 // `api` and `clock` must outlive the store. Fails on an invalid index name.
 Result<std::unique_ptr<LockStore>> make_es_lock_store(es::DocumentApi& api, Clock& clock,
                                                       StoreOptions options = {});
+// The store owns `api`.
+Result<std::unique_ptr<LockStore>> make_es_lock_store(std::unique_ptr<es::DocumentApi> api, Clock& clock,
+                                                      StoreOptions options = {});
 
 }  // namespace eslease::lock
