@@ -100,8 +100,7 @@ std::uint64_t fnv1a(std::string_view s) {
 }  // namespace
 
 std::optional<WallTime> LeaseView::waiting_since() const {
-  if (held_since && api::waits_since_loss(held_status, held_reason)) return held_since;
-  return created;
+  return api::waiting_since(held_status, held_reason, held_since, created);
 }
 
 LeaseView decode_lease_view(const json& object) {

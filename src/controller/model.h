@@ -37,7 +37,7 @@ struct Condition {
   std::string status;  // "True", "False", "Unknown"
   std::string reason;
   std::string message;
-  WallTime last_transition_time{};
+  std::optional<WallTime> last_transition_time;  // nullopt: the object does not say
   std::int64_t observed_generation = 0;
   friend bool operator==(const Condition&, const Condition&) = default;
 };
