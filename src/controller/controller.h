@@ -1,8 +1,9 @@
 // The running controller: informers on Leases, Pods and Nodes keep typed caches warm on
 // every replica; the leader (or the only replica without --leader-elect) runs a term of leadership:
 // it reads every lock document once, grants free locks in bulk, then reconciles locks from
-// a rate-limited work queue with N workers while the renewer keeps held locks alive. Losing
-// leadership ends the term; the next leader rebuilds everything from the world.
+// a rate-limited work queue with N workers while the session keeper renews the grants of
+// each namespace. Losing leadership ends the term; the next leader rebuilds everything from
+// the world.
 #pragma once
 
 #include <atomic>
