@@ -1,4 +1,4 @@
-#include "controller/app.h"
+#include "apps/eslease-controller/app.h"
 
 #include <csignal>
 #include <iostream>
