@@ -1,10 +1,7 @@
 #include "cli/cli.h"
 
-#include <iomanip>
 #include <nlohmann/json.hpp>
 #include <ostream>
-#include <random>
-#include <sstream>
 
 #include "cli/supervisor.h"
 #include "common/duration.h"
@@ -19,14 +16,6 @@ using nlohmann::json;
 int fail(Environment& env, const Error& error) {
   env.err << "eslease: " << error.describe() << "\n";
   return kExitFailed;
-}
-
-lock::Claim claim_for(const Options& options, const std::string& holder) {
-  lock::Claim claim;
-  claim.lease_uid = random_claim_id();
-  claim.holder = holder;
-  claim.ttl = options.ttl;
-  return claim;
 }
 
 json state_json(const lock::LockState& state) {
@@ -68,7 +57,7 @@ Result<lock::Grant> held_by(lock::LockStore& store, Clock& clock, const lock::Lo
 
 int command_acquire(const Options& options, const lock::LockKey& key, lock::LockStore& store,
                     Environment& env, const std::string& holder) {
-  auto grant = lock::acquire_waiting(store, env.clock, key, claim_for(options, holder),
+  auto grant = lock::acquire_waiting(store, env.clock, key, lock::direct_grantee(holder, options.ttl),
                                      lock::WaitOptions{options.wait});
   if (!grant.ok()) return fail(env, grant.error());
   env.out << grant->state.token << "\n";
@@ -148,7 +137,7 @@ int command_status(const Options& options, lock::LockStore& store, Environment& 
 
 int command_run(const Options& options, const lock::LockKey& key, lock::LockStore& store, Environment& env,
                 const std::string& holder) {
-  auto grant = lock::acquire_waiting(store, env.clock, key, claim_for(options, holder),
+  auto grant = lock::acquire_waiting(store, env.clock, key, lock::direct_grantee(holder, options.ttl),
                                      lock::WaitOptions{options.wait});
   if (!grant.ok()) return fail(env, grant.error());
   SuperviseOptions supervise_options;
@@ -162,14 +151,6 @@ int command_run(const Options& options, const lock::LockKey& key, lock::LockStor
 }
 
 }  // namespace
-
-std::string random_claim_id() {
-  std::random_device device;
-  std::ostringstream out;
-  out << std::hex << std::setfill('0');
-  for (int i = 0; i < 4; ++i) out << std::setw(8) << device();
-  return out.str();
-}
 
 StoreFactory elasticsearch_store_factory(Clock& clock) {
   return [&clock](const lock::ConnectionSettings& connection) {

@@ -41,7 +41,4 @@ StoreFactory elasticsearch_store_factory(Clock& clock);
 // Runs one invocation (args without the program name); returns the exit code.
 int run_cli(const std::vector<std::string>& args, Environment& env);
 
-// A random 128-bit identifier in hex: the claim id written as leaseUID.
-std::string random_claim_id();
-
 }  // namespace eslease::cli

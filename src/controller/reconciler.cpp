@@ -129,16 +129,16 @@ std::optional<DocumentView> Reconciler::document_view(const LockWorld& world, co
   return view;
 }
 
-lock::Claim Reconciler::grantee(const LockWorld& world, const GrantPlan& plan) const {
-  lock::Claim claim;
-  claim.lease = world.ns + "/" + plan.lease;
-  claim.lease_uid = plan.lease_uid;
-  claim.holder = world.ns + "/" + plan.pod;
-  claim.holder_uid = plan.pod_uid;
-  claim.node = plan.node;
-  claim.priority = to_string(plan.priority);
-  claim.ttl = plan.ttl;
-  return claim;
+lock::Grantee Reconciler::grantee(const LockWorld& world, const GrantPlan& plan) const {
+  lock::Grantee to;
+  to.lease = world.ns + "/" + plan.lease;
+  to.lease_uid = plan.lease_uid;
+  to.holder = world.ns + "/" + plan.pod;
+  to.holder_uid = plan.pod_uid;
+  to.node = plan.node;
+  to.priority = to_string(plan.priority);
+  to.ttl = plan.ttl;
+  return to;
 }
 
 bool Reconciler::record_grant(LockEntry& entry, const lock::AcquireOutcome& outcome, const Decision& decision,
@@ -346,7 +346,7 @@ void Reconciler::prime(const std::vector<std::string>& lock_ids) {
   }
   const MonoTime answered = clock_.monotonic();
   backend_available_.store(true);
-  std::vector<std::pair<lock::LockKey, lock::Claim>> grants;
+  std::vector<std::pair<lock::LockKey, lock::Grantee>> grants;
   std::vector<Decision> planned;
   for (std::size_t i = 0; i < keys.size(); ++i) {
     LockTable::Handle entry = table_.lock(keys[i]);

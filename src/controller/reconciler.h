@@ -75,7 +75,7 @@ class Reconciler {
                    std::optional<RecentGrant>& recent);
   Status release(LockEntry& entry, const Decision& decision);
   Status revoke(LockEntry& entry, const Decision& decision, const LockWorld& world);
-  lock::Claim grantee(const LockWorld& world, const GrantPlan& plan) const;
+  lock::Grantee grantee(const LockWorld& world, const GrantPlan& plan) const;
   // Records the outcome of a granting write; true when the write won.
   bool record_grant(LockEntry& entry, const lock::AcquireOutcome& outcome, const Decision& decision,
                     const LockWorld& world, const char* op);

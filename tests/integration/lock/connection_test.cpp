@@ -21,10 +21,10 @@ TEST(OpenLockStore, BatchReadsAndGrantsAreOneRequestEach) {
   ASSERT_TRUE(store.ok()) << store.error().describe();
   ASSERT_TRUE((*store)->prepare().ok());
   std::vector<LockKey> keys;
-  std::vector<std::pair<LockKey, Claim>> claims;
+  std::vector<std::pair<LockKey, Grantee>> grantees;
   for (int i = 0; i < 50; ++i) {
     keys.push_back(*make_lock_key("batch", "lock-" + std::to_string(i)));
-    claims.emplace_back(keys.back(), testing::claim_for("pod-" + std::to_string(i)));
+    grantees.emplace_back(keys.back(), direct_grantee("pod-" + std::to_string(i)));
   }
   server.reset_stats();
 
@@ -33,8 +33,8 @@ TEST(OpenLockStore, BatchReadsAndGrantsAreOneRequestEach) {
   EXPECT_EQ(server.count("mget"), 1);
   EXPECT_EQ(server.count("get"), 0) << "one GET per key instead of one _mget";
 
-  auto granted = (*store)->acquire_many(claims);
-  ASSERT_EQ(granted.size(), claims.size());
+  auto granted = (*store)->acquire_many(grantees);
+  ASSERT_EQ(granted.size(), grantees.size());
   for (const auto& one : granted) EXPECT_TRUE(one.ok() && one->grant);
   EXPECT_EQ(server.count("bulk"), 1);
   EXPECT_EQ(server.count("create"), 0) << "one create per key instead of one _bulk";
