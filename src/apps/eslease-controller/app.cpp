@@ -5,7 +5,7 @@
 #include <thread>
 
 #include "common/log.h"
-#include "config/controller_options.h"
+#include "config/controller_config.h"
 #include "controller/controller.h"
 #include "kube/config.h"
 #include "kube/http_api.h"
@@ -62,14 +62,14 @@ int fail(const std::string& message) {
 }  // namespace
 
 int run_controller_app(const std::vector<std::string>& args) {
-  const config::Environment environment = config::Environment::process();
-  auto loaded = config::load_controller_options(args, environment);
+  const config::EnvironmentVariables environment = config::EnvironmentVariables::process();
+  auto loaded = config::load_controller_config(args, environment);
   if (!loaded.ok()) {
     std::cerr << "eslease-controller: " << loaded.error().message
               << "\nRun eslease-controller --help for usage.\n";
     return 2;
   }
-  config::ControllerOptions opts = std::move(*loaded);
+  config::ControllerConfig opts = std::move(*loaded);
   if (opts.help) {
     std::cout << config::usage();
     return 0;

@@ -1,4 +1,4 @@
-#include "config/controller_options.h"
+#include "config/controller_config.h"
 
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
@@ -72,7 +72,7 @@ Result<double> parse_real(const std::string& value) {
 enum class Kind { kText, kList, kBool, kDuration, kInteger, kReal };
 enum class Group { kKubernetes, kElasticsearch, kServing, kLeaderElection, kBehaviour, kLogging, kGeneral };
 
-using Apply = std::function<Status(ControllerOptions&, const std::string&)>;
+using Apply = std::function<Status(ControllerConfig&, const std::string&)>;
 
 struct FlagSpec {
   const char* name;
@@ -84,24 +84,24 @@ struct FlagSpec {
   Apply apply;  // called once per value (a list: once per element)
 };
 
-Apply text(std::string ControllerOptions::*field, bool allow_empty = true) {
-  return [field, allow_empty](ControllerOptions& o, const std::string& v) -> Status {
+Apply text(std::string ControllerConfig::*field, bool allow_empty = true) {
+  return [field, allow_empty](ControllerConfig& o, const std::string& v) -> Status {
     if (!allow_empty && v.empty()) return invalid("must not be empty");
     o.*field = v;
     return {};
   };
 }
 
-Apply list(std::vector<std::string> ControllerOptions::*field) {
-  return [field](ControllerOptions& o, const std::string& v) -> Status {
+Apply list(std::vector<std::string> ControllerConfig::*field) {
+  return [field](ControllerConfig& o, const std::string& v) -> Status {
     if (v.empty()) return invalid("needs a value");
     (o.*field).push_back(v);
     return {};
   };
 }
 
-Apply boolean(bool ControllerOptions::*field) {
-  return [field](ControllerOptions& o, const std::string& v) -> Status {
+Apply boolean(bool ControllerConfig::*field) {
+  return [field](ControllerConfig& o, const std::string& v) -> Status {
     auto b = parse_bool(v);
     if (!b.ok()) return b.error();
     o.*field = *b;
@@ -109,8 +109,8 @@ Apply boolean(bool ControllerOptions::*field) {
   };
 }
 
-Apply duration(Millis ControllerOptions::*field, Millis minimum) {
-  return [field, minimum](ControllerOptions& o, const std::string& v) -> Status {
+Apply duration(Millis ControllerConfig::*field, Millis minimum) {
+  return [field, minimum](ControllerConfig& o, const std::string& v) -> Status {
     auto d = parse_duration(v);
     if (!d.ok()) return d.error();
     if (*d < minimum) return invalid("must be at least " + format_duration(minimum) + ", not " + shown(v));
@@ -119,8 +119,8 @@ Apply duration(Millis ControllerOptions::*field, Millis minimum) {
   };
 }
 
-Apply integer(int ControllerOptions::*field, long long minimum) {
-  return [field, minimum](ControllerOptions& o, const std::string& v) -> Status {
+Apply integer(int ControllerConfig::*field, long long minimum) {
+  return [field, minimum](ControllerConfig& o, const std::string& v) -> Status {
     auto n = parse_integer(v);
     if (!n.ok()) return n.error();
     if (*n < minimum) return invalid("must be at least " + std::to_string(minimum) + ", not " + v);
@@ -130,8 +130,8 @@ Apply integer(int ControllerOptions::*field, long long minimum) {
   };
 }
 
-Apply positive_real(double ControllerOptions::*field) {
-  return [field](ControllerOptions& o, const std::string& v) -> Status {
+Apply positive_real(double ControllerConfig::*field) {
+  return [field](ControllerConfig& o, const std::string& v) -> Status {
     auto n = parse_real(v);
     if (!n.ok()) return n.error();
     if (*n <= 0) return invalid("must be greater than 0, not " + v);
@@ -140,8 +140,8 @@ Apply positive_real(double ControllerOptions::*field) {
   };
 }
 
-Apply bind_address(std::string ControllerOptions::*field) {
-  return [field](ControllerOptions& o, const std::string& v) -> Status {
+Apply bind_address(std::string ControllerConfig::*field) {
+  return [field](ControllerConfig& o, const std::string& v) -> Status {
     auto parsed = parse_bind_address(v);
     if (!parsed.ok())
       return invalid(shown(v) + " is not a bind address (" + parsed.error().message +
@@ -152,16 +152,16 @@ Apply bind_address(std::string ControllerOptions::*field) {
 }
 
 // A row of the shared table of connection flags (lock/connection.h), applied to
-// ControllerOptions::elasticsearch; a boolean is read as every boolean here is.
+// ControllerConfig::elasticsearch; a boolean is read as every boolean here is.
 Apply connection(const lock::ConnectionFlag& flag) {
   if (flag.kind == lock::ConnectionFlag::Kind::kBool) {
-    return [&flag](ControllerOptions& o, const std::string& v) -> Status {
+    return [&flag](ControllerConfig& o, const std::string& v) -> Status {
       auto b = parse_bool(v);
       if (!b.ok()) return b.error();
       return flag.apply(o.elasticsearch, *b ? "true" : "false");
     };
   }
-  return [&flag](ControllerOptions& o, const std::string& v) { return flag.apply(o.elasticsearch, v); };
+  return [&flag](ControllerConfig& o, const std::string& v) { return flag.apply(o.elasticsearch, v); };
 }
 
 Kind kind_of(lock::ConnectionFlag::Kind kind) {
@@ -179,7 +179,7 @@ Kind kind_of(lock::ConnectionFlag::Kind kind) {
 }
 
 Apply log_format() {
-  return [](ControllerOptions& o, const std::string& v) -> Status {
+  return [](ControllerConfig& o, const std::string& v) -> Status {
     log::Format format;
     if (!log::parse_format(v, format)) return invalid("must be text or json, not " + shown(v));
     o.log_format = v;
@@ -188,7 +188,7 @@ Apply log_format() {
 }
 
 Apply log_level() {
-  return [](ControllerOptions& o, const std::string& v) -> Status {
+  return [](ControllerConfig& o, const std::string& v) -> Status {
     log::Level level;
     if (!log::parse_level(v, level)) return invalid("must be debug, info, warn or error, not " + shown(v));
     o.log_level = v;
@@ -197,7 +197,7 @@ Apply log_level() {
 }
 
 Apply identity() {
-  return [](ControllerOptions& o, const std::string& v) -> Status {
+  return [](ControllerConfig& o, const std::string& v) -> Status {
     if (auto s = lock::validate_identity("identity", v, /*allow_empty=*/true); !s.ok()) return s.error();
     o.identity = v;
     return {};
@@ -205,7 +205,7 @@ Apply identity() {
 }
 
 std::vector<FlagSpec> make_flag_specs() {
-  using O = ControllerOptions;
+  using O = ControllerConfig;
   std::vector<FlagSpec> specs = {
       // Kubernetes.
       {"kubeconfig", Kind::kText, Group::kKubernetes, "FILE",
@@ -397,7 +397,7 @@ Result<Settings> read_command_line(const std::vector<std::string>& args) {
   return settings;
 }
 
-Settings read_environment(const Environment& env) {
+Settings read_environment(const EnvironmentVariables& env) {
   Settings settings;
   for (const FlagSpec& spec : flag_specs()) {
     if (command_line_only(spec)) continue;
@@ -513,7 +513,7 @@ Result<Settings> read_config_file(const std::string& path) {
 }
 
 // Rules between flags, after every value is known.
-Status validate(const ControllerOptions& o) {
+Status validate(const ControllerConfig& o) {
   if (o.elasticsearch.hosts.empty())
     return invalid(
         "no Elasticsearch host: give --es URL (repeatable), ESLEASE_ES or `es:` in the config file");
@@ -538,27 +538,28 @@ Status validate(const ControllerOptions& o) {
 }  // namespace
 
 // ------------------------------------------------------------------------------------------
-// Environment.
+// EnvironmentVariables.
 
-Environment::Environment(std::initializer_list<std::pair<const std::string, std::string>> values)
-    : Environment(std::map<std::string, std::string>(values)) {}
+EnvironmentVariables::EnvironmentVariables(
+    std::initializer_list<std::pair<const std::string, std::string>> values)
+    : EnvironmentVariables(std::map<std::string, std::string>(values)) {}
 
-Environment::Environment(std::map<std::string, std::string> values)
+EnvironmentVariables::EnvironmentVariables(std::map<std::string, std::string> values)
     : lookup_([values = std::move(values)](const std::string& name) -> std::optional<std::string> {
         auto it = values.find(name);
         if (it == values.end()) return std::nullopt;
         return it->second;
       }) {}
 
-Environment Environment::process() {
-  return Environment([](const std::string& name) -> std::optional<std::string> {
+EnvironmentVariables EnvironmentVariables::process() {
+  return EnvironmentVariables([](const std::string& name) -> std::optional<std::string> {
     const char* value = std::getenv(name.c_str());
     if (!value) return std::nullopt;
     return std::string(value);
   });
 }
 
-std::optional<std::string> Environment::get(const std::string& name) const {
+std::optional<std::string> EnvironmentVariables::get(const std::string& name) const {
   return lookup_ ? lookup_(name) : std::nullopt;
 }
 
@@ -571,13 +572,13 @@ std::string environment_variable(const std::string& flag) {
 // ------------------------------------------------------------------------------------------
 // Loading.
 
-Result<ControllerOptions> load_controller_options(const std::vector<std::string>& args,
-                                                  const Environment& env) {
+Result<ControllerConfig> load_controller_config(const std::vector<std::string>& args,
+                                                const EnvironmentVariables& env) {
   auto command_line = read_command_line(args);
   if (!command_line.ok()) return command_line.error();
   Settings& flags = *command_line;
 
-  ControllerOptions options;
+  ControllerConfig options;
   if (flags.count("help") || flags.count("version")) {
     // --help and --version answer without reading the environment or the file, so a broken
     // configuration cannot stop someone from reading the help that explains it.
@@ -627,7 +628,7 @@ Result<ControllerOptions> load_controller_options(const std::vector<std::string>
 // ------------------------------------------------------------------------------------------
 // Runtime defaults.
 
-RuntimeFacts read_runtime_facts(const Environment& env, const std::string& namespace_file) {
+RuntimeFacts read_runtime_facts(const EnvironmentVariables& env, const std::string& namespace_file) {
   RuntimeFacts facts;
   facts.pod_name = trim(env.get("POD_NAME").value_or(""));
   char host[HOST_NAME_MAX + 1] = {};
@@ -644,7 +645,7 @@ RuntimeFacts read_runtime_facts(const Environment& env, const std::string& names
   return facts;
 }
 
-void resolve_runtime_defaults(ControllerOptions& options, const RuntimeFacts& facts) {
+void resolve_runtime_defaults(ControllerConfig& options, const RuntimeFacts& facts) {
   if (options.identity.empty()) {
     std::string base = !facts.pod_name.empty() ? facts.pod_name : facts.host_name;
     if (base.empty()) base = "eslease-controller";

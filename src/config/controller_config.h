@@ -3,7 +3,7 @@
 // comma-separated list) or in a YAML file (--config FILE, keys are the flag names without
 // the dashes). A flag beats the environment, which beats the file.
 //
-// load_controller_options() is pure apart from reading the --config file: the environment
+// load_controller_config() is pure apart from reading the --config file: the environment
 // is injected, so every rule is unit-tested. Defaults that depend on where the process
 // runs (the pod's namespace, the host name, a random suffix) are resolved afterwards by
 // resolve_runtime_defaults(), kept apart so the parser never reads the machine.
@@ -25,7 +25,7 @@
 
 namespace eslease::config {
 
-struct ControllerOptions {
+struct ControllerConfig {
   // Kubernetes.
   std::string kubeconfig;               // empty: in-cluster, else $KUBECONFIG, else ~/.kube/config
   std::vector<std::string> namespaces;  // empty: every namespace
@@ -59,28 +59,28 @@ struct ControllerOptions {
   std::string config_file;
 };
 
-class Environment;
+class EnvironmentVariables;
 
 // A callable that looks a variable up: std::optional<std::string>(const std::string&).
 template <typename F>
-concept EnvironmentLookup = !std::same_as<std::decay_t<F>, Environment> &&
+concept EnvironmentLookup = !std::same_as<std::decay_t<F>, EnvironmentVariables> &&
                             std::is_invocable_r_v<std::optional<std::string>, const F&, const std::string&>;
 
 // The process environment as the loader sees it. Tests build one from pairs; main uses
-// Environment::process(). Any EnvironmentLookup converts to one.
-class Environment {
+// EnvironmentVariables::process(). Any EnvironmentLookup converts to one.
+class EnvironmentVariables {
  public:
   using Lookup = std::function<std::optional<std::string>(const std::string& name)>;
 
-  Environment() = default;  // nothing is set
-  Environment(std::initializer_list<std::pair<const std::string, std::string>> values);
-  explicit Environment(std::map<std::string, std::string> values);
-  // Implicit, so a caller can pass a lambda where an Environment is expected.
+  EnvironmentVariables() = default;  // nothing is set
+  EnvironmentVariables(std::initializer_list<std::pair<const std::string, std::string>> values);
+  explicit EnvironmentVariables(std::map<std::string, std::string> values);
+  // Implicit, so a caller can pass a lambda where an EnvironmentVariables is expected.
   template <EnvironmentLookup F>
-  Environment(F lookup) : lookup_(std::move(lookup)) {}  // NOLINT(google-explicit-constructor)
+  EnvironmentVariables(F lookup) : lookup_(std::move(lookup)) {}  // NOLINT(google-explicit-constructor)
 
   // getenv() of the running process.
-  static Environment process();
+  static EnvironmentVariables process();
 
   std::optional<std::string> get(const std::string& name) const;
 
@@ -96,8 +96,8 @@ std::string environment_variable(const std::string& flag);
 // $ESLEASE_CONFIG), and validates the result. Every mistake is kInvalidArgument with a
 // message naming the flag, variable, file key or file at fault, for main to print before
 // exiting 2. With --help or --version nothing else is validated.
-Result<ControllerOptions> load_controller_options(const std::vector<std::string>& args,
-                                                  const Environment& env);
+Result<ControllerConfig> load_controller_config(const std::vector<std::string>& args,
+                                                const EnvironmentVariables& env);
 
 // What the runtime defaults are made of; read_runtime_facts() gathers them.
 struct RuntimeFacts {
@@ -112,12 +112,12 @@ inline constexpr const char* kServiceAccountNamespaceFile =
 
 // Reads $POD_NAME from `env`, the host name, `namespace_file` (absent is fine: not in a
 // pod) and draws a random suffix.
-RuntimeFacts read_runtime_facts(const Environment& env,
+RuntimeFacts read_runtime_facts(const EnvironmentVariables& env,
                                 const std::string& namespace_file = kServiceAccountNamespaceFile);
 
 // Fills what the user left empty: identity = ($POD_NAME, else the host name) + "-" + the
 // suffix; leader-election namespace = the pod's namespace, else "default". Pure.
-void resolve_runtime_defaults(ControllerOptions& options, const RuntimeFacts& facts);
+void resolve_runtime_defaults(ControllerConfig& options, const RuntimeFacts& facts);
 
 // The --help text: every flag by group with its default and what it does, the
 // environment and config-file forms, and the exit codes.

@@ -1,7 +1,7 @@
 // The controller's configuration: every flag from every source (command line, environment,
 // YAML file), the precedence between them, runtime defaults, --help, and every mistake as
 // a usage error that names the culprit.
-#include "config/controller_options.h"
+#include "config/controller_config.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -39,8 +39,8 @@ class ConfigTest : public ::testing::Test {
   fs::path dir_;
 };
 
-Result<ControllerOptions> load(std::vector<std::string> args, const Environment& env = {}) {
-  return load_controller_options(args, env);
+Result<ControllerConfig> load(std::vector<std::string> args, const EnvironmentVariables& env = {}) {
+  return load_controller_config(args, env);
 }
 
 // ------------------------------------------------------------------------------------------
@@ -117,7 +117,8 @@ TEST_F(ConfigTest, AScalarFlagGivenTwiceKeepsTheLastValue) {
 }
 
 TEST_F(ConfigTest, HelpAndVersionNeedNothingElseAndIgnoreABrokenConfiguration) {
-  const Environment broken{{"ESLEASE_WORKERS", "0"}, {"ESLEASE_CONFIG", "/nonexistent/eslease.yaml"}};
+  const EnvironmentVariables broken{{"ESLEASE_WORKERS", "0"},
+                                    {"ESLEASE_CONFIG", "/nonexistent/eslease.yaml"}};
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{{"--help"}, {"-h"}}) {
     auto o = load(args, broken);
     ASSERT_TRUE(o.ok()) << o.error().message;
@@ -135,7 +136,7 @@ struct FlagCase {
   const char* flag;
   const char* value;  // as typed on the command line or in the environment
   const char* yaml;   // the same value as a YAML file writes it
-  std::function<void(const ControllerOptions&)> check;
+  std::function<void(const ControllerConfig&)> check;
 };
 
 std::vector<FlagCase> every_flag() {
@@ -213,7 +214,7 @@ TEST_F(ConfigTest, EveryFlagInTheEnvironment) {
     SCOPED_TRACE(c.flag);
     std::map<std::string, std::string> values{{environment_variable(c.flag), c.value}};
     values.emplace("ESLEASE_ES", "http://a:9200");  // unless the case sets it
-    auto o = load({}, Environment(values));
+    auto o = load({}, EnvironmentVariables(values));
     ASSERT_TRUE(o.ok()) << o.error().message;
     c.check(*o);
   }
@@ -237,17 +238,17 @@ TEST(EnvironmentVariable, IsUpperSnakeCaseWithThePrefix) {
 }
 
 TEST(EnvironmentAbstraction, FromPairsFromACallableOrEmpty) {
-  const Environment pairs{{"A", "1"}, {"B", ""}};
+  const EnvironmentVariables pairs{{"A", "1"}, {"B", ""}};
   EXPECT_EQ(pairs.get("A"), "1");
   EXPECT_EQ(pairs.get("B"), "");
   EXPECT_EQ(pairs.get("C"), std::nullopt);
-  const Environment callable = [](const std::string& name) -> std::optional<std::string> {
+  const EnvironmentVariables callable = [](const std::string& name) -> std::optional<std::string> {
     return name == "X" ? std::optional<std::string>("y") : std::nullopt;
   };
   EXPECT_EQ(callable.get("X"), "y");
-  EXPECT_EQ(Environment().get("A"), std::nullopt);
+  EXPECT_EQ(EnvironmentVariables().get("A"), std::nullopt);
   ::setenv("ESLEASE_CONFIG_TEST_PROCESS_ENV", "from-process", 1);
-  EXPECT_EQ(Environment::process().get("ESLEASE_CONFIG_TEST_PROCESS_ENV"), "from-process");
+  EXPECT_EQ(EnvironmentVariables::process().get("ESLEASE_CONFIG_TEST_PROCESS_ENV"), "from-process");
   ::unsetenv("ESLEASE_CONFIG_TEST_PROCESS_ENV");
 }
 
@@ -265,9 +266,9 @@ TEST_F(ConfigTest, FlagBeatsEnvironmentWhichBeatsFile) {
                                                        {"ESLEASE_METRICS_BIND_ADDRESS", ":9090"},
                                                        {"ESLEASE_LEADER_ELECT", "false"}});
   ASSERT_TRUE(o.ok()) << o.error().message;
-  EXPECT_EQ(o->workers, 6);                     // flag over environment and file
-  EXPECT_EQ(o->metrics_bind_address, ":9090");  // environment over file
-  EXPECT_FALSE(o->leader_elect);                // environment over file, a boolean
+  EXPECT_EQ(o->workers, 6);                        // flag over environment and file
+  EXPECT_EQ(o->metrics_bind_address, ":9090");     // environment over file
+  EXPECT_FALSE(o->leader_elect);                   // environment over file, a boolean
   EXPECT_EQ(o->elasticsearch.index, "from-file");  // file over the default
   EXPECT_EQ(o->elasticsearch.hosts, std::vector<std::string>{"http://file:9200"});
   EXPECT_EQ(o->config_file, file);
@@ -363,7 +364,7 @@ TEST_P(BadConfiguration, IsAUsageErrorNamingTheCulprit) {
       args.push_back(write_file(c.file));
     }
   }
-  auto o = load(args, Environment(c.env));
+  auto o = load(args, EnvironmentVariables(c.env));
   ASSERT_FALSE(o.ok());
   EXPECT_EQ(o.error().code, ErrorCode::kInvalidArgument);
   EXPECT_NE(o.error().message.find(c.mentions), std::string::npos) << o.error().message;
@@ -612,19 +613,19 @@ INSTANTIATE_TEST_SUITE_P(
 // Runtime defaults.
 
 TEST(RuntimeDefaults, IdentityIsThePodNameElseTheHostPlusASuffix) {
-  ControllerOptions from_pod;
+  ControllerConfig from_pod;
   resolve_runtime_defaults(from_pod, RuntimeFacts{"eslease-7f9c", "node-1", "ops", "x2k9q"});
   EXPECT_EQ(from_pod.identity, "eslease-7f9c-x2k9q");
   EXPECT_EQ(from_pod.leader_election_namespace, "ops");
 
-  ControllerOptions from_host;
+  ControllerConfig from_host;
   resolve_runtime_defaults(from_host, RuntimeFacts{"", "laptop", "", "bcdfg"});
   EXPECT_EQ(from_host.identity, "laptop-bcdfg");
   EXPECT_EQ(from_host.leader_election_namespace, "default");
 }
 
 TEST(RuntimeDefaults, WhatTheUserSetIsKept) {
-  ControllerOptions o;
+  ControllerConfig o;
   o.identity = "mine";
   o.leader_election_namespace = "elections";
   resolve_runtime_defaults(o, RuntimeFacts{"pod", "host", "ops", "zzzzz"});
