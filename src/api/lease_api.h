@@ -15,6 +15,8 @@ inline constexpr const char* kConditionHeld = "Held";
 inline constexpr const char* kConditionBackendAvailable = "BackendAvailable";
 inline constexpr const char* kFinalizer = "eslease.io/release";
 inline constexpr const char* kHoldsAnnotation = "eslease.io/holds";
+// spec.leaseDurationSeconds when a Lease does not say (the CRD's default).
+inline constexpr int kDefaultLeaseDurationSeconds = 60;
 
 // Every reason eslease writes. A switch over it without a default is checked by -Wswitch,
 // so adding a reason shows every place that must handle it.

@@ -160,19 +160,19 @@ json make_claim(const ClaimRequest& request) {
   if (request.lease_duration_seconds) spec["leaseDurationSeconds"] = *request.lease_duration_seconds;
   if (request.acquire_timeout_seconds) spec["acquireTimeoutSeconds"] = *request.acquire_timeout_seconds;
   if (request.liveness_grace_seconds) spec["livenessGraceSeconds"] = *request.liveness_grace_seconds;
-  return json{
-      {"apiVersion", kube::resources::eslease_leases().api_version()},
-      {"kind", "Lease"},
-      {"metadata",
-       {{"name", request.name},
-        {"namespace", request.ns},
-        {"labels", {{"app.kubernetes.io/managed-by", "eslease"}}},
-        // Not a controller reference and no blockOwnerDeletion: both would need permissions
-        // on the pod that a workload's service account should not have.
-        {"ownerReferences",
-         json::array({json{
-             {"apiVersion", "v1"}, {"kind", "Pod"}, {"name", request.pod}, {"uid", request.pod_uid}}})}}},
-      {"spec", spec}};
+  return json{{"apiVersion", kube::resources::eslease_leases().api_version()},
+              {"kind", "Lease"},
+              {"metadata",
+               {{"name", request.name},
+                {"namespace", request.ns},
+                {"labels", {{"app.kubernetes.io/managed-by", "eslease"}}},
+                // Not a controller reference and no blockOwnerDeletion: both would need permissions
+                // on the pod that a workload's service account should not have.
+                {"ownerReferences", json::array({json{{"apiVersion", kube::resources::pods().api_version()},
+                                                      {"kind", "Pod"},
+                                                      {"name", request.pod},
+                                                      {"uid", request.pod_uid}}})}}},
+              {"spec", spec}};
 }
 
 std::string default_lease_name(const std::string& lock, const std::string& pod) {

@@ -41,7 +41,7 @@ struct Options {
   std::string ns = "default";  // --namespace
   bool ns_given = false;       // Kubernetes mode defaults to the pod's namespace instead
   std::string holder;          // --holder (required for renew/release)
-  Millis ttl{30000};           // --ttl
+  Millis ttl = lock::kDefaultTtl;  // --ttl
   bool ttl_given = false;
   Millis wait{0};                              // --wait
   bool wait_given = false;                     // Kubernetes mode waits without limit by default

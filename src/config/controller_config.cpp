@@ -79,7 +79,7 @@ struct FlagSpec {
   Kind kind;
   Group group;
   const char* value_name;  // "FILE", "URL", ... ("" for booleans)
-  const char* default_text;
+  std::string default_text;  // "" for none; the defaults of ControllerConfig{} as a user writes them
   const char* help;
   Apply apply;  // called once per value (a list: once per element)
 };
@@ -204,8 +204,20 @@ Apply identity() {
   };
 }
 
+std::string bool_text(bool value) {
+  return value ? "true" : "false";
+}
+
+// 200 -> "200", 2.5 -> "2.5".
+std::string number_text(double value) {
+  std::ostringstream out;
+  out << value;
+  return out.str();
+}
+
 std::vector<FlagSpec> make_flag_specs() {
   using O = ControllerConfig;
+  const O defaults;
   std::vector<FlagSpec> specs = {
       // Kubernetes.
       {"kubeconfig", Kind::kText, Group::kKubernetes, "FILE",
@@ -213,47 +225,51 @@ std::vector<FlagSpec> make_flag_specs() {
        text(&O::kubeconfig)},
       {"namespace", Kind::kList, Group::kKubernetes, "NS", "all namespaces",
        "watch only this namespace (repeatable)", list(&O::namespaces)},
-      {"kube-api-qps", Kind::kReal, Group::kKubernetes, "Q", "200",
+      {"kube-api-qps", Kind::kReal, Group::kKubernetes, "Q", number_text(defaults.kube_api_qps),
        "average requests per second this controller sends to the API server",
        positive_real(&O::kube_api_qps)},
-      {"kube-api-burst", Kind::kInteger, Group::kKubernetes, "B", "400",
+      {"kube-api-burst", Kind::kInteger, Group::kKubernetes, "B", std::to_string(defaults.kube_api_burst),
        "requests allowed at once above that rate", integer(&O::kube_api_burst, 1)},
       // Serving (the Elasticsearch rows, shared with the eslease tool, go before these).
-      {"metrics-bind-address", Kind::kText, Group::kServing, "ADDR", ":8080",
+      {"metrics-bind-address", Kind::kText, Group::kServing, "ADDR", defaults.metrics_bind_address,
        "where /metrics is served (host:port, :port, or 0 for off)", bind_address(&O::metrics_bind_address)},
-      {"health-probe-bind-address", Kind::kText, Group::kServing, "ADDR", ":8081",
+      {"health-probe-bind-address", Kind::kText, Group::kServing, "ADDR", defaults.health_probe_bind_address,
        "where /healthz and /readyz are served (0 for off)", bind_address(&O::health_probe_bind_address)},
       // Leader election.
-      {"leader-elect", Kind::kBool, Group::kLeaderElection, "", "false",
+      {"leader-elect", Kind::kBool, Group::kLeaderElection, "", bool_text(defaults.leader_elect),
        "run several replicas: one leads through a coordination.k8s.io Lease", boolean(&O::leader_elect)},
-      {"leader-election-id", Kind::kText, Group::kLeaderElection, "NAME", "eslease-controller",
+      {"leader-election-id", Kind::kText, Group::kLeaderElection, "NAME", defaults.leader_election_id,
        "name of that Lease", text(&O::leader_election_id, /*allow_empty=*/false)},
       {"leader-election-namespace", Kind::kText, Group::kLeaderElection, "NS",
        "the pod's namespace, else default", "namespace of that Lease", text(&O::leader_election_namespace)},
-      {"leader-election-lease-duration", Kind::kDuration, Group::kLeaderElection, "D", "15s",
+      {"leader-election-lease-duration", Kind::kDuration, Group::kLeaderElection, "D",
+       format_duration(defaults.leader_election_lease_duration),
        "how long standbys wait before taking over from a silent leader",
        duration(&O::leader_election_lease_duration, Millis(1))},
-      {"leader-election-renew-deadline", Kind::kDuration, Group::kLeaderElection, "D", "10s",
+      {"leader-election-renew-deadline", Kind::kDuration, Group::kLeaderElection, "D",
+       format_duration(defaults.leader_election_renew_deadline),
        "how long the leader keeps trying to renew before it steps down",
        duration(&O::leader_election_renew_deadline, Millis(1))},
-      {"leader-election-retry-period", Kind::kDuration, Group::kLeaderElection, "D", "2s",
-       "how often candidates try to acquire or renew", duration(&O::leader_election_retry_period, Millis(1))},
+      {"leader-election-retry-period", Kind::kDuration, Group::kLeaderElection, "D",
+       format_duration(defaults.leader_election_retry_period), "how often candidates try to acquire or renew",
+       duration(&O::leader_election_retry_period, Millis(1))},
       // Behaviour.
-      {"workers", Kind::kInteger, Group::kBehaviour, "N", "4", "locks reconciled at once",
-       integer(&O::workers, 1)},
-      {"liveness-takeover", Kind::kBool, Group::kBehaviour, "", "true",
+      {"workers", Kind::kInteger, Group::kBehaviour, "N", std::to_string(defaults.workers),
+       "locks reconciled at once", integer(&O::workers, 1)},
+      {"liveness-takeover", Kind::kBool, Group::kBehaviour, "", bool_text(defaults.liveness_takeover),
        "=false hands a lock over only when it expires (TTL), as lock libraries do; by default a dead "
        "holder's lock moves at once",
        boolean(&O::liveness_takeover)},
-      {"holds-annotation", Kind::kBool, Group::kBehaviour, "", "true",
+      {"holds-annotation", Kind::kBool, Group::kBehaviour, "", bool_text(defaults.holds_annotation),
        "=false stops writing the eslease.io/holds annotation on holder pods (and needs no right to "
        "patch pods); holders then learn of their grant from their Lease (the eslease tool)",
        boolean(&O::holds_annotation)},
       {"identity", Kind::kText, Group::kBehaviour, "ID", "$POD_NAME or host name, + random suffix",
        "this replica's name, written as `writer` into lock documents", identity()},
       // Logging.
-      {"log-format", Kind::kText, Group::kLogging, "text|json", "text", "log line format", log_format()},
-      {"log-level", Kind::kText, Group::kLogging, "debug|info|warn|error", "info",
+      {"log-format", Kind::kText, Group::kLogging, "text|json", defaults.log_format, "log line format",
+       log_format()},
+      {"log-level", Kind::kText, Group::kLogging, "debug|info|warn|error", defaults.log_level,
        "least severe level logged", log_level()},
       // General: only on the command line.
       {"config", Kind::kText, Group::kGeneral, "FILE", "none",
@@ -266,7 +282,7 @@ std::vector<FlagSpec> make_flag_specs() {
   std::vector<FlagSpec> elasticsearch;
   for (const lock::ConnectionFlag& flag : lock::connection_flags()) {
     elasticsearch.push_back({flag.name, kind_of(flag.kind), Group::kElasticsearch, flag.value_name,
-                             flag.default_text.c_str(), flag.help, connection(flag)});
+                             flag.default_text, flag.help, connection(flag)});
   }
   specs.insert(serving, elasticsearch.begin(), elasticsearch.end());
   return specs;
@@ -528,10 +544,10 @@ Status validate(const ControllerConfig& o) {
     return invalid("--leader-election-lease-duration (" + format_duration(lease) +
                    ") must be longer than --leader-election-renew-deadline (" + format_duration(deadline) +
                    ")");
-  if (static_cast<double>(deadline.count()) <= 1.2 * static_cast<double>(retry.count()))
+  if (static_cast<double>(deadline.count()) <= kube::kJitterFactor * static_cast<double>(retry.count()))
     return invalid("--leader-election-renew-deadline (" + format_duration(deadline) +
-                   ") must be longer than 1.2 x --leader-election-retry-period (" + format_duration(retry) +
-                   ")");
+                   ") must be longer than " + number_text(kube::kJitterFactor) +
+                   " x --leader-election-retry-period (" + format_duration(retry) + ")");
   return {};
 }
 
@@ -697,7 +713,7 @@ std::string usage() {
     for (const FlagSpec& spec : flag_specs()) {
       if (spec.group != group) continue;
       std::string left = "  --" + std::string(spec.name);
-      if (spec.kind == Kind::kBool && std::string_view(spec.default_text) == "true") left += "=false";
+      if (spec.kind == Kind::kBool && spec.default_text == "true") left += "=false";
       if (*spec.value_name) left += " " + std::string(spec.value_name);
       if (left.size() + 2 > kColumn) {
         out += left + "\n" + std::string(kColumn, ' ');
@@ -705,9 +721,9 @@ std::string usage() {
         out += left + std::string(kColumn - left.size(), ' ');
       }
       std::string right = wrap_words(spec.help, kColumn, kWidth - kColumn);
-      if (*spec.default_text) {
+      if (!spec.default_text.empty()) {
         // The default stays in one piece where it fits, so it reads (and greps) as a unit.
-        const std::string default_text = "(default: " + std::string(spec.default_text) + ")";
+        const std::string default_text = "(default: " + spec.default_text + ")";
         const std::size_t newline = right.rfind('\n');
         const std::size_t last_line =
             newline == std::string::npos ? right.size() : right.size() - newline - 1 - kColumn;

@@ -21,33 +21,38 @@
 
 #include "common/clock.h"
 #include "common/result.h"
+#include "controller/controller_options.h"
+#include "kube/instrumented_api.h"
+#include "kube/leader_election.h"
 #include "lock/connection.h"
 
 namespace eslease::config {
 
+// The defaults are the modules' own (the controller's options, the leader elector's and the
+// rate limiter's, the connection settings), so each is written once.
 struct ControllerConfig {
   // Kubernetes.
   std::string kubeconfig;               // empty: in-cluster, else $KUBECONFIG, else ~/.kube/config
   std::vector<std::string> namespaces;  // empty: every namespace
-  double kube_api_qps = 200;
-  int kube_api_burst = 400;
+  double kube_api_qps = kube::InstrumentedApiOptions{}.qps;
+  int kube_api_burst = kube::InstrumentedApiOptions{}.burst;
   // Elasticsearch: the --es* flags and --index, as the eslease tool reads them too.
   lock::ConnectionSettings elasticsearch;
   // Serving: "host:port", ":port" (every interface) or "0" (off).
   std::string metrics_bind_address = ":8080";
   std::string health_probe_bind_address = ":8081";
   // Leader election.
-  bool leader_elect = false;
+  bool leader_elect = controller::ControllerOptions{}.leader_elect;
   std::string leader_election_id = "eslease-controller";
   std::string leader_election_namespace;  // empty until resolve_runtime_defaults()
-  Millis leader_election_lease_duration{15000};
-  Millis leader_election_renew_deadline{10000};
-  Millis leader_election_retry_period{2000};
+  Millis leader_election_lease_duration = kube::LeaderElectionConfig{}.lease_duration;
+  Millis leader_election_renew_deadline = kube::LeaderElectionConfig{}.renew_deadline;
+  Millis leader_election_retry_period = kube::LeaderElectionConfig{}.retry_period;
   // Behaviour.
-  int workers = 4;
-  bool liveness_takeover = true;
+  int workers = controller::ControllerOptions{}.workers;
+  bool liveness_takeover = controller::ControllerOptions{}.liveness_takeover;
   // Writes eslease.io/holds on holder pods; off, the controller needs no right to patch pods.
-  bool holds_annotation = true;
+  bool holds_annotation = controller::ControllerOptions{}.holds_annotation;
   std::string identity;  // empty until resolve_runtime_defaults()
   // Logging: names log::parse_format / log::parse_level accept.
   std::string log_format = "text";

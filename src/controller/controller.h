@@ -16,6 +16,7 @@
 #include "common/clock.h"
 #include "controller/claim_index.h"
 #include "controller/cluster_view.h"
+#include "controller/controller_options.h"
 #include "controller/model.h"
 #include "controller/observer.h"
 #include "controller/pod_tracker.h"
@@ -26,16 +27,6 @@
 #include "lock/lock_store.h"
 
 namespace eslease::controller {
-
-struct ControllerOptions {
-  std::vector<std::string> namespaces;  // empty: all
-  int workers = 4;
-  bool liveness_takeover = true;
-  bool holds_annotation = true;
-  bool leader_elect = false;
-  kube::LeaderElectionConfig leader_election;  // the controller sets the callbacks; its clock times it
-  std::function<void(const std::string& resource, kube::RestartReason)> on_watch_restart;
-};
 
 class LeadershipTerm;
 

@@ -127,7 +127,7 @@ void EventRecorder::write(const Pending& event) {
   std::snprintf(suffix, sizeof suffix, ".%llx", static_cast<unsigned long long>(nanos) + sequence_++);
   const std::string name = event.object.name + suffix;
   json body = {
-      {"apiVersion", "v1"},
+      {"apiVersion", resources::events().api_version()},
       {"kind", "Event"},
       {"metadata", {{"name", name}, {"namespace", ns}}},
       {"involvedObject",

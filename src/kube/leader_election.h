@@ -46,7 +46,12 @@ struct LeaderElectionConfig {
   LeaderCallbacks callbacks;
 };
 
-// client-go's rules: leaseDuration > renewDeadline > retryPeriod * 1.2, all > 0, identity set.
+// client-go's JitterFactor: a candidate retries after retryPeriod times a random factor in
+// [1, 1 + this], and the leader's renewDeadline must exceed the longest such retry.
+inline constexpr double kJitterFactor = 1.2;
+
+// client-go's rules: leaseDuration > renewDeadline > retryPeriod * kJitterFactor, all > 0,
+// identity set.
 Status validate(const LeaderElectionConfig& config);
 
 struct LeaderRecord {
