@@ -49,6 +49,12 @@ class Controller {
 
  private:
   class Caches;
+  // The informers, each of which keeps its cache and wakes the locks an event concerns.
+  kube::InformerOptions informer_options(const std::string& ns, const char* resource);
+  void watch_leases(const std::string& ns);
+  void watch_pods(const std::string& ns);
+  void watch_nodes();
+  void node_changed(const NodeRecord& node);
   void lead(std::stop_token stop);
   void enqueue(const std::vector<std::string>& lock_ids);
 
