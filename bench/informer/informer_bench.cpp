@@ -205,8 +205,9 @@ int main(int argc, char** argv) {
   pod_options.ns = "bench";
   auto lease_api = HttpApi::connect(*config);
   auto pod_api = HttpApi::connect(*config);
-  JsonInformer leases(*lease_api, lease_resource, lease_options, {});
-  JsonInformer pods(*pod_api, resources::pods(), pod_options, pod_handlers, keep_pod_liveness_fields);
+  JsonInformer leases(*lease_api, SystemClock::instance(), lease_resource, lease_options, {});
+  JsonInformer pods(*pod_api, SystemClock::instance(), resources::pods(), pod_options, pod_handlers,
+                    keep_pod_liveness_fields);
   auto sync_start = Steady::now();
   leases.start();
   pods.start();

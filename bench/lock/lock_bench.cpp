@@ -52,8 +52,8 @@ double ms_since(Stopwatch::time_point start) {
   return std::chrono::duration<double, std::milli>(Stopwatch::now() - start).count();
 }
 
-lock::Claim claim(const std::string& holder, int n) {
-  lock::Claim c;
+lock::Grantee grantee(const std::string& holder, int n) {
+  lock::Grantee c;
   c.holder = holder;
   c.lease_uid = holder + "-" + std::to_string(n);
   c.ttl = Millis(30000);
@@ -113,7 +113,7 @@ int main(int argc, char** argv) {
   for (int i = 0; i < cycles; ++i) {
     const auto key = *lock::make_lock_key("bench", "cycle-" + std::to_string(i % 16));
     auto t = Stopwatch::now();
-    auto acquired = store.acquire(key, claim("cycler", i));
+    auto acquired = store.acquire(key, grantee("cycler", i));
     acquire_ms.push_back(ms_since(t));
     if (!acquired.ok() || !acquired->grant) return fail("acquire failed in cycle " + std::to_string(i));
     t = Stopwatch::now();
@@ -135,7 +135,7 @@ int main(int argc, char** argv) {
     keys.push_back(*lock::make_lock_key("bench", "count-" + std::to_string(i)));
   long long before = stats.total();
   for (int i = 0; i < kSample; ++i) {
-    auto r = store.acquire(keys[i], claim("counter", i));
+    auto r = store.acquire(keys[i], grantee("counter", i));
     if (!r.ok() || !r->grant) return fail("acquire failed");
     grants.push_back(*r->grant);
   }
@@ -145,7 +145,7 @@ int main(int argc, char** argv) {
   before = stats.total();
   std::vector<lock::Grant> taken;
   for (int i = 0; i < kSample; ++i) {
-    auto r = store.take_over(keys[i], grants[i].state, claim("successor", i));
+    auto r = store.take_over(keys[i], grants[i].state, grantee("successor", i));
     if (!r.ok() || !r->grant) return fail("takeover failed");
     taken.push_back(*r->grant);
   }
@@ -156,7 +156,7 @@ int main(int argc, char** argv) {
   for (int i = 0; i < kSample; ++i) {
     auto current = store.get(keys[i]);
     if (!current.ok() || !*current) return fail("read failed");
-    auto r = store.take_over(keys[i], **current, claim("third", i));
+    auto r = store.take_over(keys[i], **current, grantee("third", i));
     if (!r.ok() || !r->grant) return fail("takeover after read failed");
     taken[i] = *r->grant;
   }
@@ -174,7 +174,7 @@ int main(int argc, char** argv) {
   held.reserve(held_count);
   for (int i = 0; i < held_count; ++i) {
     auto key = *lock::make_lock_key("bench", "held-" + std::to_string(i));
-    auto r = store.acquire(key, claim("holder", i));
+    auto r = store.acquire(key, grantee("holder", i));
     if (!r.ok() || !r->grant) return fail("acquire of held lock failed");
     held.push_back(lock::HeldLock{key, *r->grant, Millis(0)});
   }

@@ -15,6 +15,8 @@ inline constexpr const char* kConditionHeld = "Held";
 inline constexpr const char* kConditionBackendAvailable = "BackendAvailable";
 inline constexpr const char* kFinalizer = "eslease.io/release";
 inline constexpr const char* kHoldsAnnotation = "eslease.io/holds";
+// spec.leaseDurationSeconds when a Lease does not say (the CRD's default).
+inline constexpr int kDefaultLeaseDurationSeconds = 60;
 
 // Every reason eslease writes. A switch over it without a default is checked by -Wswitch,
 // so adding a reason shows every place that must handle it.
@@ -45,9 +47,20 @@ std::optional<Reason> parse_reason(std::string_view text);
 // counted from the condition's lastTransitionTime.
 bool is_loss(Reason reason);
 
-// When a claim started waiting orders the claims of one priority: its creation, or, when
-// its Held condition is False with a loss reason, the moment it lost the lock (that
-// condition's lastTransitionTime). True in the second case.
+// Whether a claim's Held condition says it lost the lock (False, with a loss reason): it
+// then waits again from that condition's lastTransitionTime.
 bool waits_since_loss(std::string_view held_status, std::string_view held_reason);
+
+// When a claim started waiting, which orders the claims of one priority: when it last lost
+// the lock (waits_since_loss: its Held condition's `held_since`), else its creation. A
+// condition that carries no time counts from the creation too. The controller and
+// `eslease status` both order by this one function. `Time` is WallTime, or
+// std::optional<WallTime> for a reader whose creation time may be missing.
+template <typename Time>
+Time waiting_since(std::string_view held_status, std::string_view held_reason,
+                   std::optional<WallTime> held_since, Time created) {
+  if (held_since && waits_since_loss(held_status, held_reason)) return *held_since;
+  return created;
+}
 
 }  // namespace eslease::api

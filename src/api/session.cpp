@@ -2,6 +2,7 @@
 
 #include "common/json_fields.h"
 #include "common/text.h"
+#include "kube/resource.h"
 
 namespace eslease::api {
 
@@ -51,7 +52,10 @@ json session_object(const Session& session) {
   if (!session.revoked.empty()) meta["annotations"] = {{kRevokedAnnotation, format_revoked(session.revoked)}};
   json spec = {{"holderIdentity", session.holder_identity}};
   if (session.renew_time) spec["renewTime"] = format_rfc3339_micros(*session.renew_time);
-  return {{"apiVersion", "coordination.k8s.io/v1"}, {"kind", "Lease"}, {"metadata", meta}, {"spec", spec}};
+  return {{"apiVersion", kube::resources::coordination_leases().api_version()},
+          {"kind", "Lease"},
+          {"metadata", meta},
+          {"spec", spec}};
 }
 
 std::optional<WallTime> published_validity(const Session& session, const GrantRef& grant, Millis lease_duration) {

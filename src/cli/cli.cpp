@@ -1,15 +1,11 @@
 #include "cli/cli.h"
 
-#include <iomanip>
 #include <nlohmann/json.hpp>
 #include <ostream>
-#include <random>
-#include <sstream>
 
 #include "cli/supervisor.h"
 #include "common/duration.h"
 #include "common/text.h"
-#include "es/http_document_api.h"
 #include "lock/acquirer.h"
 
 namespace eslease::cli {
@@ -17,48 +13,9 @@ namespace {
 
 using nlohmann::json;
 
-// Owns the Elasticsearch client under the store that refers to it.
-class OwningStore final : public lock::LockStore {
- public:
-  OwningStore(std::unique_ptr<es::DocumentApi> api, std::unique_ptr<lock::LockStore> store)
-      : api_(std::move(api)), store_(std::move(store)) {}
-  Status prepare() override { return store_->prepare(); }
-  Result<std::optional<lock::LockState>> get(const lock::LockKey& key) override { return store_->get(key); }
-  Result<std::vector<lock::LockState>> list() override { return store_->list(); }
-  Result<lock::AcquireOutcome> acquire(const lock::LockKey& key, const lock::Claim& claim) override {
-    return store_->acquire(key, claim);
-  }
-  Result<lock::AcquireOutcome> take_over(const lock::LockKey& key, const lock::LockState& dead,
-                                         const lock::Claim& claim) override {
-    return store_->take_over(key, dead, claim);
-  }
-  Result<lock::RenewOutcome> renew(const lock::LockKey& key, const lock::Grant& held, Millis ttl) override {
-    return store_->renew(key, held, ttl);
-  }
-  Result<lock::ReleaseOutcome> release(const lock::LockKey& key, const lock::Grant& held,
-                                       lock::ReleaseScope scope) override {
-    return store_->release(key, held, scope);
-  }
-  std::vector<lock::BatchRenewal> renew_all(const std::vector<lock::HeldLock>& held) override {
-    return store_->renew_all(held);
-  }
-
- private:
-  std::unique_ptr<es::DocumentApi> api_;
-  std::unique_ptr<lock::LockStore> store_;
-};
-
 int fail(Environment& env, const Error& error) {
   env.err << "eslease: " << error.describe() << "\n";
   return kExitFailed;
-}
-
-lock::Claim claim_for(const Options& options, const std::string& holder) {
-  lock::Claim claim;
-  claim.lease_uid = random_claim_id();
-  claim.holder = holder;
-  claim.ttl = options.ttl;
-  return claim;
 }
 
 json state_json(const lock::LockState& state) {
@@ -100,7 +57,7 @@ Result<lock::Grant> held_by(lock::LockStore& store, Clock& clock, const lock::Lo
 
 int command_acquire(const Options& options, const lock::LockKey& key, lock::LockStore& store,
                     Environment& env, const std::string& holder) {
-  auto grant = lock::acquire_waiting(store, env.clock, key, claim_for(options, holder),
+  auto grant = lock::acquire_waiting(store, env.clock, key, lock::direct_grantee(holder, options.ttl),
                                      lock::WaitOptions{options.wait});
   if (!grant.ok()) return fail(env, grant.error());
   env.out << grant->state.token << "\n";
@@ -180,7 +137,7 @@ int command_status(const Options& options, lock::LockStore& store, Environment& 
 
 int command_run(const Options& options, const lock::LockKey& key, lock::LockStore& store, Environment& env,
                 const std::string& holder) {
-  auto grant = lock::acquire_waiting(store, env.clock, key, claim_for(options, holder),
+  auto grant = lock::acquire_waiting(store, env.clock, key, lock::direct_grantee(holder, options.ttl),
                                      lock::WaitOptions{options.wait});
   if (!grant.ok()) return fail(env, grant.error());
   SuperviseOptions supervise_options;
@@ -195,32 +152,9 @@ int command_run(const Options& options, const lock::LockKey& key, lock::LockStor
 
 }  // namespace
 
-std::string random_claim_id() {
-  std::random_device device;
-  std::ostringstream out;
-  out << std::hex << std::setfill('0');
-  for (int i = 0; i < 4; ++i) out << std::setw(8) << device();
-  return out.str();
-}
-
 StoreFactory elasticsearch_store_factory(Clock& clock) {
-  return [&clock](const ConnectionOptions& connection) -> Result<std::unique_ptr<lock::LockStore>> {
-    es::ClientOptions client;
-    client.hosts = connection.hosts;
-    client.credentials = es::CredentialOptions{connection.username, connection.password_file,
-                                               connection.api_key_file, connection.bearer_token_file};
-    client.request_timeout = connection.request_timeout;
-    http::TransportOptions transport;
-    transport.tls.verify = !connection.insecure_skip_tls_verify;
-    transport.tls.ca_file = connection.ca_file;
-    auto api = es::make_http_document_api(http::make_cpprest_transport(transport), std::move(client), clock);
-    if (!api.ok()) return api.error();
-    lock::StoreOptions store_options;
-    if (!connection.index.empty()) store_options.index = connection.index;
-    auto store = lock::make_es_lock_store(**api, clock, store_options);
-    if (!store.ok()) return store.error();
-    return std::unique_ptr<lock::LockStore>(
-        std::make_unique<OwningStore>(std::move(*api), std::move(*store)));
+  return [&clock](const lock::ConnectionSettings& connection) {
+    return lock::open_lock_store(connection, clock);
   };
 }
 
@@ -259,12 +193,6 @@ int run_cli(const std::vector<std::string>& args, Environment& env) {
   if (auto s = lock::validate_identity("holder", holder, false); !s.ok()) {
     env.err << "eslease: " << s.error().message << "\n";
     return kExitUsage;
-  }
-  if (!options.connection.index.empty()) {
-    if (auto s = lock::validate_index_name(options.connection.index); !s.ok()) {
-      env.err << "eslease: --index: " << s.error().message << "\n";
-      return kExitUsage;
-    }
   }
   auto store = env.open_store(options.connection);
   if (!store.ok()) {

@@ -19,7 +19,7 @@
 
 namespace eslease::cli {
 
-using StoreFactory = std::function<Result<std::unique_ptr<lock::LockStore>>(const ConnectionOptions&)>;
+using StoreFactory = std::function<Result<std::unique_ptr<lock::LockStore>>(const lock::ConnectionSettings&)>;
 
 struct Environment {
   std::ostream& out;
@@ -35,13 +35,10 @@ struct Environment {
   bool catch_signals = true;  // SIGINT/SIGTERM end a wait and clean up
 };
 
-// The production factory: cpprest transport, HTTP DocumentApi, Elasticsearch lock store.
+// The production factory: lock::open_lock_store on `clock`.
 StoreFactory elasticsearch_store_factory(Clock& clock);
 
 // Runs one invocation (args without the program name); returns the exit code.
 int run_cli(const std::vector<std::string>& args, Environment& env);
-
-// A random 128-bit identifier in hex: the claim id written as leaseUID.
-std::string random_claim_id();
 
 }  // namespace eslease::cli

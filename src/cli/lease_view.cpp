@@ -100,8 +100,7 @@ std::uint64_t fnv1a(std::string_view s) {
 }  // namespace
 
 std::optional<WallTime> LeaseView::waiting_since() const {
-  if (held_since && api::waits_since_loss(held_status, held_reason)) return held_since;
-  return created;
+  return api::waiting_since(held_status, held_reason, held_since, created);
 }
 
 LeaseView decode_lease_view(const json& object) {
@@ -160,19 +159,19 @@ json make_claim(const ClaimRequest& request) {
   if (request.lease_duration_seconds) spec["leaseDurationSeconds"] = *request.lease_duration_seconds;
   if (request.acquire_timeout_seconds) spec["acquireTimeoutSeconds"] = *request.acquire_timeout_seconds;
   if (request.liveness_grace_seconds) spec["livenessGraceSeconds"] = *request.liveness_grace_seconds;
-  return json{
-      {"apiVersion", kube::resources::eslease_leases().api_version()},
-      {"kind", "Lease"},
-      {"metadata",
-       {{"name", request.name},
-        {"namespace", request.ns},
-        {"labels", {{"app.kubernetes.io/managed-by", "eslease"}}},
-        // Not a controller reference and no blockOwnerDeletion: both would need permissions
-        // on the pod that a workload's service account should not have.
-        {"ownerReferences",
-         json::array({json{
-             {"apiVersion", "v1"}, {"kind", "Pod"}, {"name", request.pod}, {"uid", request.pod_uid}}})}}},
-      {"spec", spec}};
+  return json{{"apiVersion", kube::resources::eslease_leases().api_version()},
+              {"kind", "Lease"},
+              {"metadata",
+               {{"name", request.name},
+                {"namespace", request.ns},
+                {"labels", {{"app.kubernetes.io/managed-by", "eslease"}}},
+                // Not a controller reference and no blockOwnerDeletion: both would need permissions
+                // on the pod that a workload's service account should not have.
+                {"ownerReferences", json::array({json{{"apiVersion", kube::resources::pods().api_version()},
+                                                      {"kind", "Pod"},
+                                                      {"name", request.pod},
+                                                      {"uid", request.pod_uid}}})}}},
+              {"spec", spec}};
 }
 
 std::string default_lease_name(const std::string& lock, const std::string& pod) {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "api/lease_api.h"
 #include "common/clock.h"
 #include "common/result.h"
 
@@ -24,7 +25,7 @@ struct LeaseView {
   std::string pod_name;  // claim mode
   std::string selector;  // election mode, as "key=value,..." for people
   std::string priority = "Foreground";
-  int lease_duration_seconds = 60;  // the CRD's default
+  int lease_duration_seconds = api::kDefaultLeaseDurationSeconds;
 
   std::string phase;  // "" until the controller has written a status
   std::string holder_pod;

@@ -1,5 +1,6 @@
 #include "cli/options.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 
@@ -48,8 +49,16 @@ Status check_kubernetes_timings(const Options& options) {
   return {};
 }
 
+// "--es-timeout" -> its row of the connection flags both executables share; nullptr for
+// any other flag.
+const lock::ConnectionFlag* connection_flag(const std::string& name) {
+  return name.starts_with("--") ? lock::find_connection_flag(std::string_view(name).substr(2)) : nullptr;
+}
+
 // A flag of the other mode is a mistake worth stopping for: it would otherwise be ignored.
-Status check_mode_flags(const Options& options, const std::string& command_word) {
+// `connection_flags_given`: the --es* and --index flags on the command line.
+Status check_mode_flags(const Options& options, const std::string& command_word,
+                        const std::vector<std::string>& connection_flags_given) {
   const KubeOptions& k = options.kube;
   if (options.mode == Mode::kDirect) {
     const std::vector<std::pair<bool, const char*>> kube_only{
@@ -70,22 +79,12 @@ Status check_mode_flags(const Options& options, const std::string& command_word)
     }
     return {};
   }
-  const ConnectionOptions& c = options.connection;
-  const std::vector<std::pair<bool, const char*>> direct_only{
-      {!c.index.empty(), "--index"},
-      {!c.ca_file.empty(), "--es-ca-file"},
-      {c.insecure_skip_tls_verify, "--es-insecure-skip-tls-verify"},
-      {!c.username.empty(), "--es-username"},
-      {!c.password_file.empty(), "--es-password-file"},
-      {!c.api_key_file.empty(), "--es-api-key-file"},
-      {!c.bearer_token_file.empty(), "--es-bearer-token-file"},
-      {!options.holder.empty(), "--holder"}};
-  for (const auto& [given, flag] : direct_only) {
-    if (given) {
-      return usage_error(std::string(flag) +
-                         " is for direct mode and needs --es URL; in Kubernetes mode the holder is a pod "
-                         "(--pod) and the controller talks to Elasticsearch");
-    }
+  std::vector<std::string> direct_only = connection_flags_given;
+  if (!options.holder.empty()) direct_only.push_back("--holder");
+  if (!direct_only.empty()) {
+    return usage_error(direct_only.front() +
+                       " is for direct mode and needs --es URL; in Kubernetes mode the holder is a pod "
+                       "(--pod) and the controller talks to Elasticsearch");
   }
   if (options.command == Command::kRenew) {
     return usage_error(command_word +
@@ -139,45 +138,6 @@ Result<Options> parse_options(const std::vector<std::string>& args) {
   std::vector<std::string> positional;
   using Setter = std::function<Status(const std::string&)>;
   const std::map<std::string, Setter> valued{
-      {"--es",
-       [&](const std::string& v) {
-         options.connection.hosts.push_back(v);
-         return Status();
-       }},
-      {"--index",
-       [&](const std::string& v) {
-         options.connection.index = v;
-         return Status();
-       }},
-      {"--es-ca-file",
-       [&](const std::string& v) {
-         options.connection.ca_file = v;
-         return Status();
-       }},
-      {"--es-username",
-       [&](const std::string& v) {
-         options.connection.username = v;
-         return Status();
-       }},
-      {"--es-password-file",
-       [&](const std::string& v) {
-         options.connection.password_file = v;
-         return Status();
-       }},
-      {"--es-api-key-file",
-       [&](const std::string& v) {
-         options.connection.api_key_file = v;
-         return Status();
-       }},
-      {"--es-bearer-token-file",
-       [&](const std::string& v) {
-         options.connection.bearer_token_file = v;
-         return Status();
-       }},
-      {"--es-timeout",
-       [&](const std::string& v) {
-         return check_duration_flag("--es-timeout", v, options.connection.request_timeout, Millis(100));
-       }},
       {"--namespace",
        [&](const std::string& v) {
          options.ns = v;
@@ -272,6 +232,7 @@ Result<Options> parse_options(const std::vector<std::string>& args) {
   };
 
   bool help = false;
+  std::vector<std::string> connection_flags_given;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (arg == "--") {
@@ -286,10 +247,6 @@ Result<Options> parse_options(const std::vector<std::string>& args) {
       options.command = Command::kVersion;
       return options;
     }
-    if (arg == "--es-insecure-skip-tls-verify") {
-      options.connection.insecure_skip_tls_verify = true;
-      continue;
-    }
     if (arg == "-A" || arg == "--all-namespaces") {
       options.kube.all_namespaces = true;
       continue;
@@ -303,6 +260,18 @@ Result<Options> parse_options(const std::vector<std::string>& args) {
       if (auto eq = arg.find('='); eq != std::string::npos) {
         name = arg.substr(0, eq);
         value = arg.substr(eq + 1);
+      }
+      if (const lock::ConnectionFlag* flag = connection_flag(name)) {
+        if (flag->kind == lock::ConnectionFlag::Kind::kBool) {
+          if (!value) value = "true";
+        } else if (!value) {
+          if (i + 1 >= args.size()) return usage_error(name + " needs a value");
+          value = args[++i];
+        }
+        if (auto s = flag->apply(options.connection, *value); !s.ok())
+          return usage_error(name + ": " + s.error().message);
+        connection_flags_given.push_back(name);
+        continue;
       }
       auto setter = valued.find(name);
       if (setter == valued.end()) return usage_error("unknown flag " + name.substr(0, 64));
@@ -342,8 +311,9 @@ Result<Options> parse_options(const std::vector<std::string>& args) {
     return usage_error("only run takes a command after --");
   }
   options.mode = kubernetes ? Mode::kKubernetes : Mode::kDirect;
-  if (auto s = check_mode_flags(options, positional[0]); !s.ok()) return s.error();
+  if (auto s = check_mode_flags(options, positional[0], connection_flags_given); !s.ok()) return s.error();
   if (options.mode == Mode::kDirect) {
+    if (auto s = lock::validate(options.connection); !s.ok()) return usage_error(s.error().message);
     if (options.grace && *options.grace >= options.ttl) {
       return usage_error(
           "--grace must be shorter than --ttl: the command must be stopped before the lock expires");
@@ -356,8 +326,30 @@ Result<Options> parse_options(const std::vector<std::string>& args) {
   return options;
 }
 
+namespace {
+
+// The --help lines of the connection flags, from the table the controller's help uses too.
+std::string connection_flag_lines() {
+  constexpr std::size_t kColumn = 33;
+  constexpr std::size_t kWidth = 96;
+  std::string out;
+  for (const lock::ConnectionFlag& flag : lock::connection_flags()) {
+    std::string left = "  --" + std::string(flag.name);
+    if (*flag.value_name) left += " " + std::string(flag.value_name);
+    left.resize(std::max(left.size() + 2, kColumn), ' ');
+    std::string right = flag.help;
+    const bool shown = flag.kind != lock::ConnectionFlag::Kind::kBool && !flag.default_text.empty() &&
+                       flag.default_text != "none";
+    if (shown) right += " (default: " + flag.default_text + ")";
+    out += left + wrap_words(right, kColumn, kWidth - kColumn) + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string usage() {
-  return R"(usage: eslease [connection flags] COMMAND [flags]
+  return std::string(R"(usage: eslease [connection flags] COMMAND [flags]
        eslease --version | --help
 
 Distributed locks for workloads. Kubernetes mode (the default, without --es) declares
@@ -413,15 +405,8 @@ Direct mode (--es URL):
       default min(10s, ttl/3)) if the lock is lost or cannot be confirmed before it expires,
       and releases it when CMD exits.
 
-  --es URL                       Elasticsearch URL (repeat for several hosts)
-  --index NAME                   lock index (default eslease-locks)
-  --es-ca-file FILE              CA bundle (PEM) for https
-  --es-insecure-skip-tls-verify  do not verify the server certificate
-  --es-username NAME             basic authentication, with --es-password-file FILE
-  --es-api-key-file FILE         API key ("id:key" or its base64 form)
-  --es-bearer-token-file FILE    bearer token
-  --es-timeout D                 per-request timeout (default 10s)
-
+)") + connection_flag_lines() +
+         R"(
 Exit codes:
   0  done
   1  failed (the message says why; a Lease this command created was deleted)

@@ -9,6 +9,7 @@
 
 #include "common/clock.h"
 #include "common/result.h"
+#include "lock/connection.h"
 
 namespace eslease::cli {
 
@@ -17,18 +18,6 @@ enum class Command { kHelp, kVersion, kAcquire, kRenew, kRelease, kStatus, kRun 
 // and lets the controller decide (--kubeconfig, or the in-cluster service account).
 enum class Mode { kDirect, kKubernetes };
 enum class OutputFormat { kTable, kJson };
-
-struct ConnectionOptions {
-  std::vector<std::string> hosts;  // --es, repeatable
-  std::string index;               // --index
-  std::string ca_file;             // --es-ca-file
-  bool insecure_skip_tls_verify = false;
-  std::string username;           // --es-username
-  std::string password_file;      // --es-password-file
-  std::string api_key_file;       // --es-api-key-file
-  std::string bearer_token_file;  // --es-bearer-token-file
-  Millis request_timeout{10000};  // --es-timeout
-};
 
 // Kubernetes mode only.
 struct KubeOptions {
@@ -46,13 +35,13 @@ struct KubeOptions {
 struct Options {
   Command command = Command::kHelp;
   Mode mode = Mode::kKubernetes;
-  ConnectionOptions connection;
+  lock::ConnectionSettings connection;  // direct mode: the --es* flags and --index
   KubeOptions kube;
   std::string lock;            // positional LOCK (the Lease name for release in Kubernetes mode)
   std::string ns = "default";  // --namespace
   bool ns_given = false;       // Kubernetes mode defaults to the pod's namespace instead
   std::string holder;          // --holder (required for renew/release)
-  Millis ttl{30000};           // --ttl
+  Millis ttl = lock::kDefaultTtl;  // --ttl
   bool ttl_given = false;
   Millis wait{0};                              // --wait
   bool wait_given = false;                     // Kubernetes mode waits without limit by default

@@ -1,5 +1,7 @@
-// Exponential backoff with full jitter, shared by every retry loop (Elasticsearch
-// requests, informer re-lists, leader election), so retry behaviour is tuned in one place.
+// Exponential backoff with jitter (each delay uniform in [cap/2, cap], the cap growing from
+// `initial` to `max`), shared by the retry loops of Elasticsearch requests, informer
+// re-lists and watches, the tool's waits and the controller's start-up, so retry behaviour
+// is tuned in one place. Leader election keeps client-go's fixed retry period instead.
 #pragma once
 
 #include <cstdint>

@@ -9,6 +9,14 @@ bool SystemClock::sleep_for(Millis d, std::stop_token stop) {
   return !stop.stop_requested();
 }
 
+bool SystemClock::wait_until(std::unique_lock<std::mutex>& lock, std::condition_variable_any& cv,
+                             MonoTime deadline, std::stop_token stop, const std::function<bool()>& ready) {
+  // No deadline is a plain wait: a time point at the end of the clock's range is not one
+  // every platform's timed wait converts without overflow.
+  if (deadline == MonoTime::max()) return cv.wait(lock, stop, ready);
+  return cv.wait_until(lock, stop, deadline, ready);
+}
+
 SystemClock& SystemClock::instance() {
   static SystemClock clock;
   return clock;

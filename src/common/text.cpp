@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdio>
 #include <ctime>
+#include <sstream>
 
 namespace eslease {
 namespace {
@@ -226,6 +227,20 @@ std::string format_columns(const std::vector<std::vector<std::string>>& rows) {
     out += '\n';
   }
   return out;
+}
+
+std::string wrap_words(const std::string& words, std::size_t indent, std::size_t width) {
+  std::istringstream in(words);
+  std::string out;
+  std::string line;
+  for (std::string word; in >> word;) {
+    if (!line.empty() && line.size() + 1 + word.size() > width) {
+      out += line + "\n" + std::string(indent, ' ');
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+  }
+  return out + line;
 }
 
 }  // namespace eslease

@@ -33,4 +33,8 @@ std::string trim(std::string_view in);
 // Rows as left-aligned columns two spaces apart, one line each, as kubectl prints tables.
 std::string format_columns(const std::vector<std::vector<std::string>>& rows);
 
+// Wraps `words` into lines of at most `width`, each after `indent` spaces but the first:
+// the right-hand column of a --help text.
+std::string wrap_words(const std::string& words, std::size_t indent, std::size_t width);
+
 }  // namespace eslease

@@ -54,6 +54,15 @@ class Controller::Caches final : public ClusterView {
     };
     return all_synced(leases) && all_synced(pods) && (!nodes || nodes->has_synced());
   }
+  // Waits until every informer has delivered its first list; false when stopped first.
+  bool wait_for_sync(std::stop_token stop) const {
+    auto all_synced = [&](const auto& informers) {
+      for (const auto& [ns, informer] : informers)
+        if (!informer->wait_for_sync(Millis::max(), stop)) return false;
+      return true;
+    };
+    return all_synced(leases) && all_synced(pods) && (!nodes || nodes->wait_for_sync(Millis::max(), stop));
+  }
 
   // "" holds the all-namespaces informer.
   std::map<std::string, std::unique_ptr<LeaseInformer>> leases;
@@ -161,94 +170,98 @@ Controller::Controller(kube::Api& api, lock::LockStore& store, kube::EventRecord
       caches_(std::make_unique<Caches>()) {
   std::vector<std::string> namespaces = options_.namespaces;
   if (namespaces.empty()) namespaces.push_back("");
-  auto restart_hook = [this](const char* resource) {
-    return [this, resource](kube::RestartReason reason) {
-      if (options_.on_watch_restart) options_.on_watch_restart(resource, reason);
-    };
-  };
   for (const std::string& ns : namespaces) {
-    kube::InformerOptions lease_options;
-    lease_options.ns = ns;
-    lease_options.clock = &clock_;
-    lease_options.on_restart = restart_hook("leases");
-    kube::RecordHandlers<LeaseRecord> lease_handlers;
-    lease_handlers.on_add = [this](const LeaseRecord& lease) {
-      enqueue(index_.lease_changed(nullptr, &lease));
-    };
-    lease_handlers.on_update = [this](const LeaseRecord& before, const LeaseRecord& now) {
-      {
-        std::lock_guard lock(term_mutex_);
-        if (term_) term_->reconciler().lease_seen(now.meta.uid, now.meta.resource_version);
-      }
-      enqueue(index_.lease_changed(&before, &now));
-    };
-    lease_handlers.on_delete = [this](const LeaseRecord& lease) {
-      enqueue(index_.lease_changed(&lease, nullptr));
-      std::lock_guard lock(term_mutex_);
-      if (term_) term_->reconciler().forget_lease(lease.meta.uid);
-    };
-    caches_->leases[ns] = std::make_unique<LeaseInformer>(api_, kube::resources::eslease_leases(),
-                                                          lease_options, lease_handlers, decode_lease);
-
-    kube::InformerOptions pod_options;
-    pod_options.ns = ns;
-    pod_options.clock = &clock_;
-    pod_options.on_restart = restart_hook("pods");
-    kube::RecordHandlers<PodRecord> pod_handlers;
-    pod_handlers.on_add = [this](const PodRecord& pod) {
-      tracker_.pod_seen(pod);
-      enqueue(index_.locks_for_pod(nullptr, &pod));
-    };
-    pod_handlers.on_update = [this](const PodRecord& before, const PodRecord& now) {
-      tracker_.pod_seen(now);
-      {
-        std::lock_guard lock(term_mutex_);
-        if (term_) term_->reconciler().pod_seen(now.meta.uid, now.meta.resource_version);
-      }
-      enqueue(index_.locks_for_pod(&before, &now));
-    };
-    pod_handlers.on_delete = [this](const PodRecord& pod) {
-      tracker_.pod_gone(pod);
-      enqueue(index_.locks_for_pod(&pod, nullptr));
-      std::lock_guard lock(term_mutex_);
-      if (term_) term_->reconciler().forget_pod(pod.meta.uid);
-    };
-    caches_->pods[ns] =
-        std::make_unique<PodInformer>(api_, kube::resources::pods(), pod_options, pod_handlers, decode_pod);
+    watch_leases(ns);
+    watch_pods(ns);
   }
-  kube::InformerOptions node_options;
-  node_options.clock = &clock_;
-  node_options.on_restart = restart_hook("nodes");
-  kube::RecordHandlers<NodeRecord> node_handlers;
-  auto node_changed = [this](const NodeRecord& node) {
-    // A node's readiness concerns every lock of the pods on it.
-    std::vector<std::string> locks;
-    for (const auto& [ns, informer] : caches_->pods) {
-      std::vector<PodRecord> on_node;
-      informer->cache().for_each([&](const std::string&, const PodRecord& pod) {
-        if (pod.node_name == node.meta.name) on_node.push_back(pod);
-      });
-      for (const PodRecord& pod : on_node) {
-        auto more = index_.locks_for_pod(nullptr, &pod);
-        locks.insert(locks.end(), more.begin(), more.end());
-      }
-    }
-    enqueue(locks);
+  watch_nodes();
+}
+
+kube::InformerOptions Controller::informer_options(const std::string& ns, const char* resource) {
+  kube::InformerOptions options;
+  options.ns = ns;
+  options.on_restart = [this, resource](kube::RestartReason reason) {
+    if (options_.on_watch_restart) options_.on_watch_restart(resource, reason);
   };
-  node_handlers.on_add = [this, node_changed](const NodeRecord& node) {
+  return options;
+}
+
+void Controller::watch_leases(const std::string& ns) {
+  kube::RecordHandlers<LeaseRecord> handlers;
+  handlers.on_add = [this](const LeaseRecord& lease) { enqueue(index_.lease_changed(nullptr, &lease)); };
+  handlers.on_update = [this](const LeaseRecord& before, const LeaseRecord& now) {
+    {
+      std::lock_guard lock(term_mutex_);
+      if (term_) term_->reconciler().lease_seen(now.meta.uid, now.meta.resource_version);
+    }
+    enqueue(index_.lease_changed(&before, &now));
+  };
+  handlers.on_delete = [this](const LeaseRecord& lease) {
+    enqueue(index_.lease_changed(&lease, nullptr));
+    std::lock_guard lock(term_mutex_);
+    if (term_) term_->reconciler().forget_lease(lease.meta.uid);
+  };
+  caches_->leases[ns] =
+      std::make_unique<LeaseInformer>(api_, clock_, kube::resources::eslease_leases(),
+                                      informer_options(ns, "leases"), handlers, decode_lease);
+}
+
+void Controller::watch_pods(const std::string& ns) {
+  kube::RecordHandlers<PodRecord> handlers;
+  handlers.on_add = [this](const PodRecord& pod) {
+    tracker_.pod_seen(pod);
+    enqueue(index_.locks_for_pod(nullptr, &pod));
+  };
+  handlers.on_update = [this](const PodRecord& before, const PodRecord& now) {
+    tracker_.pod_seen(now);
+    {
+      std::lock_guard lock(term_mutex_);
+      if (term_) term_->reconciler().pod_seen(now.meta.uid, now.meta.resource_version);
+    }
+    enqueue(index_.locks_for_pod(&before, &now));
+  };
+  handlers.on_delete = [this](const PodRecord& pod) {
+    tracker_.pod_gone(pod);
+    enqueue(index_.locks_for_pod(&pod, nullptr));
+    std::lock_guard lock(term_mutex_);
+    if (term_) term_->reconciler().forget_pod(pod.meta.uid);
+  };
+  caches_->pods[ns] = std::make_unique<PodInformer>(api_, clock_, kube::resources::pods(),
+                                                    informer_options(ns, "pods"), handlers, decode_pod);
+}
+
+void Controller::watch_nodes() {
+  kube::RecordHandlers<NodeRecord> handlers;
+  handlers.on_add = [this](const NodeRecord& node) {
     tracker_.node_seen(node);
     if (node.ready != ReadyState::kTrue) node_changed(node);
   };
-  node_handlers.on_update = [this, node_changed](const NodeRecord& before, const NodeRecord& now) {
+  handlers.on_update = [this](const NodeRecord& before, const NodeRecord& now) {
     tracker_.node_seen(now);
     if (before.ready != now.ready) node_changed(now);
   };
-  node_handlers.on_delete = [this, node_changed](const NodeRecord& node) {
+  handlers.on_delete = [this](const NodeRecord& node) {
     tracker_.node_gone(node);
     node_changed(node);
   };
-  caches_->nodes = std::make_unique<NodeInformer>(api_, kube::resources::nodes(), node_options, node_handlers,
-                                                  decode_node);
+  caches_->nodes = std::make_unique<NodeInformer>(api_, clock_, kube::resources::nodes(),
+                                                  informer_options("", "nodes"), handlers, decode_node);
+}
+
+// A node's readiness concerns every lock of the pods on it.
+void Controller::node_changed(const NodeRecord& node) {
+  std::vector<std::string> locks;
+  for (const auto& [ns, informer] : caches_->pods) {
+    std::vector<PodRecord> on_node;
+    informer->cache().for_each([&](const std::string&, const PodRecord& pod) {
+      if (pod.node_name == node.meta.name) on_node.push_back(pod);
+    });
+    for (const PodRecord& pod : on_node) {
+      auto more = index_.locks_for_pod(nullptr, &pod);
+      locks.insert(locks.end(), more.begin(), more.end());
+    }
+  }
+  enqueue(locks);
 }
 
 Controller::~Controller() = default;
@@ -299,8 +312,7 @@ Status Controller::run(std::stop_token stop) {
   for (auto& [ns, informer] : caches_->pods) informer->start();
   caches_->nodes->start();
   // Reconciling before the caches hold the world would grant locks to the wrong claims.
-  while (!stop.stop_requested() && !caches_->synced()) clock_.sleep_for(Millis(20), stop);
-  if (stop.stop_requested()) return {};
+  if (!caches_->wait_for_sync(stop)) return {};
   log::info("caches synced");
 
   if (!options_.leader_elect) {
@@ -313,7 +325,7 @@ Status Controller::run(std::stop_token stop) {
   config.callbacks.on_new_leader = [](const std::string& identity) {
     log::info("leader observed", {{"identity", identity}});
   };
-  auto elector = kube::LeaderElector::create(api_, config);
+  auto elector = kube::LeaderElector::create(api_, clock_, config);
   if (!elector.ok()) return elector.error();
   while (!stop.stop_requested()) (*elector)->run(stop);
   return {};

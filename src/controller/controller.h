@@ -1,8 +1,9 @@
 // The running controller: informers on Leases, Pods and Nodes keep typed caches warm on
 // every replica; the leader (or the only replica without --leader-elect) runs a term of leadership:
 // it reads every lock document once, grants free locks in bulk, then reconciles locks from
-// a rate-limited work queue with N workers while the renewer keeps held locks alive. Losing
-// leadership ends the term; the next leader rebuilds everything from the world.
+// a rate-limited work queue with N workers while the session keeper renews the grants of
+// each namespace. Losing leadership ends the term; the next leader rebuilds everything from
+// the world.
 #pragma once
 
 #include <atomic>
@@ -15,6 +16,7 @@
 #include "common/clock.h"
 #include "controller/claim_index.h"
 #include "controller/cluster_view.h"
+#include "controller/controller_options.h"
 #include "controller/model.h"
 #include "controller/observer.h"
 #include "controller/pod_tracker.h"
@@ -25,16 +27,6 @@
 #include "lock/lock_store.h"
 
 namespace eslease::controller {
-
-struct ControllerOptions {
-  std::vector<std::string> namespaces;  // empty: all
-  int workers = 4;
-  bool liveness_takeover = true;
-  bool holds_annotation = true;
-  bool leader_elect = false;
-  kube::LeaderElectionConfig leader_election;  // callbacks and clock are set by the controller
-  std::function<void(const std::string& resource, kube::RestartReason)> on_watch_restart;
-};
 
 class LeadershipTerm;
 
@@ -57,6 +49,12 @@ class Controller {
 
  private:
   class Caches;
+  // The informers, each of which keeps its cache and wakes the locks an event concerns.
+  kube::InformerOptions informer_options(const std::string& ns, const char* resource);
+  void watch_leases(const std::string& ns);
+  void watch_pods(const std::string& ns);
+  void watch_nodes();
+  void node_changed(const NodeRecord& node);
   void lead(std::stop_token stop);
   void enqueue(const std::vector<std::string>& lock_ids);
 

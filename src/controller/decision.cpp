@@ -71,8 +71,8 @@ const char* to_string(Action action) {
 
 WallTime waiting_since(const LeaseRecord& lease) {
   const Condition* held = lease.status.condition(api::kConditionHeld);
-  if (held && api::waits_since_loss(held->status, held->reason)) return held->last_transition_time;
-  return lease.creation_time;
+  if (!held) return lease.creation_time;
+  return api::waiting_since(held->status, held->reason, held->last_transition_time, lease.creation_time);
 }
 
 Decision decide(const LockWorld& world) {

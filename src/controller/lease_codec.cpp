@@ -126,7 +126,7 @@ LeaseStatus decode_status(const json& object) {
       condition.status = string_at(c, "status");
       condition.reason = string_at(c, "reason");
       condition.message = string_at(c, "message");
-      condition.last_transition_time = time_at(c, "lastTransitionTime").value_or(WallTime{});
+      condition.last_transition_time = time_at(c, "lastTransitionTime");
       condition.observed_generation = integer_at(c, "observedGeneration").value_or(0);
       status.conditions.push_back(std::move(condition));
     }
@@ -234,7 +234,7 @@ json status_patch(const LeaseStatus& status) {
                           {"status", c.status},
                           {"reason", c.reason},
                           {"message", c.message},
-                          {"lastTransitionTime", format_time(c.last_transition_time)},
+                          {"lastTransitionTime", format_time(c.last_transition_time.value_or(WallTime{}))},
                           {"observedGeneration", c.observed_generation}});
   }
   s["conditions"] = std::move(conditions);

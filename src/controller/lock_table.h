@@ -1,7 +1,7 @@
 // What the leading controller knows about each lock document: the last version it read or
 // wrote, when that version expires on our monotonic clock, and whether we renew it.
 //
-// The reconciler and the renewer both act on entries. An entry is reached only through a
+// The reconciler and the session keeper both act on entries. An entry is reached only through a
 // LockTable::Handle, which holds the entry's mutex while it lives: one lock is never
 // written by two threads at once, and every change to an entry is one of its named
 // operations below.

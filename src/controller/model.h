@@ -37,7 +37,7 @@ struct Condition {
   std::string status;  // "True", "False", "Unknown"
   std::string reason;
   std::string message;
-  WallTime last_transition_time{};
+  std::optional<WallTime> last_transition_time;  // nullopt: the object does not say
   std::int64_t observed_generation = 0;
   friend bool operator==(const Condition&, const Condition&) = default;
 };
@@ -76,7 +76,7 @@ struct LeaseSpec {
   std::string pod_name;                   // claim mode
   std::optional<LabelSelector> selector;  // election mode
   Priority priority = Priority::kForeground;
-  int lease_duration_seconds = 60;  // the CRD's default
+  int lease_duration_seconds = api::kDefaultLeaseDurationSeconds;
   std::optional<int> acquire_timeout_seconds;
   int liveness_grace_seconds = 10;
   // Set when the spec passed the API's schema (or predates it) but cannot be served: the

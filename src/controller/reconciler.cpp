@@ -129,27 +129,26 @@ std::optional<DocumentView> Reconciler::document_view(const LockWorld& world, co
   return view;
 }
 
-lock::Claim Reconciler::grantee(const LockWorld& world, const GrantPlan& plan) const {
-  lock::Claim claim;
-  claim.lease = world.ns + "/" + plan.lease;
-  claim.lease_uid = plan.lease_uid;
-  claim.holder = world.ns + "/" + plan.pod;
-  claim.holder_uid = plan.pod_uid;
-  claim.node = plan.node;
-  claim.priority = to_string(plan.priority);
-  claim.ttl = plan.ttl;
-  return claim;
+lock::Grantee Reconciler::grantee(const LockWorld& world, const GrantPlan& plan) const {
+  lock::Grantee to;
+  to.lease = world.ns + "/" + plan.lease;
+  to.lease_uid = plan.lease_uid;
+  to.holder = world.ns + "/" + plan.pod;
+  to.holder_uid = plan.pod_uid;
+  to.node = plan.node;
+  to.priority = to_string(plan.priority);
+  to.ttl = plan.ttl;
+  return to;
 }
 
-std::optional<RecentGrant> Reconciler::record_grant(LockEntry& entry, const lock::AcquireOutcome& outcome,
-                                                    const Decision& decision, const LockWorld& world,
-                                                    const char* op) {
+bool Reconciler::record_grant(LockEntry& entry, const lock::AcquireOutcome& outcome, const Decision& decision,
+                              const LockWorld& world, const char* op) {
   const MonoTime now = clock_.monotonic();
   if (!outcome.grant) {
     // Someone else wrote first (409): decide again on what is there now.
     observer_.backend_conflict(op);
     entry.read(outcome.current, outcome.observed_at);
-    return std::nullopt;
+    return false;
   }
   entry.granted(*outcome.grant, now);
   sessions_.wake(world.ns);  // a namespace without a session gets one
@@ -170,7 +169,7 @@ std::optional<RecentGrant> Reconciler::record_grant(LockEntry& entry, const lock
              {"token", outcome.grant->state.token},
              {"reason", plan.takeover_reason ? api::to_string(*plan.takeover_reason) : ""},
              {"from", plan.from_pod}});
-  return RecentGrant{plan.lease, plan.takeover_reason, plan.from_pod, world.now};
+  return true;
 }
 
 Status Reconciler::release(LockEntry& entry, const Decision& decision) {
@@ -223,8 +222,10 @@ Status Reconciler::carry_out(LockEntry& entry, const Decision& decision, const L
                          ? store_.acquire(entry.key(), grantee(world, decision.grant))
                          : store_.take_over(entry.key(), *entry.document(), grantee(world, decision.grant));
       if (!outcome.ok()) return outcome.error();
-      if (auto granted = record_grant(entry, *outcome, decision, world, acquire ? "acquire" : "take_over"))
-        recent = std::move(granted);
+      if (record_grant(entry, *outcome, decision, world, acquire ? "acquire" : "take_over")) {
+        const GrantPlan& plan = decision.grant;
+        recent = RecentGrant{plan.lease, plan.takeover_reason, plan.from_pod, world.now};
+      }
       return {};
     }
     case Action::kRelease:
@@ -351,7 +352,7 @@ void Reconciler::prime(const std::vector<std::string>& lock_ids) {
   }
   const MonoTime answered = clock_.monotonic();
   backend_available_.store(true);
-  std::vector<std::pair<lock::LockKey, lock::Claim>> grants;
+  std::vector<std::pair<lock::LockKey, lock::Grantee>> grants;
   std::vector<Decision> planned;
   for (std::size_t i = 0; i < keys.size(); ++i) {
     LockTable::Handle entry = table_.lock(keys[i]);

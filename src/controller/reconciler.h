@@ -78,10 +78,10 @@ class Reconciler {
                    std::optional<RecentGrant>& recent);
   Status release(LockEntry& entry, const Decision& decision);
   Status revoke(LockEntry& entry, const Decision& decision, const LockWorld& world);
-  lock::Claim grantee(const LockWorld& world, const GrantPlan& plan) const;
-  // Records the outcome of a granting write; the grant made, if the write won.
-  std::optional<RecentGrant> record_grant(LockEntry& entry, const lock::AcquireOutcome& outcome,
-                                          const Decision& decision, const LockWorld& world, const char* op);
+  lock::Grantee grantee(const LockWorld& world, const GrantPlan& plan) const;
+  // Records the outcome of a granting write; true when the write won.
+  bool record_grant(LockEntry& entry, const lock::AcquireOutcome& outcome, const Decision& decision,
+                    const LockWorld& world, const char* op);
   // `retry_at` is moved earlier when a status write is held back.
   Status write_to_cluster(const LockWorld& world, const Decision& decision,
                           std::optional<MonoTime>& retry_at);

@@ -67,6 +67,7 @@ SessionKeeper::Namespace& SessionKeeper::state_of(const std::string& ns) {
 void SessionKeeper::schedule(const std::string& ns, MonoTime at) {
   std::lock_guard lock(mutex_);
   due_[ns] = at;
+  woken_ = true;  // run() waits for the earliest tick it knew of
   cv_.notify_all();
 }
 
@@ -89,14 +90,9 @@ void SessionKeeper::run(std::stop_token stop) {
   while (!stop.stop_requested()) {
     tick_due();
     std::unique_lock lock(mutex_);
-    Millis wait{1000};
-    if (!due_.empty()) {
-      const MonoTime next = std::min_element(due_.begin(), due_.end(), [](const auto& a, const auto& b) {
-                              return a.second < b.second;
-                            })->second;
-      wait = std::clamp(std::chrono::ceil<Millis>(next - clock_.monotonic()), Millis(0), wait);
-    }
-    cv_.wait_for(lock, stop, wait, [this] { return woken_; });
+    MonoTime next = MonoTime::max();
+    for (const auto& [ns, at] : due_) next = std::min(next, at);
+    clock_.wait_until(lock, cv_, next, stop, [this] { return woken_; });
     woken_ = false;
   }
 }

@@ -4,13 +4,6 @@
 #include <cmath>
 
 namespace eslease::controller {
-namespace {
-
-// Waits on the real clock are short slices, so a fake clock in tests can move time and the
-// queue notices without a wake-up of its own.
-constexpr Millis kMaxWaitSlice{50};
-
-}  // namespace
 
 WorkQueue::WorkQueue(Clock& clock, WorkQueueOptions options) : clock_(clock), options_(options) {}
 
@@ -106,13 +99,12 @@ std::optional<std::string> WorkQueue::get(std::stop_token stop) {
       processing_.insert(key);
       return key;
     }
-    Millis wait = kMaxWaitSlice;
-    if (next_due) {
-      wait = std::clamp(std::chrono::duration_cast<Millis>(*next_due - clock_.monotonic()), Millis(0),
-                        kMaxWaitSlice);
-      if (wait == Millis(0)) continue;
-    }
-    cv_.wait_for(lock, stop, wait, [this] { return shutting_down_ || !ready_.empty(); });
+    // Until the next key is due, or something changes: a key becomes ready, or one is
+    // delayed to an earlier time than the one waited for.
+    clock_.wait_until(lock, cv_, next_due.value_or(MonoTime::max()), stop, [&] {
+      return shutting_down_ || !ready_.empty() ||
+             (!waiting_by_due_.empty() && (!next_due || waiting_by_due_.begin()->first < *next_due));
+    });
   }
 }
 

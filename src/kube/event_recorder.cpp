@@ -44,10 +44,8 @@ ObjectReference reference_to(const json& object) {
   return ref;
 }
 
-EventRecorder::EventRecorder(Api& api, EventRecorderOptions options)
-    : api_(api),
-      options_(std::move(options)),
-      clock_(options_.clock ? *options_.clock : SystemClock::instance()) {
+EventRecorder::EventRecorder(Api& api, Clock& clock, EventRecorderOptions options)
+    : api_(api), options_(std::move(options)), clock_(clock) {
   thread_ = std::jthread([this](std::stop_token stop) { loop(stop); });
 }
 
@@ -69,9 +67,10 @@ void EventRecorder::record(const ObjectReference& object, EventType type, std::s
   cv_.notify_all();
 }
 
-bool EventRecorder::flush(std::chrono::milliseconds timeout) {
+bool EventRecorder::flush(Millis timeout) {
   std::unique_lock lock(mutex_);
-  return cv_.wait_for(lock, timeout, [this] { return queue_.empty() && !busy_; });
+  return clock_.wait_until(lock, cv_, clock_.monotonic() + timeout, {},
+                           [this] { return queue_.empty() && !busy_; });
 }
 
 void EventRecorder::stop() {
@@ -128,7 +127,7 @@ void EventRecorder::write(const Pending& event) {
   std::snprintf(suffix, sizeof suffix, ".%llx", static_cast<unsigned long long>(nanos) + sequence_++);
   const std::string name = event.object.name + suffix;
   json body = {
-      {"apiVersion", "v1"},
+      {"apiVersion", resources::events().api_version()},
       {"kind", "Event"},
       {"metadata", {{"name", name}, {"namespace", ns}}},
       {"involvedObject",

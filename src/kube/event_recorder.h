@@ -39,19 +39,20 @@ struct EventRecorderOptions {
   std::size_t queue_capacity = 1000;
   std::chrono::minutes correlation_window{10};
   std::size_t max_correlated = 4096;  // distinct events remembered for aggregation
-  Clock* clock = nullptr;
 };
 
 class EventRecorder {
  public:
-  EventRecorder(Api& api, EventRecorderOptions options = {});
+  // `clock` stamps events and times the correlation window; it must outlive the recorder.
+  EventRecorder(Api& api, Clock& clock, EventRecorderOptions options = {});
   ~EventRecorder();
   EventRecorder(const EventRecorder&) = delete;
   EventRecorder& operator=(const EventRecorder&) = delete;
 
   void record(const ObjectReference& object, EventType type, std::string reason, std::string message);
-  // Waits until everything queued so far is written (or failed); false on timeout.
-  bool flush(std::chrono::milliseconds timeout);
+  // Waits until everything queued so far is written (or failed); false when `timeout`
+  // passes first on the recorder's clock.
+  bool flush(Millis timeout);
   // Writes what is queued, then stops the background thread.
   void stop();
   std::uint64_t dropped() const { return dropped_.load(); }

@@ -20,12 +20,8 @@ const char* to_string(RestartReason reason) {
   return "unknown";
 }
 
-Informer::Informer(Api& api, Resource resource, InformerOptions options, InformerStore& store)
-    : api_(api),
-      resource_(std::move(resource)),
-      options_(std::move(options)),
-      store_(store),
-      clock_(options_.clock ? *options_.clock : SystemClock::instance()) {}
+Informer::Informer(Api& api, Clock& clock, Resource resource, InformerOptions options, InformerStore& store)
+    : api_(api), resource_(std::move(resource)), options_(std::move(options)), store_(store), clock_(clock) {}
 
 Informer::~Informer() {
   stop();
@@ -41,9 +37,10 @@ void Informer::stop() {
   thread_.join();
 }
 
-bool Informer::wait_for_sync(std::chrono::milliseconds timeout) const {
+bool Informer::wait_for_sync(Millis timeout, std::stop_token stop) const {
   std::unique_lock lock(mutex_);
-  return sync_cv_.wait_for(lock, timeout, [this] { return synced_.load(); });
+  const MonoTime deadline = timeout == Millis::max() ? MonoTime::max() : clock_.monotonic() + timeout;
+  return clock_.wait_until(lock, sync_cv_, deadline, stop, [this] { return synced_.load(); });
 }
 
 std::string Informer::resource_version() const {

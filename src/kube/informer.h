@@ -40,14 +40,13 @@ struct InformerOptions {
   // does, so many clients do not reconnect at once.
   std::chrono::seconds min_watch_timeout{std::chrono::minutes(5)};
   BackoffPolicy backoff{std::chrono::milliseconds(800), std::chrono::seconds(30), 2.0};
-  Clock* clock = nullptr;  // SystemClock when null
   std::function<void(RestartReason)> on_restart;
 };
 
 class Informer {
  public:
-  // `store` receives everything listed and watched; it must outlive the informer.
-  Informer(Api& api, Resource resource, InformerOptions options, InformerStore& store);
+  // `store` receives everything listed and watched; it and `clock` must outlive the informer.
+  Informer(Api& api, Clock& clock, Resource resource, InformerOptions options, InformerStore& store);
   ~Informer();
   Informer(const Informer&) = delete;
   Informer& operator=(const Informer&) = delete;
@@ -60,8 +59,9 @@ class Informer {
   void run(std::stop_token stop);
 
   bool has_synced() const { return synced_.load(); }
-  // Waits until the first list has been delivered; false on timeout.
-  bool wait_for_sync(std::chrono::milliseconds timeout) const;
+  // Waits until the first list has been delivered; false when `timeout` passes on the
+  // informer's clock, or `stop` is requested, first.
+  bool wait_for_sync(Millis timeout, std::stop_token stop = {}) const;
 
   std::string resource_version() const;
   int restarts(RestartReason reason) const { return restarts_[static_cast<int>(reason)].load(); }
@@ -86,7 +86,7 @@ class Informer {
   Clock& clock_;
   std::atomic<bool> synced_{false};
   mutable std::mutex mutex_;
-  mutable std::condition_variable sync_cv_;
+  mutable std::condition_variable_any sync_cv_;
   std::string resource_version_;
   std::array<std::atomic<int>, 4> restarts_{};
   std::jthread thread_;
@@ -104,10 +104,10 @@ struct CacheHolder {
 template <typename Record>
 class TypedInformer : private CacheHolder<Record>, public Informer {
  public:
-  TypedInformer(Api& api, Resource resource, InformerOptions options, RecordHandlers<Record> handlers,
-                typename RecordCache<Record>::Decode decode = {})
+  TypedInformer(Api& api, Clock& clock, Resource resource, InformerOptions options,
+                RecordHandlers<Record> handlers, typename RecordCache<Record>::Decode decode = {})
       : CacheHolder<Record>{RecordCache<Record>(with_default(std::move(decode)), std::move(handlers))},
-        Informer(api, std::move(resource), std::move(options), this->cache_) {}
+        Informer(api, clock, std::move(resource), std::move(options), this->cache_) {}
   ~TypedInformer() { stop(); }  // before the cache goes
 
   const RecordCache<Record>& cache() const { return this->cache_; }

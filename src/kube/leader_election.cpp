@@ -4,14 +4,13 @@
 #include <cstdio>
 #include <ctime>
 #include <random>
+#include <sstream>
 #include <thread>
 
 #include "common/log.h"
 
 namespace eslease::kube {
 namespace {
-
-constexpr double kJitterFactor = 1.2;
 
 LeaderRecord record_from(const json& lease) {
   LeaderRecord record;
@@ -68,7 +67,10 @@ Status validate(const LeaderElectionConfig& config) {
     return invalid("leaseDuration must be greater than renewDeadline");
   if (static_cast<double>(config.renew_deadline.count()) <=
       kJitterFactor * static_cast<double>(config.retry_period.count())) {
-    return invalid("renewDeadline must be greater than retryPeriod*1.2");
+    std::ostringstream factor;
+    factor << kJitterFactor;
+    return make_error(ErrorCode::kInvalidArgument,
+                      "renewDeadline must be greater than retryPeriod*" + factor.str());
   }
   if (config.lease_duration.count() <= 0) return invalid("leaseDuration must be greater than zero");
   if (config.renew_deadline.count() <= 0) return invalid("renewDeadline must be greater than zero");
@@ -78,15 +80,14 @@ Status validate(const LeaderElectionConfig& config) {
   return {};
 }
 
-Result<std::unique_ptr<LeaderElector>> LeaderElector::create(Api& api, LeaderElectionConfig config) {
+Result<std::unique_ptr<LeaderElector>> LeaderElector::create(Api& api, Clock& clock,
+                                                             LeaderElectionConfig config) {
   if (auto valid = validate(config); !valid.ok()) return valid.error();
-  return std::unique_ptr<LeaderElector>(new LeaderElector(api, std::move(config)));
+  return std::unique_ptr<LeaderElector>(new LeaderElector(api, clock, std::move(config)));
 }
 
-LeaderElector::LeaderElector(Api& api, LeaderElectionConfig config)
-    : api_(api),
-      config_(std::move(config)),
-      clock_(config_.clock ? *config_.clock : SystemClock::instance()) {}
+LeaderElector::LeaderElector(Api& api, Clock& clock, LeaderElectionConfig config)
+    : api_(api), config_(std::move(config)), clock_(clock) {}
 
 bool LeaderElector::holds_record() const {
   std::lock_guard lock(mutex_);
@@ -130,7 +131,7 @@ bool LeaderElector::try_acquire_or_renew(std::chrono::milliseconds request_timeo
                 {{"lease", config_.name}, {"error", current.error().describe()}});
       return false;
     }
-    json lease = {{"apiVersion", "coordination.k8s.io/v1"},
+    json lease = {{"apiVersion", lease_resource.api_version()},
                   {"kind", "Lease"},
                   {"metadata", {{"name", config_.name}, {"namespace", config_.ns}}},
                   {"spec", spec_from(desired)}};

@@ -44,10 +44,14 @@ struct LeaderElectionConfig {
   // run() joins on_started_leading before releasing.
   bool release_on_cancel = false;
   LeaderCallbacks callbacks;
-  Clock* clock = nullptr;  // SystemClock when null
 };
 
-// client-go's rules: leaseDuration > renewDeadline > retryPeriod * 1.2, all > 0, identity set.
+// client-go's JitterFactor: a candidate retries after retryPeriod times a random factor in
+// [1, 1 + this], and the leader's renewDeadline must exceed the longest such retry.
+inline constexpr double kJitterFactor = 1.2;
+
+// client-go's rules: leaseDuration > renewDeadline > retryPeriod * kJitterFactor, all > 0,
+// identity set.
 Status validate(const LeaderElectionConfig& config);
 
 struct LeaderRecord {
@@ -64,7 +68,8 @@ std::string format_micro_time(WallTime t);
 
 class LeaderElector {
  public:
-  static Result<std::unique_ptr<LeaderElector>> create(Api& api, LeaderElectionConfig config);
+  // Every duration is measured on `clock`, which must outlive the elector.
+  static Result<std::unique_ptr<LeaderElector>> create(Api& api, Clock& clock, LeaderElectionConfig config);
 
   // Campaigns until elected, leads until leadership is lost or `stop` is requested, then
   // returns (after on_stopped_leading). Call again to campaign again.
@@ -82,7 +87,7 @@ class LeaderElector {
   bool release();
 
  private:
-  LeaderElector(Api& api, LeaderElectionConfig config);
+  LeaderElector(Api& api, Clock& clock, LeaderElectionConfig config);
   // When elected: the monotonic time the winning attempt started.
   std::optional<MonoTime> acquire(std::stop_token stop);
   void renew(std::stop_token stop, MonoTime acquired_at);

@@ -1,6 +1,9 @@
 #include "lock/acquirer.h"
 
 #include <algorithm>
+#include <iomanip>
+#include <random>
+#include <sstream>
 
 #include "common/log.h"
 #include "common/text.h"
@@ -21,9 +24,26 @@ std::string describe_holder(const LockState& state) {
          "ms)";
 }
 
+// 128 random bits in hex.
+std::string random_lease_uid() {
+  std::random_device device;
+  std::ostringstream out;
+  out << std::hex << std::setfill('0');
+  for (int i = 0; i < 4; ++i) out << std::setw(8) << device();
+  return out.str();
+}
+
 }  // namespace
 
-Result<Grant> acquire_waiting(LockStore& store, Clock& clock, const LockKey& key, const Claim& claim,
+Grantee direct_grantee(std::string holder, Millis ttl) {
+  Grantee grantee;
+  grantee.lease_uid = random_lease_uid();
+  grantee.holder = std::move(holder);
+  grantee.ttl = ttl;
+  return grantee;
+}
+
+Result<Grant> acquire_waiting(LockStore& store, Clock& clock, const LockKey& key, const Grantee& grantee,
                               const WaitOptions& options, std::stop_token stop) {
   const MonoTime deadline = clock.monotonic() + options.wait;
   Backoff backoff(options.backoff);
@@ -31,7 +51,7 @@ Result<Grant> acquire_waiting(LockStore& store, Clock& clock, const LockKey& key
   std::optional<Sighting> seen;  // the holder's document as last read, and when it expires
   int immediate_retries = 0;     // bounded, so a lock that keeps moving still meets the deadline
   for (;;) {
-    auto outcome = store.acquire(key, claim);
+    auto outcome = store.acquire(key, grantee);
     std::optional<MonoTime> expiry;
     if (outcome.ok() && outcome->grant) return std::move(*outcome->grant);
     if (!outcome.ok()) {
@@ -44,7 +64,7 @@ Result<Grant> acquire_waiting(LockStore& store, Clock& clock, const LockKey& key
         log::info("taking over an expired lock", {{"lock", key.id()},
                                                   {"holder", outcome->current->doc.holder},
                                                   {"token", outcome->current->token}});
-        auto taken = store.take_over(key, *outcome->current, claim);
+        auto taken = store.take_over(key, *outcome->current, grantee);
         if (taken.ok() && taken->grant) return std::move(*taken->grant);
         if (!taken.ok() && !worth_retrying(taken.error())) return taken.error();
         // Someone moved first: read again and restart the observation.

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <stop_token>
+#include <string>
 
 #include "common/backoff.h"
 #include "common/clock.h"
@@ -16,10 +17,14 @@ struct WaitOptions {
   BackoffPolicy backoff{Millis(100), Millis(2000), 2.0};
 };
 
+// A grantee outside Kubernetes: `holder`, with a fresh random lease UID (each acquire is a
+// grant of its own) and `ttl`.
+Grantee direct_grantee(std::string holder, Millis ttl = kDefaultTtl);
+
 // The grant, or an Error: kConflict naming the current holder when the wait ran out,
 // kCancelled when stopped, or the backend's error when it persists to the end of the wait
 // (errors that retrying cannot fix - bad credentials, bad input - return at once).
-Result<Grant> acquire_waiting(LockStore& store, Clock& clock, const LockKey& key, const Claim& claim,
+Result<Grant> acquire_waiting(LockStore& store, Clock& clock, const LockKey& key, const Grantee& grantee,
                               const WaitOptions& options, std::stop_token stop = {});
 
 }  // namespace eslease::lock

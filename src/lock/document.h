@@ -25,7 +25,7 @@ namespace eslease::lock {
 struct LockDocument {
   std::string lock;       // "<namespace>/<lockName>", equal to the document id
   std::string lease;      // "<namespace>/<Lease name>"; empty outside Kubernetes
-  std::string lease_uid;  // identifies the claim: our own writes are recognised by it
+  std::string lease_uid;  // identifies the grantee: our own writes are recognised by it
   std::string holder;     // "<namespace>/<pod>" or a process identity
   std::string holder_uid;
   std::string node;
@@ -61,7 +61,7 @@ struct LockState {
 };
 Result<LockState> make_state(LockDocument doc, const es::Version& version);
 
-// True when `doc` belongs to the same grant as `grant` (same lock, claim and acquire).
+// True when `doc` belongs to the same grant as `grant` (same lock, grantee and acquire).
 bool same_grant(const LockDocument& doc, const LockDocument& grant);
 // True when `doc` is exactly the write `written` (same grant, writer, renewedAt, TTL).
 bool same_write(const LockDocument& doc, const LockDocument& written);

@@ -24,21 +24,23 @@ Error with_context(Error error, const std::string& context) {
   return error;
 }
 
-Status validate_claim(const Claim& claim) {
-  if (auto s = validate_identity("leaseUID", claim.lease_uid, false); !s.ok()) return s;
-  if (auto s = validate_identity("holder", claim.holder, false); !s.ok()) return s;
-  if (auto s = validate_identity("lease", claim.lease, true); !s.ok()) return s;
-  if (auto s = validate_identity("holderUID", claim.holder_uid, true); !s.ok()) return s;
-  if (auto s = validate_identity("node", claim.node, true); !s.ok()) return s;
-  if (auto s = validate_identity("priority", claim.priority, true); !s.ok()) return s;
-  if (claim.ttl <= Millis(0)) return make_error(ErrorCode::kInvalidArgument, "the lock TTL must be positive");
+Status validate_grantee(const Grantee& grantee) {
+  if (auto s = validate_identity("leaseUID", grantee.lease_uid, false); !s.ok()) return s;
+  if (auto s = validate_identity("holder", grantee.holder, false); !s.ok()) return s;
+  if (auto s = validate_identity("lease", grantee.lease, true); !s.ok()) return s;
+  if (auto s = validate_identity("holderUID", grantee.holder_uid, true); !s.ok()) return s;
+  if (auto s = validate_identity("node", grantee.node, true); !s.ok()) return s;
+  if (auto s = validate_identity("priority", grantee.priority, true); !s.ok()) return s;
+  if (grantee.ttl <= Millis(0))
+    return make_error(ErrorCode::kInvalidArgument, "the lock TTL must be positive");
   return {};
 }
 
 class EsLockStore final : public LockStore {
  public:
-  EsLockStore(es::DocumentApi& api, Clock& clock, StoreOptions options)
-      : api_(api), clock_(clock), options_(std::move(options)) {}
+  EsLockStore(std::unique_ptr<es::DocumentApi> owned, es::DocumentApi& api, Clock& clock,
+              StoreOptions options)
+      : owned_(std::move(owned)), api_(api), clock_(clock), options_(std::move(options)) {}
 
   Status prepare() override {
     auto created = api_.ensure_index(options_.index, index_definition());
@@ -77,20 +79,21 @@ class EsLockStore final : public LockStore {
     return out;
   }
 
-  Result<AcquireOutcome> acquire(const LockKey& key, const Claim& claim) override {
-    if (auto s = validate_claim(claim); !s.ok()) return s.error();
-    const LockDocument doc = grant_document(key, claim, 1);
+  Result<AcquireOutcome> acquire(const LockKey& key, const Grantee& grantee) override {
+    if (auto s = validate_grantee(grantee); !s.ok()) return s.error();
+    const LockDocument doc = grant_document(key, grantee, 1);
     const MonoTime sent = clock_.monotonic();
     auto written = api_.create(options_.index, key.id(), to_json(doc));
-    return settle_grant(key, doc, claim.ttl, sent, written, "acquire");
+    return settle_grant(key, doc, grantee.ttl, sent, written, "acquire");
   }
 
-  Result<AcquireOutcome> take_over(const LockKey& key, const LockState& dead, const Claim& claim) override {
-    if (auto s = validate_claim(claim); !s.ok()) return s.error();
-    const LockDocument doc = grant_document(key, claim, dead.doc.transitions + 1, &dead.doc);
+  Result<AcquireOutcome> take_over(const LockKey& key, const LockState& dead,
+                                   const Grantee& grantee) override {
+    if (auto s = validate_grantee(grantee); !s.ok()) return s.error();
+    const LockDocument doc = grant_document(key, grantee, dead.doc.transitions + 1, &dead.doc);
     const MonoTime sent = clock_.monotonic();
     auto written = api_.index(options_.index, key.id(), to_json(doc), dead.version);
-    return settle_grant(key, doc, claim.ttl, sent, written, "take over");
+    return settle_grant(key, doc, grantee.ttl, sent, written, "take over");
   }
 
   Result<RenewOutcome> renew(const LockKey& key, const Grant& held, Millis ttl) override {
@@ -159,19 +162,19 @@ class EsLockStore final : public LockStore {
   // ceil(n / max_bulk_items) _bulk creates, plus one _mget per batch for the items that met
   // a conflict or whose outcome is unknown (compared with what was written, as acquire does).
   std::vector<Result<AcquireOutcome>> acquire_many(
-      const std::vector<std::pair<LockKey, Claim>>& claims) override {
+      const std::vector<std::pair<LockKey, Grantee>>& grantees) override {
     std::vector<Result<AcquireOutcome>> out;
-    out.reserve(claims.size());
+    out.reserve(grantees.size());
     const std::size_t chunk = std::max<std::size_t>(1, options_.max_bulk_items);
-    for (std::size_t begin = 0; begin < claims.size(); begin += chunk) {
-      const std::size_t end = std::min(claims.size(), begin + chunk);
+    for (std::size_t begin = 0; begin < grantees.size(); begin += chunk) {
+      const std::size_t end = std::min(grantees.size(), begin + chunk);
       std::vector<LockDocument> docs;
       std::vector<es::BulkOperation> operations;
       std::vector<std::optional<Error>> invalid(end - begin);
       for (std::size_t i = begin; i < end; ++i) {
-        const auto& [key, claim] = claims[i];
-        if (auto s = validate_claim(claim); !s.ok()) invalid[i - begin] = s.error();
-        docs.push_back(grant_document(key, claim, 1));
+        const auto& [key, grantee] = grantees[i];
+        if (auto s = validate_grantee(grantee); !s.ok()) invalid[i - begin] = s.error();
+        docs.push_back(grant_document(key, grantee, 1));
         if (!invalid[i - begin])
           operations.push_back(
               es::BulkOperation{es::BulkOperation::Type::kCreate, key.id(), to_json(docs.back()), {}});
@@ -190,11 +193,12 @@ class EsLockStore final : public LockStore {
         const std::size_t at = item++;
         if (bulk.ok() && bulk->items[at].status == WriteStatus::kApplied && !bulk->items[at].error) {
           auto state = make_state(docs[k], bulk->items[at].version);
-          results[k] = state.ok() ? Result<AcquireOutcome>(AcquireOutcome{
-                                        Grant{std::move(*state), holder_deadline(sent, claims[i].second.ttl)},
-                                        std::nullopt,
-                                        {}})
-                                  : Result<AcquireOutcome>(state.error());
+          results[k] = state.ok()
+                           ? Result<AcquireOutcome>(AcquireOutcome{
+                                 Grant{std::move(*state), holder_deadline(sent, grantees[i].second.ttl)},
+                                 std::nullopt,
+                                 {}})
+                           : Result<AcquireOutcome>(state.error());
         } else {
           unsettled.push_back(k);
         }
@@ -202,7 +206,7 @@ class EsLockStore final : public LockStore {
       if (!unsettled.empty()) {
         std::vector<std::string> ids;
         ids.reserve(unsettled.size());
-        for (std::size_t k : unsettled) ids.push_back(claims[begin + k].first.id());
+        for (std::size_t k : unsettled) ids.push_back(grantees[begin + k].first.id());
         auto current = api_.mget(options_.index, ids);
         const MonoTime observed_at = clock_.monotonic();
         for (std::size_t n = 0; n < unsettled.size(); ++n) {
@@ -215,10 +219,10 @@ class EsLockStore final : public LockStore {
           if (!state.ok()) {
             results[k] = Result<AcquireOutcome>(state.error());
           } else if (*state && same_write((*state)->doc, docs[k])) {
-            results[k] = Result<AcquireOutcome>(
-                AcquireOutcome{Grant{std::move(**state), holder_deadline(sent, claims[begin + k].second.ttl)},
-                               std::nullopt,
-                               {}});
+            results[k] = Result<AcquireOutcome>(AcquireOutcome{
+                Grant{std::move(**state), holder_deadline(sent, grantees[begin + k].second.ttl)},
+                std::nullopt,
+                {}});
           } else if (!*state && !bulk.ok()) {
             results[k] = Result<AcquireOutcome>(bulk.error());  // not applied; the lock is free
           } else {
@@ -311,21 +315,21 @@ class EsLockStore final : public LockStore {
   }
 
   // `replaced` is the document a takeover overwrites (none for an acquire).
-  LockDocument grant_document(const LockKey& key, const Claim& claim, std::int64_t transitions,
+  LockDocument grant_document(const LockKey& key, const Grantee& grantee, std::int64_t transitions,
                               const LockDocument* replaced = nullptr) {
     const WallTime now = write_time(replaced ? replaced->acquired_at : WallTime{});
     LockDocument doc;
     doc.lock = key.id();
-    doc.lease = claim.lease;
-    doc.lease_uid = claim.lease_uid;
-    doc.holder = claim.holder;
-    doc.holder_uid = claim.holder_uid;
-    doc.node = claim.node;
-    doc.priority = claim.priority;
+    doc.lease = grantee.lease;
+    doc.lease_uid = grantee.lease_uid;
+    doc.holder = grantee.holder;
+    doc.holder_uid = grantee.holder_uid;
+    doc.node = grantee.node;
+    doc.priority = grantee.priority;
     doc.acquired_at = now;
     doc.renewed_at = now;
-    doc.expires_at = now + claim.ttl;
-    doc.ttl_millis = claim.ttl.count();
+    doc.expires_at = now + grantee.ttl;
+    doc.ttl_millis = grantee.ttl.count();
     doc.fencing_token = 0;  // "this version's own token": see document.h
     doc.transitions = transitions;
     doc.writer = options_.writer;
@@ -356,7 +360,7 @@ class EsLockStore final : public LockStore {
     if (!doc.ok()) return with_context(doc.error(), "lock " + id);
     if (doc->lock != id) {
       return make_error(ErrorCode::kProtocol,
-                        "document " + id + " claims to be lock " + doc->lock.substr(0, 300));
+                        "document " + id + " grantees to be lock " + doc->lock.substr(0, 300));
     }
     auto state = make_state(std::move(*doc), got.version);
     if (!state.ok()) return state.error();
@@ -404,6 +408,7 @@ class EsLockStore final : public LockStore {
     return RenewOutcome{Grant{std::move(**current), held.valid_until}, false, std::nullopt};
   }
 
+  std::unique_ptr<es::DocumentApi> owned_;  // null when the caller keeps the client
   es::DocumentApi& api_;
   Clock& clock_;
   StoreOptions options_;
@@ -416,14 +421,26 @@ std::string random_writer() {
   return out.str();
 }
 
+Status checked(StoreOptions& options) {
+  if (auto status = validate_index_name(options.index); !status.ok()) return status.error();
+  if (options.writer.empty()) options.writer = random_writer();
+  return validate_identity("writer", options.writer, false);
+}
+
 }  // namespace
 
 Result<std::unique_ptr<LockStore>> make_es_lock_store(es::DocumentApi& api, Clock& clock,
                                                       StoreOptions options) {
-  if (auto status = validate_index_name(options.index); !status.ok()) return status.error();
-  if (options.writer.empty()) options.writer = random_writer();
-  if (auto status = validate_identity("writer", options.writer, false); !status.ok()) return status.error();
-  return std::unique_ptr<LockStore>(std::make_unique<EsLockStore>(api, clock, std::move(options)));
+  if (auto status = checked(options); !status.ok()) return status.error();
+  return std::unique_ptr<LockStore>(std::make_unique<EsLockStore>(nullptr, api, clock, std::move(options)));
+}
+
+Result<std::unique_ptr<LockStore>> make_es_lock_store(std::unique_ptr<es::DocumentApi> api, Clock& clock,
+                                                      StoreOptions options) {
+  if (auto status = checked(options); !status.ok()) return status.error();
+  es::DocumentApi& ref = *api;
+  return std::unique_ptr<LockStore>(
+      std::make_unique<EsLockStore>(std::move(api), ref, clock, std::move(options)));
 }
 
 }  // namespace eslease::lock

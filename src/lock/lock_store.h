@@ -31,15 +31,18 @@ namespace eslease::lock {
 
 inline constexpr const char* kDefaultIndex = "eslease-locks";
 
-// Who claims a lock, written into the document on a grant.
-struct Claim {
+// A lock's TTL when nobody says otherwise (the tool's --ttl, a Lease's leaseDurationSeconds).
+inline constexpr Millis kDefaultTtl{30000};
+
+// Who a grant goes to, written into the document by acquire and take_over.
+struct Grantee {
   std::string lease;      // "<namespace>/<Lease>"; empty outside Kubernetes
-  std::string lease_uid;  // unique per claim (required): recognises our own writes
+  std::string lease_uid;  // the Lease's UID, or a unique id per acquire (required): recognises our own writes
   std::string holder;     // required
   std::string holder_uid;
   std::string node;
   std::string priority = "Foreground";
-  Millis ttl{30000};
+  Millis ttl = kDefaultTtl;
 };
 
 // A lock we hold: its document and version, and the local moment our hold ends unless
@@ -105,10 +108,11 @@ class LockStore {
   // second behind). For display; never for decisions.
   virtual Result<std::vector<LockState>> list() = 0;
 
-  virtual Result<AcquireOutcome> acquire(const LockKey& key, const Claim& claim) = 0;
+  virtual Result<AcquireOutcome> acquire(const LockKey& key, const Grantee& grantee) = 0;
   // Replaces `dead` (a version judged expired or whose holder is gone) with a grant to
-  // `claim`, carrying transitions over. One write; a conflict means someone else moved.
-  virtual Result<AcquireOutcome> take_over(const LockKey& key, const LockState& dead, const Claim& claim) = 0;
+  // `grantee`, carrying transitions over. One write; a conflict means someone else moved.
+  virtual Result<AcquireOutcome> take_over(const LockKey& key, const LockState& dead,
+                                           const Grantee& grantee) = 0;
   // ttl 0 keeps the document's ttlMillis.
   virtual Result<RenewOutcome> renew(const LockKey& key, const Grant& held, Millis ttl) = 0;
   virtual Result<ReleaseOutcome> release(const LockKey& key, const Grant& held, ReleaseScope scope) = 0;
@@ -124,10 +128,10 @@ class LockStore {
     return out;
   }
   virtual std::vector<Result<AcquireOutcome>> acquire_many(
-      const std::vector<std::pair<LockKey, Claim>>& claims) {
+      const std::vector<std::pair<LockKey, Grantee>>& grantees) {
     std::vector<Result<AcquireOutcome>> out;
-    out.reserve(claims.size());
-    for (const auto& [key, claim] : claims) out.push_back(acquire(key, claim));
+    out.reserve(grantees.size());
+    for (const auto& [key, grantee] : grantees) out.push_back(acquire(key, grantee));
     return out;
   }
 };
@@ -143,6 +147,9 @@ struct StoreOptions {
 
 // `api` and `clock` must outlive the store. Fails on an invalid index name.
 Result<std::unique_ptr<LockStore>> make_es_lock_store(es::DocumentApi& api, Clock& clock,
+                                                      StoreOptions options = {});
+// The store owns `api`.
+Result<std::unique_ptr<LockStore>> make_es_lock_store(std::unique_ptr<es::DocumentApi> api, Clock& clock,
                                                       StoreOptions options = {});
 
 }  // namespace eslease::lock

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "kube/api.h"
+#include "support/wait.h"
 
 namespace eslease::kube::testing {
 
@@ -185,7 +186,7 @@ class MemoryApi final : public Api {
     }
     if (script) return script(options, on_event);
     // Nothing scripted: behave like a quiet server until stopped.
-    while (!stop.stop_requested()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    eslease::testing::block_until_stopped(stop);
     return make_error(ErrorCode::kCancelled, "stopped");
   }
 

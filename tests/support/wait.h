@@ -2,7 +2,10 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <functional>
+#include <mutex>
+#include <stop_token>
 #include <thread>
 
 namespace eslease::testing {
@@ -16,6 +19,14 @@ inline bool wait_until(const std::function<bool()>& condition,
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   return condition();
+}
+
+// Blocks until `stop` is requested, without polling: a leader's work, a quiet server.
+inline void block_until_stopped(std::stop_token stop) {
+  std::mutex mutex;
+  std::condition_variable_any cv;
+  std::unique_lock lock(mutex);
+  cv.wait(lock, stop, [] { return false; });
 }
 
 }  // namespace eslease::testing

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "controller/app.h"
+#include "apps/eslease-controller/app.h"
 #include "http/transport.h"
 
 int main(int argc, char** argv) {

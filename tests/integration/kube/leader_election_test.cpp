@@ -35,11 +35,11 @@ class Candidates {
         }
         current_ = i;
         ++terms_;
-        while (!stop.stop_requested()) std::this_thread::sleep_for(2ms);
+        eslease::testing::block_until_stopped(stop);
         --active_;
       };
       le.callbacks.on_stopped_leading = [this] { ++stops_; };
-      auto elector = LeaderElector::create(*apis_.back(), le);
+      auto elector = LeaderElector::create(*apis_.back(), SystemClock::instance(), le);
       EXPECT_TRUE(elector.ok());
       electors_.push_back(std::move(elector).value());
     }

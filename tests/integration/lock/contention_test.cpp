@@ -10,7 +10,6 @@
 namespace eslease::lock {
 namespace {
 
-using testing::claim_for;
 using testing::EsTestServer;
 using testing::StoreOnServer;
 
@@ -41,7 +40,7 @@ TEST(LockContention, ThreadsNeverHoldTogetherAndTokensGrow) {
       for (int cycle = 0; cycle < kCyclesPerThread; ++cycle) {
         WaitOptions wait{Millis(60000), BackoffPolicy{Millis(2), Millis(40), 2.0}};
         auto grant = acquire_waiting(*backend.store, SystemClock::instance(), key,
-                                     claim_for("thread-" + std::to_string(t)), wait);
+                                     direct_grantee("thread-" + std::to_string(t)), wait);
         if (!grant.ok()) {
           ++failures;
           ADD_FAILURE() << grant.error().describe();

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "integration/es/es_fixture.h"
+#include "lock/acquirer.h"
 #include "lock/lock_store.h"
 
 namespace eslease::testing {
@@ -18,14 +19,5 @@ struct StoreOnServer {
   std::unique_ptr<es::DocumentApi> api;
   std::unique_ptr<lock::LockStore> store;
 };
-
-inline lock::Claim claim_for(const std::string& holder, Millis ttl = Millis(30000)) {
-  static std::atomic<int> counter{0};
-  lock::Claim c;
-  c.holder = holder;
-  c.lease_uid = holder + "-" + std::to_string(counter++);
-  c.ttl = ttl;
-  return c;
-}
 
 }  // namespace eslease::testing

@@ -8,7 +8,6 @@
 namespace eslease::lock {
 namespace {
 
-using testing::claim_for;
 using testing::EsTestServer;
 using testing::StoreOnServer;
 
@@ -16,8 +15,8 @@ class LockIntegration : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_TRUE(store().prepare().ok()); }
   LockStore& store() { return *backend_.store; }
-  Grant acquire(const LockKey& key, const Claim& claim) {
-    auto r = store().acquire(key, claim);
+  Grant acquire(const LockKey& key, const Grantee& grantee) {
+    auto r = store().acquire(key, grantee);
     EXPECT_TRUE(r.ok()) << r.error().describe();
     EXPECT_TRUE(r.ok() && r->grant.has_value());
     return *r->grant;
@@ -37,7 +36,7 @@ TEST_F(LockIntegration, PrepareAcceptsAnExistingIndex) {
 }
 
 TEST_F(LockIntegration, AcquireRenewReleaseRoundTrip) {
-  Grant g = acquire(key_, claim_for("pod-a"));
+  Grant g = acquire(key_, direct_grantee("pod-a"));
   auto read = store().get(key_);
   ASSERT_TRUE(read.ok() && *read);
   EXPECT_EQ((*read)->doc.holder, "pod-a");
@@ -49,7 +48,7 @@ TEST_F(LockIntegration, AcquireRenewReleaseRoundTrip) {
   read = store().get(key_);
   EXPECT_EQ((*read)->doc.fencing_token, g.state.token);
 
-  auto other = store().acquire(key_, claim_for("pod-b"));
+  auto other = store().acquire(key_, direct_grantee("pod-b"));
   ASSERT_TRUE(other.ok());
   EXPECT_FALSE(other->grant);
   EXPECT_EQ(other->current->doc.holder, "pod-a");
@@ -63,13 +62,13 @@ TEST_F(LockIntegration, AcquireRenewReleaseRoundTrip) {
 TEST_F(LockIntegration, TokensGrowThroughReleaseReacquireAndTakeover) {
   std::vector<std::int64_t> tokens;
   for (int round = 0; round < 3; ++round) {
-    Grant g = acquire(key_, claim_for("pod-" + std::to_string(round)));
+    Grant g = acquire(key_, direct_grantee("pod-" + std::to_string(round)));
     tokens.push_back(g.state.token);
     ASSERT_EQ(*store().release(key_, g, ReleaseScope::kGrant), ReleaseOutcome::kReleased);
   }
-  Grant a = acquire(key_, claim_for("pod-a"));
+  Grant a = acquire(key_, direct_grantee("pod-a"));
   tokens.push_back(a.state.token);
-  auto b = store().take_over(key_, a.state, claim_for("pod-b"));
+  auto b = store().take_over(key_, a.state, direct_grantee("pod-b"));
   ASSERT_TRUE(b.ok() && b->grant);
   tokens.push_back(b->grant->state.token);
   EXPECT_EQ(b->grant->state.doc.transitions, 2);
@@ -81,14 +80,14 @@ TEST_F(LockIntegration, TokensGrowThroughReleaseReacquireAndTakeover) {
 
 TEST_F(LockIntegration, TokensKeepGrowingAfterPrimaryTermBump) {
   ESLEASE_REQUIRE_EMULATOR(server_);
-  Grant a = acquire(key_, claim_for("pod-a"));
+  Grant a = acquire(key_, direct_grantee("pod-a"));
   server_.bump_primary_term(index_);
   auto renewed = store().renew(key_, a, Millis(0));
   ASSERT_TRUE(renewed.ok() && renewed->grant) << (renewed.ok() ? "" : renewed.error().describe());
   EXPECT_EQ(renewed->grant->state.token, a.state.token) << "a renewal keeps the grant's token";
   EXPECT_GT(renewed->grant->state.version.primary_term, a.state.version.primary_term);
   ASSERT_EQ(*store().release(key_, *renewed->grant, ReleaseScope::kGrant), ReleaseOutcome::kReleased);
-  Grant b = acquire(key_, claim_for("pod-b"));
+  Grant b = acquire(key_, direct_grantee("pod-b"));
   EXPECT_GT(b.state.token, a.state.token);
   EXPECT_GE(b.state.token, 2LL << 32);
 }
@@ -99,20 +98,20 @@ TEST_F(LockIntegration, ColdStartReadsAndGrantsTwoThousandLocksInFourRequests) {
   for (int i = 0; i < kLocks; ++i) keys.push_back(*make_lock_key("batch", "cold-" + std::to_string(i)));
   // Some locks are held already.
   const std::set<int> taken{0, 1001, 1999};
-  for (int i : taken) acquire(keys[i], claim_for("earlier"));
+  for (int i : taken) acquire(keys[i], direct_grantee("earlier"));
   if (server_.is_emulator()) server_.reset_stats();
 
   auto read = store().get_many(keys);
   ASSERT_TRUE(read.ok()) << read.error().describe();
   ASSERT_EQ(read->size(), keys.size());
-  std::vector<std::pair<LockKey, Claim>> free;
+  std::vector<std::pair<LockKey, Grantee>> free;
   for (int i = 0; i < kLocks; ++i) {
     ASSERT_TRUE((*read)[i].ok()) << i;
     EXPECT_EQ((*read)[i]->has_value(), taken.count(i) > 0) << i;
-    if (!(*read)[i]->has_value()) free.emplace_back(keys[i], claim_for("pod-" + std::to_string(i)));
+    if (!(*read)[i]->has_value()) free.emplace_back(keys[i], direct_grantee("pod-" + std::to_string(i)));
   }
   // One lock is taken between the read and the grant: it comes back as not granted.
-  acquire(free[10].first, claim_for("racer"));
+  acquire(free[10].first, direct_grantee("racer"));
   auto granted = store().acquire_many(free);
   ASSERT_EQ(granted.size(), free.size());
   for (std::size_t i = 0; i < free.size(); ++i) {
@@ -132,11 +131,11 @@ TEST_F(LockIntegration, BatchRenewalOfManyLocksReportsStolenOnes) {
   std::vector<HeldLock> held;
   for (int i = 0; i < kLocks; ++i) {
     LockKey key = *make_lock_key("batch", "lock-" + std::to_string(i));
-    held.push_back(HeldLock{key, acquire(key, claim_for("pod-a")), Millis(0)});
+    held.push_back(HeldLock{key, acquire(key, direct_grantee("pod-a")), Millis(0)});
   }
   const std::set<int> stolen{3, 999, 1000, 2498};
   for (int i : stolen)
-    ASSERT_TRUE(store().take_over(held[i].key, held[i].grant.state, claim_for("thief"))->grant);
+    ASSERT_TRUE(store().take_over(held[i].key, held[i].grant.state, direct_grantee("thief"))->grant);
   if (server_.is_emulator()) server_.reset_stats();
   auto results = store().renew_all(held);
   if (server_.is_emulator()) {
@@ -157,7 +156,7 @@ TEST_F(LockIntegration, BatchRenewalOfManyLocksReportsStolenOnes) {
 TEST_F(LockIntegration, TransientBackendFaultsAreRetried) {
   ESLEASE_REQUIRE_EMULATOR(server_);
   server_.fault({{"op", "create"}, {"status", 503}, {"count", 2}});
-  Grant g = acquire(key_, claim_for("pod-a"));
+  Grant g = acquire(key_, direct_grantee("pod-a"));
   server_.fault({{"op", "index"}, {"status", 429}, {"count", 1}});
   auto renewed = store().renew(key_, g, Millis(0));
   ASSERT_TRUE(renewed.ok() && renewed->renewed);
@@ -166,7 +165,7 @@ TEST_F(LockIntegration, TransientBackendFaultsAreRetried) {
 TEST_F(LockIntegration, PersistentOutageIsAClearErrorAndNoGrant) {
   ESLEASE_REQUIRE_EMULATOR(server_);
   server_.fault({{"op", "*"}, {"status", 503}, {"count", -1}});
-  auto r = store().acquire(key_, claim_for("pod-a"));
+  auto r = store().acquire(key_, direct_grantee("pod-a"));
   server_.clear_faults();
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ErrorCode::kUnavailable);
@@ -181,13 +180,13 @@ TEST_F(LockIntegration, DelayedCreateNeverGivesTwoHolders) {
   fast.request_timeout = Millis(200);
   StoreOnServer impatient(server_.url(), index_, fast);
   server_.fault({{"op", "create"}, {"latency_ms", 800}, {"count", 1}});
-  auto first = impatient.store->acquire(key_, claim_for("pod-a"));
+  auto first = impatient.store->acquire(key_, direct_grantee("pod-a"));
   // The create lands later: wait for it, then a contender must not get the lock.
   ASSERT_TRUE(testing::wait_until([&] {
     auto read = store().get(key_);
     return read.ok() && read->has_value();
   }));
-  auto second = store().acquire(key_, claim_for("pod-b"));
+  auto second = store().acquire(key_, direct_grantee("pod-b"));
   ASSERT_TRUE(second.ok());
   EXPECT_FALSE(second->grant);
   EXPECT_EQ(second->current->doc.holder, "pod-a");
@@ -203,7 +202,7 @@ TEST_F(LockIntegration, SlowRenewalIsResolvedByReadingBack) {
   es::ClientOptions fast;
   fast.request_timeout = Millis(300);
   StoreOnServer impatient(server_.url(), index_, fast);
-  Grant g = acquire(key_, claim_for("pod-a"));
+  Grant g = acquire(key_, direct_grantee("pod-a"));
   server_.fault({{"op", "index"}, {"latency_ms", 1000}, {"count", 1}});
   auto renewed = impatient.store->renew(key_, g, Millis(0));
   // Whatever the answer, the lock is never reported lost and never renewed without proof.
@@ -225,7 +224,7 @@ TEST_F(LockIntegration, SlowRenewalIsResolvedByReadingBack) {
 TEST_F(LockIntegration, DroppedConnectionsAreRetriedAndResolved) {
   ESLEASE_REQUIRE_EMULATOR(server_);
   server_.fault({{"op", "create"}, {"drop", true}, {"count", 1}});
-  Grant g = acquire(key_, claim_for("pod-a"));
+  Grant g = acquire(key_, direct_grantee("pod-a"));
   server_.fault({{"op", "delete"}, {"drop", true}, {"count", 1}});
   auto released = store().release(key_, g, ReleaseScope::kGrant);
   ASSERT_TRUE(released.ok()) << released.error().describe();

@@ -27,5 +27,14 @@ TEST(Reasons, OnlyALossRestartsTheWait) {
   EXPECT_FALSE(waits_since_loss("", ""));
 }
 
+TEST(Reasons, AClaimWaitsFromItsLossWhenItsConditionSaysWhen) {
+  const WallTime created = std::chrono::system_clock::from_time_t(1'800'000'000);
+  const WallTime lost_at = created + std::chrono::minutes(5);
+  EXPECT_EQ(waiting_since("False", "PodDeleted", lost_at, created), lost_at);
+  EXPECT_EQ(waiting_since("False", "PodDeleted", std::nullopt, created), created);
+  EXPECT_EQ(waiting_since("False", "Waiting", lost_at, created), created);
+  EXPECT_EQ(waiting_since("", "", std::nullopt, std::optional<WallTime>()), std::nullopt);
+}
+
 }  // namespace
 }  // namespace eslease::api

@@ -33,18 +33,19 @@ class CliTest : public ::testing::Test {
     std::ostringstream out;
     std::ostringstream err;
     Clock& used = clock != nullptr ? *clock : static_cast<Clock&>(clock_);
-    Environment env{out,
-                    err,
-                    used,
-                    [this, &used](const ConnectionOptions&) -> Result<std::unique_ptr<lock::LockStore>> {
-                      ++stores_opened_;
-                      return lock::make_es_lock_store(api_, used);
-                    },
-                    "host",
-                    42,
-                    /*connect_kube=*/{},
-                    /*getenv=*/{},
-                    /*read_file=*/{}};
+    Environment env{
+        out,
+        err,
+        used,
+        [this, &used](const lock::ConnectionSettings&) -> Result<std::unique_ptr<lock::LockStore>> {
+          ++stores_opened_;
+          return lock::make_es_lock_store(api_, used);
+        },
+        "host",
+        42,
+        /*connect_kube=*/{},
+        /*getenv=*/{},
+        /*read_file=*/{}};
     const int code = run_cli(args, env);
     return Run{code, out.str(), err.str()};
   }

@@ -88,7 +88,7 @@ class KubeModeTest : public ::testing::Test {
     Environment env{out,
                     err,
                     SystemClock::instance(),
-                    [](const ConnectionOptions&) -> Result<std::unique_ptr<lock::LockStore>> {
+                    [](const lock::ConnectionSettings&) -> Result<std::unique_ptr<lock::LockStore>> {
                       return make_error(ErrorCode::kInternal, "direct mode is not used here");
                     },
                     "host",

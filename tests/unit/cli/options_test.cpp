@@ -73,6 +73,29 @@ TEST(Options, MistakesAreUsageErrors) {
   }
 }
 
+// The --es* flags and --index follow the rules the controller applies to them (one table).
+TEST(Options, ConnectionFlagsAreCheckedAsTheControllerChecksThem) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> bad{
+      {{"--es", "ftp://a", "status"}, "--es: Elasticsearch URL must start with http:// or https://"},
+      {{"--es", "http://a", "--es-timeout", "50ms", "status"}, "--es-timeout: must be at least 100ms"},
+      {{"--es", "http://a", "--index", "UP", "status"}, "--index: "},
+      {{"--es", "http://a", "--es-username", "u", "status"}, "--es-username needs --es-password-file"},
+      {{"--es", "http://a", "--es-api-key-file", "/k", "--es-bearer-token-file", "/t", "status"},
+       "choose one kind of Elasticsearch credentials"},
+  };
+  for (const auto& [args, expected] : bad) {
+    auto o = parse_options(args);
+    ASSERT_FALSE(o.ok()) << expected;
+    EXPECT_EQ(o.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_NE(o.error().message.find(expected), std::string::npos) << o.error().message;
+  }
+  auto o = parse_options({"--es", "https://a", "--es-insecure-skip-tls-verify", "--es-timeout=2s", "status"});
+  ASSERT_TRUE(o.ok()) << o.error().message;
+  EXPECT_TRUE(o->connection.insecure_skip_tls_verify);
+  EXPECT_EQ(o->connection.request_timeout, Millis(2000));
+  EXPECT_EQ(o->connection.index, lock::kDefaultIndex);
+}
+
 TEST(Options, HelpNeedsNoConnection) {
   EXPECT_EQ(parse_options({})->command, Command::kHelp);
   EXPECT_EQ(parse_options({"--help"})->command, Command::kHelp);

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include "common/text.h"
+#include "controller/decision.h"
+
 namespace eslease::controller {
 namespace {
 
@@ -126,6 +129,31 @@ TEST(LeaseCodec, StatusPatchRemovesWhatIsNoLongerSet) {
       Condition{"Held", "False", "Waiting", "waiting", WallTime{} + std::chrono::hours(500000), 2});
   object["status"] = status_patch(status)["status"];
   EXPECT_EQ(decode_lease(object).status, status);
+}
+
+// The queue order counts a claim's wait as `eslease status` does (api::waiting_since): from
+// when it lost the lock when its Held condition says so and carries the time, else from its
+// creation. A condition without a time used to count from 1970, ahead of every claim.
+TEST(LeaseCodec, AClaimWaitsFromItsLossOrElseFromItsCreation) {
+  auto with_held = [](json condition) {
+    json lease = lease_json({{"lockName", "report"}, {"holder", {{"podName", "pod-1"}}}});
+    lease["status"] = {{"phase", "Pending"}, {"conditions", json::array({condition})}};
+    return waiting_since(decode_lease(lease));
+  };
+  const WallTime created = *parse_rfc3339("2026-11-23T10:00:00Z");
+  const WallTime lost_at = *parse_rfc3339("2026-11-23T10:05:00Z");
+  json lost = {{"type", "Held"},
+               {"status", "False"},
+               {"reason", "PodDeleted"},
+               {"message", "m"},
+               {"lastTransitionTime", "2026-11-23T10:05:00Z"}};
+  EXPECT_EQ(with_held(lost), lost_at);
+  json waiting = lost;
+  waiting["reason"] = "Waiting";
+  EXPECT_EQ(with_held(waiting), created);
+  json untimed = lost;
+  untimed.erase("lastTransitionTime");
+  EXPECT_EQ(with_held(untimed), created);
 }
 
 TEST(LeaseCodec, HoldsAnnotationRoundTripsAndSkipsWhatIsNotAnEntry) {

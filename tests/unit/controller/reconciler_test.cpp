@@ -31,16 +31,16 @@ class ContendedStore final : public lock::LockStore {
   Status prepare() override { return ours_.prepare(); }
   Result<std::optional<lock::LockState>> get(const lock::LockKey& key) override { return ours_.get(key); }
   Result<std::vector<lock::LockState>> list() override { return ours_.list(); }
-  Result<lock::AcquireOutcome> acquire(const lock::LockKey& key, const lock::Claim& claim) override {
-    return ours_.acquire(key, claim);
+  Result<lock::AcquireOutcome> acquire(const lock::LockKey& key, const lock::Grantee& grantee) override {
+    return ours_.acquire(key, grantee);
   }
   Result<lock::AcquireOutcome> take_over(const lock::LockKey& key, const lock::LockState& dead,
-                                         const lock::Claim& claim) override {
+                                         const lock::Grantee& grantee) override {
     auto current = theirs_.get(key);
     if (current.ok() && *current)
       (void)theirs_.renew(key, lock::Grant{**current, clock_.monotonic()}, Millis(0));
     ++takeovers;
-    return ours_.take_over(key, dead, claim);
+    return ours_.take_over(key, dead, grantee);
   }
   Result<lock::RenewOutcome> renew(const lock::LockKey& key, const lock::Grant& held, Millis ttl) override {
     return ours_.renew(key, held, ttl);

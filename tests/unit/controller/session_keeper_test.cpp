@@ -42,13 +42,13 @@ class SessionKeeperTest : public ::testing::Test {
 
   // Grants lock `lock` to Lease `lease` and shows it Held in the Lease's status.
   std::string grant(const std::string& lock, const std::string& lease) {
-    lock::Claim claim;
-    claim.lease = kNs + "/" + lease;
-    claim.lease_uid = "uid-" + lease;
-    claim.holder = kNs + "/pod-" + lease;
-    claim.ttl = kTtl;
+    lock::Grantee grantee;
+    grantee.lease = kNs + "/" + lease;
+    grantee.lease_uid = "uid-" + lease;
+    grantee.holder = kNs + "/pod-" + lease;
+    grantee.ttl = kTtl;
     const lock::LockKey key = *lock::make_lock_key(kNs, lock);
-    auto granted = ours_->acquire(key, claim);
+    auto granted = ours_->acquire(key, grantee);
     EXPECT_TRUE(granted.ok() && granted->grant);
     table_.lock(key)->granted(*granted->grant, clock_.monotonic());
     const std::string token = std::to_string(granted->grant->state.token);

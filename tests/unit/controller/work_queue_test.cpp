@@ -18,25 +18,19 @@ namespace {
 using eslease::testing::FakeClock;
 using eslease::testing::wait_until;
 
-// What a worker gets within a short deadline (nullopt: nothing was ready).
-std::optional<std::string> get_now(WorkQueue& queue) {
+// What a worker gets now: the key handed out, or nullopt once the worker is seen blocked on
+// the clock (nothing is ready, and the fake time does not move meanwhile).
+std::optional<std::string> get_now(WorkQueue& queue, FakeClock& clock) {
   std::stop_source stop;
-  std::mutex mutex;
   std::optional<std::string> out;
+  std::atomic<bool> returned{false};
   std::jthread getter([&] {
-    auto key = queue.get(stop.get_token());
-    std::lock_guard lock(mutex);
-    out = std::move(key);
+    out = queue.get(stop.get_token());
+    returned = true;
   });
-  wait_until(
-      [&] {
-        std::lock_guard lock(mutex);
-        return out.has_value();
-      },
-      std::chrono::milliseconds(300));
+  EXPECT_TRUE(wait_until([&] { return returned.load() || clock.waiters() > 0; }));
   stop.request_stop();
   getter.join();
-  std::lock_guard lock(mutex);
   return out;
 }
 
@@ -47,20 +41,20 @@ TEST(WorkQueue, RepeatedAddsCollapseAndOrderIsFirstInFirstOut) {
   queue.add("b");
   queue.add("a");
   EXPECT_EQ(queue.len(), 2u);
-  EXPECT_EQ(get_now(queue), "a");
-  EXPECT_EQ(get_now(queue), "b");
+  EXPECT_EQ(get_now(queue, clock), "a");
+  EXPECT_EQ(get_now(queue, clock), "b");
 }
 
 TEST(WorkQueue, KeyAddedWhileProcessingIsQueuedAgainOnlyWhenDone) {
   FakeClock clock;
   WorkQueue queue(clock);
   queue.add("a");
-  ASSERT_EQ(get_now(queue), "a");
+  ASSERT_EQ(get_now(queue, clock), "a");
   queue.add("a");
   EXPECT_EQ(queue.len(), 0u);  // not handed to a second worker
-  EXPECT_FALSE(get_now(queue).has_value());
+  EXPECT_FALSE(get_now(queue, clock).has_value());
   queue.done("a");
-  EXPECT_EQ(get_now(queue), "a");
+  EXPECT_EQ(get_now(queue, clock), "a");
 }
 
 TEST(WorkQueue, DelayedAddsWakeAtTheirTimeAndTheEarliestWins) {
@@ -69,11 +63,32 @@ TEST(WorkQueue, DelayedAddsWakeAtTheirTimeAndTheEarliestWins) {
   queue.add_after("late", Millis(5000));
   queue.add_after("late", Millis(1000));  // earlier: replaces
   queue.add_after("late", Millis(3000));  // later: ignored
-  EXPECT_FALSE(get_now(queue).has_value());
+  EXPECT_FALSE(get_now(queue, clock).has_value());
   clock.advance(Millis(999));
-  EXPECT_FALSE(get_now(queue).has_value());
+  EXPECT_FALSE(get_now(queue, clock).has_value());
   clock.advance(Millis(1));
-  EXPECT_EQ(get_now(queue), "late");
+  EXPECT_EQ(get_now(queue, clock), "late");
+}
+
+TEST(WorkQueue, ABlockedWorkerWaitsOnTheClockForTheNextDueKey) {
+  FakeClock clock;
+  WorkQueue queue(clock);
+  const MonoTime start = clock.monotonic();
+  queue.add_after("late", Millis(5000));
+  std::optional<std::string> got;
+  std::atomic<bool> returned{false};
+  std::jthread worker([&](std::stop_token stop) {
+    got = queue.get(stop);
+    returned = true;
+  });
+  // The worker sleeps until exactly the key's time on the queue's clock, not in slices.
+  ASSERT_TRUE(wait_until([&] { return clock.deadlines() == std::vector<MonoTime>{start + Millis(5000)}; }));
+  queue.add_after("sooner", Millis(1000));  // an earlier key shortens the wait
+  ASSERT_TRUE(wait_until([&] { return clock.deadlines() == std::vector<MonoTime>{start + Millis(1000)}; }));
+  EXPECT_FALSE(returned.load());
+  clock.advance(Millis(1000));  // moving the clock is what wakes it
+  ASSERT_TRUE(wait_until([&] { return returned.load(); }));
+  EXPECT_EQ(got, "sooner");
 }
 
 TEST(WorkQueue, FailuresBackOffExponentiallyAndForgetResets) {
@@ -83,9 +98,9 @@ TEST(WorkQueue, FailuresBackOffExponentiallyAndForgetResets) {
     queue.add_rate_limited("k");
     const Millis expected = Millis(10) * (1 << i);
     clock.advance(expected - Millis(1));
-    EXPECT_FALSE(get_now(queue).has_value()) << "attempt " << i;
+    EXPECT_FALSE(get_now(queue, clock).has_value()) << "attempt " << i;
     clock.advance(Millis(1));
-    ASSERT_EQ(get_now(queue), "k") << "attempt " << i;
+    ASSERT_EQ(get_now(queue, clock), "k") << "attempt " << i;
     queue.done("k");
   }
   EXPECT_EQ(queue.num_requeues("k"), 3);

@@ -20,7 +20,7 @@ ObjectReference lease_ref() {
 TEST(EventRecorderTest, CreatesEventWithInvolvedObjectAndSource) {
   MemoryApi api;
   eslease::testing::FakeClock clock;
-  EventRecorder recorder(api, {.component = "eslease-controller", .host = "ctrl-0", .clock = &clock});
+  EventRecorder recorder(api, clock, {.component = "eslease-controller", .host = "ctrl-0"});
   recorder.record(lease_ref(), EventType::kWarning, "Invalid", "holder pod missing");
   ASSERT_TRUE(recorder.flush(5s));
   auto writes = api.writes();
@@ -41,7 +41,7 @@ TEST(EventRecorderTest, CreatesEventWithInvolvedObjectAndSource) {
 TEST(EventRecorderTest, AggregatesRepeatsByPatchingCount) {
   MemoryApi api;
   eslease::testing::FakeClock clock;
-  EventRecorder recorder(api, {.clock = &clock});
+  EventRecorder recorder(api, clock);
   for (int i = 0; i < 3; ++i) recorder.record(lease_ref(), EventType::kNormal, "Granted", "lock granted");
   recorder.record(lease_ref(), EventType::kNormal, "Granted", "a different message");
   ASSERT_TRUE(recorder.flush(5s));
@@ -62,7 +62,8 @@ TEST(EventRecorderTest, AggregatesRepeatsByPatchingCount) {
 TEST(EventRecorderTest, FailuresAreSwallowedAndAFullQueueDrops) {
   MemoryApi api;
   api.fail_next("create", make_error(ErrorCode::kForbidden, "no", 403));
-  EventRecorder recorder(api, {.queue_capacity = 2});
+  eslease::testing::FakeClock clock;
+  EventRecorder recorder(api, clock, {.queue_capacity = 2});
   recorder.record(lease_ref(), EventType::kNormal, "A", "m");
   ASSERT_TRUE(recorder.flush(5s));
   EXPECT_TRUE(api.writes().empty());
@@ -73,7 +74,8 @@ TEST(EventRecorderTest, FailuresAreSwallowedAndAFullQueueDrops) {
 
 TEST(EventRecorderTest, LongMessagesAreTruncatedOnACharacterBoundary) {
   MemoryApi api;
-  EventRecorder recorder(api, {});
+  eslease::testing::FakeClock clock;
+  EventRecorder recorder(api, clock);
   std::string message(1023, 'a');
   message += "\xc3\xa9\xc3\xa9";  // two-byte characters straddling the 1024-byte limit
   recorder.record(lease_ref(), EventType::kNormal, "Long", message);

@@ -53,9 +53,8 @@ WatchEvent ev(WatchEvent::Type type, json object) {
   return {type, std::move(object)};
 }
 
-InformerOptions options_with(eslease::testing::FakeClock& clock) {
+InformerOptions small_pages() {
   InformerOptions options;
-  options.clock = &clock;
   options.page_size = 2;
   return options;
 }
@@ -65,9 +64,9 @@ TEST(InformerTest, ListsAllPagesThenWatchesFromTheListVersion) {
   for (const char* name : {"a", "b", "c", "d", "e"}) api.put_object(kPods, make_object("ns", name));
   eslease::testing::FakeClock clock;
   Recorder recorder;
-  JsonInformer informer(api, kPods, options_with(clock), recorder.handlers());
+  JsonInformer informer(api, clock, kPods, small_pages(), recorder.handlers());
   informer.start();
-  ASSERT_TRUE(informer.wait_for_sync(std::chrono::seconds(5)));
+  ASSERT_TRUE(eslease::testing::wait_until([&] { return informer.has_synced(); }));
   EXPECT_EQ(informer.cache().size(), 5u);
   EXPECT_EQ(recorder.size(), 5u);
   ASSERT_TRUE(eslease::testing::wait_until([&] { return !api.watch_calls().empty(); }));
@@ -90,7 +89,7 @@ TEST(InformerTest, AppliesEventsSkipsDuplicatesAndFollowsBookmarks) {
                        ev(WatchEvent::Type::kBookmark, {{"metadata", {{"resourceVersion", "300"}}}})}));
   eslease::testing::FakeClock clock;
   Recorder recorder;
-  JsonInformer informer(api, kPods, options_with(clock), recorder.handlers());
+  JsonInformer informer(api, clock, kPods, small_pages(), recorder.handlers());
   informer.start();
   ASSERT_TRUE(eslease::testing::wait_until([&] { return api.watch_calls().size() >= 2; }));
   informer.stop();
@@ -123,7 +122,7 @@ void expect_relist_diff(bool as_error_event) {
   });
   eslease::testing::FakeClock clock;
   Recorder recorder;
-  JsonInformer informer(api, kPods, options_with(clock), recorder.handlers());
+  JsonInformer informer(api, clock, kPods, small_pages(), recorder.handlers());
   informer.start();
   ASSERT_TRUE(eslease::testing::wait_until([&] { return recorder.size() >= 9; }));
   informer.stop();
@@ -154,9 +153,9 @@ TEST(InformerTest, BacksOffOnListFailuresAndHonoursRetryAfter) {
   eslease::testing::FakeClock clock;
   const MonoTime before = clock.monotonic();
   Recorder recorder;
-  JsonInformer informer(api, kPods, options_with(clock), recorder.handlers());
+  JsonInformer informer(api, clock, kPods, small_pages(), recorder.handlers());
   informer.start();
-  ASSERT_TRUE(informer.wait_for_sync(std::chrono::seconds(5)));
+  ASSERT_TRUE(eslease::testing::wait_until([&] { return informer.has_synced(); }));
   informer.stop();
   EXPECT_EQ(informer.restarts(RestartReason::kError), 2);
   EXPECT_GE(clock.monotonic() - before, std::chrono::seconds(7));
@@ -171,7 +170,7 @@ TEST(InformerTest, WatchThatCannotStartLeadsToRelistIdleOnlyToReconnect) {
   api.push_watch(send({}, make_error(ErrorCode::kUnavailable, "connection refused")));
   eslease::testing::FakeClock clock;
   Recorder recorder;
-  JsonInformer informer(api, kPods, options_with(clock), recorder.handlers());
+  JsonInformer informer(api, clock, kPods, small_pages(), recorder.handlers());
   informer.start();
   ASSERT_TRUE(eslease::testing::wait_until([&] { return api.watch_calls().size() >= 3; }));
   informer.stop();
@@ -193,10 +192,9 @@ TEST(InformerTest, TransformKeepsOnlyNeededPodFields) {
   pod["metadata"]["annotations"] = {{"big", std::string(1000, 'x')}};
   api.put_object(kPods, pod);
   eslease::testing::FakeClock clock;
-  InformerOptions options = options_with(clock);
-  JsonInformer informer(api, kPods, options, {}, keep_pod_liveness_fields);
+  JsonInformer informer(api, clock, kPods, small_pages(), {}, keep_pod_liveness_fields);
   informer.start();
-  ASSERT_TRUE(informer.wait_for_sync(std::chrono::seconds(5)));
+  ASSERT_TRUE(eslease::testing::wait_until([&] { return informer.has_synced(); }));
   informer.stop();
   json cached = *informer.cache().get("ns/p");
   EXPECT_EQ(cached["spec"], (json{{"nodeName", "n1"}}));
@@ -210,7 +208,8 @@ TEST(InformerTest, TransformKeepsOnlyNeededPodFields) {
 
 TEST(InformerTest, StopIsPromptDuringAQuietWatch) {
   MemoryApi api;
-  JsonInformer informer(api, kPods, {}, {});
+  eslease::testing::FakeClock clock;
+  JsonInformer informer(api, clock, kPods, {}, {});
   informer.start();
   ASSERT_TRUE(eslease::testing::wait_until([&] { return !api.watch_calls().empty(); }));
   informer.stop();  // returns: the watch honours the stop token

@@ -17,7 +17,7 @@ using testing::MemoryApi;
 const Resource kLeases = resources::coordination_leases();
 constexpr auto kTimeout = std::chrono::milliseconds(1000);
 
-LeaderElectionConfig config_for(const std::string& identity, eslease::testing::FakeClock& clock) {
+LeaderElectionConfig config_for(const std::string& identity) {
   LeaderElectionConfig config;
   config.ns = "eslease-system";
   config.name = "eslease-controller";
@@ -25,12 +25,11 @@ LeaderElectionConfig config_for(const std::string& identity, eslease::testing::F
   config.lease_duration = 15s;
   config.renew_deadline = 10s;
   config.retry_period = 2s;
-  config.clock = &clock;
   return config;
 }
 
-std::unique_ptr<LeaderElector> elector(Api& api, LeaderElectionConfig config) {
-  auto created = LeaderElector::create(api, std::move(config));
+std::unique_ptr<LeaderElector> elector(Api& api, Clock& clock, LeaderElectionConfig config) {
+  auto created = LeaderElector::create(api, clock, std::move(config));
   EXPECT_TRUE(created.ok());
   return std::move(created).value();
 }
@@ -43,9 +42,9 @@ TEST(LeaderElectionTest, ValidatesTimings) {
   eslease::testing::FakeClock clock;
   MemoryApi api;
   auto check = [&](auto mutate, const std::string& expected) {
-    auto config = config_for("a", clock);
+    auto config = config_for("a");
     mutate(config);
-    auto created = LeaderElector::create(api, config);
+    auto created = LeaderElector::create(api, clock, config);
     ASSERT_FALSE(created.ok()) << expected;
     EXPECT_NE(created.error().message.find(expected), std::string::npos) << created.error().message;
   };
@@ -59,13 +58,13 @@ TEST(LeaderElectionTest, ValidatesTimings) {
       },
       "renewDeadline must be greater than zero");
   check([](auto& c) { c.identity.clear(); }, "identity must not be empty");
-  EXPECT_TRUE(validate(config_for("a", clock)).ok());
+  EXPECT_TRUE(validate(config_for("a")).ok());
 }
 
 TEST(LeaderElectionTest, AcquiresFreshLeaseWithMicroTime) {
   eslease::testing::FakeClock clock;
   MemoryApi api;
-  auto a = elector(api, config_for("a", clock));
+  auto a = elector(api, clock, config_for("a"));
   EXPECT_TRUE(a->try_acquire_or_renew(kTimeout));
   json spec = lease_spec(api);
   EXPECT_EQ(spec["holderIdentity"], "a");
@@ -79,7 +78,7 @@ TEST(LeaderElectionTest, AcquiresFreshLeaseWithMicroTime) {
 TEST(LeaderElectionTest, RenewKeepsAcquireTimeAndTransitions) {
   eslease::testing::FakeClock clock;
   MemoryApi api;
-  auto a = elector(api, config_for("a", clock));
+  auto a = elector(api, clock, config_for("a"));
   ASSERT_TRUE(a->try_acquire_or_renew(kTimeout));
   json first = lease_spec(api);
   clock.advance(2s);
@@ -93,8 +92,8 @@ TEST(LeaderElectionTest, RenewKeepsAcquireTimeAndTransitions) {
 TEST(LeaderElectionTest, ExpiryIsMeasuredOnOurClockSinceWeObservedTheRecord) {
   eslease::testing::FakeClock clock;
   MemoryApi api;
-  auto a = elector(api, config_for("a", clock));
-  auto b = elector(api, config_for("b", clock));
+  auto a = elector(api, clock, config_for("a"));
+  auto b = elector(api, clock, config_for("b"));
   ASSERT_TRUE(a->try_acquire_or_renew(kTimeout));
   // b first sees the record now; the record's renewTime (another machine's clock) is
   // irrelevant, only how long it has stayed unchanged under b's eyes.
@@ -112,8 +111,8 @@ TEST(LeaderElectionTest, ExpiryIsMeasuredOnOurClockSinceWeObservedTheRecord) {
 TEST(LeaderElectionTest, ARenewalResetsOthersObservedTime) {
   eslease::testing::FakeClock clock;
   MemoryApi api;
-  auto a = elector(api, config_for("a", clock));
-  auto b = elector(api, config_for("b", clock));
+  auto a = elector(api, clock, config_for("a"));
+  auto b = elector(api, clock, config_for("b"));
   ASSERT_TRUE(a->try_acquire_or_renew(kTimeout));
   EXPECT_FALSE(b->try_acquire_or_renew(kTimeout));
   clock.advance(10s);
@@ -129,9 +128,9 @@ TEST(LeaderElectionTest, ARenewalResetsOthersObservedTime) {
 TEST(LeaderElectionTest, ConflictOnUpdateRereadsAndDoesNotLead) {
   eslease::testing::FakeClock clock;
   MemoryApi api;
-  auto a = elector(api, config_for("a", clock));
+  auto a = elector(api, clock, config_for("a"));
   ASSERT_TRUE(a->try_acquire_or_renew(kTimeout));
-  auto b = elector(api, config_for("b", clock));
+  auto b = elector(api, clock, config_for("b"));
   EXPECT_FALSE(b->try_acquire_or_renew(kTimeout));
   clock.advance(16s);
   api.fail_next("update", make_error(ErrorCode::kConflict, "the object has been modified", 409));
@@ -148,7 +147,7 @@ TEST(LeaderElectionTest, ConflictOnUpdateRereadsAndDoesNotLead) {
 TEST(LeaderElectionTest, ApiErrorsNeverGrantLeadership) {
   eslease::testing::FakeClock clock;
   MemoryApi api;
-  auto a = elector(api, config_for("a", clock));
+  auto a = elector(api, clock, config_for("a"));
   api.fail_next("get", make_error(ErrorCode::kUnavailable, "down", 503));
   EXPECT_FALSE(a->try_acquire_or_renew(kTimeout));
   api.fail_next("create", make_error(ErrorCode::kAlreadyExists, "exists", 409));
@@ -161,14 +160,14 @@ TEST(LeaderElectionTest, RunLeadsThenStepsDownWhenRenewalsFail) {
   MemoryApi api;
   std::atomic<int> started{0}, stopped{0};
   std::vector<std::string> leaders;
-  auto config = config_for("a", clock);
+  auto config = config_for("a");
   config.callbacks.on_started_leading = [&](std::stop_token stop) {
     started++;
-    while (!stop.stop_requested()) std::this_thread::sleep_for(1ms);
+    eslease::testing::block_until_stopped(stop);
   };
   config.callbacks.on_stopped_leading = [&] { stopped++; };
   config.callbacks.on_new_leader = [&](const std::string& id) { leaders.push_back(id); };
-  auto a = elector(api, config);
+  auto a = elector(api, clock, config);
   // Three good renewals, then the API fails for longer than renewDeadline.
   for (int i = 0; i < 4; ++i) api.fail_next("get", make_error(ErrorCode::kUnavailable, "x", 503));
   // The failures above hit the first attempts; acquire retries through them.
@@ -186,10 +185,10 @@ TEST(LeaderElectionTest, ReleaseOnCancelClearsHolder) {
   eslease::testing::FakeClock clock;
   MemoryApi api;
   std::atomic<bool> leading{false};
-  auto config = config_for("a", clock);
+  auto config = config_for("a");
   config.release_on_cancel = true;
   config.callbacks.on_started_leading = [&](std::stop_token) { leading = true; };
-  auto a = elector(api, config);
+  auto a = elector(api, clock, config);
   std::jthread runner([&](std::stop_token stop) { a->run(stop); });
   ASSERT_TRUE(eslease::testing::wait_until([&] { return leading.load(); }));
   runner.request_stop();
@@ -198,7 +197,7 @@ TEST(LeaderElectionTest, ReleaseOnCancelClearsHolder) {
   EXPECT_FALSE(spec.contains("holderIdentity"));
   EXPECT_EQ(spec["leaseDurationSeconds"], 1);
   // A successor takes it at once instead of waiting a whole lease duration.
-  auto b = elector(api, config_for("b", clock));
+  auto b = elector(api, clock, config_for("b"));
   EXPECT_TRUE(b->try_acquire_or_renew(kTimeout));
 }
 

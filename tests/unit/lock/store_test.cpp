@@ -20,14 +20,14 @@ class StoreTest : public ::testing::Test {
   }
 
   static LockKey key(const std::string& name = "nightly") { return *make_lock_key("batch", name); }
-  static Claim claim(const std::string& holder, const std::string& uid) {
-    Claim c;
+  static Grantee grantee(const std::string& holder, const std::string& uid) {
+    Grantee c;
     c.holder = holder;
     c.lease_uid = uid;
     c.ttl = Millis(10000);
     return c;
   }
-  Grant acquire(const LockKey& k, const Claim& c) {
+  Grant acquire(const LockKey& k, const Grantee& c) {
     auto r = store_->acquire(k, c);
     EXPECT_TRUE(r.ok()) << r.error().describe();
     EXPECT_TRUE(r->grant.has_value());
@@ -42,7 +42,7 @@ class StoreTest : public ::testing::Test {
 TEST_F(StoreTest, AcquireIsOneCreateAndTokenIsTheVersions) {
   const int before = api_.total_calls();
   const MonoTime sent = clock_.monotonic();
-  auto r = store_->acquire(key(), claim("pod-a", "uid-a"));
+  auto r = store_->acquire(key(), grantee("pod-a", "uid-a"));
   ASSERT_TRUE(r.ok());
   ASSERT_TRUE(r->grant);
   EXPECT_EQ(api_.total_calls() - before, 1);
@@ -57,8 +57,8 @@ TEST_F(StoreTest, AcquireIsOneCreateAndTokenIsTheVersions) {
 }
 
 TEST_F(StoreTest, HeldLockIsReportedWithItsHolder) {
-  acquire(key(), claim("pod-a", "uid-a"));
-  auto r = store_->acquire(key(), claim("pod-b", "uid-b"));
+  acquire(key(), grantee("pod-a", "uid-a"));
+  auto r = store_->acquire(key(), grantee("pod-b", "uid-b"));
   ASSERT_TRUE(r.ok());
   EXPECT_FALSE(r->grant);
   ASSERT_TRUE(r->current);
@@ -66,7 +66,7 @@ TEST_F(StoreTest, HeldLockIsReportedWithItsHolder) {
 }
 
 TEST_F(StoreTest, RenewWritesTheRealTokenAndKeepsIt) {
-  Grant g = acquire(key(), claim("pod-a", "uid-a"));
+  Grant g = acquire(key(), grantee("pod-a", "uid-a"));
   const std::int64_t token = g.state.token;
   clock_.advance(Millis(3000));
   const MonoTime sent = clock_.monotonic();
@@ -83,8 +83,8 @@ TEST_F(StoreTest, RenewWritesTheRealTokenAndKeepsIt) {
 }
 
 TEST_F(StoreTest, StaleRenewIsLostAndNamesTheNewHolder) {
-  Grant g = acquire(key(), claim("pod-a", "uid-a"));
-  auto taken = store_->take_over(key(), g.state, claim("pod-b", "uid-b"));
+  Grant g = acquire(key(), grantee("pod-a", "uid-a"));
+  auto taken = store_->take_over(key(), g.state, grantee("pod-b", "uid-b"));
   ASSERT_TRUE(taken.ok() && taken->grant);
   auto r = store_->renew(key(), g, Millis(0));
   ASSERT_TRUE(r.ok());
@@ -95,20 +95,20 @@ TEST_F(StoreTest, StaleRenewIsLostAndNamesTheNewHolder) {
 
 TEST_F(StoreTest, TokensGrowThroughReleaseReacquireTakeoverAndTermBump) {
   std::vector<std::int64_t> tokens;
-  Grant a = acquire(key(), claim("pod-a", "uid-a"));
+  Grant a = acquire(key(), grantee("pod-a", "uid-a"));
   tokens.push_back(a.state.token);
   ASSERT_EQ(*store_->release(key(), a, ReleaseScope::kGrant), ReleaseOutcome::kReleased);
   EXPECT_FALSE(api_.peek("batch/nightly"));
-  Grant b = acquire(key(), claim("pod-b", "uid-b"));
+  Grant b = acquire(key(), grantee("pod-b", "uid-b"));
   tokens.push_back(b.state.token);
   auto renewed = store_->renew(key(), b, Millis(0));
   ASSERT_TRUE(renewed.ok() && renewed->grant);
-  auto c = store_->take_over(key(), renewed->grant->state, claim("pod-c", "uid-c"));
+  auto c = store_->take_over(key(), renewed->grant->state, grantee("pod-c", "uid-c"));
   ASSERT_TRUE(c.ok() && c->grant);
   tokens.push_back(c->grant->state.token);
   EXPECT_EQ(c->grant->state.doc.transitions, 2);
   api_.bump_primary_term();
-  auto d = store_->take_over(key(), c->grant->state, claim("pod-d", "uid-d"));
+  auto d = store_->take_over(key(), c->grant->state, grantee("pod-d", "uid-d"));
   ASSERT_TRUE(d.ok() && d->grant);
   tokens.push_back(d->grant->state.token);
   EXPECT_EQ(d->grant->state.doc.transitions, 3);
@@ -117,18 +117,18 @@ TEST_F(StoreTest, TokensGrowThroughReleaseReacquireTakeoverAndTermBump) {
 }
 
 TEST_F(StoreTest, TakeoverOfAVersionThatMovedIsRefused) {
-  Grant a = acquire(key(), claim("pod-a", "uid-a"));
+  Grant a = acquire(key(), grantee("pod-a", "uid-a"));
   const LockState seen = a.state;
   ASSERT_TRUE(store_->renew(key(), a, Millis(0))->grant);  // the holder is alive after all
-  auto r = store_->take_over(key(), seen, claim("pod-b", "uid-b"));
+  auto r = store_->take_over(key(), seen, grantee("pod-b", "uid-b"));
   ASSERT_TRUE(r.ok());
   EXPECT_FALSE(r->grant);
   EXPECT_EQ(r->current->doc.holder, "pod-a");
 }
 
 TEST_F(StoreTest, ReleaseOnlyDeletesOurOwnVersion) {
-  Grant a = acquire(key(), claim("pod-a", "uid-a"));
-  auto b = store_->take_over(key(), a.state, claim("pod-b", "uid-b"));
+  Grant a = acquire(key(), grantee("pod-a", "uid-a"));
+  auto b = store_->take_over(key(), a.state, grantee("pod-b", "uid-b"));
   ASSERT_TRUE(b.ok() && b->grant);
   auto r = store_->release(key(), a, ReleaseScope::kGrant);
   ASSERT_TRUE(r.ok());
@@ -140,7 +140,7 @@ TEST_F(StoreTest, ReleaseOnlyDeletesOurOwnVersion) {
 
 TEST_F(StoreTest, CreateAppliedButAnswerLostIsOurGrant) {
   api_.inject({"create", true, make_error(ErrorCode::kTimeout, "no answer")});
-  auto r = store_->acquire(key(), claim("pod-a", "uid-a"));
+  auto r = store_->acquire(key(), grantee("pod-a", "uid-a"));
   ASSERT_TRUE(r.ok()) << r.error().describe();
   ASSERT_TRUE(r->grant);
   EXPECT_EQ(r->grant->state.doc.holder, "pod-a");
@@ -149,16 +149,16 @@ TEST_F(StoreTest, CreateAppliedButAnswerLostIsOurGrant) {
 
 TEST_F(StoreTest, CreateNotAppliedWithUnknownOutcomeIsAnErrorNotAGrant) {
   api_.inject({"create", false, make_error(ErrorCode::kTimeout, "no answer")});
-  auto r = store_->acquire(key(), claim("pod-a", "uid-a"));
+  auto r = store_->acquire(key(), grantee("pod-a", "uid-a"));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ErrorCode::kTimeout);
   EXPECT_FALSE(api_.peek("batch/nightly"));
 }
 
-TEST_F(StoreTest, ConflictWithAnotherClaimsDocumentIsNotOurs) {
-  acquire(key(), claim("pod-a", "uid-a"));
-  // Same holder name, different claim: a name is not an identity.
-  auto r = store_->acquire(key(), claim("pod-a", "uid-other"));
+TEST_F(StoreTest, ConflictWithAnotherGranteesDocumentIsNotOurs) {
+  acquire(key(), grantee("pod-a", "uid-a"));
+  // Same holder name, different grantee: a name is not an identity.
+  auto r = store_->acquire(key(), grantee("pod-a", "uid-other"));
   ASSERT_TRUE(r.ok());
   EXPECT_FALSE(r->grant);
 }
@@ -166,13 +166,13 @@ TEST_F(StoreTest, ConflictWithAnotherClaimsDocumentIsNotOurs) {
 TEST_F(StoreTest, UnknownOutcomeWithUnreadableDocumentIsAnError) {
   api_.inject({"create", true, make_error(ErrorCode::kUnavailable, "reset")});
   api_.inject({"get", false, make_error(ErrorCode::kUnavailable, "down")});
-  auto r = store_->acquire(key(), claim("pod-a", "uid-a"));
+  auto r = store_->acquire(key(), grantee("pod-a", "uid-a"));
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("outcome unknown"), std::string::npos);
 }
 
 TEST_F(StoreTest, RenewAppliedButAnswerLostIsRenewed) {
-  Grant g = acquire(key(), claim("pod-a", "uid-a"));
+  Grant g = acquire(key(), grantee("pod-a", "uid-a"));
   clock_.advance(Millis(2000));
   const MonoTime sent = clock_.monotonic();
   api_.inject({"index", true, make_error(ErrorCode::kTimeout, "no answer")});
@@ -185,7 +185,7 @@ TEST_F(StoreTest, RenewAppliedButAnswerLostIsRenewed) {
 }
 
 TEST_F(StoreTest, RenewNotAppliedKeepsTheOldDeadlineAndReportsTheError) {
-  Grant g = acquire(key(), claim("pod-a", "uid-a"));
+  Grant g = acquire(key(), grantee("pod-a", "uid-a"));
   clock_.advance(Millis(2000));
   api_.inject({"index", false, make_error(ErrorCode::kTimeout, "no answer")});
   auto r = store_->renew(key(), g, Millis(0));
@@ -197,7 +197,7 @@ TEST_F(StoreTest, RenewNotAppliedKeepsTheOldDeadlineAndReportsTheError) {
 }
 
 TEST_F(StoreTest, ReleaseAppliedButAnswerLostIsReleased) {
-  Grant g = acquire(key(), claim("pod-a", "uid-a"));
+  Grant g = acquire(key(), grantee("pod-a", "uid-a"));
   api_.inject({"delete", true, make_error(ErrorCode::kUnavailable, "reset after send")});
   auto r = store_->release(key(), g, ReleaseScope::kGrant);
   ASSERT_TRUE(r.ok()) << r.error().describe();
@@ -205,7 +205,7 @@ TEST_F(StoreTest, ReleaseAppliedButAnswerLostIsReleased) {
 }
 
 TEST_F(StoreTest, ReleaseFollowsOurOwnUnseenRenewal) {
-  Grant g = acquire(key(), claim("pod-a", "uid-a"));
+  Grant g = acquire(key(), grantee("pod-a", "uid-a"));
   api_.inject({"index", true, make_error(ErrorCode::kTimeout, "lost")});
   api_.inject({"get", false, make_error(ErrorCode::kTimeout, "lost too")});
   ASSERT_FALSE(store_->renew(key(), g, Millis(0)).ok());  // outcome unknown: we keep the old version
@@ -218,7 +218,7 @@ TEST_F(StoreTest, ReleaseFollowsOurOwnUnseenRenewal) {
 // A grant handed over because it expired is released only at the version judged expired:
 // a later renewal by another process wrote a later expiresAt, which the holder may have seen.
 TEST_F(StoreTest, ReleaseOfThisVersionLeavesAnotherProcessesRenewal) {
-  Grant g = acquire(key(), claim("pod-a", "uid-a"));
+  Grant g = acquire(key(), grantee("pod-a", "uid-a"));
   StoreOptions options;
   options.writer = "another-replica";
   auto other = make_es_lock_store(api_, clock_, options);
@@ -245,10 +245,10 @@ TEST_F(StoreTest, BatchRenewalUsesChunkedBulkAndReportsStolenLocks) {
   std::vector<HeldLock> held;
   for (int i = 0; i < kLocks; ++i) {
     LockKey k = key("lock-" + std::to_string(i));
-    held.push_back(HeldLock{k, acquire(k, claim("pod-a", "uid-" + std::to_string(i))), Millis(0)});
+    held.push_back(HeldLock{k, acquire(k, grantee("pod-a", "uid-" + std::to_string(i))), Millis(0)});
   }
   for (int stolen : {7, 1500, 2499}) {
-    ASSERT_TRUE(store_->take_over(held[stolen].key, held[stolen].grant.state, claim("thief", "t"))->grant);
+    ASSERT_TRUE(store_->take_over(held[stolen].key, held[stolen].grant.state, grantee("thief", "t"))->grant);
   }
   const int bulks_before = api_.calls("bulk");
   auto results = store_->renew_all(held);
@@ -279,14 +279,14 @@ TEST_F(StoreTest, ShownExpiryIsNeverLaterThanTheDeadlineInABatch) {
     const auto deadline_in = g.valid_until - clock_.monotonic();
     return shown_in > deadline_in;
   };
-  std::vector<std::pair<LockKey, Claim>> claims;
+  std::vector<std::pair<LockKey, Grantee>> grantees;
   for (int i = 0; i < kLocks; ++i)
-    claims.emplace_back(key("lock-" + std::to_string(i)), claim("pod", "uid-" + std::to_string(i)));
+    grantees.emplace_back(key("lock-" + std::to_string(i)), grantee("pod", "uid-" + std::to_string(i)));
   std::vector<HeldLock> held;
-  for (const auto& granted : store_->acquire_many(claims)) {
+  for (const auto& granted : store_->acquire_many(grantees)) {
     ASSERT_TRUE(granted.ok() && granted->grant);
     EXPECT_FALSE(shown_after_deadline(*granted->grant));
-    held.push_back(HeldLock{claims[held.size()].first, *granted->grant, Millis(0)});
+    held.push_back(HeldLock{grantees[held.size()].first, *granted->grant, Millis(0)});
   }
   clock_.advance(Millis(3000));
   for (const BatchRenewal& renewal : store_->renew_all(held)) {
@@ -298,8 +298,8 @@ TEST_F(StoreTest, ShownExpiryIsNeverLaterThanTheDeadlineInABatch) {
 // A takeover written in the same millisecond as the grant it replaces still gets its own
 // acquiredAt, so the new grant is never mistaken for the old one.
 TEST_F(StoreTest, TakeoverInTheSameMillisecondIsADifferentGrant) {
-  Grant first = acquire(key(), claim("pod-a", "uid-a"));
-  auto second = store_->take_over(key(), first.state, claim("pod-a", "uid-a"));
+  Grant first = acquire(key(), grantee("pod-a", "uid-a"));
+  auto second = store_->take_over(key(), first.state, grantee("pod-a", "uid-a"));
   ASSERT_TRUE(second.ok() && second->grant);
   EXPECT_FALSE(same_grant(second->grant->state.doc, first.state.doc));
   EXPECT_GT(second->grant->state.doc.acquired_at, first.state.doc.acquired_at);
@@ -307,7 +307,7 @@ TEST_F(StoreTest, TakeoverInTheSameMillisecondIsADifferentGrant) {
 
 TEST_F(StoreTest, BatchRenewalFailureKeepsOldGrantsUnconfirmed) {
   LockKey k = key();
-  Grant g = acquire(k, claim("pod-a", "uid-a"));
+  Grant g = acquire(k, grantee("pod-a", "uid-a"));
   api_.inject({"bulk", false, make_error(ErrorCode::kUnavailable, "down")});
   auto results = store_->renew_all({HeldLock{k, g, Millis(0)}});
   ASSERT_EQ(results.size(), 1u);
@@ -318,7 +318,7 @@ TEST_F(StoreTest, BatchRenewalFailureKeepsOldGrantsUnconfirmed) {
 
 TEST_F(StoreTest, BatchRenewalAppliedButAnswerLostIsResolvedOnTheNextTick) {
   LockKey k = key();
-  Grant g = acquire(k, claim("pod-a", "uid-a"));
+  Grant g = acquire(k, grantee("pod-a", "uid-a"));
   api_.inject({"bulk", true, make_error(ErrorCode::kTimeout, "lost")});
   auto first = store_->renew_all({HeldLock{k, g, Millis(0)}});
   EXPECT_EQ(first[0].result, BatchRenewal::Result::kFailed);
@@ -330,8 +330,8 @@ TEST_F(StoreTest, BatchRenewalAppliedButAnswerLostIsResolvedOnTheNextTick) {
 }
 
 TEST_F(StoreTest, ListReturnsEveryLock) {
-  acquire(key("a"), claim("pod-a", "uid-a"));
-  acquire(key("b"), claim("pod-b", "uid-b"));
+  acquire(key("a"), grantee("pod-a", "uid-a"));
+  acquire(key("b"), grantee("pod-b", "uid-b"));
   api_.put_raw("batch/broken", nlohmann::json{{"lock", 1}});
   auto all = store_->list();
   ASSERT_TRUE(all.ok());
@@ -341,16 +341,16 @@ TEST_F(StoreTest, ListReturnsEveryLock) {
 
 TEST_F(StoreTest, MalformedDocumentIsAProtocolErrorNotAGrant) {
   api_.put_raw("batch/nightly", nlohmann::json{{"garbage", true}});
-  auto r = store_->acquire(key(), claim("pod-a", "uid-a"));
+  auto r = store_->acquire(key(), grantee("pod-a", "uid-a"));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ErrorCode::kProtocol);
 }
 
-TEST_F(StoreTest, InvalidClaimsAreRefusedBeforeAnyRequest) {
+TEST_F(StoreTest, InvalidGranteesAreRefusedBeforeAnyRequest) {
   const int before = api_.total_calls();
-  EXPECT_FALSE(store_->acquire(key(), claim("", "uid")).ok());
-  EXPECT_FALSE(store_->acquire(key(), claim("pod", "")).ok());
-  Claim bad = claim("pod", "uid");
+  EXPECT_FALSE(store_->acquire(key(), grantee("", "uid")).ok());
+  EXPECT_FALSE(store_->acquire(key(), grantee("pod", "")).ok());
+  Grantee bad = grantee("pod", "uid");
   bad.ttl = Millis(0);
   EXPECT_FALSE(store_->acquire(key(), bad).ok());
   EXPECT_EQ(api_.total_calls(), before);

@@ -1,16 +1,16 @@
-#include "controller/app.h"
+#include "apps/eslease-controller/app.h"
 
 #include <csignal>
 #include <iostream>
 #include <thread>
 
 #include "common/log.h"
-#include "config/controller_options.h"
+#include "config/controller_config.h"
 #include "controller/controller.h"
-#include "es/http_document_api.h"
 #include "kube/config.h"
 #include "kube/http_api.h"
 #include "kube/instrumented_api.h"
+#include "lock/connection.h"
 #include "metrics/endpoints.h"
 #include "metrics/metrics.h"
 
@@ -62,14 +62,14 @@ int fail(const std::string& message) {
 }  // namespace
 
 int run_controller_app(const std::vector<std::string>& args) {
-  const config::Environment environment = config::Environment::process();
-  auto loaded = config::load_controller_options(args, environment);
+  const config::EnvironmentVariables environment = config::EnvironmentVariables::process();
+  auto loaded = config::load_controller_config(args, environment);
   if (!loaded.ok()) {
     std::cerr << "eslease-controller: " << loaded.error().message
               << "\nRun eslease-controller --help for usage.\n";
     return 2;
   }
-  config::ControllerOptions opts = std::move(*loaded);
+  config::ControllerConfig opts = std::move(*loaded);
   if (opts.help) {
     std::cout << config::usage();
     return 0;
@@ -88,21 +88,12 @@ int run_controller_app(const std::vector<std::string>& args) {
   metrics::Metrics metrics(ESLEASE_VERSION);
 
   // Elasticsearch.
-  es::ClientOptions es_options;
-  es_options.hosts = opts.es_hosts;
-  es_options.credentials = es::CredentialOptions{opts.es_username, opts.es_password_file,
-                                                 opts.es_api_key_file, opts.es_bearer_token_file};
-  es_options.request_timeout = opts.es_timeout;
-  es_options.on_request = [&metrics](std::string_view op, int status, std::chrono::milliseconds d) {
+  lock::OpenOptions store_options;
+  store_options.writer = opts.identity;
+  store_options.on_request = [&metrics](std::string_view op, int status, std::chrono::milliseconds d) {
     metrics.observe_backend_request(op, status, d);
   };
-  http::TransportOptions es_transport;
-  es_transport.tls.verify = !opts.es_insecure_skip_tls_verify;
-  es_transport.tls.ca_file = opts.es_ca_file;
-  auto documents = es::make_http_document_api(http::make_cpprest_transport(es_transport), es_options, clock);
-  if (!documents.ok()) return fail(documents.error().describe());
-  auto store =
-      lock::make_es_lock_store(**documents, clock, lock::StoreOptions{opts.index, 1000, opts.identity});
+  auto store = lock::open_lock_store(opts.elasticsearch, clock, std::move(store_options));
   if (!store.ok()) return fail(store.error().describe());
 
   // Kubernetes.
@@ -121,7 +112,7 @@ int run_controller_app(const std::vector<std::string>& args) {
   log::info("starting", {{"version", ESLEASE_VERSION},
                          {"identity", opts.identity},
                          {"kubernetes", rest->describe()},
-                         {"index", opts.index},
+                         {"index", opts.elasticsearch.index},
                          {"liveness_takeover", opts.liveness_takeover ? "true" : "false"}});
 
   // Create (or check) the lock index; keep trying while Elasticsearch is away, as it may
@@ -164,7 +155,7 @@ int run_controller_app(const std::vector<std::string>& args) {
 
   kube::EventRecorderOptions event_options;
   event_options.host = opts.identity;
-  kube::EventRecorder events(api, event_options);
+  kube::EventRecorder events(api, clock, event_options);
   MetricsObserver observer(metrics);
   ControllerOptions controller_options;
   controller_options.namespaces = opts.namespaces;

@@ -3,7 +3,7 @@
 // comma-separated list) or in a YAML file (--config FILE, keys are the flag names without
 // the dashes). A flag beats the environment, which beats the file.
 //
-// load_controller_options() is pure apart from reading the --config file: the environment
+// load_controller_config() is pure apart from reading the --config file: the environment
 // is injected, so every rule is unit-tested. Defaults that depend on where the process
 // runs (the pod's namespace, the host name, a random suffix) are resolved afterwards by
 // resolve_runtime_defaults(), kept apart so the parser never reads the machine.
@@ -21,40 +21,38 @@
 
 #include "common/clock.h"
 #include "common/result.h"
+#include "controller/controller_options.h"
+#include "kube/instrumented_api.h"
+#include "kube/leader_election.h"
+#include "lock/connection.h"
 
 namespace eslease::config {
 
-struct ControllerOptions {
+// The defaults are the modules' own (the controller's options, the leader elector's and the
+// rate limiter's, the connection settings), so each is written once.
+struct ControllerConfig {
   // Kubernetes.
   std::string kubeconfig;               // empty: in-cluster, else $KUBECONFIG, else ~/.kube/config
   std::vector<std::string> namespaces;  // empty: every namespace
-  double kube_api_qps = 200;
-  int kube_api_burst = 400;
-  // Elasticsearch. Credentials are only ever paths to files.
-  std::vector<std::string> es_hosts;
-  std::string index = "eslease-locks";
-  std::string es_ca_file;
-  std::string es_username;
-  std::string es_password_file;
-  std::string es_api_key_file;
-  std::string es_bearer_token_file;
-  bool es_insecure_skip_tls_verify = false;
-  Millis es_timeout{10000};
+  double kube_api_qps = kube::InstrumentedApiOptions{}.qps;
+  int kube_api_burst = kube::InstrumentedApiOptions{}.burst;
+  // Elasticsearch: the --es* flags and --index, as the eslease tool reads them too.
+  lock::ConnectionSettings elasticsearch;
   // Serving: "host:port", ":port" (every interface) or "0" (off).
   std::string metrics_bind_address = ":8080";
   std::string health_probe_bind_address = ":8081";
   // Leader election.
-  bool leader_elect = false;
+  bool leader_elect = controller::ControllerOptions{}.leader_elect;
   std::string leader_election_id = "eslease-controller";
   std::string leader_election_namespace;  // empty until resolve_runtime_defaults()
-  Millis leader_election_lease_duration{15000};
-  Millis leader_election_renew_deadline{10000};
-  Millis leader_election_retry_period{2000};
+  Millis leader_election_lease_duration = kube::LeaderElectionConfig{}.lease_duration;
+  Millis leader_election_renew_deadline = kube::LeaderElectionConfig{}.renew_deadline;
+  Millis leader_election_retry_period = kube::LeaderElectionConfig{}.retry_period;
   // Behaviour.
-  int workers = 4;
-  bool liveness_takeover = true;
+  int workers = controller::ControllerOptions{}.workers;
+  bool liveness_takeover = controller::ControllerOptions{}.liveness_takeover;
   // Writes eslease.io/holds on holder pods; off, the controller needs no right to patch pods.
-  bool holds_annotation = true;
+  bool holds_annotation = controller::ControllerOptions{}.holds_annotation;
   std::string identity;  // empty until resolve_runtime_defaults()
   // Logging: names log::parse_format / log::parse_level accept.
   std::string log_format = "text";
@@ -66,28 +64,28 @@ struct ControllerOptions {
   std::string config_file;
 };
 
-class Environment;
+class EnvironmentVariables;
 
 // A callable that looks a variable up: std::optional<std::string>(const std::string&).
 template <typename F>
-concept EnvironmentLookup = !std::same_as<std::decay_t<F>, Environment> &&
+concept EnvironmentLookup = !std::same_as<std::decay_t<F>, EnvironmentVariables> &&
                             std::is_invocable_r_v<std::optional<std::string>, const F&, const std::string&>;
 
 // The process environment as the loader sees it. Tests build one from pairs; main uses
-// Environment::process(). Any EnvironmentLookup converts to one.
-class Environment {
+// EnvironmentVariables::process(). Any EnvironmentLookup converts to one.
+class EnvironmentVariables {
  public:
   using Lookup = std::function<std::optional<std::string>(const std::string& name)>;
 
-  Environment() = default;  // nothing is set
-  Environment(std::initializer_list<std::pair<const std::string, std::string>> values);
-  explicit Environment(std::map<std::string, std::string> values);
-  // Implicit, so a caller can pass a lambda where an Environment is expected.
+  EnvironmentVariables() = default;  // nothing is set
+  EnvironmentVariables(std::initializer_list<std::pair<const std::string, std::string>> values);
+  explicit EnvironmentVariables(std::map<std::string, std::string> values);
+  // Implicit, so a caller can pass a lambda where an EnvironmentVariables is expected.
   template <EnvironmentLookup F>
-  Environment(F lookup) : lookup_(std::move(lookup)) {}  // NOLINT(google-explicit-constructor)
+  EnvironmentVariables(F lookup) : lookup_(std::move(lookup)) {}  // NOLINT(google-explicit-constructor)
 
   // getenv() of the running process.
-  static Environment process();
+  static EnvironmentVariables process();
 
   std::optional<std::string> get(const std::string& name) const;
 
@@ -103,8 +101,8 @@ std::string environment_variable(const std::string& flag);
 // $ESLEASE_CONFIG), and validates the result. Every mistake is kInvalidArgument with a
 // message naming the flag, variable, file key or file at fault, for main to print before
 // exiting 2. With --help or --version nothing else is validated.
-Result<ControllerOptions> load_controller_options(const std::vector<std::string>& args,
-                                                  const Environment& env);
+Result<ControllerConfig> load_controller_config(const std::vector<std::string>& args,
+                                                const EnvironmentVariables& env);
 
 // What the runtime defaults are made of; read_runtime_facts() gathers them.
 struct RuntimeFacts {
@@ -119,12 +117,12 @@ inline constexpr const char* kServiceAccountNamespaceFile =
 
 // Reads $POD_NAME from `env`, the host name, `namespace_file` (absent is fine: not in a
 // pod) and draws a random suffix.
-RuntimeFacts read_runtime_facts(const Environment& env,
+RuntimeFacts read_runtime_facts(const EnvironmentVariables& env,
                                 const std::string& namespace_file = kServiceAccountNamespaceFile);
 
 // Fills what the user left empty: identity = ($POD_NAME, else the host name) + "-" + the
 // suffix; leader-election namespace = the pod's namespace, else "default". Pure.
-void resolve_runtime_defaults(ControllerOptions& options, const RuntimeFacts& facts);
+void resolve_runtime_defaults(ControllerConfig& options, const RuntimeFacts& facts);
 
 // The --help text: every flag by group with its default and what it does, the
 // environment and config-file forms, and the exit codes.

@@ -1,7 +1,7 @@
 // The controller's configuration: every flag from every source (command line, environment,
 // YAML file), the precedence between them, runtime defaults, --help, and every mistake as
 // a usage error that names the culprit.
-#include "config/controller_options.h"
+#include "config/controller_config.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -39,8 +39,8 @@ class ConfigTest : public ::testing::Test {
   fs::path dir_;
 };
 
-Result<ControllerOptions> load(std::vector<std::string> args, const Environment& env = {}) {
-  return load_controller_options(args, env);
+Result<ControllerConfig> load(std::vector<std::string> args, const EnvironmentVariables& env = {}) {
+  return load_controller_config(args, env);
 }
 
 // ------------------------------------------------------------------------------------------
@@ -53,15 +53,15 @@ TEST_F(ConfigTest, DefaultsMatchTheDesign) {
   EXPECT_TRUE(o->namespaces.empty());
   EXPECT_DOUBLE_EQ(o->kube_api_qps, 200);
   EXPECT_EQ(o->kube_api_burst, 400);
-  EXPECT_EQ(o->es_hosts, std::vector<std::string>{"http://a:9200"});
-  EXPECT_EQ(o->index, "eslease-locks");
-  EXPECT_EQ(o->es_ca_file, "");
-  EXPECT_EQ(o->es_username, "");
-  EXPECT_EQ(o->es_password_file, "");
-  EXPECT_EQ(o->es_api_key_file, "");
-  EXPECT_EQ(o->es_bearer_token_file, "");
-  EXPECT_FALSE(o->es_insecure_skip_tls_verify);
-  EXPECT_EQ(o->es_timeout, Millis(10000));
+  EXPECT_EQ(o->elasticsearch.hosts, std::vector<std::string>{"http://a:9200"});
+  EXPECT_EQ(o->elasticsearch.index, "eslease-locks");
+  EXPECT_EQ(o->elasticsearch.ca_file, "");
+  EXPECT_EQ(o->elasticsearch.username, "");
+  EXPECT_EQ(o->elasticsearch.password_file, "");
+  EXPECT_EQ(o->elasticsearch.api_key_file, "");
+  EXPECT_EQ(o->elasticsearch.bearer_token_file, "");
+  EXPECT_FALSE(o->elasticsearch.insecure_skip_tls_verify);
+  EXPECT_EQ(o->elasticsearch.request_timeout, Millis(10000));
   EXPECT_EQ(o->metrics_bind_address, ":8080");
   EXPECT_EQ(o->health_probe_bind_address, ":8081");
   EXPECT_FALSE(o->leader_elect);
@@ -85,10 +85,11 @@ TEST_F(ConfigTest, FlagsTakeSpaceOrEqualsAndOneOrTwoDashes) {
   auto o = load({"--es", "http://a:9200", "--es=http://b:9200", "-es", "http://c:9200", "--workers=8",
                  "-kube-api-qps", "50.5", "--es-timeout", "3s", "--namespace", "x", "--namespace=y"});
   ASSERT_TRUE(o.ok()) << o.error().message;
-  EXPECT_EQ(o->es_hosts, (std::vector<std::string>{"http://a:9200", "http://b:9200", "http://c:9200"}));
+  EXPECT_EQ(o->elasticsearch.hosts,
+            (std::vector<std::string>{"http://a:9200", "http://b:9200", "http://c:9200"}));
   EXPECT_EQ(o->workers, 8);
   EXPECT_DOUBLE_EQ(o->kube_api_qps, 50.5);
-  EXPECT_EQ(o->es_timeout, Millis(3000));
+  EXPECT_EQ(o->elasticsearch.request_timeout, Millis(3000));
   EXPECT_EQ(o->namespaces, (std::vector<std::string>{"x", "y"}));
 }
 
@@ -96,7 +97,7 @@ TEST_F(ConfigTest, BooleansAsBareFlagOrWithAValue) {
   auto bare = load({"--es", "http://a:9200", "--leader-elect", "--es-insecure-skip-tls-verify"});
   ASSERT_TRUE(bare.ok()) << bare.error().message;
   EXPECT_TRUE(bare->leader_elect);
-  EXPECT_TRUE(bare->es_insecure_skip_tls_verify);
+  EXPECT_TRUE(bare->elasticsearch.insecure_skip_tls_verify);
   for (const char* yes : {"true", "True", "TRUE", "t", "1"}) {
     auto o = load({"--es", "http://a:9200", std::string("--leader-elect=") + yes});
     ASSERT_TRUE(o.ok()) << yes;
@@ -116,7 +117,8 @@ TEST_F(ConfigTest, AScalarFlagGivenTwiceKeepsTheLastValue) {
 }
 
 TEST_F(ConfigTest, HelpAndVersionNeedNothingElseAndIgnoreABrokenConfiguration) {
-  const Environment broken{{"ESLEASE_WORKERS", "0"}, {"ESLEASE_CONFIG", "/nonexistent/eslease.yaml"}};
+  const EnvironmentVariables broken{{"ESLEASE_WORKERS", "0"},
+                                    {"ESLEASE_CONFIG", "/nonexistent/eslease.yaml"}};
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{{"--help"}, {"-h"}}) {
     auto o = load(args, broken);
     ASSERT_TRUE(o.ok()) << o.error().message;
@@ -134,7 +136,7 @@ struct FlagCase {
   const char* flag;
   const char* value;  // as typed on the command line or in the environment
   const char* yaml;   // the same value as a YAML file writes it
-  std::function<void(const ControllerOptions&)> check;
+  std::function<void(const ControllerConfig&)> check;
 };
 
 std::vector<FlagCase> every_flag() {
@@ -145,15 +147,16 @@ std::vector<FlagCase> every_flag() {
       {"kube-api-qps", "12.5", "12.5", [](auto& o) { EXPECT_DOUBLE_EQ(o.kube_api_qps, 12.5); }},
       {"kube-api-burst", "30", "30", [](auto& o) { EXPECT_EQ(o.kube_api_burst, 30); }},
       {"es", "https://es-1:9200", "[https://es-1:9200]",
-       [](auto& o) { EXPECT_EQ(o.es_hosts, std::vector<std::string>{"https://es-1:9200"}); }},
-      {"index", "my-locks", "my-locks", [](auto& o) { EXPECT_EQ(o.index, "my-locks"); }},
-      {"es-ca-file", "/ca.pem", "/ca.pem", [](auto& o) { EXPECT_EQ(o.es_ca_file, "/ca.pem"); }},
-      {"es-api-key-file", "/key", "/key", [](auto& o) { EXPECT_EQ(o.es_api_key_file, "/key"); }},
+       [](auto& o) { EXPECT_EQ(o.elasticsearch.hosts, std::vector<std::string>{"https://es-1:9200"}); }},
+      {"index", "my-locks", "my-locks", [](auto& o) { EXPECT_EQ(o.elasticsearch.index, "my-locks"); }},
+      {"es-ca-file", "/ca.pem", "/ca.pem", [](auto& o) { EXPECT_EQ(o.elasticsearch.ca_file, "/ca.pem"); }},
+      {"es-api-key-file", "/key", "/key", [](auto& o) { EXPECT_EQ(o.elasticsearch.api_key_file, "/key"); }},
       {"es-bearer-token-file", "/token", "/token",
-       [](auto& o) { EXPECT_EQ(o.es_bearer_token_file, "/token"); }},
+       [](auto& o) { EXPECT_EQ(o.elasticsearch.bearer_token_file, "/token"); }},
       {"es-insecure-skip-tls-verify", "true", "true",
-       [](auto& o) { EXPECT_TRUE(o.es_insecure_skip_tls_verify); }},
-      {"es-timeout", "500ms", "500ms", [](auto& o) { EXPECT_EQ(o.es_timeout, Millis(500)); }},
+       [](auto& o) { EXPECT_TRUE(o.elasticsearch.insecure_skip_tls_verify); }},
+      {"es-timeout", "500ms", "500ms",
+       [](auto& o) { EXPECT_EQ(o.elasticsearch.request_timeout, Millis(500)); }},
       {"metrics-bind-address", "127.0.0.1:0", "\"127.0.0.1:0\"",
        [](auto& o) { EXPECT_EQ(o.metrics_bind_address, "127.0.0.1:0"); }},
       {"health-probe-bind-address", ":9091", "\":9091\"",
@@ -182,17 +185,17 @@ std::vector<FlagCase> every_flag() {
 TEST_F(ConfigTest, BasicAuthFromEverySource) {
   auto o = load({"--es", "http://a:9200", "--es-username", "elastic", "--es-password-file", "/pw"});
   ASSERT_TRUE(o.ok()) << o.error().message;
-  EXPECT_EQ(o->es_username, "elastic");
-  EXPECT_EQ(o->es_password_file, "/pw");
+  EXPECT_EQ(o->elasticsearch.username, "elastic");
+  EXPECT_EQ(o->elasticsearch.password_file, "/pw");
   auto env = load({}, {{"ESLEASE_ES", "http://a:9200"},
                        {"ESLEASE_ES_USERNAME", "elastic"},
                        {"ESLEASE_ES_PASSWORD_FILE", "/pw"}});
   ASSERT_TRUE(env.ok()) << env.error().message;
-  EXPECT_EQ(env->es_username, "elastic");
+  EXPECT_EQ(env->elasticsearch.username, "elastic");
   auto file =
       load({"--config", write_file("es: http://a:9200\nes-username: elastic\nes-password-file: /pw\n")});
   ASSERT_TRUE(file.ok()) << file.error().message;
-  EXPECT_EQ(file->es_password_file, "/pw");
+  EXPECT_EQ(file->elasticsearch.password_file, "/pw");
 }
 
 TEST_F(ConfigTest, EveryFlagOnTheCommandLine) {
@@ -211,7 +214,7 @@ TEST_F(ConfigTest, EveryFlagInTheEnvironment) {
     SCOPED_TRACE(c.flag);
     std::map<std::string, std::string> values{{environment_variable(c.flag), c.value}};
     values.emplace("ESLEASE_ES", "http://a:9200");  // unless the case sets it
-    auto o = load({}, Environment(values));
+    auto o = load({}, EnvironmentVariables(values));
     ASSERT_TRUE(o.ok()) << o.error().message;
     c.check(*o);
   }
@@ -235,17 +238,17 @@ TEST(EnvironmentVariable, IsUpperSnakeCaseWithThePrefix) {
 }
 
 TEST(EnvironmentAbstraction, FromPairsFromACallableOrEmpty) {
-  const Environment pairs{{"A", "1"}, {"B", ""}};
+  const EnvironmentVariables pairs{{"A", "1"}, {"B", ""}};
   EXPECT_EQ(pairs.get("A"), "1");
   EXPECT_EQ(pairs.get("B"), "");
   EXPECT_EQ(pairs.get("C"), std::nullopt);
-  const Environment callable = [](const std::string& name) -> std::optional<std::string> {
+  const EnvironmentVariables callable = [](const std::string& name) -> std::optional<std::string> {
     return name == "X" ? std::optional<std::string>("y") : std::nullopt;
   };
   EXPECT_EQ(callable.get("X"), "y");
-  EXPECT_EQ(Environment().get("A"), std::nullopt);
+  EXPECT_EQ(EnvironmentVariables().get("A"), std::nullopt);
   ::setenv("ESLEASE_CONFIG_TEST_PROCESS_ENV", "from-process", 1);
-  EXPECT_EQ(Environment::process().get("ESLEASE_CONFIG_TEST_PROCESS_ENV"), "from-process");
+  EXPECT_EQ(EnvironmentVariables::process().get("ESLEASE_CONFIG_TEST_PROCESS_ENV"), "from-process");
   ::unsetenv("ESLEASE_CONFIG_TEST_PROCESS_ENV");
 }
 
@@ -263,11 +266,11 @@ TEST_F(ConfigTest, FlagBeatsEnvironmentWhichBeatsFile) {
                                                        {"ESLEASE_METRICS_BIND_ADDRESS", ":9090"},
                                                        {"ESLEASE_LEADER_ELECT", "false"}});
   ASSERT_TRUE(o.ok()) << o.error().message;
-  EXPECT_EQ(o->workers, 6);                     // flag over environment and file
-  EXPECT_EQ(o->metrics_bind_address, ":9090");  // environment over file
-  EXPECT_FALSE(o->leader_elect);                // environment over file, a boolean
-  EXPECT_EQ(o->index, "from-file");             // file over the default
-  EXPECT_EQ(o->es_hosts, std::vector<std::string>{"http://file:9200"});
+  EXPECT_EQ(o->workers, 6);                        // flag over environment and file
+  EXPECT_EQ(o->metrics_bind_address, ":9090");     // environment over file
+  EXPECT_FALSE(o->leader_elect);                   // environment over file, a boolean
+  EXPECT_EQ(o->elasticsearch.index, "from-file");  // file over the default
+  EXPECT_EQ(o->elasticsearch.hosts, std::vector<std::string>{"http://file:9200"});
   EXPECT_EQ(o->config_file, file);
 }
 
@@ -275,12 +278,12 @@ TEST_F(ConfigTest, AHigherSourceReplacesARepeatableFlagsListRatherThanAddingToIt
   const std::string file = write_file("es: [http://f1:9200, http://f2:9200]\nnamespace: [a, b]\n");
   auto env_wins = load({"--config", file}, {{"ESLEASE_ES", "http://e1:9200, http://e2:9200,"}});
   ASSERT_TRUE(env_wins.ok()) << env_wins.error().message;
-  EXPECT_EQ(env_wins->es_hosts, (std::vector<std::string>{"http://e1:9200", "http://e2:9200"}));
+  EXPECT_EQ(env_wins->elasticsearch.hosts, (std::vector<std::string>{"http://e1:9200", "http://e2:9200"}));
   EXPECT_EQ(env_wins->namespaces, (std::vector<std::string>{"a", "b"}));
   auto flag_wins = load({"--config", file, "--namespace", "c"}, {{"ESLEASE_NAMESPACE", "d,e"}});
   ASSERT_TRUE(flag_wins.ok()) << flag_wins.error().message;
   EXPECT_EQ(flag_wins->namespaces, std::vector<std::string>{"c"});
-  EXPECT_EQ(flag_wins->es_hosts.size(), 2u);
+  EXPECT_EQ(flag_wins->elasticsearch.hosts.size(), 2u);
 }
 
 TEST_F(ConfigTest, ConfigFileFromTheEnvironmentUnlessAFlagNamesOne) {
@@ -288,10 +291,10 @@ TEST_F(ConfigTest, ConfigFileFromTheEnvironmentUnlessAFlagNamesOne) {
   const std::string from_flag = write_file("es: http://flag-file:9200\n", "flag.yaml");
   auto o = load({}, {{"ESLEASE_CONFIG", from_env}});
   ASSERT_TRUE(o.ok()) << o.error().message;
-  EXPECT_EQ(o->es_hosts, std::vector<std::string>{"http://env-file:9200"});
+  EXPECT_EQ(o->elasticsearch.hosts, std::vector<std::string>{"http://env-file:9200"});
   auto flag = load({"--config=" + from_flag}, {{"ESLEASE_CONFIG", from_env}});
   ASSERT_TRUE(flag.ok()) << flag.error().message;
-  EXPECT_EQ(flag->es_hosts, std::vector<std::string>{"http://flag-file:9200"});
+  EXPECT_EQ(flag->elasticsearch.hosts, std::vector<std::string>{"http://flag-file:9200"});
 }
 
 TEST_F(ConfigTest, EmptyVariablesCountAsUnsetAndCommandLineOnlyFlagsIgnoreTheEnvironment) {
@@ -302,7 +305,7 @@ TEST_F(ConfigTest, EmptyVariablesCountAsUnsetAndCommandLineOnlyFlagsIgnoreTheEnv
                                             {"ESLEASE_HELP", "1"}});
   ASSERT_TRUE(o.ok()) << o.error().message;
   EXPECT_EQ(o->workers, 4);
-  EXPECT_EQ(o->index, "eslease-locks");
+  EXPECT_EQ(o->elasticsearch.index, "eslease-locks");
   EXPECT_FALSE(o->version);
   EXPECT_FALSE(o->help);
 }
@@ -319,10 +322,10 @@ TEST_F(ConfigTest, YamlForms) {
       "namespace: []\n");
   auto o = load({"--config", file});
   ASSERT_TRUE(o.ok()) << o.error().message;
-  EXPECT_EQ(o->es_hosts, std::vector<std::string>{"http://one:9200"});
+  EXPECT_EQ(o->elasticsearch.hosts, std::vector<std::string>{"http://one:9200"});
   EXPECT_EQ(o->metrics_bind_address, "0");
   EXPECT_EQ(o->health_probe_bind_address, ":9999");
-  EXPECT_EQ(o->es_timeout, Millis(120000));
+  EXPECT_EQ(o->elasticsearch.request_timeout, Millis(120000));
   EXPECT_DOUBLE_EQ(o->kube_api_qps, 7);
   EXPECT_FALSE(o->liveness_takeover);
   EXPECT_TRUE(o->namespaces.empty());
@@ -361,7 +364,7 @@ TEST_P(BadConfiguration, IsAUsageErrorNamingTheCulprit) {
       args.push_back(write_file(c.file));
     }
   }
-  auto o = load(args, Environment(c.env));
+  auto o = load(args, EnvironmentVariables(c.env));
   ASSERT_FALSE(o.ok());
   EXPECT_EQ(o.error().code, ErrorCode::kInvalidArgument);
   EXPECT_NE(o.error().message.find(c.mentions), std::string::npos) << o.error().message;
@@ -610,19 +613,19 @@ INSTANTIATE_TEST_SUITE_P(
 // Runtime defaults.
 
 TEST(RuntimeDefaults, IdentityIsThePodNameElseTheHostPlusASuffix) {
-  ControllerOptions from_pod;
+  ControllerConfig from_pod;
   resolve_runtime_defaults(from_pod, RuntimeFacts{"eslease-7f9c", "node-1", "ops", "x2k9q"});
   EXPECT_EQ(from_pod.identity, "eslease-7f9c-x2k9q");
   EXPECT_EQ(from_pod.leader_election_namespace, "ops");
 
-  ControllerOptions from_host;
+  ControllerConfig from_host;
   resolve_runtime_defaults(from_host, RuntimeFacts{"", "laptop", "", "bcdfg"});
   EXPECT_EQ(from_host.identity, "laptop-bcdfg");
   EXPECT_EQ(from_host.leader_election_namespace, "default");
 }
 
 TEST(RuntimeDefaults, WhatTheUserSetIsKept) {
-  ControllerOptions o;
+  ControllerConfig o;
   o.identity = "mine";
   o.leader_election_namespace = "elections";
   resolve_runtime_defaults(o, RuntimeFacts{"pod", "host", "ops", "zzzzz"});

@@ -1,0 +1,25 @@
+// What the running controller is told at start: which namespaces it watches, how many locks
+// it reconciles at once, which behaviours are on, and how it elects a leader. Its defaults
+// are the command line's defaults (config/controller_config.h takes them from here).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kube/informer.h"
+#include "kube/leader_election.h"
+
+namespace eslease::controller {
+
+struct ControllerOptions {
+  std::vector<std::string> namespaces;  // empty: all
+  int workers = 4;                      // locks reconciled at once
+  bool liveness_takeover = true;        // a dead holder's lock moves at once, not at expiry
+  bool holds_annotation = true;         // keep the eslease.io/holds annotation of holder pods
+  bool leader_elect = false;
+  kube::LeaderElectionConfig leader_election;  // the controller sets the callbacks; its clock times it
+  std::function<void(const std::string& resource, kube::RestartReason)> on_watch_restart;
+};
+
+}  // namespace eslease::controller
