@@ -14,7 +14,7 @@ def at(seconds):
     return "2026-01-01T00:%02d:%09.6fZ" % divmod(seconds, 60)
 
 
-def lease(name, token=None, phase="Held", ns="ns", expires=None, duration=None):
+def lease(name, token=None, phase="Held", ns="ns", expires=None, duration=30):
     status = {"phase": phase}
     if token is not None:
         status["fencingToken"] = str(token)
