@@ -71,7 +71,12 @@ class SessionLeaseHold final : public LeaseHold {
                               api::kSessionName + " of namespace " + granted_.ns + " within " +
                               format_duration(limit) + " (is eslease-controller running and renewing it?)");
       }
-      changed_.wait_for(lock, std::min<MonoTime::duration>(give_up - now, Millis(100)));
+      // Until the session, the Lease or a watch changes something, or the limit: time alone
+      // only runs the validity down.
+      clock_.wait_until(lock, changed_, give_up, {}, [&] {
+        return state_.lost || session_failure_ ||
+               (has_validity_ && state_.confirmed_until > clock_.monotonic() + needed);
+      });
     }
   }
 
@@ -224,7 +229,7 @@ class SessionLeaseHold final : public LeaseHold {
   const LeaseHoldOptions options_;
   Messages& messages_;
   std::mutex mutex_;
-  std::condition_variable changed_;
+  std::condition_variable_any changed_;
   State state_;
   bool has_validity_ = false;
   std::string lease_error_;

@@ -59,6 +59,136 @@ int fail(const std::string& message) {
   return 1;
 }
 
+void configure_logging(const config::ControllerConfig& opts) {
+  log::Format format = log::Format::kText;
+  log::Level level = log::Level::kInfo;
+  log::parse_format(opts.log_format, format);
+  log::parse_level(opts.log_level, level);
+  log::configure(format, level);
+}
+
+// What the endpoints report while main starts, runs and stops the controller.
+class Serving {
+ public:
+  explicit Serving(metrics::Metrics& metrics) : metrics_(metrics) {}
+
+  Result<std::unique_ptr<metrics::Endpoints>> start(const config::ControllerConfig& opts) {
+    metrics::EndpointOptions options;
+    options.metrics_address = opts.metrics_bind_address;
+    options.health_address = opts.health_probe_bind_address;
+    options.metrics_text = [this] {
+      std::lock_guard lock(mutex_);
+      if (controller_ && controller_->synced()) controller_->publish_claim_metrics();
+      return metrics_.text();
+    };
+    options.not_ready_reason = [this]() -> std::string {
+      if (!index_ready_.load()) return "the lock index is not ready";
+      std::lock_guard lock(mutex_);
+      if (!controller_ || !controller_->synced()) return "caches are not synced";
+      return "";
+    };
+    auto endpoints = metrics::Endpoints::start(options);
+    if (!endpoints.ok()) return endpoints.error();
+    for (const auto& bound : (*endpoints)->bound())
+      log::info("serving", {{"endpoint", bound.endpoint}, {"address", bound.address}});
+    return endpoints;
+  }
+  void index_ready() { index_ready_.store(true); }
+  // The controller the endpoints ask (nullptr: none), set while no scrape reads it.
+  void set_controller(Controller* controller) {
+    std::lock_guard lock(mutex_);
+    controller_ = controller;
+  }
+
+ private:
+  metrics::Metrics& metrics_;
+  std::atomic<bool> index_ready_{false};
+  std::mutex mutex_;
+  Controller* controller_ = nullptr;
+};
+
+// Creates (or checks) the lock index; keeps trying while Elasticsearch is away, as it may
+// start after us, but refuses an index whose mapping is wrong. Ok when stopped meanwhile.
+Status prepare_index(lock::LockStore& store, Clock& clock, std::stop_token stop) {
+  for (Backoff backoff(BackoffPolicy{Millis(200), Millis(10000), 2.0}); !stop.stop_requested();) {
+    Status prepared = store.prepare();
+    if (prepared.ok() || !prepared.error().unavailable()) return prepared;
+    log::warn("Elasticsearch not reachable yet; retrying", {{"error", prepared.error().describe()}});
+    clock.sleep_for(backoff.next(), stop);
+  }
+  return {};
+}
+
+ControllerOptions controller_options(const config::ControllerConfig& opts, metrics::Metrics& metrics) {
+  ControllerOptions options;
+  options.namespaces = opts.namespaces;
+  options.workers = opts.workers;
+  options.liveness_takeover = opts.liveness_takeover;
+  options.holds_annotation = opts.holds_annotation;
+  options.leader_elect = opts.leader_elect;
+  options.leader_election.ns = opts.leader_election_namespace;
+  options.leader_election.name = opts.leader_election_id;
+  options.leader_election.identity = opts.identity;
+  options.leader_election.lease_duration = opts.leader_election_lease_duration;
+  options.leader_election.renew_deadline = opts.leader_election_renew_deadline;
+  options.leader_election.retry_period = opts.leader_election_retry_period;
+  options.on_watch_restart = [&metrics](const std::string& resource, kube::RestartReason reason) {
+    metrics.count_watch_restart(resource, kube::to_string(reason));
+  };
+  return options;
+}
+
+// Connects to both backends, serves the endpoints and runs the controller until `stop`.
+int run(const config::ControllerConfig& opts, std::stop_source& stop) {
+  Clock& clock = SystemClock::instance();
+  metrics::Metrics metrics(ESLEASE_VERSION);
+  lock::OpenOptions store_options;
+  store_options.writer = opts.identity;
+  store_options.on_request = [&metrics](std::string_view op, int status, std::chrono::milliseconds d) {
+    metrics.observe_backend_request(op, status, d);
+  };
+  auto store = lock::open_lock_store(opts.elasticsearch, clock, std::move(store_options));
+  if (!store.ok()) return fail(store.error().describe());
+
+  auto rest = kube::load_default(opts.kubeconfig);
+  if (!rest.ok()) return fail("no Kubernetes configuration: " + rest.error().message);
+  auto http_api = kube::HttpApi::connect(*rest);
+  kube::InstrumentedApiOptions api_options;
+  api_options.qps = opts.kube_api_qps;
+  api_options.burst = opts.kube_api_burst;
+  api_options.observer = [&metrics](std::string_view verb, int status, std::chrono::milliseconds d) {
+    metrics.observe_kube_request(verb, status, d);
+  };
+  api_options.stop = stop.get_token();
+  kube::InstrumentedApi api(*http_api, std::move(api_options), clock);
+  log::info("starting", {{"version", ESLEASE_VERSION},
+                         {"identity", opts.identity},
+                         {"kubernetes", rest->describe()},
+                         {"index", opts.elasticsearch.index},
+                         {"liveness_takeover", opts.liveness_takeover ? "true" : "false"}});
+
+  Serving serving(metrics);
+  auto endpoints = serving.start(opts);
+  if (!endpoints.ok()) return fail(endpoints.error().describe());
+  if (Status prepared = prepare_index(**store, clock, stop.get_token()); !prepared.ok())
+    return fail(prepared.error().describe());
+  if (stop.stop_requested()) return 0;
+  serving.index_ready();
+
+  kube::EventRecorderOptions event_options;
+  event_options.host = opts.identity;
+  kube::EventRecorder events(api, clock, event_options);
+  MetricsObserver observer(metrics);
+  Controller controller(api, **store, &events, observer, clock, controller_options(opts, metrics));
+  serving.set_controller(&controller);
+  Status ran = controller.run(stop.get_token());
+  events.flush(std::chrono::seconds(2));
+  serving.set_controller(nullptr);
+  if (!ran.ok()) return fail(ran.error().describe());
+  log::info("stopped cleanly");
+  return 0;
+}
+
 }  // namespace
 
 int run_controller_app(const std::vector<std::string>& args) {
@@ -78,116 +208,15 @@ int run_controller_app(const std::vector<std::string>& args) {
     std::cout << "eslease-controller " << ESLEASE_VERSION << "\n";
     return 0;
   }
-  log::Format format = log::Format::kText;
-  log::Level level = log::Level::kInfo;
-  log::parse_format(opts.log_format, format);
-  log::parse_level(opts.log_level, level);
-  log::configure(format, level);
+  configure_logging(opts);
   config::resolve_runtime_defaults(opts, config::read_runtime_facts(environment));
-  Clock& clock = SystemClock::instance();
-  metrics::Metrics metrics(ESLEASE_VERSION);
-
-  // Elasticsearch.
-  lock::OpenOptions store_options;
-  store_options.writer = opts.identity;
-  store_options.on_request = [&metrics](std::string_view op, int status, std::chrono::milliseconds d) {
-    metrics.observe_backend_request(op, status, d);
-  };
-  auto store = lock::open_lock_store(opts.elasticsearch, clock, std::move(store_options));
-  if (!store.ok()) return fail(store.error().describe());
-
-  // Kubernetes.
-  auto rest = kube::load_default(opts.kubeconfig);
-  if (!rest.ok()) return fail("no Kubernetes configuration: " + rest.error().message);
-  auto http_api = kube::HttpApi::connect(*rest);
   std::stop_source stop;
-  kube::InstrumentedApiOptions api_options;
-  api_options.qps = opts.kube_api_qps;
-  api_options.burst = opts.kube_api_burst;
-  api_options.observer = [&metrics](std::string_view verb, int status, std::chrono::milliseconds d) {
-    metrics.observe_kube_request(verb, status, d);
-  };
-  api_options.stop = stop.get_token();
-  kube::InstrumentedApi api(*http_api, std::move(api_options), clock);
-  log::info("starting", {{"version", ESLEASE_VERSION},
-                         {"identity", opts.identity},
-                         {"kubernetes", rest->describe()},
-                         {"index", opts.elasticsearch.index},
-                         {"liveness_takeover", opts.liveness_takeover ? "true" : "false"}});
-
-  // Create (or check) the lock index; keep trying while Elasticsearch is away, as it may
-  // start after us, but refuse an index whose mapping is wrong.
   g_stop = &stop;
   std::signal(SIGTERM, on_signal);
   std::signal(SIGINT, on_signal);
-
-  std::unique_ptr<Controller> controller;
-  std::atomic<bool> index_ready{false};
-  metrics::EndpointOptions endpoint_options;
-  endpoint_options.metrics_address = opts.metrics_bind_address;
-  endpoint_options.health_address = opts.health_probe_bind_address;
-  std::mutex controller_mutex;  // the scrape thread reads `controller` while main sets it
-  endpoint_options.metrics_text = [&] {
-    std::lock_guard lock(controller_mutex);
-    if (controller && controller->synced()) controller->publish_claim_metrics();
-    return metrics.text();
-  };
-  endpoint_options.not_ready_reason = [&]() -> std::string {
-    if (!index_ready.load()) return "the lock index is not ready";
-    std::lock_guard lock(controller_mutex);
-    if (!controller || !controller->synced()) return "caches are not synced";
-    return "";
-  };
-  auto endpoints = metrics::Endpoints::start(endpoint_options);
-  if (!endpoints.ok()) return fail(endpoints.error().describe());
-  for (const auto& bound : (*endpoints)->bound())
-    log::info("serving", {{"endpoint", bound.endpoint}, {"address", bound.address}});
-
-  for (Backoff backoff(BackoffPolicy{Millis(200), Millis(10000), 2.0}); !stop.stop_requested();) {
-    Status prepared = (*store)->prepare();
-    if (prepared.ok()) break;
-    if (!prepared.error().unavailable()) return fail(prepared.error().describe());
-    log::warn("Elasticsearch not reachable yet; retrying", {{"error", prepared.error().describe()}});
-    clock.sleep_for(backoff.next(), stop.get_token());
-  }
-  if (stop.stop_requested()) return 0;
-  index_ready = true;
-
-  kube::EventRecorderOptions event_options;
-  event_options.host = opts.identity;
-  kube::EventRecorder events(api, clock, event_options);
-  MetricsObserver observer(metrics);
-  ControllerOptions controller_options;
-  controller_options.namespaces = opts.namespaces;
-  controller_options.workers = opts.workers;
-  controller_options.liveness_takeover = opts.liveness_takeover;
-  controller_options.holds_annotation = opts.holds_annotation;
-  controller_options.leader_elect = opts.leader_elect;
-  controller_options.leader_election.ns = opts.leader_election_namespace;
-  controller_options.leader_election.name = opts.leader_election_id;
-  controller_options.leader_election.identity = opts.identity;
-  controller_options.leader_election.lease_duration = opts.leader_election_lease_duration;
-  controller_options.leader_election.renew_deadline = opts.leader_election_renew_deadline;
-  controller_options.leader_election.retry_period = opts.leader_election_retry_period;
-  controller_options.on_watch_restart = [&metrics](const std::string& resource, kube::RestartReason reason) {
-    metrics.count_watch_restart(resource, kube::to_string(reason));
-  };
-  Controller* running = nullptr;
-  {
-    std::lock_guard lock(controller_mutex);
-    controller = std::make_unique<Controller>(api, **store, &events, observer, clock, controller_options);
-    running = controller.get();
-  }
-  Status ran = running->run(stop.get_token());
-  events.flush(std::chrono::seconds(2));
-  {
-    std::lock_guard lock(controller_mutex);
-    controller.reset();
-  }
+  const int code = run(opts, stop);
   g_stop = nullptr;
-  if (!ran.ok()) return fail(ran.error().describe());
-  log::info("stopped cleanly");
-  return 0;
+  return code;
 }
 
 }  // namespace eslease::controller
