@@ -101,8 +101,15 @@ int run_controller_app(const std::vector<std::string>& args) {
   es_transport.tls.ca_file = opts.es_ca_file;
   auto documents = es::make_http_document_api(http::make_cpprest_transport(es_transport), es_options, clock);
   if (!documents.ok()) return fail(documents.error().describe());
-  auto store =
-      lock::make_es_lock_store(**documents, clock, lock::StoreOptions{opts.index, 1000, opts.identity});
+  lock::StoreOptions store_options;
+  store_options.index = opts.index;
+  store_options.writer = opts.identity;
+  store_options.awaits_token_history = true;  // the Leases' tokens, once the caches are synced
+  store_options.on_fencing = [&metrics](const lock::FencingReport& report) {
+    metrics.set_fencing_epoch(report.epoch);
+    if (report.refused) metrics.count_fencing_refusal();
+  };
+  auto store = lock::make_es_lock_store(**documents, clock, std::move(store_options));
   if (!store.ok()) return fail(store.error().describe());
 
   // Kubernetes.
