@@ -6,7 +6,7 @@
 namespace eslease::api {
 namespace {
 
-constexpr std::array<std::pair<Reason, std::string_view>, 17> kNames = {{
+constexpr std::array<std::pair<Reason, std::string_view>, 18> kNames = {{
     {Reason::kWaiting, "Waiting"},
     {Reason::kAcquired, "Acquired"},
     {Reason::kTakenOver, "TakenOver"},
@@ -24,6 +24,7 @@ constexpr std::array<std::pair<Reason, std::string_view>, 17> kNames = {{
     {Reason::kBackendUnavailable, "BackendUnavailable"},
     {Reason::kBackendReachable, "BackendReachable"},
     {Reason::kMalformedLockDocument, "MalformedLockDocument"},
+    {Reason::kTokensUnproven, "TokensUnproven"},
 }};
 
 }  // namespace
@@ -60,6 +61,7 @@ bool is_loss(Reason reason) {
     case Reason::kBackendUnavailable:
     case Reason::kBackendReachable:
     case Reason::kMalformedLockDocument:
+    case Reason::kTokensUnproven:
       return false;
   }
   return false;

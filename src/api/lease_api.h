@@ -38,6 +38,7 @@ enum class Reason {
   kBackendUnavailable,     // BackendAvailable=False
   kBackendReachable,       // BackendAvailable=True
   kMalformedLockDocument,  // the lock document is not one eslease can read
+  kTokensUnproven,         // BackendAvailable=False: grants refused, the next fencing token not proven larger
 };
 
 const char* to_string(Reason reason);

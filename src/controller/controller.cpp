@@ -1,5 +1,6 @@
 #include "controller/controller.h"
 
+#include <charconv>
 #include <map>
 #include <thread>
 
@@ -79,6 +80,32 @@ class Controller::Caches final : public ClusterView {
     return it == informers.end() ? nullptr : it->second.get();
   }
 };
+
+namespace {
+
+// What the Leases show of the grants made before a term (lock/token_guard.h): the largest
+// fencing token any of them shows (Held, Released, or let go of by its holder), and the
+// longest lease duration of a grant shown Held.
+lock::IssuedBefore issued_before(const ClusterView& cluster) {
+  lock::IssuedBefore out;
+  auto count = [&out](const std::string& text) {
+    std::int64_t token = 0;
+    const char* end = text.data() + text.size();
+    if (auto parsed = std::from_chars(text.data(), end, token); parsed.ec == std::errc() && parsed.ptr == end)
+      out.largest_token = std::max(out.largest_token, token);
+  };
+  cluster.for_each_lease([&](const LeaseRecord& lease) {
+    count(lease.status.fencing_token);
+    count(lease.released_token);
+    if (lease.status.phase == Phase::kHeld) {
+      const Millis duration = std::chrono::seconds(lease.spec.lease_duration_seconds);
+      out.longest_validity = std::max(out.longest_validity, duration);
+    }
+  });
+  return out;
+}
+
+}  // namespace
 
 // One term of leadership: the lock table, the sessions, the queue and the workers.
 class LeadershipTerm {
@@ -296,6 +323,10 @@ void Controller::lead(std::stop_token stop) {
   }
   leading_.store(true);
   observer_.leading(true);
+  // Tokens never go backwards: before the first grant, the lock index is checked against the
+  // tokens the Leases show. A failure leaves grants refused until a later check succeeds.
+  if (Status checked = store_.check_tokens([this] { return issued_before(*caches_); }); !checked.ok())
+    log::warn("fencing tokens unchecked at the start of leadership; grants wait", {{"error", checked.error().describe()}});
   log::info("leading: reconciling locks", {{"locks", index_.locks().size()}});
   term.run(stop, index_.locks());
   {

@@ -61,6 +61,9 @@ struct LockWorld {
   // The document exists but cannot be read as a lock document: nothing is granted.
   std::string malformed_document;
   bool backend_available = true;
+  // Set when Elasticsearch answers but the lock store refused a grant because it cannot prove
+  // the next fencing token larger than every token issued before (lock/token_guard.h): why.
+  std::string grants_refused;
   // False after a write failed in this reconcile: only statuses are projected; the write is
   // retried with backoff.
   bool act = true;

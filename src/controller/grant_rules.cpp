@@ -226,6 +226,7 @@ std::string describe_loss(Reason why, const std::string& pod) {
     case Reason::kBackendUnavailable:
     case Reason::kBackendReachable:
     case Reason::kMalformedLockDocument:
+    case Reason::kTokensUnproven:
       break;
   }
   return "the grant to " + pod + " expired";

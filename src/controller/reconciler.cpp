@@ -279,6 +279,7 @@ ReconcileOutcome Reconciler::reconcile(const std::string& lock_id) {
         outcome.status = done;
         world.act = false;
         world.backend_available = !done.error().unavailable();
+        if (auto refused = store_.grants_refused()) world.grants_refused = *refused;
         decision = decide(world);
         break;
       }

@@ -45,19 +45,26 @@ class Projector {
 
   void add_backend_condition(const LeaseRecord& lease, LeaseStatus& s) {
     const LeaseStatus& prev = lease.status;
-    if (w_.backend_available) {
+    if (!w_.grants_refused.empty()) {
+      backend_unavailable(lease, s, Reason::kTokensUnproven, w_.grants_refused);
+    } else if (w_.backend_available) {
       s.conditions.push_back(condition(prev, api::kConditionBackendAvailable, "True",
                                        Reason::kBackendReachable, "Elasticsearch answers", lease.generation));
-      return;
+    } else {
+      backend_unavailable(lease, s, Reason::kBackendUnavailable, "Elasticsearch cannot be reached; retrying");
     }
-    const char* message = "Elasticsearch cannot be reached; retrying";
-    s.conditions.push_back(condition(prev, api::kConditionBackendAvailable, "False",
-                                     Reason::kBackendUnavailable, message, lease.generation));
-    const Condition* old = prev.condition(api::kConditionBackendAvailable);
-    if (!old || old->status != "False") event(lease, true, Reason::kBackendUnavailable, message);
   }
 
  private:
+  // BackendAvailable=False, with a Warning event when the reason is new.
+  void backend_unavailable(const LeaseRecord& lease, LeaseStatus& s, Reason why, const std::string& message) {
+    const LeaseStatus& prev = lease.status;
+    s.conditions.push_back(
+        condition(prev, api::kConditionBackendAvailable, "False", why, message, lease.generation));
+    const Condition* old = prev.condition(api::kConditionBackendAvailable);
+    if (!old || old->status != "False" || old->reason != api::to_string(why)) event(lease, true, why, message);
+  }
+
   // What every projected status carries over from the previous one.
   static LeaseStatus carried_over(const LeaseRecord& lease) {
     LeaseStatus s;

@@ -70,6 +70,12 @@ struct BulkResult {
   bool earlier_attempt_may_have_applied = false;
 };
 
+// An index as GET /{index} reports it, as far as eslease reads it.
+struct IndexDescription {
+  std::string uuid;         // settings.index.uuid: a re-created or restored index has a new one
+  nlohmann::json mappings;  // {"dynamic": ..., "properties": {...}, "_meta": {...}}
+};
+
 struct SearchHit {
   std::string id;
   nlohmann::json source;
@@ -83,8 +89,11 @@ class DocumentApi {
   // Creates `index` with `definition` ({"settings":..., "mappings":...}) when missing.
   // Returns true when it was created, false when it already existed.
   virtual Result<bool> ensure_index(const std::string& index, const nlohmann::json& definition) = 0;
-  // The index's mapping as Elasticsearch reports it ({"properties":..., "dynamic":...}).
-  virtual Result<nlohmann::json> get_mapping(const std::string& index) = 0;
+  // GET /{index}: its UUID and mappings; nullopt when there is no such index.
+  virtual Result<std::optional<IndexDescription>> describe_index(const std::string& index) = 0;
+  // PUT /{index}/_mapping: merges `mapping` ({"properties":..., "_meta":...}) into the index's
+  // mapping. New fields are added; a `_meta` given replaces the old one as a whole.
+  virtual Status put_mapping(const std::string& index, const nlohmann::json& mapping) = 0;
 
   // PUT /{index}/_create/{id}: applies only when the document is absent.
   virtual Result<WriteResult> create(const std::string& index, const std::string& id,

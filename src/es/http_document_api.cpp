@@ -39,6 +39,13 @@ std::string segment(const std::string& value) {
   return percent_encode(value);
 }
 
+// Elasticsearch's error type in an error body ("index_not_found_exception"), or "".
+std::string error_type(const http::Response& response) {
+  auto body = json::parse(response.body, nullptr, false);
+  if (!body.is_object() || !body.contains("error") || !body["error"].is_object()) return "";
+  return body["error"].value("type", "");
+}
+
 bool retryable_status(int status) {
   return status == 429 || status == 502 || status == 503 || status == 504;
 }
@@ -71,29 +78,40 @@ class HttpDocumentApi final : public DocumentApi {
     if (!answer.ok()) return answer.error();
     const http::Response& response = answer->response;
     if (response.status == 200) return true;
-    if (response.status == 400) {
-      auto body = json::parse(response.body, nullptr, false);
-      if (body.is_object() && body.contains("error") && body["error"].is_object() &&
-          body["error"].value("type", "") == "resource_already_exists_exception") {
-        return false;
-      }
-    }
+    if (response.status == 400 && error_type(response) == "resource_already_exists_exception") return false;
     return error_from_response(response, "indices.create");
   }
 
-  Result<json> get_mapping(const std::string& index) override {
-    auto answer = execute(Call{"indices.get_mapping", "GET", "/" + segment(index) + "/_mapping", ""});
+  Result<std::optional<IndexDescription>> describe_index(const std::string& index) override {
+    auto answer = execute(Call{"indices.get", "GET", "/" + segment(index), ""});
     if (!answer.ok()) return answer.error();
-    if (answer->response.status != 200) return error_from_response(answer->response, "indices.get_mapping");
-    auto body = parse_object(answer->response.body, "indices.get_mapping");
+    const http::Response& response = answer->response;
+    if (response.status == 404 && error_type(response) == "index_not_found_exception")
+      return std::optional<IndexDescription>();
+    if (response.status != 200) return error_from_response(response, "indices.get");
+    auto body = parse_object(response.body, "indices.get");
     if (!body.ok()) return body.error();
     // Keyed by the concrete index name, which differs from `index` behind an alias.
-    if (body->size() != 1 || !body->begin()->is_object() || !body->begin()->contains("mappings") ||
-        !(*body->begin())["mappings"].is_object()) {
-      return make_error(ErrorCode::kProtocol,
-                        "Elasticsearch mapping answer is not {index: {mappings: {...}}}");
+    if (body->size() != 1 || !body->begin()->is_object()) {
+      return make_error(ErrorCode::kProtocol, "Elasticsearch described " + std::to_string(body->size()) +
+                                                  " indices for " + index + "; expected one");
     }
-    return (*body->begin())["mappings"];
+    const json& described = *body->begin();
+    IndexDescription out;
+    out.mappings = described.value("mappings", json::object());
+    const json* settings = described.contains("settings") ? &described["settings"] : nullptr;
+    if (settings && settings->is_object() && settings->contains("index") && (*settings)["index"].is_object())
+      out.uuid = (*settings)["index"].value("uuid", "");
+    if (!out.mappings.is_object() || out.uuid.empty())
+      return make_error(ErrorCode::kProtocol, "Elasticsearch described index " + index + " without mappings or uuid");
+    return std::optional<IndexDescription>(std::move(out));
+  }
+
+  Status put_mapping(const std::string& index, const json& mapping) override {
+    auto answer = execute(Call{"indices.put_mapping", "PUT", "/" + segment(index) + "/_mapping", mapping.dump()});
+    if (!answer.ok()) return answer.error();
+    if (answer->response.status != 200) return error_from_response(answer->response, "indices.put_mapping");
+    return {};
   }
 
   Result<WriteResult> create(const std::string& index, const std::string& id, const json& source) override {

@@ -134,6 +134,8 @@ Result<std::unique_ptr<LockStore>> open_lock_store(const ConnectionSettings& set
   StoreOptions store;
   store.index = settings.index;
   store.writer = std::move(options.writer);
+  store.on_fencing = std::move(options.on_fencing);
+  store.awaits_token_history = options.awaits_token_history;
   return make_es_lock_store(std::move(*api), clock, std::move(store));
 }
 

@@ -123,22 +123,26 @@ Result<LockDocument> parse_lock_document(const json& source) {
   return doc;
 }
 
-Result<std::int64_t> fencing_token_of(const es::Version& version) {
-  if (version.seq_no < 0 || version.seq_no > 0xFFFFFFFFLL || version.primary_term < 1 ||
-      version.primary_term > 0x7FFFFFFFLL) {
+Result<std::int64_t> fencing_token_of(const es::Version& version, std::int64_t epoch) {
+  constexpr std::int64_t kMaxSeqNo = 0xFFFFFFFFLL;
+  constexpr std::int64_t kMaxTerm = 0xFFFFLL;
+  if (version.seq_no < 0 || version.seq_no > kMaxSeqNo || version.primary_term < 1 ||
+      version.primary_term > kMaxTerm || epoch < 0 || epoch > kMaxEpoch) {
     return make_error(ErrorCode::kProtocol, "version (seq_no " + std::to_string(version.seq_no) +
                                                 ", primary_term " + std::to_string(version.primary_term) +
-                                                ") does not fit a 64-bit fencing token");
+                                                ") of epoch " + std::to_string(epoch) +
+                                                " does not fit a 64-bit fencing token");
   }
-  return (version.primary_term << 32) | version.seq_no;
+  return epoch_base(epoch) | (version.primary_term << 32) | version.seq_no;
 }
 
 Result<LockState> make_state(LockDocument doc, const es::Version& version) {
+  constexpr std::int64_t kPairBits = epoch_base(1) - 1;
   LockState state;
-  if (doc.fencing_token != 0) {
-    state.token = doc.fencing_token;
+  if ((doc.fencing_token & kPairBits) != 0) {
+    state.token = doc.fencing_token;  // written by a renewal: the grant's whole token
   } else {
-    auto token = fencing_token_of(version);
+    auto token = fencing_token_of(version, epoch_of(doc.fencing_token));
     if (!token.ok()) return token.error();
     state.token = *token;
   }
@@ -163,20 +167,37 @@ json index_definition() {
               {"mappings", {{"dynamic", "strict"}, {"properties", properties}}}};
 }
 
-Status check_mapping(const json& mappings) {
-  if (!mappings.is_object() || !mappings.contains("properties") || !mappings["properties"].is_object()) {
-    return make_error(ErrorCode::kInvalid, "the lock index has no field mapping");
-  }
-  const json& properties = mappings["properties"];
+MappingCheck check_mapping(const json& mappings) {
+  const json no_fields = json::object();
+  const bool has_properties =
+      mappings.is_object() && mappings.contains("properties") && mappings["properties"].is_object();
+  const json& properties = has_properties ? mappings["properties"] : no_fields;
+  const bool strict = mappings.is_object() && mappings.value("dynamic", "") == "strict";
+  MappingCheck check;
+  auto worse = [&](MappingFit fit, std::string problem) {
+    if (fit <= check.fit) return;
+    check.fit = fit;
+    check.problem = std::move(problem);
+  };
   for (const auto& [name, type] : kFields) {
     auto it = properties.find(name);
-    if (it == properties.end() || !it->is_object() || it->value("type", "") != type) {
-      return make_error(ErrorCode::kInvalid, std::string("the lock index maps field '") + name +
-                                                 "' differently (want type " + type +
-                                                 "); use another index or recreate it");
+    if (it == properties.end()) {
+      check.missing[name] = json{{"type", type}};
+      worse(MappingFit::kLacksFields, std::string("the lock index does not map field '") + name + "'");
+      continue;
     }
+    const std::string mapped = it->is_object() ? it->value("type", "object") : "";
+    if (mapped == type) continue;
+    if (!strict && mapped == "text" && std::string(type) == "keyword") {
+      worse(MappingFit::kDynamic, std::string("the lock index maps field '") + name +
+                                      "' as text, as a write that created the index maps it");
+      continue;
+    }
+    worse(MappingFit::kConflicts, std::string("the lock index maps field '") + name + "' as " +
+                                      (mapped.empty() ? "something else" : mapped) + " (want type " + type +
+                                      "); use another index or recreate it");
   }
-  return {};
+  return check;
 }
 
 }  // namespace eslease::lock

@@ -1,14 +1,19 @@
 // The lock document (see the design's "The lock document") and the fencing token rule.
 //
-// Fencing token: (primary_term << 32) | seq_no of the write that granted the lock (an
-// acquire or a takeover). Sequence numbers only grow on a shard, through deletes and
-// re-creates, and a primary-term bump makes every later pair larger, so each new grant of
-// a lock gets a larger token, even after release and re-acquire.
+// Fencing token: (epoch << 48) | (primary_term << 32) | seq_no, where (primary_term, seq_no)
+// is the version of the write that granted the lock (an acquire or a takeover) and the
+// epoch is the lock index's (token_guard.h). Sequence numbers only grow on a shard, through
+// deletes and re-creates, and a primary-term bump makes every later pair larger, so within
+// one index each new grant of a lock gets a larger token, even after release and re-acquire.
+// An index that was re-created or restored starts its pairs low again; a higher epoch puts
+// all its tokens above those of every earlier epoch.
 //
-// A write cannot contain its own seq_no, so the granting write stores fencingToken = 0,
-// meaning "the token is this version's own (_primary_term, _seq_no)". The holder's first
-// renewal writes the real value into the field, and it stays there for the life of the
-// grant. Readers use fencing_token_of(): the field when non-zero, else the version's pair.
+// A write cannot contain its own seq_no, so the granting write stores fencingToken = its
+// epoch's base (epoch << 48, whose low 48 bits are zero; 0 in epoch 0), meaning "this base
+// plus this version's own pair". The holder's first renewal writes the whole token into the
+// field, and it stays there for the life of the grant. Readers use make_state(): the field
+// when its low 48 bits are set, else the field plus the version's pair. A token is therefore
+// read the same by every process, whichever epoch it last saw.
 #pragma once
 
 #include <cstdint>
@@ -37,7 +42,7 @@ struct LockDocument {
   WallTime renewed_at{};
   WallTime expires_at{};
   std::int64_t ttl_millis = 0;
-  std::int64_t fencing_token = 0;  // 0 in the granting write; see above
+  std::int64_t fencing_token = 0;  // the epoch's base in the granting write; see above
   std::int64_t transitions = 0;    // grants of this lock since its document was created
   std::string writer;              // identity of the process that wrote it
 };
@@ -49,9 +54,16 @@ Result<LockDocument> parse_lock_document(const nlohmann::json& source);
 // Wall time truncated to the millisecond, as written to and read back from documents.
 WallTime to_millis(WallTime t);
 
-// The token of a grant written at `version`. kProtocol when the pair does not fit the
-// 32/31-bit layout (seq_no >= 2^32 or primary_term >= 2^31): the token would not grow.
-Result<std::int64_t> fencing_token_of(const es::Version& version);
+// The token layout: 15 bits of epoch, 16 of primary term, 32 of sequence number.
+inline constexpr int kEpochShift = 48;
+inline constexpr std::int64_t kMaxEpoch = (std::int64_t{1} << 15) - 1;
+inline constexpr std::int64_t epoch_of(std::int64_t token) { return token >> kEpochShift; }
+inline constexpr std::int64_t epoch_base(std::int64_t epoch) { return epoch << kEpochShift; }
+
+// The token of a grant written at `version` in epoch `epoch`. kProtocol when the pair does
+// not fit its 32/16-bit field (seq_no >= 2^32 or primary_term >= 2^16) or the epoch is out of
+// range: the token would not grow.
+Result<std::int64_t> fencing_token_of(const es::Version& version, std::int64_t epoch = 0);
 
 // A lock document as read or written, with its version and fencing token.
 struct LockState {
@@ -68,7 +80,22 @@ bool same_write(const LockDocument& doc, const LockDocument& written);
 
 // {"settings": one shard, "mappings": strict, exactly the document's fields}.
 nlohmann::json index_definition();
-// Checks an existing index's mapping for every field with the right type.
-Status check_mapping(const nlohmann::json& mappings);
+
+// How an existing index's mapping fits the lock document.
+enum class MappingFit {
+  kFits,         // every field, with its type
+  kLacksFields,  // some fields are not mapped yet, none differently
+  // Besides, keyword fields are mapped as text, the way Elasticsearch's dynamic mapping maps
+  // them when a write creates a missing index: lock documents still fit (they are only read
+  // by id), but only a non-strict index is taken to have been created so.
+  kDynamic,
+  kConflicts,  // a field is mapped with a type lock documents do not fit
+};
+struct MappingCheck {
+  MappingFit fit = MappingFit::kFits;
+  std::string problem;                  // what is wrong, unless kFits
+  nlohmann::json missing = nlohmann::json::object();  // the properties to add
+};
+MappingCheck check_mapping(const nlohmann::json& mappings);
 
 }  // namespace eslease::lock

@@ -6,6 +6,8 @@
 
 #include "common/log.h"
 #include "lock/expiry.h"
+#include "lock/grant_fence.h"
+#include "lock/lock_index.h"
 #include "lock/lock_store.h"
 
 namespace eslease::lock {
@@ -31,8 +33,7 @@ Status validate_grantee(const Grantee& grantee) {
   if (auto s = validate_identity("holderUID", grantee.holder_uid, true); !s.ok()) return s;
   if (auto s = validate_identity("node", grantee.node, true); !s.ok()) return s;
   if (auto s = validate_identity("priority", grantee.priority, true); !s.ok()) return s;
-  if (grantee.ttl <= Millis(0))
-    return make_error(ErrorCode::kInvalidArgument, "the lock TTL must be positive");
+  if (grantee.ttl <= Millis(0)) return make_error(ErrorCode::kInvalidArgument, "the lock TTL must be positive");
   return {};
 }
 
@@ -40,23 +41,21 @@ class EsLockStore final : public LockStore {
  public:
   EsLockStore(std::unique_ptr<es::DocumentApi> owned, es::DocumentApi& api, Clock& clock,
               StoreOptions options)
-      : owned_(std::move(owned)), api_(api), clock_(clock), options_(std::move(options)) {}
+      : owned_(std::move(owned)),
+        api_(api),
+        clock_(clock),
+        options_(std::move(options)),
+        guard_(clock, options_.on_fencing),
+        index_(api, options_.index, guard_) {}
 
-  Status prepare() override {
-    auto created = api_.ensure_index(options_.index, index_definition());
-    if (!created.ok()) return with_context(created.error(), "cannot create lock index " + options_.index);
-    if (*created) {
-      log::info("created lock index", {{"index", options_.index}});
-      return {};
-    }
-    auto mapping = api_.get_mapping(options_.index);
-    if (!mapping.ok()) {
-      log::warn("cannot read the lock index mapping; using the index unchecked",
-                {{"index", options_.index}, {"error", mapping.error().describe()}});
-      return {};
-    }
-    return check_mapping(*mapping);
+  Status prepare() override { return index_.prepare(!options_.awaits_token_history); }
+
+  Status check_tokens(IssuedBeforeSource issued_before) override {
+    guard_.set_source(std::move(issued_before));
+    return index_.check_now();
   }
+
+  std::optional<std::string> grants_refused() const override { return guard_.refusal(); }
 
   Result<std::optional<LockState>> get(const LockKey& key) override { return read(key.id()); }
 
@@ -81,19 +80,23 @@ class EsLockStore final : public LockStore {
 
   Result<AcquireOutcome> acquire(const LockKey& key, const Grantee& grantee) override {
     if (auto s = validate_grantee(grantee); !s.ok()) return s.error();
+    if (Status ready = index_.ready_to_grant(); !ready.ok()) return ready.error();
+    const std::int64_t floor = guard_.floor();
     const LockDocument doc = grant_document(key, grantee, 1);
     const MonoTime sent = clock_.monotonic();
     auto written = api_.create(options_.index, key.id(), to_json(doc));
-    return settle_grant(key, doc, grantee.ttl, sent, written, "acquire");
+    return keep_if_larger(api_, options_.index, guard_, key, settle_grant(key, doc, grantee.ttl, sent, written, "acquire"), floor);
   }
 
-  Result<AcquireOutcome> take_over(const LockKey& key, const LockState& dead,
-                                   const Grantee& grantee) override {
+  Result<AcquireOutcome> take_over(const LockKey& key, const LockState& dead, const Grantee& grantee) override {
     if (auto s = validate_grantee(grantee); !s.ok()) return s.error();
+    if (Status ready = index_.ready_to_grant(); !ready.ok()) return ready.error();
+    const std::int64_t floor = std::max(guard_.floor(), dead.token);
     const LockDocument doc = grant_document(key, grantee, dead.doc.transitions + 1, &dead.doc);
     const MonoTime sent = clock_.monotonic();
     auto written = api_.index(options_.index, key.id(), to_json(doc), dead.version);
-    return settle_grant(key, doc, grantee.ttl, sent, written, "take over");
+    return keep_if_larger(api_, options_.index, guard_, key,
+                          settle_grant(key, doc, grantee.ttl, sent, written, "take over"), floor);
   }
 
   Result<RenewOutcome> renew(const LockKey& key, const Grant& held, Millis ttl) override {
@@ -104,7 +107,7 @@ class EsLockStore final : public LockStore {
     if (written.ok() && written->status == WriteStatus::kApplied) {
       auto state = make_state(doc, written->version);
       if (!state.ok()) return state.error();
-      return RenewOutcome{Grant{std::move(*state), holder_deadline(sent, effective_ttl)}, true, std::nullopt};
+      return RenewOutcome{hold(std::move(*state), holder_deadline(sent, effective_ttl)), true, std::nullopt};
     }
     auto settled = settle_renewal(key, held, doc, effective_ttl, sent);
     if (!settled.ok()) {
@@ -163,74 +166,16 @@ class EsLockStore final : public LockStore {
   // a conflict or whose outcome is unknown (compared with what was written, as acquire does).
   std::vector<Result<AcquireOutcome>> acquire_many(
       const std::vector<std::pair<LockKey, Grantee>>& grantees) override {
+    if (Status ready = index_.ready_to_grant(); !ready.ok())
+      return std::vector<Result<AcquireOutcome>>(grantees.size(), Result<AcquireOutcome>(ready.error()));
+    const std::int64_t floor = guard_.floor();
     std::vector<Result<AcquireOutcome>> out;
     out.reserve(grantees.size());
     const std::size_t chunk = std::max<std::size_t>(1, options_.max_bulk_items);
     for (std::size_t begin = 0; begin < grantees.size(); begin += chunk) {
-      const std::size_t end = std::min(grantees.size(), begin + chunk);
-      std::vector<LockDocument> docs;
-      std::vector<es::BulkOperation> operations;
-      std::vector<std::optional<Error>> invalid(end - begin);
-      for (std::size_t i = begin; i < end; ++i) {
-        const auto& [key, grantee] = grantees[i];
-        if (auto s = validate_grantee(grantee); !s.ok()) invalid[i - begin] = s.error();
-        docs.push_back(grant_document(key, grantee, 1));
-        if (!invalid[i - begin])
-          operations.push_back(
-              es::BulkOperation{es::BulkOperation::Type::kCreate, key.id(), to_json(docs.back()), {}});
-      }
-      const MonoTime sent = clock_.monotonic();
-      auto bulk = api_.bulk(options_.index, operations);
-      std::vector<std::size_t> unsettled;  // indexes (from begin) to resolve by reading
-      std::vector<std::optional<Result<AcquireOutcome>>> results(end - begin);
-      std::size_t item = 0;
-      for (std::size_t i = begin; i < end; ++i) {
-        const std::size_t k = i - begin;
-        if (invalid[k]) {
-          results[k] = Result<AcquireOutcome>(*invalid[k]);
-          continue;
-        }
-        const std::size_t at = item++;
-        if (bulk.ok() && bulk->items[at].status == WriteStatus::kApplied && !bulk->items[at].error) {
-          auto state = make_state(docs[k], bulk->items[at].version);
-          results[k] = state.ok()
-                           ? Result<AcquireOutcome>(AcquireOutcome{
-                                 Grant{std::move(*state), holder_deadline(sent, grantees[i].second.ttl)},
-                                 std::nullopt,
-                                 {}})
-                           : Result<AcquireOutcome>(state.error());
-        } else {
-          unsettled.push_back(k);
-        }
-      }
-      if (!unsettled.empty()) {
-        std::vector<std::string> ids;
-        ids.reserve(unsettled.size());
-        for (std::size_t k : unsettled) ids.push_back(grantees[begin + k].first.id());
-        auto current = api_.mget(options_.index, ids);
-        const MonoTime observed_at = clock_.monotonic();
-        for (std::size_t n = 0; n < unsettled.size(); ++n) {
-          const std::size_t k = unsettled[n];
-          if (!current.ok()) {
-            results[k] = Result<AcquireOutcome>(current.error());
-            continue;
-          }
-          auto state = state_of(ids[n], (*current)[n]);
-          if (!state.ok()) {
-            results[k] = Result<AcquireOutcome>(state.error());
-          } else if (*state && same_write((*state)->doc, docs[k])) {
-            results[k] = Result<AcquireOutcome>(AcquireOutcome{
-                Grant{std::move(**state), holder_deadline(sent, grantees[begin + k].second.ttl)},
-                std::nullopt,
-                {}});
-          } else if (!*state && !bulk.ok()) {
-            results[k] = Result<AcquireOutcome>(bulk.error());  // not applied; the lock is free
-          } else {
-            results[k] = Result<AcquireOutcome>(AcquireOutcome{std::nullopt, std::move(*state), observed_at});
-          }
-        }
-      }
-      for (auto& r : results) out.push_back(std::move(*r));
+      auto results = acquire_chunk(grantees, begin, std::min(grantees.size(), begin + chunk));
+      keep_larger_grants(api_, options_.index, guard_, grantees, begin, results, floor);
+      for (auto& r : results) out.push_back(std::move(r));
     }
     return out;
   }
@@ -265,7 +210,7 @@ class EsLockStore final : public LockStore {
           auto state = make_state(doc, item.version);
           if (state.ok()) {
             renewal.result = BatchRenewal::Result::kRenewed;
-            renewal.grant = Grant{std::move(*state), holder_deadline(sent, effective_ttl(lock))};
+            renewal.grant = hold(std::move(*state), holder_deadline(sent, effective_ttl(lock)));
           } else {
             renewal.error = state.error();
           }
@@ -279,6 +224,82 @@ class EsLockStore final : public LockStore {
   }
 
  private:
+  // A grant, or a renewal, whose holder may believe it holds until `valid_until`.
+  Grant hold(LockState state, MonoTime valid_until) {
+    guard_.handed_out(valid_until);
+    return Grant{std::move(state), valid_until};
+  }
+
+  // One _bulk of creates for grantees [begin, end), then one _mget for the items to settle.
+  std::vector<Result<AcquireOutcome>> acquire_chunk(const std::vector<std::pair<LockKey, Grantee>>& grantees,
+                                                    std::size_t begin, std::size_t end) {
+    std::vector<LockDocument> docs;
+    std::vector<es::BulkOperation> operations;
+    std::vector<std::optional<Error>> invalid(end - begin);
+    for (std::size_t i = begin; i < end; ++i) {
+      const auto& [key, grantee] = grantees[i];
+      if (auto s = validate_grantee(grantee); !s.ok()) invalid[i - begin] = s.error();
+      docs.push_back(grant_document(key, grantee, 1));
+      if (!invalid[i - begin])
+        operations.push_back(
+            es::BulkOperation{es::BulkOperation::Type::kCreate, key.id(), to_json(docs.back()), {}});
+    }
+    const MonoTime sent = clock_.monotonic();
+    auto bulk = api_.bulk(options_.index, operations);
+    std::vector<std::size_t> unsettled;  // indexes (from begin) to resolve by reading
+    std::vector<std::optional<Result<AcquireOutcome>>> results(end - begin);
+    std::size_t item = 0;
+    for (std::size_t i = begin; i < end; ++i) {
+      const std::size_t k = i - begin;
+      if (invalid[k]) {
+        results[k] = Result<AcquireOutcome>(*invalid[k]);
+        continue;
+      }
+      const std::size_t at = item++;
+      if (bulk.ok() && bulk->items[at].status == WriteStatus::kApplied && !bulk->items[at].error) {
+        auto state = make_state(docs[k], bulk->items[at].version);
+        results[k] = state.ok() ? Result<AcquireOutcome>(AcquireOutcome{
+                                      Grant{std::move(*state), holder_deadline(sent, grantees[i].second.ttl)},
+                                      std::nullopt,
+                                      {}})
+                                : Result<AcquireOutcome>(state.error());
+      } else {
+        unsettled.push_back(k);
+      }
+    }
+    if (!unsettled.empty()) {
+      std::vector<std::string> ids;
+      ids.reserve(unsettled.size());
+      for (std::size_t k : unsettled) ids.push_back(grantees[begin + k].first.id());
+      auto current = api_.mget(options_.index, ids);
+      const MonoTime observed_at = clock_.monotonic();
+      for (std::size_t n = 0; n < unsettled.size(); ++n) {
+        const std::size_t k = unsettled[n];
+        if (!current.ok()) {
+          results[k] = Result<AcquireOutcome>(current.error());
+          continue;
+        }
+        auto state = state_of(ids[n], (*current)[n]);
+        if (!state.ok()) {
+          results[k] = Result<AcquireOutcome>(state.error());
+        } else if (*state && same_write((*state)->doc, docs[k])) {
+          results[k] = Result<AcquireOutcome>(
+              AcquireOutcome{Grant{std::move(**state), holder_deadline(sent, grantees[begin + k].second.ttl)},
+                             std::nullopt,
+                             {}});
+        } else if (!*state && !bulk.ok()) {
+          results[k] = Result<AcquireOutcome>(bulk.error());  // not applied; the lock is free
+        } else {
+          results[k] = Result<AcquireOutcome>(AcquireOutcome{std::nullopt, std::move(*state), observed_at});
+        }
+      }
+    }
+    std::vector<Result<AcquireOutcome>> out;
+    out.reserve(results.size());
+    for (auto& r : results) out.push_back(std::move(*r));
+    return out;
+  }
+
   static Millis effective_ttl(const HeldLock& lock) {
     return lock.ttl > Millis(0) ? lock.ttl : Millis(lock.grant.state.doc.ttl_millis);
   }
@@ -330,7 +351,7 @@ class EsLockStore final : public LockStore {
     doc.renewed_at = now;
     doc.expires_at = now + grantee.ttl;
     doc.ttl_millis = grantee.ttl.count();
-    doc.fencing_token = 0;  // "this version's own token": see document.h
+    doc.fencing_token = epoch_base(guard_.epoch());  // "this base plus this version's own pair": document.h
     doc.transitions = transitions;
     doc.writer = options_.writer;
     return doc;
@@ -354,16 +375,18 @@ class EsLockStore final : public LockStore {
   }
 
   // A realtime read as a lock state: nullopt when absent, kProtocol when not a lock document.
-  static Result<std::optional<LockState>> state_of(const std::string& id, const es::GetResult& got) {
+  // Its token counts among those issued before (token_guard.h).
+  Result<std::optional<LockState>> state_of(const std::string& id, const es::GetResult& got) {
     if (!got.found) return std::optional<LockState>();
     auto doc = parse_lock_document(got.source);
     if (!doc.ok()) return with_context(doc.error(), "lock " + id);
     if (doc->lock != id) {
       return make_error(ErrorCode::kProtocol,
-                        "document " + id + " grantees to be lock " + doc->lock.substr(0, 300));
+                        "document " + id + " claims to be lock " + doc->lock.substr(0, 300));
     }
     auto state = make_state(std::move(*doc), got.version);
     if (!state.ok()) return state.error();
+    guard_.saw(state->token);
     return std::optional<LockState>(std::move(*state));
   }
 
@@ -398,11 +421,13 @@ class EsLockStore final : public LockStore {
                                       Millis ttl, MonoTime sent) {
     auto current = read(key.id());
     if (!current.ok()) return current.error();
+    // Gone without anyone taking it over: the document, or the whole index, was deleted.
+    if (!*current) guard_.grant_vanished();
     if (!*current || !same_grant((*current)->doc, held.state.doc)) {
       return RenewOutcome{std::nullopt, false, std::move(*current)};
     }
     if (same_write((*current)->doc, doc) && !((*current)->version == held.state.version)) {
-      return RenewOutcome{Grant{std::move(**current), holder_deadline(sent, ttl)}, true, std::nullopt};
+      return RenewOutcome{hold(std::move(**current), holder_deadline(sent, ttl)), true, std::nullopt};
     }
     // Still our grant, but not confirmed by this write: the deadline stays where it was.
     return RenewOutcome{Grant{std::move(**current), held.valid_until}, false, std::nullopt};
@@ -412,6 +437,8 @@ class EsLockStore final : public LockStore {
   es::DocumentApi& api_;
   Clock& clock_;
   StoreOptions options_;
+  TokenGuard guard_;
+  LockIndex index_;
 };
 
 std::string random_writer() {

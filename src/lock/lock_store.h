@@ -14,8 +14,13 @@
 // exact write): it is never assumed to have
 // failed or succeeded. When the GET fails too, the call returns an Error and the holder's
 // deadline (expiry.h) decides: a lock that cannot be confirmed in time is given up.
+//
+// Fencing tokens never go backwards, also across a lock index that was re-created or
+// restored (token_guard.h): a grant is written only once the index's token epoch is
+// checked, and kept only when its token is larger than every token known before it.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -26,6 +31,7 @@
 #include "es/document_api.h"
 #include "lock/document.h"
 #include "lock/names.h"
+#include "lock/token_guard.h"
 
 namespace eslease::lock {
 
@@ -102,6 +108,16 @@ class LockStore {
 
   // Creates the index with its strict mapping when missing; checks an existing one.
   virtual Status prepare() = 0;
+  // Where the grants made before this store's are learnt (the controller: what its Leases
+  // show); the index's fencing tokens are checked again at once. An error leaves grants
+  // refused until a later check, made before a grant, succeeds.
+  virtual Status check_tokens(IssuedBeforeSource issued_before) {
+    (void)issued_before;
+    return {};
+  }
+  // Why grants are refused now (fencing tokens not proven larger than those issued before),
+  // if they are.
+  virtual std::optional<std::string> grants_refused() const { return std::nullopt; }
   // Realtime read of one lock (nullopt: free). Decisions use this.
   virtual Result<std::optional<LockState>> get(const LockKey& key) = 0;
   // Every lock, from search: eventually consistent (only refreshed documents, about one
@@ -143,6 +159,11 @@ struct StoreOptions {
   // processes: with the per-process unique acquiredAt/renewedAt it tells our own writes
   // from everyone else's. Empty = a random one.
   std::string writer;
+  // Told the epoch grants use and every refused grant (token_guard.h), for metrics.
+  std::function<void(const FencingReport&)> on_fencing;
+  // The caller will report what was issued before (check_tokens): prepare() then leaves the
+  // fencing-token check to it. Otherwise prepare() checks with what the store knows.
+  bool awaits_token_history = false;
 };
 
 // `api` and `clock` must outlive the store. Fails on an invalid index name.

@@ -167,6 +167,18 @@ struct Metrics::Families {
                                   .Help("Grants lost because renewal kept failing until they expired.")
                                   .Register(registry)
                                   .Add({});
+  Gauge& fencing_epoch = BuildGauge()
+                             .Name("eslease_fencing_token_epoch")
+                             .Help("The lock index's fencing-token epoch new grants are issued in; it rises when "
+                                   "the index was re-created or restored.")
+                             .Register(registry)
+                             .Add({});
+  Counter& fencing_refusals = BuildCounter()
+                                  .Name("eslease_fencing_refusals_total")
+                                  .Help("Grants refused because the next fencing token could not be proven larger "
+                                        "than every token issued before.")
+                                  .Register(registry)
+                                  .Add({});
 
   // Machinery.
   Bounded<Histogram> backend_requests{
@@ -280,6 +292,12 @@ void Metrics::count_expiration() {
 }
 void Metrics::count_renewal_failure() {
   f_->renewal_failures.Increment();
+}
+void Metrics::set_fencing_epoch(std::int64_t epoch) {
+  f_->fencing_epoch.Set(static_cast<double>(epoch));
+}
+void Metrics::count_fencing_refusal() {
+  f_->fencing_refusals.Increment();
 }
 void Metrics::observe_backend_request(std::string_view op, int status, std::chrono::milliseconds duration) {
   f_->backend_requests.at({op, code_label(status)}).Observe(seconds_of(duration));

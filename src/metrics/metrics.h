@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -55,6 +56,10 @@ class Metrics {
   void count_release();
   void count_expiration();
   void count_renewal_failure();
+  // Fencing tokens (lock/token_guard.h): the lock index's epoch grants are issued in, and
+  // grants refused because the next token could not be proven larger than those issued.
+  void set_fencing_epoch(std::int64_t epoch);
+  void count_fencing_refusal();
 
   // Machinery. `status` 0 = no answer, labelled code="error".
   void observe_backend_request(std::string_view op, int status, std::chrono::milliseconds duration);

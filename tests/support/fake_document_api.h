@@ -1,6 +1,8 @@
 // An in-memory DocumentApi with Elasticsearch's sequence-number rules, for protocol tests:
 // one shard, seq_no grows with every write (deletes included), a primary-term bump, and
-// scripted faults that can apply a write and still lose its answer.
+// scripted faults that can apply a write and still lose its answer. The index can be
+// dropped (a write then creates it anew, empty, as Elasticsearch's auto-create does) and
+// restored from a snapshot taken earlier, with its documents and sequence numbers as they were.
 #pragma once
 
 #include <deque>
@@ -26,17 +28,41 @@ class FakeDocumentApi final : public es::DocumentApi {
   }
   void bump_primary_term() {
     std::lock_guard lock(mutex_);
-    ++term_;
+    ++index_.term;
+  }
+  // DELETE /{index}: every document, the mapping and the sequence numbers are gone.
+  void drop_index() {
+    std::lock_guard lock(mutex_);
+    index_ = Index{};
+  }
+  // A copy of the index as it is now, and later the index restored from it (a new UUID).
+  void take_snapshot() {
+    std::lock_guard lock(mutex_);
+    snapshot_ = index_;
+  }
+  void restore_snapshot() {
+    std::lock_guard lock(mutex_);
+    index_ = snapshot_;
+    index_.uuid = "uuid-" + std::to_string(++uuids_);
+  }
+  std::string uuid() const {
+    std::lock_guard lock(mutex_);
+    return index_.uuid;
+  }
+  nlohmann::json mappings() const {
+    std::lock_guard lock(mutex_);
+    return index_.mappings;
   }
   // Overwrites a document behind everyone's back (another writer).
   void put_raw(const std::string& id, nlohmann::json source) {
     std::lock_guard lock(mutex_);
-    docs_[id] = Doc{std::move(source), es::Version{seq_no_++, term_}};
+    auto_create();
+    index_.docs[id] = Doc{std::move(source), es::Version{index_.seq_no++, index_.term}};
   }
   std::optional<es::GetResult> peek(const std::string& id) const {
     std::lock_guard lock(mutex_);
-    auto it = docs_.find(id);
-    if (it == docs_.end()) return std::nullopt;
+    auto it = index_.docs.find(id);
+    if (it == index_.docs.end()) return std::nullopt;
     return es::GetResult{true, it->second.source, it->second.version};
   }
   int calls(const std::string& op) const {
@@ -58,22 +84,46 @@ class FakeDocumentApi final : public es::DocumentApi {
   Result<bool> ensure_index(const std::string& index, const nlohmann::json& definition) override {
     std::lock_guard lock(mutex_);
     ++calls_["indices.create"];
-    definition_ = definition;
-    const bool created = !index_exists_;
-    index_exists_ = true;
-    return created;
+    if (auto fault = take_fault("indices.create")) return fault->error;
+    if (index_.exists) return false;
+    auto_create();
+    index_.mappings = definition.value("mappings", nlohmann::json::object());
+    return true;
   }
-  Result<nlohmann::json> get_mapping(const std::string&) override {
+  Result<std::optional<es::IndexDescription>> describe_index(const std::string&) override {
     std::lock_guard lock(mutex_);
-    ++calls_["indices.get_mapping"];
-    return definition_["mappings"];
+    ++calls_["indices.get"];
+    if (auto fault = take_fault("indices.get")) return fault->error;
+    if (!index_.exists) return std::optional<es::IndexDescription>();
+    return std::optional<es::IndexDescription>(es::IndexDescription{index_.uuid, index_.mappings});
+  }
+  // Adds new properties (an existing one must keep its type); other keys replace the old ones.
+  Status put_mapping(const std::string&, const nlohmann::json& mapping) override {
+    std::lock_guard lock(mutex_);
+    ++calls_["indices.put_mapping"];
+    if (auto fault = take_fault("indices.put_mapping")) return fault->error;
+    if (!index_.exists) return make_error(ErrorCode::kNotFound, "index_not_found_exception", 404);
+    nlohmann::json merged = index_.mappings;
+    for (const auto& [key, value] : mapping.items()) {
+      if (key != "properties") {
+        merged[key] = value;
+        continue;
+      }
+      for (const auto& [field, type] : value.items()) {
+        if (merged["properties"].contains(field) && merged["properties"][field] != type)
+          return make_error(ErrorCode::kInvalidArgument, "mapper [" + field + "] cannot be changed", 400);
+        merged["properties"][field] = type;
+      }
+    }
+    index_.mappings = std::move(merged);
+    return {};
   }
 
   Result<es::WriteResult> create(const std::string&, const std::string& id,
                                  const nlohmann::json& source) override {
     std::lock_guard lock(mutex_);
     return with_faults("create", id, [&] {
-      if (docs_.count(id)) return conflict();
+      if (index_.docs.count(id)) return conflict();
       return applied(id, source, "created");
     });
   }
@@ -87,8 +137,8 @@ class FakeDocumentApi final : public es::DocumentApi {
     ++calls_["get"];
     ids_seen_.push_back(id);
     if (auto fault = take_fault("get")) return fault->error;
-    auto it = docs_.find(id);
-    if (it == docs_.end()) return es::GetResult{};
+    auto it = index_.docs.find(id);
+    if (it == index_.docs.end()) return es::GetResult{};
     return es::GetResult{true, it->second.source, it->second.version};
   }
   Result<es::WriteResult> remove(const std::string&, const std::string& id,
@@ -101,12 +151,13 @@ class FakeDocumentApi final : public es::DocumentApi {
     ++calls_["bulk"];
     auto fault = take_fault("bulk");
     if (fault && !fault->apply) return fault->error;
+    auto_create();
     es::BulkResult out;
     for (const auto& op : operations) {
       ids_seen_.push_back(op.id);
       es::WriteResult w = op.type == es::BulkOperation::Type::kDelete ? remove_locked(op.id, op.if_match)
                           : op.type == es::BulkOperation::Type::kCreate
-                              ? (docs_.count(op.id) ? conflict() : applied(op.id, op.source, "created"))
+                              ? (index_.docs.count(op.id) ? conflict() : applied(op.id, op.source, "created"))
                               : index_locked(op.id, op.source, op.if_match);
       out.items.push_back(es::BulkItemResult{op.id, w.status, w.version, std::nullopt});
     }
@@ -117,7 +168,7 @@ class FakeDocumentApi final : public es::DocumentApi {
     std::lock_guard lock(mutex_);
     ++calls_["search"];
     std::vector<es::SearchHit> hits;
-    for (const auto& [id, doc] : docs_) hits.push_back(es::SearchHit{id, doc.source, doc.version});
+    for (const auto& [id, doc] : index_.docs) hits.push_back(es::SearchHit{id, doc.source, doc.version});
     return hits;
   }
   Status refresh(const std::string&) override { return {}; }
@@ -134,6 +185,7 @@ class FakeDocumentApi final : public es::DocumentApi {
     ids_seen_.push_back(id);
     auto fault = take_fault(op);
     if (fault && !fault->apply) return fault->error;
+    if (op != "delete") auto_create();
     es::WriteResult result = perform();
     if (fault) return fault->error;
     return result;
@@ -156,38 +208,52 @@ class FakeDocumentApi final : public es::DocumentApi {
     return w;
   }
   es::WriteResult applied(const std::string& id, const nlohmann::json& source, const char* result) {
-    docs_[id] = Doc{source, es::Version{seq_no_++, term_}};
+    index_.docs[id] = Doc{source, es::Version{index_.seq_no++, index_.term}};
     es::WriteResult w;
     w.result = result;
-    w.version = docs_[id].version;
+    w.version = index_.docs[id].version;
     return w;
   }
   es::WriteResult index_locked(const std::string& id, const nlohmann::json& source,
                                std::optional<es::Version> if_match) {
-    auto it = docs_.find(id);
-    if (if_match && (it == docs_.end() || !(it->second.version == *if_match))) return conflict();
-    return applied(id, source, it == docs_.end() ? "created" : "updated");
+    auto it = index_.docs.find(id);
+    if (if_match && (it == index_.docs.end() || !(it->second.version == *if_match))) return conflict();
+    return applied(id, source, it == index_.docs.end() ? "created" : "updated");
   }
   es::WriteResult remove_locked(const std::string& id, std::optional<es::Version> if_match) {
-    auto it = docs_.find(id);
-    if (if_match && (it == docs_.end() || !(it->second.version == *if_match))) return conflict();
+    auto it = index_.docs.find(id);
+    if (if_match && (it == index_.docs.end() || !(it->second.version == *if_match))) return conflict();
     es::WriteResult w;
-    if (it == docs_.end()) {
+    if (it == index_.docs.end()) {
       w.status = es::WriteStatus::kNotFound;
       return w;
     }
-    docs_.erase(it);
+    index_.docs.erase(it);
     w.result = "deleted";
-    w.version = es::Version{seq_no_++, term_};
+    w.version = es::Version{index_.seq_no++, index_.term};
     return w;
   }
 
+  struct Index {
+    bool exists = false;
+    std::string uuid;
+    nlohmann::json mappings = nlohmann::json::object();
+    std::map<std::string, Doc> docs;
+    std::int64_t seq_no = 0;
+    std::int64_t term = 1;
+  };
+
+  // A write to a missing index creates it, empty, with a new UUID.
+  void auto_create() {
+    if (index_.exists) return;
+    index_.exists = true;
+    index_.uuid = "uuid-" + std::to_string(++uuids_);
+  }
+
   mutable std::mutex mutex_;
-  std::map<std::string, Doc> docs_;
-  std::int64_t seq_no_ = 0;
-  std::int64_t term_ = 1;
-  bool index_exists_ = false;
-  nlohmann::json definition_;
+  Index index_;
+  Index snapshot_;
+  int uuids_ = 0;
   std::deque<Fault> faults_;
   std::map<std::string, int> calls_;
   std::vector<std::string> ids_seen_;

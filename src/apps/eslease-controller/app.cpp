@@ -147,6 +147,11 @@ int run(const config::ControllerConfig& opts, std::stop_source& stop) {
   store_options.on_request = [&metrics](std::string_view op, int status, std::chrono::milliseconds d) {
     metrics.observe_backend_request(op, status, d);
   };
+  store_options.awaits_token_history = true;  // the Leases' tokens, once the caches are synced
+  store_options.on_fencing = [&metrics](const lock::FencingReport& report) {
+    metrics.set_fencing_epoch(report.epoch);
+    if (report.refused) metrics.count_fencing_refusal();
+  };
   auto store = lock::open_lock_store(opts.elasticsearch, clock, std::move(store_options));
   if (!store.ok()) return fail(store.error().describe());
 

@@ -31,6 +31,7 @@ enum class Endpoint {
   kIndexExists,
   kIndexGet,
   kMapping,
+  kPutMapping,
   kRefresh,
   kDocIndex,
   kDocCreate,
@@ -202,8 +203,11 @@ std::variant<Route, RouteMiss> route(const std::string& method, const std::vecto
       return pick({{"POST", r(Endpoint::kDeleteByQuery, "delete_by_query", params, true, first)}});
     }
     if (seg[1] == "_mapping") {
+      auto put = with(kIndicesOptions, {"timeout", "master_timeout", "write_index_only"});
       return pick({{"GET", r(Endpoint::kMapping, "indices.get",
-                             with(kIndicesOptions, {"local", "master_timeout"}), false, first)}});
+                             with(kIndicesOptions, {"local", "master_timeout"}), false, first)},
+                   {"POST", r(Endpoint::kPutMapping, "indices.put_mapping", put, true, first)},
+                   {"PUT", r(Endpoint::kPutMapping, "indices.put_mapping", put, true, first)}});
     }
     if (seg[1] == "_doc") {
       return pick({{"POST", r(Endpoint::kDocIndex, "index", kIndexParams, true, first)}});
@@ -288,6 +292,8 @@ ApiResponse dispatch(Endpoint endpoint, Call& call) {
       return handle_index_get(call, false);
     case Endpoint::kMapping:
       return handle_index_get(call, true);
+    case Endpoint::kPutMapping:
+      return handle_put_mapping(call);
     case Endpoint::kRefresh:
       return handle_refresh(call);
     case Endpoint::kDocIndex:
@@ -370,6 +376,27 @@ ApiResponse EsApi::handle_admin(const ApiRequest& request, const std::string& pa
     auto term = store_.bump_primary_term(*index);
     if (!term) return error_reply(index_not_found(*index));
     return json_reply(200, {{"index", *index}, {"primary_term", *term}});
+  }
+  if (path == "/_emulator/snapshot" && request.method == "POST") {
+    auto index = params.get("index");
+    auto snapshot = params.get("snapshot");
+    if (!index || index->empty()) return error_reply(illegal_argument("missing parameter [index]"));
+    if (!snapshot || snapshot->empty()) return error_reply(illegal_argument("missing parameter [snapshot]"));
+    if (!store_.snapshot(*index, *snapshot)) return error_reply(index_not_found(*index));
+    return json_reply(200, {{"snapshot", *snapshot}, {"index", *index}});
+  }
+  if (path == "/_emulator/restore" && request.method == "POST") {
+    auto snapshot = params.get("snapshot");
+    if (!snapshot || snapshot->empty()) return error_reply(illegal_argument("missing parameter [snapshot]"));
+    auto restored = store_.restore(*snapshot);
+    if (!restored) {
+      return error_reply(make_es_error(404, "snapshot_missing_exception", "[emulator:" + *snapshot + "] is missing"));
+    }
+    return json_reply(200, {{"snapshot", *snapshot},
+                            {"index", restored->name},
+                            {"uuid", restored->uuid},
+                            {"primary_term", restored->primary_term},
+                            {"next_seq_no", restored->next_seq_no}});
   }
   return simple_error_reply(
       400, "no handler found for uri [" + path + "] and method [" + request.method + "]", false);

@@ -7,12 +7,13 @@ namespace eslease::esemu {
 using json = nlohmann::ordered_json;
 
 namespace {
-constexpr std::array<const char*, 18> kOps = {"info",
+constexpr std::array<const char*, 19> kOps = {"info",
                                               "cluster.health",
                                               "indices.create",
                                               "indices.delete",
                                               "indices.exists",
                                               "indices.get",
+                                              "indices.put_mapping",
                                               "index",
                                               "create",
                                               "get",

@@ -1,4 +1,5 @@
-// GET /, cluster health and the index APIs (create, delete, exists, get, mapping, refresh).
+// GET /, cluster health and the index APIs (create, delete, exists, get, mapping, put mapping,
+// refresh).
 #include "emulators/es/handlers.h"
 
 namespace eslease::esemu {
@@ -8,6 +9,12 @@ using json = nlohmann::ordered_json;
 namespace {
 constexpr const char* kClusterName = "es-emulator";
 constexpr const char* kClusterUuid = "ZXMtZW11bGF0b3ItY2x1c3Rlcg";
+
+// The request's JSON body; null when it has none.
+std::variant<json, EsError> optional_body(const Call& call) {
+  if (call.request.body.empty()) return json();
+  return parse_body(call.request.body, false);
+}
 }  // namespace
 
 ApiResponse handle_info(Call& call) {
@@ -80,13 +87,9 @@ ApiResponse handle_cluster_health(Call& call) {
 }
 
 ApiResponse handle_index_create(Call& call) {
-  json body;
-  if (!call.request.body.empty()) {
-    auto parsed = parse_body(call.request.body, false);
-    if (auto* err = std::get_if<EsError>(&parsed)) return error_reply(*err);
-    body = std::get<json>(parsed);
-  }
-  if (auto err = call.store.create_index(call.index, body)) return error_reply(*err);
+  auto body = optional_body(call);
+  if (auto* err = std::get_if<EsError>(&body)) return error_reply(*err);
+  if (auto err = call.store.create_index(call.index, std::get<json>(body))) return error_reply(*err);
   return json_reply(200, {{"acknowledged", true}, {"shards_acknowledged", true}, {"index", call.index}});
 }
 
@@ -106,6 +109,13 @@ ApiResponse handle_index_get(Call& call, bool mappings_only) {
   auto described = call.store.describe(call.index, mappings_only);
   if (auto* err = std::get_if<EsError>(&described)) return error_reply(*err);
   return json_reply(200, std::get<json>(described));
+}
+
+ApiResponse handle_put_mapping(Call& call) {
+  auto body = optional_body(call);
+  if (auto* err = std::get_if<EsError>(&body)) return error_reply(*err);
+  if (auto err = call.store.put_mapping(call.index, std::get<json>(body))) return error_reply(*err);
+  return json_reply(200, {{"acknowledged", true}});
 }
 
 ApiResponse handle_refresh(Call& call) {

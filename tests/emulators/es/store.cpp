@@ -5,6 +5,7 @@
 #include <random>
 
 #include "emulators/es/mapping.h"
+#include "emulators/es/mapping_merge.h"
 
 namespace eslease::esemu {
 
@@ -246,6 +247,22 @@ std::optional<EsError> Store::delete_indices(const std::string& expression) {
     start = comma + 1;
   }
   for (const auto& name : names) indices_.erase(name);
+  return std::nullopt;
+}
+
+std::optional<EsError> Store::put_mapping(const std::string& expression, const json& body) {
+  auto names = resolve(expression);
+  if (auto* err = std::get_if<EsError>(&names)) return *err;
+  std::lock_guard lock(mutex_);
+  std::map<std::string, json> merged;
+  for (const auto& name : std::get<std::vector<std::string>>(names)) {
+    auto it = indices_.find(name);
+    if (it == indices_.end()) return index_not_found(name);  // deleted meanwhile
+    json mapping = it->second.mappings;
+    if (auto err = merge_mapping(mapping, body)) return err;
+    merged[name] = std::move(mapping);
+  }
+  for (auto& [name, mapping] : merged) indices_.at(name).mappings = std::move(mapping);
   return std::nullopt;
 }
 

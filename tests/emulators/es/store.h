@@ -118,6 +118,8 @@ class Store {
   // body: the create-index request ({settings, mappings, aliases}).
   std::optional<EsError> create_index(const std::string& name, const nlohmann::ordered_json& body);
   std::optional<EsError> delete_indices(const std::string& expression);
+  // PUT /{index}/_mapping: merges `body` into the mapping of every index the expression names.
+  std::optional<EsError> put_mapping(const std::string& expression, const nlohmann::ordered_json& body);
   bool exists(const std::string& name) const;
   // GET /{index} and GET /{index}/_mapping bodies.
   std::variant<nlohmann::ordered_json, EsError> describe(const std::string& expression,
@@ -136,6 +138,16 @@ class Store {
   int replicas_of(const std::string& name) const;
 
   std::optional<std::int64_t> bump_primary_term(const std::string& name);
+
+  // Test-only stand-ins for snapshot and restore (the admin API; store_snapshots.cpp).
+  // `snapshot` keeps a copy of index `name` (documents, sequence numbers, mapping, settings,
+  // primary term) as `snapshot`; false when there is no such index. `restore` brings it back
+  // as Elasticsearch restores an index: its documents and `_seq_no` counter as they were
+  // then, delete tombstones gone. Over an existing index (Elasticsearch requires it closed)
+  // it keeps that index's UUID and the larger of the two primary terms; otherwise the index
+  // gets a new UUID and the snapshot's primary term. nullopt: no such snapshot.
+  bool snapshot(const std::string& name, const std::string& snapshot);
+  std::optional<Index> restore(const std::string& snapshot);
   ClusterCounts counts() const;
 
  private:
@@ -153,6 +165,7 @@ class Store {
   NowMillis now_millis_;
   mutable std::mutex mutex_;
   std::map<std::string, Index> indices_;
+  std::map<std::string, Index> snapshots_;
 };
 
 std::string random_base64url(std::size_t length);

@@ -68,6 +68,37 @@ TEST_F(DocumentApiIntegration, CreateGetConditionalIndexDeleteRoundTrip) {
   EXPECT_EQ(missing_delete->status, WriteStatus::kNotFound);
 }
 
+TEST_F(DocumentApiIntegration, DescribeIndexAndUpdateItsMapping) {
+  auto described = api_->describe_index(index_);
+  ASSERT_TRUE(described.ok()) << described.error().describe();
+  ASSERT_TRUE(described->has_value());
+  const std::string uuid = (*described)->uuid;
+  EXPECT_FALSE(uuid.empty());
+
+  const json update = {{"_meta", {{"eslease", {{"tokenEpoch", 2}, {"indexUUID", uuid}}}}},
+                       {"properties", {{"lock", {{"type", "keyword"}}}}}};
+  ASSERT_TRUE(api_->put_mapping(index_, update).ok());
+  auto after = api_->describe_index(index_);
+  ASSERT_TRUE(after.ok() && after->has_value());
+  EXPECT_EQ((*after)->uuid, uuid);
+  EXPECT_EQ((*after)->mappings["_meta"]["eslease"]["tokenEpoch"], 2);
+  EXPECT_EQ((*after)->mappings["properties"]["lock"]["type"], "keyword");
+
+  auto conflict = api_->put_mapping(index_, json{{"properties", {{"lock", {{"type", "long"}}}}}});
+  ASSERT_FALSE(conflict.ok());
+  EXPECT_EQ(conflict.error().code, ErrorCode::kInvalidArgument);
+}
+
+TEST_F(DocumentApiIntegration, AMissingIndexIsDescribedAsNoneAndItsMappingCannotBeUpdated) {
+  const std::string missing = EsTestServer::unique_index("never-created");
+  auto described = api_->describe_index(missing);
+  ASSERT_TRUE(described.ok()) << described.error().describe();
+  EXPECT_FALSE(described->has_value());
+  auto put = api_->put_mapping(missing, json{{"_meta", {{"a", 1}}}});
+  ASSERT_FALSE(put.ok());
+  EXPECT_EQ(put.error().code, ErrorCode::kNotFound);
+}
+
 TEST_F(DocumentApiIntegration, HostileIdsStayDocumentIds) {
   for (const std::string id : {"../_cluster/settings", "..", ".", "a/b?x=y#z", "%2e%2e", "ns/\xe6\x97\xa5"}) {
     auto created = api_->create(index_, id, json{{"v", id}});

@@ -70,6 +70,20 @@ class EsTestServer {
     auto r = admin("POST", "/_emulator/bump_primary_term?index=" + index, "");
     EXPECT_EQ(r.status, 200) << r.body;
   }
+  // DELETE /{index} (real servers too).
+  void delete_index(const std::string& index) {
+    auto r = admin("DELETE", "/" + index, "");
+    EXPECT_EQ(r.status, 200) << r.body;
+  }
+  // The emulator's test-only snapshot and restore (see its README).
+  void snapshot(const std::string& index, const std::string& name) {
+    auto r = admin("POST", "/_emulator/snapshot?index=" + index + "&snapshot=" + name, "");
+    EXPECT_EQ(r.status, 200) << r.body;
+  }
+  void restore(const std::string& name) {
+    auto r = admin("POST", "/_emulator/restore?snapshot=" + name, "");
+    EXPECT_EQ(r.status, 200) << r.body;
+  }
 
  private:
   http::Response admin(const std::string& method, const std::string& path, const std::string& body) {

@@ -30,9 +30,11 @@ class LockIntegration : public ::testing::Test {
 
 TEST_F(LockIntegration, PrepareAcceptsAnExistingIndex) {
   EXPECT_TRUE(store().prepare().ok());
-  auto mapping = backend_.api->get_mapping(index_);
-  ASSERT_TRUE(mapping.ok()) << mapping.error().describe();
-  EXPECT_TRUE(check_mapping(*mapping).ok());
+  auto described = backend_.api->describe_index(index_);
+  ASSERT_TRUE(described.ok()) << described.error().describe();
+  ASSERT_TRUE(described->has_value());
+  EXPECT_EQ(check_mapping((*described)->mappings).fit, MappingFit::kFits);
+  EXPECT_FALSE((*described)->uuid.empty());
 }
 
 TEST_F(LockIntegration, AcquireRenewReleaseRoundTrip) {

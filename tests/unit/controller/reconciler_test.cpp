@@ -278,5 +278,38 @@ TEST_F(ReconcilerTest, AnUnreadableDocumentMarksTheBackendUnavailable) {
   EXPECT_EQ(status("claim-a")["phase"], "Held");
 }
 
+json backend_condition(const json& status) {
+  for (const json& c : status.value("conditions", json::array()))
+    if (c["type"] == "BackendAvailable") return c;
+  return json::object();
+}
+
+// The lock store cannot prove the next fencing token larger than every token issued before
+// (here: a Lease shows a token no epoch is left above): nothing is granted, and the claim
+// says why, while Elasticsearch is known to answer.
+TEST_F(ReconcilerTest, AGrantRefusedForUnprovenTokensSaysSoUntilTheTokensAreProven) {
+  add_pod("worker-a");
+  add_claim("claim-a", "worker-a", 0);
+  const std::int64_t beyond = lock::epoch_base(lock::kMaxEpoch) | (std::int64_t{1} << 32);
+  ASSERT_FALSE(ours_->check_tokens([beyond] { return lock::IssuedBefore{beyond, Millis(0)}; }).ok());
+  ReconcileOutcome refused = reconcile();
+  ASSERT_FALSE(refused.status.ok()) << "retried with backoff";
+  EXPECT_FALSE(es_.peek(kLock)) << "nothing was granted";
+  json s = status("claim-a");
+  EXPECT_EQ(s["phase"], "Pending");
+  const json backend = backend_condition(s);
+  EXPECT_EQ(backend["status"], "False");
+  EXPECT_EQ(backend["reason"], "TokensUnproven");
+  EXPECT_NE(backend["message"].get<std::string>().find("fencing tokens are not proven"), std::string::npos)
+      << backend;
+  EXPECT_TRUE(reconciler().backend_available());
+
+  ASSERT_TRUE(ours_->check_tokens([] { return lock::IssuedBefore{}; }).ok());
+  ASSERT_TRUE(reconcile().status.ok());
+  s = status("claim-a");
+  EXPECT_EQ(s["phase"], "Held");
+  EXPECT_EQ(backend_condition(s)["status"], "True");
+}
+
 }  // namespace
 }  // namespace eslease::controller

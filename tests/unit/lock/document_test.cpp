@@ -30,11 +30,20 @@ TEST(FencingToken, IsPrimaryTermHighAndSeqNoLow) {
   EXPECT_LT(*fencing_token_of(es::Version{0xFFFFFFFFLL, 1}), *fencing_token_of(es::Version{0, 2}));
 }
 
+TEST(FencingToken, EveryTokenOfAnEpochIsBelowEveryTokenOfTheNext) {
+  EXPECT_EQ(*fencing_token_of(es::Version{15, 1}, 2), (2LL << 48) | 4294967311LL);
+  EXPECT_LT(*fencing_token_of(es::Version{0xFFFFFFFFLL, 0xFFFF}, 0), *fencing_token_of(es::Version{0, 1}, 1));
+  EXPECT_EQ(epoch_of(*fencing_token_of(es::Version{7, 3}, kMaxEpoch)), kMaxEpoch);
+  EXPECT_GT(*fencing_token_of(es::Version{0xFFFFFFFFLL, 0xFFFF}, kMaxEpoch), 0);  // never wraps negative
+}
+
 TEST(FencingToken, RefusesPairsThatWouldNotGrow) {
   EXPECT_FALSE(fencing_token_of(es::Version{1LL << 32, 1}).ok());
-  EXPECT_FALSE(fencing_token_of(es::Version{1, 1LL << 31}).ok());
+  EXPECT_FALSE(fencing_token_of(es::Version{1, 1LL << 16}).ok());
   EXPECT_FALSE(fencing_token_of(es::Version{-1, 1}).ok());
   EXPECT_FALSE(fencing_token_of(es::Version{1, 0}).ok());
+  EXPECT_FALSE(fencing_token_of(es::Version{1, 1}, kMaxEpoch + 1).ok());
+  EXPECT_FALSE(fencing_token_of(es::Version{1, 1}, -1).ok());
 }
 
 TEST(FencingToken, ZeroFieldMeansTheVersionsOwnToken) {
@@ -44,6 +53,15 @@ TEST(FencingToken, ZeroFieldMeansTheVersionsOwnToken) {
   // Once a renewal wrote the grant's token, later versions keep it.
   doc.fencing_token = 4294967311LL;
   EXPECT_EQ(make_state(doc, es::Version{99, 1})->token, 4294967311LL);
+}
+
+TEST(FencingToken, AGrantWrittenInAnEpochReadsTheSameWhateverTheReaderKnows) {
+  LockDocument doc = sample();
+  doc.fencing_token = epoch_base(3);  // the granting write of epoch 3
+  EXPECT_EQ(make_state(doc, es::Version{15, 1})->token, (3LL << 48) | 4294967311LL);
+  // Its first renewal writes that token; every later version shows it.
+  doc.fencing_token = (3LL << 48) | 4294967311LL;
+  EXPECT_EQ(make_state(doc, es::Version{40, 2})->token, (3LL << 48) | 4294967311LL);
 }
 
 TEST(LockDocumentJson, RoundTripsEveryField) {
@@ -94,19 +112,42 @@ TEST(LockIndex, DefinitionIsStrictOneShardWithDesignFields) {
   EXPECT_EQ(p["holder"]["type"], "keyword");
   EXPECT_EQ(p["expiresAt"]["type"], "date");
   EXPECT_EQ(p["fencingToken"]["type"], "long");
-  EXPECT_TRUE(check_mapping(def["mappings"]).ok());
+  EXPECT_EQ(check_mapping(def["mappings"]).fit, MappingFit::kFits);
 }
 
-TEST(LockIndex, IncompatibleMappingIsRefused) {
+TEST(LockIndex, AFieldMappedOtherwiseConflicts) {
   json mappings = index_definition()["mappings"];
   mappings["properties"]["holder"]["type"] = "text";
-  auto s = check_mapping(mappings);
-  ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.error().message.find("holder"), std::string::npos);
-  mappings = index_definition()["mappings"];
+  auto check = check_mapping(mappings);
+  EXPECT_EQ(check.fit, MappingFit::kConflicts);
+  EXPECT_NE(check.problem.find("holder"), std::string::npos);
+  // Even when other fields are missing too.
   mappings["properties"].erase("fencingToken");
-  EXPECT_FALSE(check_mapping(mappings).ok());
-  EXPECT_FALSE(check_mapping(json::object()).ok());
+  EXPECT_EQ(check_mapping(mappings).fit, MappingFit::kConflicts);
+}
+
+TEST(LockIndex, MissingFieldsCanBeAdded) {
+  json mappings = index_definition()["mappings"];
+  mappings["properties"].erase("fencingToken");
+  auto check = check_mapping(mappings);
+  EXPECT_EQ(check.fit, MappingFit::kLacksFields);
+  EXPECT_NE(check.problem.find("fencingToken"), std::string::npos);
+  EXPECT_EQ(check.missing, (json{{"fencingToken", {{"type", "long"}}}}));
+  EXPECT_EQ(check_mapping(json::object()).missing.size(), 14u);  // an empty index
+}
+
+TEST(LockIndex, AMappingAWriteInferredIsUsableUnlessTheIndexIsStrict) {
+  // As Elasticsearch's dynamic mapping maps a lock document written to a missing index.
+  json dynamic = {{"properties",
+                   {{"lock", {{"type", "text"}, {"fields", {{"keyword", {{"type", "keyword"}, {"ignore_above", 256}}}}}}},
+                    {"acquiredAt", {{"type", "date"}}},
+                    {"fencingToken", {{"type", "long"}}}}}};
+  auto check = check_mapping(dynamic);
+  EXPECT_EQ(check.fit, MappingFit::kDynamic);
+  EXPECT_FALSE(check.missing.contains("lock"));
+  EXPECT_TRUE(check.missing.contains("holder"));
+  dynamic["dynamic"] = "strict";
+  EXPECT_EQ(check_mapping(dynamic).fit, MappingFit::kConflicts);
 }
 
 }  // namespace

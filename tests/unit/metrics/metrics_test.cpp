@@ -51,6 +51,8 @@ TEST(Metrics, EveryFamilyIsExportedWithHelpAndType) {
       {"eslease_releases_total", "counter"},
       {"eslease_expirations_total", "counter"},
       {"eslease_renewal_failures_total", "counter"},
+      {"eslease_fencing_token_epoch", "gauge"},
+      {"eslease_fencing_refusals_total", "counter"},
       {"eslease_backend_request_duration_seconds", "histogram"},
       {"eslease_kube_request_duration_seconds", "histogram"},
       {"eslease_reconcile_total", "counter"},
@@ -76,6 +78,8 @@ TEST(Metrics, SeriesThatAlertsNeedStartAtZero) {
     EXPECT_EQ(sample(text, std::string("eslease_reconcile_total{result=\"") + result + "\"}"), 0) << result;
   EXPECT_EQ(sample(text, "eslease_grants_total"), 0);
   EXPECT_EQ(sample(text, "eslease_renewal_failures_total"), 0);
+  EXPECT_EQ(sample(text, "eslease_fencing_refusals_total"), 0);
+  EXPECT_EQ(sample(text, "eslease_fencing_token_epoch"), 0);
   EXPECT_EQ(sample(text, "eslease_leader"), 0);
   // rate() and increase() see the first takeover, conflict or watch restart only if the
   // series existed before it.
@@ -91,6 +95,8 @@ TEST(Metrics, CountersAndGauges) {
   m.count_release();
   m.count_expiration();
   m.count_renewal_failure();
+  m.set_fencing_epoch(3);
+  m.count_fencing_refusal();
   m.count_takeover("PodDeleted");
   m.count_takeover("PodDeleted");
   m.count_takeover("Expired");
@@ -106,6 +112,8 @@ TEST(Metrics, CountersAndGauges) {
   EXPECT_EQ(sample(text, "eslease_releases_total"), 1);
   EXPECT_EQ(sample(text, "eslease_expirations_total"), 1);
   EXPECT_EQ(sample(text, "eslease_renewal_failures_total"), 1);
+  EXPECT_EQ(sample(text, "eslease_fencing_token_epoch"), 3);
+  EXPECT_EQ(sample(text, "eslease_fencing_refusals_total"), 1);
   EXPECT_EQ(sample(text, "eslease_takeovers_total{reason=\"PodDeleted\"}"), 2);
   EXPECT_EQ(sample(text, "eslease_takeovers_total{reason=\"Expired\"}"), 1);
   EXPECT_EQ(sample(text, "eslease_backend_conflicts_total{op=\"create\"}"), 1);
