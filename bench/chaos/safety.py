@@ -179,21 +179,23 @@ class SafetyCheck:
         if grant.token <= previous.token:
             self._violate(rv, lock, "fencing token did not grow: %s after %s"
                           % (grant.describe(), previous.describe()))
-        if previous.lease_uid == grant.lease_uid and previous.uid == grant.uid:
-            # The same claim of the same pod granted again (a new token): no second holder,
-            # so no hand-over to time. Counted, so a run shows how often it happens.
+        # The same claim of the same pod granted again (a new token) is no second holder, but
+        # a revocation is final: the new grant, too, waits out the validity published to the
+        # old one.
+        same_holder = previous.lease_uid == grant.lease_uid and previous.uid == grant.uid
+        if same_holder:
             self.handovers["same_holder_again"] += 1
-            return
-        if self._pod_dead(previous):
+        elif self._pod_dead(previous):
             self.handovers["confirmed_dead"] += 1
             return
-        if self._let_go(previous):
+        elif self._let_go(previous):
             self.handovers["released"] += 1
             return
-        self.handovers["after_validity"] += 1
+        else:
+            self.handovers["after_validity"] += 1
         published, _rule = self.validity.published_until(previous.ns, previous.lease, previous.token)
         shown_until = self._shown_until(previous)
-        if shown_until is not False and previous.lease != grant.lease and \
+        if not same_holder and shown_until is not False and previous.lease != grant.lease and \
                 (shown_until is None or grant.acquired is None or shown_until > grant.acquired):
             self._violate(rv, lock, "two holders: %s granted at %s while %s is still shown Held until %s and "
                           "its pod lives" % (grant.describe(), _stamp(grant.acquired), previous.describe(),

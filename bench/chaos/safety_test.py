@@ -116,6 +116,18 @@ class HandOverTest(unittest.TestCase):
         result = check(History().start().revoke_a(renewed=2).grant_b(acquired=at(3)).events)
         self.assertEqual(result.violations, [])
 
+    def test_the_same_claim_granted_again_waits_out_its_published_validity(self):
+        # a's grant is revoked and listed at second 0 (valid until 3), then granted to a again.
+        for acquired, violations in ((at(2.5), 1), (at(3), 0)):
+            h = History().start().revoke_a()
+            h.add("lease", lease("la", "la-1", "a", "ua", 11, "Held", acquired))
+            result = check(h.events)
+            self.assertEqual(len(result.violations), violations, result.violations)
+            self.assertEqual(result.handovers["same_holder_again"], 1)
+        self.assertIn("before the published validity ended", check(
+            History().start().revoke_a().add("lease", lease("la", "la-1", "a", "ua", 11, "Held", at(2.5))).events
+        ).violations[0]["violation"])
+
     def test_a_release_by_its_holder_hands_over_at_once(self):
         h = History().start()
         h.add("lease", lease("la", "la-1", "a", "ua", 10, "Held", at(0), deleting=True, released=10))

@@ -31,12 +31,12 @@ struct SessionKeeper::Namespace {
 
 // What one tick learned about the grants of its namespace.
 struct SessionKeeper::Coverage {
-  std::set<api::GrantRef> covered;                // documents renewed to the tick's moment, or later
-  std::map<api::GrantRef, std::string> failed;    // ours, renewal not confirmed: lease -> lock id
-  std::map<api::GrantRef, std::string> pending;   // shown Held, not yet adopted or decided
-  std::map<api::GrantRef, std::string> stale;     // shown Held but not a grant we hold: list now
-  std::map<api::GrantRef, Millis> durations;      // every grant seen, its lease duration
-  std::optional<Millis> shortest;                 // shortest lease duration held in the namespace
+  std::set<api::GrantRef> covered;               // documents renewed to the tick's moment, or later
+  std::map<api::GrantRef, std::string> failed;   // ours, renewal not confirmed: lease -> lock id
+  std::map<api::GrantRef, std::string> pending;  // shown Held, not yet adopted or decided
+  std::map<api::GrantRef, std::string> stale;    // shown Held but not a grant we hold: list now
+  std::map<api::GrantRef, Millis> durations;     // every grant seen, its lease duration
+  std::optional<Millis> shortest;                // shortest lease duration held in the namespace
   bool any_answer = false;
   bool any_unavailable = false;
   void saw(const api::GrantRef& grant, Millis duration) {
@@ -45,8 +45,9 @@ struct SessionKeeper::Coverage {
   }
 };
 
-SessionKeeper::SessionKeeper(LockTable& table, lock::LockStore& store, kube::Api& api, const ClusterView& cluster,
-                             Observer& observer, Clock& clock, SessionOptions options)
+SessionKeeper::SessionKeeper(LockTable& table, lock::LockStore& store, kube::Api& api,
+                             const ClusterView& cluster, Observer& observer, Clock& clock,
+                             SessionOptions options)
     : table_(table),
       store_(store),
       api_(api),
@@ -121,7 +122,8 @@ Status SessionKeeper::load(Namespace& n) {
   n.renewal_at = n.object.renew_time ? std::optional<MonoTime>(now) : std::nullopt;
   for (const api::GrantRef& g : n.object.revoked) {
     Millis duration = kLongestLease;
-    if (auto lease = cluster_.lease(ns + "/" + g.lease)) duration = std::chrono::seconds(lease->spec.lease_duration_seconds);
+    if (auto lease = cluster_.lease(ns + "/" + g.lease))
+      duration = std::chrono::seconds(lease->spec.lease_duration_seconds);
     n.droppable_at.emplace(g, now + duration + options_.keep_listed);
   }
   n.loaded = true;
@@ -146,8 +148,9 @@ Status SessionKeeper::write(Namespace& n, std::optional<WallTime> renewal,
     if (!renewal && (next.resource_version.empty() || next.revoked == n.object.revoked)) return {};
     const MonoTime sent = clock_.monotonic();
     const kube::Resource resource = kube::resources::coordination_leases();
-    auto written = next.resource_version.empty() ? api_.create(resource, n.object.ns, api::session_object(next))
-                                                 : api_.update(resource, api::session_object(next));
+    auto written = next.resource_version.empty()
+                       ? api_.create(resource, n.object.ns, api::session_object(next))
+                       : api_.update(resource, api::session_object(next));
     if (written.ok()) {
       n.object = api::decode_session(*written);
       n.object.ns = next.ns;
@@ -162,9 +165,17 @@ Status SessionKeeper::write(Namespace& n, std::optional<WallTime> renewal,
       }
       return {};
     }
+    if (written.error().unavailable()) {
+      // The outcome is unknown: holders may see this renewal, so validities published
+      // before a listing are counted from it, and the object is read again before the next
+      // write.
+      if (renewal) n.renewal_at = sent;
+      n.loaded = false;
+    }
     const ErrorCode code = written.error().code;
     if (code != ErrorCode::kConflict && code != ErrorCode::kAlreadyExists && code != ErrorCode::kNotFound) {
-      log::warn("cannot write the session", {{"namespace", n.object.ns}, {"error", written.error().describe()}});
+      log::warn("cannot write the session",
+                {{"namespace", n.object.ns}, {"error", written.error().describe()}});
       return written.error();
     }
     n.loaded = false;  // another writer moved it: read it and merge
@@ -179,16 +190,19 @@ Result<std::optional<MonoTime>> SessionKeeper::list(const std::string& ns, const
   n.object.ns = ns;
   if (Status loaded = load(n); !loaded.ok()) return loaded.error();
   if (n.object.resource_version.empty()) return std::optional<MonoTime>();  // nothing was ever published
-  const std::optional<MonoTime> published_since = n.renewal_at;
   if (!n.object.lists(grant)) {
-    if (Status written = write(n, std::nullopt, {{grant, lease_duration}}); !written.ok()) return written.error();
+    if (Status written = write(n, std::nullopt, {{grant, lease_duration}}); !written.ok())
+      return written.error();
   }
+  // Read after the listing was written: a renewal whose answer was lost, or another
+  // writer's seen while merging, counts as published before it.
+  const std::optional<MonoTime> published_since = n.renewal_at;
   if (!published_since) return std::optional<MonoTime>();
   return std::optional<MonoTime>(*published_since + lease_duration);
 }
 
-void SessionKeeper::renew_documents(const std::string& ns, WallTime renewal, std::vector<LockTable::Handle>& held,
-                                    Coverage& coverage) {
+void SessionKeeper::renew_documents(const std::string& ns, WallTime renewal,
+                                    std::vector<LockTable::Handle>& held, Coverage& coverage) {
   std::vector<lock::HeldLock> batch;
   std::vector<LockEntry*> renewing;
   for (LockTable::Handle& entry : held) {
@@ -257,7 +271,8 @@ void SessionKeeper::check_published(const std::string& ns, WallTime renewal, Cov
       continue;
     }
     const auto& doc = (*entry)->document();
-    const bool same_grant = doc && doc->doc.lease == ns + "/" + grant.lease && std::to_string(doc->token) == grant.token;
+    const bool same_grant =
+        doc && doc->doc.lease == ns + "/" + grant.lease && std::to_string(doc->token) == grant.token;
     if (same_grant && (*entry)->renewing() && doc->doc.renewed_at >= renewal) {
       coverage.covered.insert(grant);  // granted after the tick's moment
     } else if (same_grant && !(*entry)->revoked()) {
@@ -269,7 +284,6 @@ void SessionKeeper::check_published(const std::string& ns, WallTime renewal, Cov
 }
 
 void SessionKeeper::tick(const std::string& ns) {
-  Namespace& n = state_of(ns);
   const WallTime renewal = lock::to_millis(clock_.now());
   const MonoTime started = clock_.monotonic();
   Coverage coverage;
@@ -287,7 +301,8 @@ void SessionKeeper::tick(const std::string& ns) {
     if (coverage.any_unavailable && !coverage.any_answer) options_.backend_answered(false);
   }
   check_published(ns, renewal, coverage);
-  std::map<std::string, std::pair<api::GrantRef, std::optional<MonoTime>>> revoked;  // lock id -> grant, hand-over
+  std::map<std::string, std::pair<api::GrantRef, std::optional<MonoTime>>>
+      revoked;  // lock id -> grant, hand-over
   const MonoTime next = write_session(ns, renewal, started, coverage, revoked);
   // The grants listed are revoked in the lock table too (outside the session's mutex: a
   // reconcile may hold an entry while it waits to list): their reconcile then writes their
@@ -308,9 +323,9 @@ void SessionKeeper::tick(const std::string& ns) {
   }
 }
 
-MonoTime SessionKeeper::write_session(const std::string& ns, WallTime renewal, MonoTime started,
-                                      Coverage& coverage,
-                                      std::map<std::string, std::pair<api::GrantRef, std::optional<MonoTime>>>& revoked) {
+MonoTime SessionKeeper::write_session(
+    const std::string& ns, WallTime renewal, MonoTime started, Coverage& coverage,
+    std::map<std::string, std::pair<api::GrantRef, std::optional<MonoTime>>>& revoked) {
   Namespace& n = state_of(ns);
   std::lock_guard lock(n.mutex);
   n.object.ns = ns;
@@ -336,7 +351,8 @@ MonoTime SessionKeeper::write_session(const std::string& ns, WallTime renewal, M
   if (!held && n.object.resource_version.empty() && to_list.empty()) return MonoTime::max();
   const bool renew = held && (!waiting || forced);
   const std::optional<MonoTime> published_since = n.renewal_at;
-  if (Status written = write(n, renew ? std::optional<WallTime>(renewal) : std::nullopt, to_list); !written.ok())
+  if (Status written = write(n, renew ? std::optional<WallTime>(renewal) : std::nullopt, to_list);
+      !written.ok())
     return clock_.monotonic() + options_.retry_after;
   for (const auto& [grant, lock_id] : listed_locks) {
     std::optional<MonoTime> hand_over;
@@ -349,10 +365,12 @@ MonoTime SessionKeeper::write_session(const std::string& ns, WallTime renewal, M
 
 bool SessionKeeper::retire(Namespace& n) {
   // Nothing held: once nothing is listed either, the session goes.
-  if (!n.object.revoked.empty() || n.object.resource_version.empty()) return n.object.resource_version.empty();
+  if (!n.object.revoked.empty() || n.object.resource_version.empty())
+    return n.object.resource_version.empty();
   kube::DeleteOptions options;
   options.precondition_resource_version = n.object.resource_version;
-  if (!api_.remove(kube::resources::coordination_leases(), n.object.ns, api::kSessionName, options).ok()) return false;
+  if (!api_.remove(kube::resources::coordination_leases(), n.object.ns, api::kSessionName, options).ok())
+    return false;
   const std::string ns = n.object.ns;
   n.object = api::Session{};
   n.object.ns = ns;

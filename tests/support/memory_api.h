@@ -53,6 +53,12 @@ class MemoryApi final : public Api {
     std::lock_guard lock(mutex_);
     failures_[verb + " " + kind_of(r)].push_back(std::move(error));
   }
+  // The next update of resource `r` is applied, but its caller gets `error` (a timeout, say)
+  // instead of the answer: a write whose outcome the caller cannot know.
+  void lose_answer_of_next_update(const Resource& r, Error error) {
+    std::lock_guard lock(mutex_);
+    lost_answers_["update " + kind_of(r)].push_back(std::move(error));
+  }
   void set_watch_fallback(WatchScript script) {
     std::lock_guard lock(mutex_);
     fallback_ = std::move(script);
@@ -137,6 +143,12 @@ class MemoryApi final : public Api {
     stored["metadata"]["resourceVersion"] = std::to_string(++rv_);
     it->second = stored;
     writes_.emplace_back("update", stored);
+    if (auto lost = lost_answers_.find("update " + kind_of(r));
+        lost != lost_answers_.end() && !lost->second.empty()) {
+      Error e = lost->second.front();
+      lost->second.pop_front();
+      return e;
+    }
     return stored;
   }
 
@@ -168,8 +180,8 @@ class MemoryApi final : public Api {
     return {};
   }
 
-  Status watch(const Resource& r, const std::string&, const WatchOptions& options, const WatchHandler& on_event,
-               std::stop_token stop) override {
+  Status watch(const Resource& r, const std::string&, const WatchOptions& options,
+               const WatchHandler& on_event, std::stop_token stop) override {
     WatchScript script;
     {
       std::lock_guard lock(mutex_);
@@ -216,6 +228,7 @@ class MemoryApi final : public Api {
   std::map<std::string, std::deque<WatchScript>> watches_of_;
   WatchScript fallback_;
   std::map<std::string, std::deque<Error>> failures_;
+  std::map<std::string, std::deque<Error>> lost_answers_;
   std::vector<WatchOptions> watch_calls_;
   std::vector<std::pair<std::string, json>> writes_;
   int list_calls_ = 0;

@@ -57,7 +57,8 @@ class SessionKeeperTest : public ::testing::Test {
   }
   void show_held(const std::string& lock, const std::string& lease, const std::string& token) {
     json object = kube::testing::make_object(kNs, lease, "1", "uid-" + lease);
-    object["spec"] = {{"lockName", lock}, {"holder", {{"podName", "pod-" + lease}}}, {"leaseDurationSeconds", 30}};
+    object["spec"] = {
+        {"lockName", lock}, {"holder", {{"podName", "pod-" + lease}}}, {"leaseDurationSeconds", 30}};
     object["status"] = {{"phase", "Held"}, {"fencingToken", token}};
     api_.put_object(kube::resources::eslease_leases(), object);
     view_.sync_from(api_);
@@ -158,7 +159,9 @@ TEST_F(SessionKeeperTest, AGrantNotYetAdoptedIsWaitedForBeforeTheSessionIsRenewe
   const WallTime first = *session()->renew_time;
   // A new leader: it knows the document but has not adopted the grant yet.
   LockTable fresh;
-  SessionKeeper successor(fresh, *ours_, api_, view_, observer_, clock_, SessionOptions{"replica-c"});
+  SessionOptions replica_c;
+  replica_c.identity = "replica-c";
+  SessionKeeper successor(fresh, *ours_, api_, view_, observer_, clock_, replica_c);
   const lock::LockKey key = *lock::make_lock_key(kNs, "a");
   fresh.lock(key)->read(*ours_->get(key).value(), clock_.monotonic());
   clock_.advance(Millis(2000));
@@ -190,6 +193,26 @@ TEST_F(SessionKeeperTest, ARevocationIsListedAndHandedOverAfterThePublishedValid
   clock_.advance(std::chrono::minutes(1));
   keeper_->tick(kNs);
   EXPECT_FALSE(session()->lists({"claim-a", token}));
+}
+
+// A renewal applied by the API server whose answer never came may have been seen by the
+// holder: the hand-over after a later listing is counted from it, not from the last renewal
+// the keeper knew had landed.
+TEST_F(SessionKeeperTest, ARenewalWhoseAnswerWasLostCountsAsPublished) {
+  const std::string token = grant("a", "claim-a");
+  keeper_->tick(kNs);
+  clock_.advance(kTtl / 3);
+  api_.lose_answer_of_next_update(kube::resources::coordination_leases(),
+                                  make_error(ErrorCode::kTimeout, "no answer in time"));
+  keeper_->tick_due();
+  const MonoTime unanswered = clock_.monotonic();
+  ASSERT_EQ(session()->renew_time, lock::to_millis(clock_.now())) << "the renewal was applied";
+  clock_.advance(Millis(4000));
+  auto hand_over = keeper_->list(kNs, {"claim-a", token}, kTtl);
+  ASSERT_TRUE(hand_over.ok()) << hand_over.error().describe();
+  ASSERT_TRUE(*hand_over);
+  EXPECT_GE(**hand_over, unanswered + kTtl);
+  EXPECT_TRUE(session()->lists({"claim-a", token}));
 }
 
 TEST_F(SessionKeeperTest, WithoutASessionNothingWasPublishedAndNothingIsListed) {
