@@ -1,5 +1,7 @@
 #include "api/session.h"
 
+#include <algorithm>
+
 #include "common/json_fields.h"
 #include "common/text.h"
 #include "kube/resource.h"
@@ -58,9 +60,26 @@ json session_object(const Session& session) {
           {"spec", spec}};
 }
 
-std::optional<WallTime> published_validity(const Session& session, const GrantRef& grant, Millis lease_duration) {
+std::optional<WallTime> published_validity(const Session& session, const GrantRef& grant,
+                                           Millis lease_duration) {
   if (!session.renew_time || session.lists(grant)) return std::nullopt;
   return *session.renew_time + lease_duration;
+}
+
+Millis holder_slack(Millis lease_duration, Millis grace, Millis margin) {
+  return lease_duration * 2 / 3 - margin - grace;
+}
+
+Millis default_holder_grace(Millis lease_duration) {
+  return std::min(Millis(10000), lease_duration / 3);
+}
+
+Millis default_holder_margin(Millis lease_duration) {
+  return std::min(Millis(2000), lease_duration / 5);
+}
+
+Millis longest_renewal_pause(Millis leader_lease_duration, Millis leader_retry_period, Millis es_timeout) {
+  return std::max(leader_lease_duration + leader_retry_period + kAdoptionTime, es_timeout);
 }
 
 }  // namespace eslease::api

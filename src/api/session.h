@@ -28,6 +28,7 @@ inline constexpr const char* kReleasedAnnotation = "eslease.io/released";
 struct GrantRef {
   std::string lease;
   std::string token;
+  // NOLINTNEXTLINE(modernize-use-nullptr): clang-tidy 14 misreads a defaulted <=>.
   auto operator<=>(const GrantRef&) const = default;
 };
 
@@ -54,6 +55,24 @@ std::string format_revoked(const std::set<GrantRef>& grants);
 // grant's lease duration, or nullopt when it lists the grant (its validity then ended with
 // the last version that did not) or has never been renewed. A holder takes the latest
 // version it has seen; the grant is valid only while its Lease shows Held with that token.
-std::optional<WallTime> published_validity(const Session& session, const GrantRef& grant, Millis lease_duration);
+std::optional<WallTime> published_validity(const Session& session, const GrantRef& grant,
+                                           Millis lease_duration);
+
+// How much interruption a holder rides out (docs/protocol.md). The validity a holder sees
+// runs from 2/3 of the lease duration (just before a tick) down, and `eslease run` asks its
+// command to stop `margin + grace` before it ends: the difference is how long renewals may
+// pause before a healthy holder is stopped for nothing.
+Millis holder_slack(Millis lease_duration, Millis grace, Millis margin);
+// `eslease run`'s defaults: --grace the smaller of 10 s and a third of the lease duration,
+// --safety-margin the smaller of 2 s and a fifth of it.
+Millis default_holder_grace(Millis lease_duration);
+Millis default_holder_margin(Millis lease_duration);
+// The longest pause in renewals a healthy cluster shows: a leader that dies without handing
+// over is replaced after the leader-election lease duration and one retry period, and the
+// new leader renews after adopting the grants (about 2 s); one Elasticsearch request may
+// take up to its timeout. With the defaults (15 s, 2 s, 10 s) that is 19 s.
+Millis longest_renewal_pause(Millis leader_lease_duration, Millis leader_retry_period, Millis es_timeout);
+inline constexpr Millis kAdoptionTime{2000};
+inline constexpr Millis kDefaultRenewalPause{19000};  // longest_renewal_pause at the defaults
 
 }  // namespace eslease::api

@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 
+#include "api/session.h"
 #include "common/duration.h"
 #include "common/text.h"
 
@@ -105,32 +106,30 @@ Status check_mode_flags(const Options& options, const std::string& command_word,
 }  // namespace
 
 Millis kube_safety_margin(const Options& options, Millis ttl) {
-  return options.kube.safety_margin.value_or(std::min(Millis(2000), ttl / 5));
+  return options.kube.safety_margin.value_or(api::default_holder_margin(ttl));
 }
 
 Millis kube_grace(const Options& options, Millis ttl) {
-  return options.grace.value_or(std::min(Millis(10000), ttl / 3));
-}
-
-Millis run_slack(Millis ttl, Millis grace, Millis margin) {
-  return ttl * 2 / 3 - margin - grace;
+  return options.grace.value_or(api::default_holder_grace(ttl));
 }
 
 Status check_run_slack(Millis ttl, Millis grace, Millis margin) {
-  if (run_slack(ttl, grace, margin) > Millis(0)) return {};
-  return usage_error("--grace plus --safety-margin (" + format_duration(grace) + " + " + format_duration(margin) +
-                     ") must be shorter than two thirds of the lease duration (" + format_duration(ttl) +
+  if (api::holder_slack(ttl, grace, margin) > Millis(0)) return {};
+  return usage_error("--grace plus --safety-margin (" + format_duration(grace) + " + " +
+                     format_duration(margin) + ") must be shorter than two thirds of the lease duration (" +
+                     format_duration(ttl) +
                      "): a holder's validity is renewed every third of it, so the command would be stopped "
                      "between any two renewals");
 }
 
 std::optional<std::string> run_slack_warning(Millis ttl, Millis grace, Millis margin) {
-  const Millis slack = run_slack(ttl, grace, margin);
-  if (slack >= kExpectedRenewalPause) return std::nullopt;
+  const Millis slack = api::holder_slack(ttl, grace, margin);
+  if (slack >= api::kDefaultRenewalPause) return std::nullopt;
   return "with a lease duration of " + format_duration(ttl) + ", --grace " + format_duration(grace) +
          " and --safety-margin " + format_duration(margin) + " the command rides out only " +
          format_duration(slack) + " without a renewal; a controller failover takes up to " +
-         format_duration(kExpectedRenewalPause) + " and would stop it (use the default 60s --ttl, or a shorter --grace)";
+         format_duration(api::kDefaultRenewalPause) +
+         " at the controller's defaults and would stop it (use the default 60s --ttl, or a shorter --grace)";
 }
 
 Result<Options> parse_options(const std::vector<std::string>& args) {

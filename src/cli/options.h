@@ -37,10 +37,10 @@ struct Options {
   Mode mode = Mode::kKubernetes;
   lock::ConnectionSettings connection;  // direct mode: the --es* flags and --index
   KubeOptions kube;
-  std::string lock;            // positional LOCK (the Lease name for release in Kubernetes mode)
-  std::string ns = "default";  // --namespace
-  bool ns_given = false;       // Kubernetes mode defaults to the pod's namespace instead
-  std::string holder;          // --holder (required for renew/release)
+  std::string lock;                // positional LOCK (the Lease name for release in Kubernetes mode)
+  std::string ns = "default";      // --namespace
+  bool ns_given = false;           // Kubernetes mode defaults to the pod's namespace instead
+  std::string holder;              // --holder (required for renew/release)
   Millis ttl = lock::kDefaultTtl;  // --ttl
   bool ttl_given = false;
   Millis wait{0};                              // --wait
@@ -63,17 +63,8 @@ std::string usage();
 Millis kube_grace(const Options& options, Millis ttl);
 Millis kube_safety_margin(const Options& options, Millis ttl);
 
-// How long a run's command rides out a pause in its session's renewals: the validity runs
-// from 2/3 of the TTL (just before a tick) down, and the command is asked to stop margin +
-// grace before it ends (docs/protocol.md, "How much interruption a holder rides out").
-Millis run_slack(Millis ttl, Millis grace, Millis margin);
-// The longest pause a healthy cluster is expected to show: a controller that dies without
-// handing over leadership is replaced after its leader-election lease (15 s) and retry
-// period (2 s), and the new leader renews after adopting (about 2 s more). An Elasticsearch
-// request times out after 10 s, within this.
-inline constexpr Millis kExpectedRenewalPause{19000};
-// An error when the command could never run (no slack at all), else a warning when a
-// controller failover would stop it, else nothing.
+// An error when the command could never run (no slack at all: api::holder_slack), else a
+// warning when a controller failover at the controller's default timings would stop it.
 Status check_run_slack(Millis ttl, Millis grace, Millis margin);
 std::optional<std::string> run_slack_warning(Millis ttl, Millis grace, Millis margin);
 

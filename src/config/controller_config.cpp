@@ -12,6 +12,8 @@
 #include <random>
 #include <sstream>
 
+#include "api/lease_api.h"
+#include "api/session.h"
 #include "common/duration.h"
 #include "common/text.h"
 #include "config/flag_table.h"
@@ -224,6 +226,26 @@ Status validate(const ControllerConfig& o) {
 }
 
 }  // namespace
+
+Millis longest_renewal_pause(const ControllerConfig& options) {
+  const Millis failover = options.leader_elect ? options.leader_election_lease_duration : Millis(0);
+  const Millis retry = options.leader_elect ? options.leader_election_retry_period : Millis(0);
+  return api::longest_renewal_pause(failover, retry, options.elasticsearch.request_timeout);
+}
+
+std::vector<std::string> timing_warnings(const ControllerConfig& options) {
+  const Millis lease(api::kDefaultLeaseDurationSeconds * 1000);
+  const Millis slack =
+      api::holder_slack(lease, api::default_holder_grace(lease), api::default_holder_margin(lease));
+  const Millis pause = longest_renewal_pause(options);
+  if (pause <= slack) return {};
+  return {"renewals may pause for up to " + format_duration(pause) +
+          " (--leader-election-lease-duration + --leader-election-retry-period + 2s, or --es-timeout), "
+          "longer than the " +
+          format_duration(slack) + " an `eslease run` holder of a " + format_duration(lease) +
+          " Lease rides out with its default --grace and --safety-margin: "
+          "a failover would stop healthy holders' commands"};
+}
 
 // ------------------------------------------------------------------------------------------
 // EnvironmentVariables.

@@ -104,6 +104,14 @@ std::string environment_variable(const std::string& flag);
 Result<ControllerConfig> load_controller_config(const std::vector<std::string>& args,
                                                 const EnvironmentVariables& env);
 
+// The longest pause in session renewals these settings allow (api::longest_renewal_pause:
+// an unclean leader failover, or one Elasticsearch request at --es-timeout).
+Millis longest_renewal_pause(const ControllerConfig& options);
+// Settings that work but would stop healthy holders for nothing: a renewal pause longer
+// than what `eslease run` rides out with its defaults on a Lease of the default duration.
+// Each entry is a sentence for the start-up log.
+std::vector<std::string> timing_warnings(const ControllerConfig& options);
+
 // What the runtime defaults are made of; read_runtime_facts() gathers them.
 struct RuntimeFacts {
   std::string pod_name;       // $POD_NAME (the downward API), may be empty

@@ -4,6 +4,7 @@
 #include <map>
 #include <thread>
 
+#include "common/duration.h"
 #include "common/log.h"
 #include "controller/lease_codec.h"
 #include "controller/lock_table.h"
@@ -132,6 +133,7 @@ class LeadershipTerm {
     reconciler_.prime(locks);
     for (const std::string& id : locks) add(id);
     std::vector<std::jthread> threads;
+    threads.reserve(static_cast<std::size_t>(workers_));
     for (int i = 0; i < workers_; ++i) threads.emplace_back([this](std::stop_token s) { work(s); });
     std::jthread sessions([this](std::stop_token s) { sessions_.run(s); });
     std::mutex mutex;
@@ -215,7 +217,10 @@ kube::InformerOptions Controller::informer_options(const std::string& ns, const 
 
 void Controller::watch_leases(const std::string& ns) {
   kube::RecordHandlers<LeaseRecord> handlers;
-  handlers.on_add = [this](const LeaseRecord& lease) { enqueue(index_.lease_changed(nullptr, &lease)); };
+  handlers.on_add = [this](const LeaseRecord& lease) {
+    warn_if_too_short(lease);
+    enqueue(index_.lease_changed(nullptr, &lease));
+  };
   handlers.on_update = [this](const LeaseRecord& before, const LeaseRecord& now) {
     {
       std::lock_guard lock(term_mutex_);
@@ -231,6 +236,27 @@ void Controller::watch_leases(const std::string& ns) {
   caches_->leases[ns] =
       std::make_unique<LeaseInformer>(api_, clock_, kube::resources::eslease_leases(),
                                       informer_options(ns, "leases"), handlers, decode_lease);
+}
+
+// A Lease so short that `eslease run` with its default --grace and --safety-margin would be
+// stopped by a renewal pause this controller's settings allow (a failover). Said in the log
+// for the first few such Leases only: a namespace full of them is one mistake, not thousands.
+void Controller::warn_if_too_short(const LeaseRecord& lease) {
+  constexpr int kWarnings = 10;
+  const Millis duration(std::int64_t{lease.spec.lease_duration_seconds} * 1000);
+  const Millis slack =
+      api::holder_slack(duration, api::default_holder_grace(duration), api::default_holder_margin(duration));
+  if (slack >= options_.longest_renewal_pause) return;
+  const int warned = short_leases_warned_.fetch_add(1);
+  if (warned >= kWarnings) return;
+  log::warn(
+      "Lease too short to ride out a failover: `eslease run` stops its command for nothing when renewals "
+      "pause",
+      {{"lease", lease.meta.ns + "/" + lease.meta.name},
+       {"leaseDurationSeconds", std::to_string(lease.spec.lease_duration_seconds)},
+       {"ridesOut", format_duration(slack)},
+       {"longestRenewalPause", format_duration(options_.longest_renewal_pause)}});
+  if (warned + 1 == kWarnings) log::warn("further Leases too short to ride out a failover are not logged");
 }
 
 void Controller::watch_pods(const std::string& ns) {
@@ -326,7 +352,8 @@ void Controller::lead(std::stop_token stop) {
   // Tokens never go backwards: before the first grant, the lock index is checked against the
   // tokens the Leases show. A failure leaves grants refused until a later check succeeds.
   if (Status checked = store_.check_tokens([this] { return issued_before(*caches_); }); !checked.ok())
-    log::warn("fencing tokens unchecked at the start of leadership; grants wait", {{"error", checked.error().describe()}});
+    log::warn("fencing tokens unchecked at the start of leadership; grants wait",
+              {{"error", checked.error().describe()}});
   log::info("leading: reconciling locks", {{"locks", index_.locks().size()}});
   term.run(stop, index_.locks());
   {

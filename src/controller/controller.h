@@ -55,6 +55,7 @@ class Controller {
   void watch_pods(const std::string& ns);
   void watch_nodes();
   void node_changed(const NodeRecord& node);
+  void warn_if_too_short(const LeaseRecord& lease);
   void lead(std::stop_token stop);
   void enqueue(const std::vector<std::string>& lock_ids);
 
@@ -68,6 +69,7 @@ class Controller {
   PodTracker tracker_;
   std::unique_ptr<Caches> caches_;
   std::atomic<bool> leading_{false};
+  std::atomic<int> short_leases_warned_{0};
   std::mutex term_mutex_;
   LeadershipTerm* term_ = nullptr;  // the running term, for informer handlers
 };

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "api/session.h"
 #include "kube/informer.h"
 #include "kube/leader_election.h"
 
@@ -18,6 +19,9 @@ struct ControllerOptions {
   bool liveness_takeover = true;        // a dead holder's lock moves at once, not at expiry
   bool holds_annotation = true;         // keep the eslease.io/holds annotation of holder pods
   bool leader_elect = false;
+  // How long session renewals may pause (config::longest_renewal_pause): a Lease whose
+  // holder would not ride that out with `eslease run`'s defaults gets a warning in the log.
+  Millis longest_renewal_pause = api::kDefaultRenewalPause;
   kube::LeaderElectionConfig leader_election;  // the controller sets the callbacks; its clock times it
   std::function<void(const std::string& resource, kube::RestartReason)> on_watch_restart;
 };

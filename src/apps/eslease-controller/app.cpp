@@ -125,6 +125,7 @@ ControllerOptions controller_options(const config::ControllerConfig& opts, metri
   options.workers = opts.workers;
   options.liveness_takeover = opts.liveness_takeover;
   options.holds_annotation = opts.holds_annotation;
+  options.longest_renewal_pause = config::longest_renewal_pause(opts);
   options.leader_elect = opts.leader_elect;
   options.leader_election.ns = opts.leader_election_namespace;
   options.leader_election.name = opts.leader_election_id;
@@ -215,6 +216,7 @@ int run_controller_app(const std::vector<std::string>& args) {
   }
   configure_logging(opts);
   config::resolve_runtime_defaults(opts, config::read_runtime_facts(environment));
+  for (const std::string& warning : config::timing_warnings(opts)) log::warn(warning);
   std::stop_source stop;
   g_stop = &stop;
   std::signal(SIGTERM, on_signal);

@@ -81,6 +81,33 @@ TEST_F(ConfigTest, DefaultsMatchTheDesign) {
   EXPECT_EQ(o->config_file, "");
 }
 
+TEST_F(ConfigTest, TimingsThatWouldStopHealthyHoldersAreWarnedAbout) {
+  auto defaults = load({"--es", "http://a:9200", "--leader-elect"});
+  ASSERT_TRUE(defaults.ok()) << defaults.error().message;
+  EXPECT_EQ(longest_renewal_pause(*defaults), Millis(19000));
+  EXPECT_TRUE(timing_warnings(*defaults).empty());
+
+  // A 40 s leader-election lease: an unclean failover pauses renewals for 44 s, longer than
+  // the 28 s a holder of a default Lease rides out.
+  auto slow = load({"--es", "http://a:9200", "--leader-elect", "--leader-election-lease-duration", "40s",
+                    "--leader-election-renew-deadline", "30s"});
+  ASSERT_TRUE(slow.ok()) << slow.error().message;
+  EXPECT_EQ(longest_renewal_pause(*slow), Millis(44000));
+  const auto warnings = timing_warnings(*slow);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("up to 44s"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("28s"), std::string::npos) << warnings[0];
+
+  // Without leader election there is no failover; a long Elasticsearch timeout still counts.
+  auto single = load({"--es", "http://a:9200", "--leader-election-lease-duration", "40s",
+                      "--leader-election-renew-deadline", "30s"});
+  ASSERT_TRUE(single.ok()) << single.error().message;
+  EXPECT_TRUE(timing_warnings(*single).empty());
+  auto slow_es = load({"--es", "http://a:9200", "--es-timeout", "30s"});
+  ASSERT_TRUE(slow_es.ok()) << slow_es.error().message;
+  EXPECT_EQ(timing_warnings(*slow_es).size(), 1u);
+}
+
 TEST_F(ConfigTest, FlagsTakeSpaceOrEqualsAndOneOrTwoDashes) {
   auto o = load({"--es", "http://a:9200", "--es=http://b:9200", "-es", "http://c:9200", "--workers=8",
                  "-kube-api-qps", "50.5", "--es-timeout", "3s", "--namespace", "x", "--namespace=y"});
