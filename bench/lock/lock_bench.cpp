@@ -176,7 +176,7 @@ int main(int argc, char** argv) {
     auto key = *lock::make_lock_key("bench", "held-" + std::to_string(i));
     auto r = store.acquire(key, grantee("holder", i));
     if (!r.ok() || !r->grant) return fail("acquire of held lock failed");
-    held.push_back(lock::HeldLock{key, *r->grant, Millis(0)});
+    held.push_back(lock::HeldLock{key, *r->grant, Millis(0), std::nullopt});
   }
   before = stats.total();
   const auto renew_start = Stopwatch::now();

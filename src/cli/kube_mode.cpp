@@ -355,13 +355,15 @@ KubeConnector kubernetes_connector() {
     const bool in_pod = std::getenv("KUBERNETES_SERVICE_HOST") != nullptr;
     const char* kubeconfig_list = std::getenv("KUBECONFIG");
     const char* home = std::getenv("HOME");
-    const bool has_file = !k.kubeconfig.empty() || (kubeconfig_list != nullptr && *kubeconfig_list != 0) ||
-                          (home != nullptr && std::filesystem::exists(std::filesystem::path(home) / ".kube/config"));
+    const bool has_file =
+        !k.kubeconfig.empty() || (kubeconfig_list != nullptr && *kubeconfig_list != 0) ||
+        (home != nullptr && std::filesystem::exists(std::filesystem::path(home) / ".kube/config"));
     if (!in_pod && !has_file) {
-      return make_error(ErrorCode::kInvalidArgument,
-                        "no Kubernetes configuration: not running inside a pod (KUBERNETES_SERVICE_HOST is not "
-                        "set), no --kubeconfig, $KUBECONFIG or ~/.kube/config; give --kubeconfig FILE for "
-                        "Kubernetes mode, or --es URL for direct mode");
+      return make_error(
+          ErrorCode::kInvalidArgument,
+          "no Kubernetes configuration: not running inside a pod (KUBERNETES_SERVICE_HOST is not "
+          "set), no --kubeconfig, $KUBECONFIG or ~/.kube/config; give --kubeconfig FILE for "
+          "Kubernetes mode, or --es URL for direct mode");
     }
     if (in_pod && k.kubeconfig.empty() && !k.context.empty()) {
       return make_error(ErrorCode::kInvalidArgument, "--context needs --kubeconfig FILE");

@@ -100,8 +100,7 @@ WaitOutcome wait_until_held(kube::Api& api, Clock& clock, const json& created, c
       std::lock_guard lock(seen_mutex);
       has_status = has_status || !v.phase.empty();
     }
-    if (v.phase == "Held" && !v.fencing_token.empty() &&
-        (v.holder_uid.empty() || v.holder_uid == pod_uid)) {
+    if (v.phase == "Held" && !v.fencing_token.empty() && (v.holder_uid.empty() || v.holder_uid == pod_uid)) {
       return decide(WaitResult::kHeld, "");
     }
     if (v.phase == "TimedOut") {
@@ -164,7 +163,8 @@ WaitOutcome wait_until_held(kube::Api& api, Clock& clock, const json& created, c
   return outcome;
 }
 
-Status mark_released(kube::Api& api, const std::string& ns, const std::string& name, const std::string& token) {
+Status mark_released(kube::Api& api, const std::string& ns, const std::string& name,
+                     const std::string& token) {
   const json patch = {{"metadata", {{"annotations", {{api::kReleasedAnnotation, token}}}}}};
   auto patched = api.patch(kube::resources::eslease_leases(), ns, name, kube::PatchType::kMerge, patch);
   if (patched.ok()) return {};
@@ -213,7 +213,8 @@ DeleteOutcome delete_and_wait(kube::Api& api, Clock& clock, const std::string& n
     if (!uid.empty() && v.uid != uid) return gone = true;  // ours is gone, a new one took the name
     lock = v.lock_name;
     if (settings.let_go_of_a_grant && v.held() && v.fencing_token != marked_token &&
-        lease->value(json::json_pointer("/metadata/annotations/eslease.io~1released"), "") != v.fencing_token) {
+        lease->value(json::json_pointer("/metadata/annotations/eslease.io~1released"), "") !=
+            v.fencing_token) {
       marked_token = v.fencing_token;
       (void)mark_released(api, ns, name, v.fencing_token);
     }

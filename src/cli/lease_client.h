@@ -79,7 +79,8 @@ struct DeleteOutcome {
 
 // Writes the fencing token its holder lets go of into the Lease's eslease.io/released
 // annotation (api/session.h says why), before the Lease is deleted.
-Status mark_released(kube::Api& api, const std::string& ns, const std::string& name, const std::string& token);
+Status mark_released(kube::Api& api, const std::string& ns, const std::string& name,
+                     const std::string& token);
 
 // Deletes the Lease (only the one with `uid`, when given) and waits until it is gone, that
 // is until the controller has released its lock and removed the finalizer.

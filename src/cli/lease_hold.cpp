@@ -15,8 +15,8 @@ using nlohmann::json;
 
 class SessionLeaseHold final : public LeaseHold {
  public:
-  SessionLeaseHold(kube::Api& api, Clock& clock, const json& held, std::string pod_uid, LeaseHoldOptions options,
-                   Messages& messages)
+  SessionLeaseHold(kube::Api& api, Clock& clock, const json& held, std::string pod_uid,
+                   LeaseHoldOptions options, Messages& messages)
       : api_(api),
         clock_(clock),
         granted_(decode_lease_view(held)),
@@ -102,13 +102,15 @@ class SessionLeaseHold final : public LeaseHold {
     // The holder lets go: the mark tells the controller that the grant may move at once.
     // Without it (no patch right) the deletion reads as a revocation, and the lock moves
     // when the validity published to this process has ended.
-    if (Status marked = mark_released(api_, granted_.ns, granted_.name, granted_.fencing_token); !marked.ok()) {
-      messages_.say(explain_api_error(marked.error(), "mark Lease " + granted_.name + " released", granted_.ns) +
-                    "; the lock moves once its published validity ends");
+    if (Status marked = mark_released(api_, granted_.ns, granted_.name, granted_.fencing_token);
+        !marked.ok()) {
+      messages_.say(
+          explain_api_error(marked.error(), "mark Lease " + granted_.name + " released", granted_.ns) +
+          "; the lock moves once its published validity ends");
     }
     WaitSettings settings;
     settings.limit = options_.release_wait;
-    settings.catch_signals = false;  // signals are still the supervisor's; this wait is bounded instead
+    settings.catch_signals = false;     // signals are still the supervisor's; this wait is bounded instead
     settings.let_go_of_a_grant = true;  // the command and all it started are gone
     const DeleteOutcome deleted =
         delete_and_wait(api_, clock_, granted_.ns, granted_.name, granted_.uid, settings, messages_);
@@ -121,8 +123,8 @@ class SessionLeaseHold final : public LeaseHold {
         messages_.say(deleted.message + "; it will be released when the controller gets to it");
         break;
       default:
-        messages_.say(deleted.message + "; delete it with 'kubectl delete leases.eslease.io " + granted_.name +
-                      " -n " + granted_.ns + "' (until then the lock stays with this pod)");
+        messages_.say(deleted.message + "; delete it with 'kubectl delete leases.eslease.io " +
+                      granted_.name + " -n " + granted_.ns + "' (until then the lock stays with this pod)");
     }
   }
 
@@ -130,7 +132,8 @@ class SessionLeaseHold final : public LeaseHold {
   std::jthread start_following(const kube::Resource& resource, const std::string& name, FollowOptions follow,
                                ObjectObserver observe) {
     const bool is_session = name == api::kSessionName;
-    return std::jthread([this, resource, name, follow, observe, is_session](std::stop_token stop) {
+    return std::jthread([this, resource, name, follow = std::move(follow), observe = std::move(observe),
+                         is_session](std::stop_token stop) {
       const auto remember = [this, is_session, name](const std::string& error) {
         std::lock_guard lock(mutex_);
         (is_session ? session_error_ : lease_error_) = "cannot watch " + name + " (retrying): " + error;
@@ -157,7 +160,8 @@ class SessionLeaseHold final : public LeaseHold {
                           granted_.ns + ": " + error.describe();
     if (error.code == ErrorCode::kForbidden) {
       message += " (the workload needs get and watch on leases.coordination.k8s.io named " +
-                 std::string(api::kSessionName) + " in its namespace; examples/workloads/job.yaml has such a Role)";
+                 std::string(api::kSessionName) +
+                 " in its namespace; examples/workloads/job.yaml has such a Role)";
     }
     return message;
   }
@@ -209,8 +213,8 @@ class SessionLeaseHold final : public LeaseHold {
     const MonoTime mono_now = clock_.monotonic();
     std::lock_guard lock(mutex_);
     if (session.lists(grant_)) {
-      return lose("lock " + granted_.lock_name + " was revoked (session " + api::kSessionName + " lists Lease " +
-                  granted_.name + " with token " + granted_.fencing_token + ")");
+      return lose("lock " + granted_.lock_name + " was revoked (session " + api::kSessionName +
+                  " lists Lease " + granted_.name + " with token " + granted_.fencing_token + ")");
     }
     const auto validity = api::published_validity(session, grant_, lease_duration_);
     if (!validity) return;

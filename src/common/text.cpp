@@ -118,7 +118,7 @@ std::string format_utc(WallTime t, int digits) {
   std::string out(buf, static_cast<std::size_t>(std::max(written, 0)));
   if (digits > 0) {
     std::snprintf(buf, sizeof buf, ".%06lld", static_cast<long long>(micros));
-    out.append(buf, static_cast<std::size_t>(1 + digits));
+    out.append(buf, 1 + static_cast<std::size_t>(digits));
   }
   return out + "Z";
 }

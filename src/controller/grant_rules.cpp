@@ -112,7 +112,8 @@ std::optional<ActionPlan> release_what_its_holder_let_go(const Situation& s) {
   const LeaseRecord* lease = s.owner ? s.owner->lease : nullptr;
   if (!lease || !lease->being_deleted || lease->released_token != std::to_string(s.doc->state.token))
     return std::nullopt;
-  return release("release_what_its_holder_let_go", Reason::kReleased, "its holder let go and deleted its Lease");
+  return release("release_what_its_holder_let_go", Reason::kReleased,
+                 "its holder let go and deleted its Lease");
 }
 
 // A Lease deleted by anyone else (an operator's kubectl delete) or gone without a trace is

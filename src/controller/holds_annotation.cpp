@@ -98,8 +98,9 @@ Status HoldsAnnotation::write(const std::string& pod_key, const std::string& val
   // lost the lock cannot.
   kube::CallOptions call;
   call.defer_when_busy = !value.empty();
-  auto patched = api_.patch(kube::resources::pods(), pod->meta.ns, pod->meta.name, kube::PatchType::kMerge, patch,
-                            /*status_subresource=*/false, call);
+  auto patched =
+      api_.patch(kube::resources::pods(), pod->meta.ns, pod->meta.name, kube::PatchType::kMerge, patch,
+                 /*status_subresource=*/false, call);
   if (!patched.ok()) return patched.error().code == ErrorCode::kNotFound ? Status() : Status(patched.error());
   std::lock_guard lock(mutex_);
   written_[pod->meta.uid] = Written{value, resource_version_of(*patched)};

@@ -55,8 +55,9 @@ Status LeaseWriter::write_status(const LeaseRecord& lease, const LeaseStatus& de
   if (desired == lease.status || !may_write(lease, now, retry_at)) return {};
   kube::CallOptions call;
   call.defer_when_busy = !moves_the_lock(lease.status, desired);
-  auto patched = api_.patch(kube::resources::eslease_leases(), lease.meta.ns, lease.meta.name,
-                            kube::PatchType::kMerge, status_patch(desired), /*status_subresource=*/true, call);
+  auto patched =
+      api_.patch(kube::resources::eslease_leases(), lease.meta.ns, lease.meta.name, kube::PatchType::kMerge,
+                 status_patch(desired), /*status_subresource=*/true, call);
   if (!patched.ok()) {
     if (patched.error().code == ErrorCode::kNotFound) return {};
     if (patched.error().code == ErrorCode::kDeferred) return patched.error();

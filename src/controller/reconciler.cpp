@@ -27,7 +27,8 @@ kube::ObjectReference lease_reference(const LeaseRecord& lease) {
 
 Reconciler::Reconciler(const ClusterView& cluster, ClaimIndex& index, PodTracker& tracker, LockTable& table,
                        lock::LockStore& store, SessionKeeper& sessions, kube::Api& api,
-                       kube::EventRecorder* events, Observer& observer, Clock& clock, ReconcilerOptions options)
+                       kube::EventRecorder* events, Observer& observer, Clock& clock,
+                       ReconcilerOptions options)
     : cluster_(cluster),
       index_(index),
       tracker_(tracker),
@@ -37,7 +38,7 @@ Reconciler::Reconciler(const ClusterView& cluster, ClaimIndex& index, PodTracker
       events_(events),
       observer_(observer),
       clock_(clock),
-      options_(std::move(options)),
+      options_(options),
       leases_(api),
       holds_(cluster, api) {}
 
@@ -204,9 +205,10 @@ Status Reconciler::revoke(LockEntry& entry, const Decision& decision, const Lock
   auto listed = sessions_.list(world.ns, api::GrantRef{lease, std::to_string(doc.token)}, duration);
   if (!listed.ok()) return listed.error();
   entry.revoke(*decision.action_reason, *listed);
-  log::info("grant revoked; handed over once its validity ends", {{"lock", entry.key().id()},
-                                                                  {"reason", api::to_string(*decision.action_reason)},
-                                                                  {"detail", decision.action_message}});
+  log::info("grant revoked; handed over once its validity ends",
+            {{"lock", entry.key().id()},
+             {"reason", api::to_string(*decision.action_reason)},
+             {"detail", decision.action_message}});
   return {};
 }
 
@@ -324,7 +326,8 @@ Status Reconciler::write_to_cluster(const LockWorld& world, const Decision& deci
   if (world.document_known)
     index_.set_holder(world.ns + "/" + world.lock_name,
                       world.document ? world.document->state.doc.holder : "");
-  if (deferred && (!retry_at || world.mono + kDeferredRetry < *retry_at)) retry_at = world.mono + kDeferredRetry;
+  if (deferred && (!retry_at || world.mono + kDeferredRetry < *retry_at))
+    retry_at = world.mono + kDeferredRetry;
   return result;
 }
 

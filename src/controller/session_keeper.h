@@ -70,7 +70,8 @@ class SessionKeeper {
   // Revokes `grant` (of a Lease with `lease_duration`) in its namespace's session, before its
   // Lease status changes. Returns when the validity published to its holder ends, on our
   // clock, or nullopt when the namespace has no session (nothing was ever published).
-  Result<std::optional<MonoTime>> list(const std::string& ns, const api::GrantRef& grant, Millis lease_duration);
+  Result<std::optional<MonoTime>> list(const std::string& ns, const api::GrantRef& grant,
+                                       Millis lease_duration);
 
   // One tick of `ns`, whether due or not. Exposed for tests.
   void tick(const std::string& ns);

@@ -62,7 +62,8 @@ class Projector {
     s.conditions.push_back(
         condition(prev, api::kConditionBackendAvailable, "False", why, message, lease.generation));
     const Condition* old = prev.condition(api::kConditionBackendAvailable);
-    if (!old || old->status != "False" || old->reason != api::to_string(why)) event(lease, true, why, message);
+    if (!old || old->status != "False" || old->reason != api::to_string(why))
+      event(lease, true, why, message);
   }
 
   // What every projected status carries over from the previous one.
@@ -190,8 +191,8 @@ class Projector {
       condition_held = *old;  // still waiting after a loss: keep why and since when
       condition_held.observed_generation = gen;
     } else {
-      condition_held =
-          condition(prev, api::kConditionHeld, "False", Reason::kWaiting, waiting_message(c, live_ahead), gen);
+      condition_held = condition(prev, api::kConditionHeld, "False", Reason::kWaiting,
+                                 waiting_message(c, live_ahead), gen);
       if (old && old->status == "False" && old->reason == api::to_string(Reason::kWaiting))
         condition_held.last_transition_time = old->last_transition_time;
     }
@@ -209,8 +210,7 @@ class Projector {
     if (live_ahead >= kExactPositions)
       return "more than " + std::to_string(kExactPositions) + " live claims are ahead in the queue of lock " +
              w_.lock_name + "; eslease status shows all of it";
-    if (w_.document)
-      return "lock " + w_.lock_name + " is held by " + name_of(w_.document->state.doc.holder);
+    if (w_.document) return "lock " + w_.lock_name + " is held by " + name_of(w_.document->state.doc.holder);
     return "waiting for lock " + w_.lock_name;
   }
 

@@ -60,7 +60,8 @@ void WorkQueue::add_rate_limited(const std::string& key) {
     const int failures = failures_[key]++;
     const double factor = std::pow(2.0, std::min(failures, 30));
     delay =
-        std::min(options_.max_delay, Millis(static_cast<Millis::rep>(options_.base_delay.count() * factor)));
+        std::min(options_.max_delay,
+                 Millis(static_cast<Millis::rep>(static_cast<double>(options_.base_delay.count()) * factor)));
   }
   add_after(key, delay);
 }

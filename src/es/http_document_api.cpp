@@ -103,12 +103,14 @@ class HttpDocumentApi final : public DocumentApi {
     if (settings && settings->is_object() && settings->contains("index") && (*settings)["index"].is_object())
       out.uuid = (*settings)["index"].value("uuid", "");
     if (!out.mappings.is_object() || out.uuid.empty())
-      return make_error(ErrorCode::kProtocol, "Elasticsearch described index " + index + " without mappings or uuid");
+      return make_error(ErrorCode::kProtocol,
+                        "Elasticsearch described index " + index + " without mappings or uuid");
     return std::optional<IndexDescription>(std::move(out));
   }
 
   Status put_mapping(const std::string& index, const json& mapping) override {
-    auto answer = execute(Call{"indices.put_mapping", "PUT", "/" + segment(index) + "/_mapping", mapping.dump()});
+    auto answer =
+        execute(Call{"indices.put_mapping", "PUT", "/" + segment(index) + "/_mapping", mapping.dump()});
     if (!answer.ok()) return answer.error();
     if (answer->response.status != 200) return error_from_response(answer->response, "indices.put_mapping");
     return {};

@@ -67,7 +67,7 @@ std::shared_ptr<Pending<T>> observe(const std::shared_ptr<InFlight>& in_flight, 
                                     std::shared_ptr<void> keep_alive = {}) {
   auto pending = std::make_shared<Pending<T>>();
   in_flight->add();
-  task.then([pending, keep_alive, in_flight](pplx::task<T> finished) {
+  task.then([pending, keep_alive = std::move(keep_alive), in_flight](pplx::task<T> finished) {
     std::optional<T> value;
     std::exception_ptr error;
     try {
@@ -102,7 +102,7 @@ struct Target {
 Result<Target> parse_target(const std::string& url) {
   try {
     web::uri uri(url);
-    const std::string scheme = uri.scheme();
+    const std::string& scheme = uri.scheme();
     if (scheme != "http" && scheme != "https") {
       return make_error(ErrorCode::kInvalidArgument, "unsupported URL scheme in " + url);
     }

@@ -60,7 +60,7 @@ class EventRecorder {
  private:
   struct Pending {
     ObjectReference object;
-    EventType type;
+    EventType type = EventType::kNormal;
     std::string reason;
     std::string message;
     WallTime time;

@@ -99,7 +99,7 @@ Result<http::Request> HttpApi::request(std::string method, std::string url, cons
   return req;
 }
 
-Result<json> HttpApi::call_json(http::Request req) {
+Result<json> HttpApi::call_json(const http::Request& req) {
   auto response = transport_.send(req);
   if (!response.ok()) return response.error();
   if (response->status / 100 != 2) return error_from_response(*response);

@@ -48,7 +48,7 @@ class HttpApi final : public Api {
   std::string url(const Resource& r, const std::string& ns, const std::string& name = "",
                   const std::string& subresource = "") const;
   Result<http::Request> request(std::string method, std::string url, const CallOptions& call);
-  Result<json> call_json(http::Request request);
+  Result<json> call_json(const http::Request& request);
   Result<json> write(const std::string& method, const Resource& r, const json& object,
                      const std::string& subresource, const CallOptions& call);
 

@@ -135,8 +135,8 @@ Status Informer::relist(std::stop_token stop) {
   // Each object is decoded into the store as its page arrives: only one page of JSON is in
   // memory at a time.
   store_.begin_relist();
-  auto version =
-      list_each(api_, resource_, options_.ns, list_options, [&](const json& object) { store_.stage(object); });
+  auto version = list_each(api_, resource_, options_.ns, list_options,
+                           [&](const json& object) { store_.stage(object); });
   if (!version.ok()) return version.error();
   if (stop.stop_requested()) return make_error(ErrorCode::kCancelled, "informer stopped");
   set_resource_version(*version);

@@ -55,7 +55,7 @@ std::string format_micro_time(WallTime t) {
   }
   std::tm tm{};
   gmtime_r(&seconds, &tm);
-  char buffer[40];
+  char buffer[64];  // room for any int fields, which the compiler cannot rule out
   std::snprintf(buffer, sizeof buffer, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900,
                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, fraction);
   return buffer;

@@ -60,7 +60,7 @@ struct OpenOptions {
   // Observes every Elasticsearch exchange (op, HTTP status or 0, duration): metrics.
   std::function<void(std::string_view op, int status, Millis duration)> on_request;
   std::function<void(const FencingReport&)> on_fencing;  // StoreOptions::on_fencing
-  bool awaits_token_history = false;                    // StoreOptions::awaits_token_history
+  bool awaits_token_history = false;                     // StoreOptions::awaits_token_history
 };
 
 // The Elasticsearch client for `settings` (HTTP, TLS as they say) and the lock store over

@@ -57,8 +57,12 @@ WallTime to_millis(WallTime t);
 // The token layout: 15 bits of epoch, 16 of primary term, 32 of sequence number.
 inline constexpr int kEpochShift = 48;
 inline constexpr std::int64_t kMaxEpoch = (std::int64_t{1} << 15) - 1;
-inline constexpr std::int64_t epoch_of(std::int64_t token) { return token >> kEpochShift; }
-inline constexpr std::int64_t epoch_base(std::int64_t epoch) { return epoch << kEpochShift; }
+inline constexpr std::int64_t epoch_of(std::int64_t token) {
+  return token >> kEpochShift;
+}
+inline constexpr std::int64_t epoch_base(std::int64_t epoch) {
+  return epoch << kEpochShift;
+}
 
 // The token of a grant written at `version` in epoch `epoch`. kProtocol when the pair does
 // not fit its 32/16-bit field (seq_no >= 2^32 or primary_term >= 2^16) or the epoch is out of
@@ -93,7 +97,7 @@ enum class MappingFit {
 };
 struct MappingCheck {
   MappingFit fit = MappingFit::kFits;
-  std::string problem;                  // what is wrong, unless kFits
+  std::string problem;                                // what is wrong, unless kFits
   nlohmann::json missing = nlohmann::json::object();  // the properties to add
 };
 MappingCheck check_mapping(const nlohmann::json& mappings);

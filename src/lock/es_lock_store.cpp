@@ -33,7 +33,8 @@ Status validate_grantee(const Grantee& grantee) {
   if (auto s = validate_identity("holderUID", grantee.holder_uid, true); !s.ok()) return s;
   if (auto s = validate_identity("node", grantee.node, true); !s.ok()) return s;
   if (auto s = validate_identity("priority", grantee.priority, true); !s.ok()) return s;
-  if (grantee.ttl <= Millis(0)) return make_error(ErrorCode::kInvalidArgument, "the lock TTL must be positive");
+  if (grantee.ttl <= Millis(0))
+    return make_error(ErrorCode::kInvalidArgument, "the lock TTL must be positive");
   return {};
 }
 
@@ -50,8 +51,8 @@ class EsLockStore final : public LockStore {
 
   Status prepare() override { return index_.prepare(!options_.awaits_token_history); }
 
-  Status check_tokens(IssuedBeforeSource issued_before) override {
-    guard_.set_source(std::move(issued_before));
+  Status check_tokens(const IssuedBeforeSource& issued_before) override {
+    guard_.set_source(issued_before);
     return index_.check_now();
   }
 
@@ -85,10 +86,12 @@ class EsLockStore final : public LockStore {
     const LockDocument doc = grant_document(key, grantee, 1);
     const MonoTime sent = clock_.monotonic();
     auto written = api_.create(options_.index, key.id(), to_json(doc));
-    return keep_if_larger(api_, options_.index, guard_, key, settle_grant(key, doc, grantee.ttl, sent, written, "acquire"), floor);
+    return keep_if_larger(api_, options_.index, guard_, key,
+                          settle_grant(key, doc, grantee.ttl, sent, written, "acquire"), floor);
   }
 
-  Result<AcquireOutcome> take_over(const LockKey& key, const LockState& dead, const Grantee& grantee) override {
+  Result<AcquireOutcome> take_over(const LockKey& key, const LockState& dead,
+                                   const Grantee& grantee) override {
     if (auto s = validate_grantee(grantee); !s.ok()) return s.error();
     if (Status ready = index_.ready_to_grant(); !ready.ok()) return ready.error();
     const std::int64_t floor = std::max(guard_.floor(), dead.token);

@@ -6,9 +6,10 @@ namespace eslease::lock {
 namespace {
 
 void log_undone(const std::string& lock, std::int64_t token, std::int64_t floor, bool deleted) {
-  log::error("a new grant's fencing token was not larger than one issued before; the grant is undone and "
-             "grants wait for the lock index's token epoch to be raised",
-             {{"lock", lock}, {"token", token}, {"largest_known", floor}, {"deleted", deleted ? "yes" : "no"}});
+  log::error(
+      "a new grant's fencing token was not larger than one issued before; the grant is undone and "
+      "grants wait for the lock index's token epoch to be raised",
+      {{"lock", lock}, {"token", token}, {"largest_known", floor}, {"deleted", deleted ? "yes" : "no"}});
 }
 
 Error refused(std::int64_t token, std::int64_t floor) {
@@ -21,7 +22,8 @@ Error refused(std::int64_t token, std::int64_t floor) {
 }  // namespace
 
 Result<AcquireOutcome> keep_if_larger(es::DocumentApi& api, const std::string& index, TokenGuard& guard,
-                                      const LockKey& key, Result<AcquireOutcome> outcome, std::int64_t floor) {
+                                      const LockKey& key, Result<AcquireOutcome> outcome,
+                                      std::int64_t floor) {
   if (!outcome.ok() || !outcome->grant) return outcome;
   const Grant& grant = *outcome->grant;
   if (guard.accept(grant.state.token, floor)) {
@@ -30,7 +32,8 @@ Result<AcquireOutcome> keep_if_larger(es::DocumentApi& api, const std::string& i
   }
   // A failed delete leaves a grant nobody was told of: it is never renewed, and expires.
   auto removed = api.remove(index, key.id(), grant.state.version);
-  log_undone(key.id(), grant.state.token, floor, removed.ok() && removed->status == es::WriteStatus::kApplied);
+  log_undone(key.id(), grant.state.token, floor,
+             removed.ok() && removed->status == es::WriteStatus::kApplied);
   return refused(grant.state.token, floor);
 }
 
@@ -46,16 +49,16 @@ void keep_larger_grants(es::DocumentApi& api, const std::string& index, TokenGua
       guard.handed_out(grant.valid_until);
       continue;
     }
-    undo.push_back(
-        es::BulkOperation{es::BulkOperation::Type::kDelete, grantees[begin + k].first.id(), {}, grant.state.version});
+    undo.push_back(es::BulkOperation{
+        es::BulkOperation::Type::kDelete, grantees[begin + k].first.id(), {}, grant.state.version});
     undone.push_back(k);
   }
   if (undo.empty()) return;
   auto removed = api.bulk(index, undo);
   for (std::size_t n = 0; n < undone.size(); ++n) {
     const std::size_t k = undone[n];
-    const bool deleted = removed.ok() && n < removed->items.size() &&
-                         removed->items[n].status == es::WriteStatus::kApplied;
+    const bool deleted =
+        removed.ok() && n < removed->items.size() && removed->items[n].status == es::WriteStatus::kApplied;
     const std::int64_t token = results[k]->grant->state.token;
     log_undone(grantees[begin + k].first.id(), token, floor, deleted);
     results[k] = refused(token, floor);

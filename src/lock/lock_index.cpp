@@ -16,7 +16,8 @@ constexpr const char* kMetaKey = "eslease";
 constexpr int kMaxRounds = 3;
 
 json meta_of(const json& mappings) {
-  if (mappings.is_object() && mappings.contains("_meta") && mappings["_meta"].is_object()) return mappings["_meta"];
+  if (mappings.is_object() && mappings.contains("_meta") && mappings["_meta"].is_object())
+    return mappings["_meta"];
   return json::object();
 }
 
@@ -41,13 +42,15 @@ Result<IndexTokens> tokens_of(const es::IndexDescription& described) {
   auto record = meta.find(kMetaKey);
   if (record == meta.end() || !record->is_object() || !record->contains("tokenEpoch")) return tokens;
   const json& epoch = (*record)["tokenEpoch"];
-  const bool valid = epoch.is_number_unsigned() ? epoch.get<std::uint64_t>() <= std::uint64_t(kMaxEpoch)
-                                                : epoch.is_number_integer() && epoch.get<std::int64_t>() >= 0 &&
-                                                      epoch.get<std::int64_t>() <= kMaxEpoch;
+  const bool valid = epoch.is_number_unsigned()
+                         ? epoch.get<std::uint64_t>() <= std::uint64_t(kMaxEpoch)
+                         : epoch.is_number_integer() && epoch.get<std::int64_t>() >= 0 &&
+                               epoch.get<std::int64_t>() <= kMaxEpoch;
   if (!valid) {
     return make_error(ErrorCode::kProtocol, "the lock index's _meta." + std::string(kMetaKey) +
                                                 ".tokenEpoch is not an integer from 0 to " +
-                                                std::to_string(kMaxEpoch) + ": " + epoch.dump().substr(0, 100));
+                                                std::to_string(kMaxEpoch) + ": " +
+                                                epoch.dump().substr(0, 100));
   }
   tokens.recorded = true;
   tokens.epoch = epoch.get<std::int64_t>();
@@ -105,7 +108,8 @@ Status LockIndex::fit_mapping(const es::IndexDescription& described, bool& forei
   // someone else: it gets the missing fields and becomes strict. Fields a write already
   // mapped as text stay so; lock documents fit them.
   foreign = true;
-  if (Status put = api_.put_mapping(name_, json{{"dynamic", "strict"}, {"properties", fit.missing}}); !put.ok())
+  if (Status put = api_.put_mapping(name_, json{{"dynamic", "strict"}, {"properties", fit.missing}});
+      !put.ok())
     return with_context(put.error(), "cannot give lock index " + name_ + " eslease's mapping");
   log::warn("gave the lock index eslease's mapping", {{"index", name_}, {"problem", fit.problem}});
   return {};
@@ -147,11 +151,12 @@ Status LockIndex::check() {
     }
     guard_.checked(*plan);
     if (plan->raised || plan->pause_until) {
-      log::warn("raised the lock index's fencing token epoch", {{"index", name_},
-                                                                 {"epoch", plan->epoch},
-                                                                 {"recorded", tokens->epoch},
-                                                                 {"why", plan->why},
-                                                                 {"grants_paused", guard_.refusal() ? "yes" : "no"}});
+      log::warn("raised the lock index's fencing token epoch",
+                {{"index", name_},
+                 {"epoch", plan->epoch},
+                 {"recorded", tokens->epoch},
+                 {"why", plan->why},
+                 {"grants_paused", guard_.refusal() ? "yes" : "no"}});
     } else {
       log::info("checked the lock index's fencing tokens", {{"index", name_}, {"epoch", plan->epoch}});
     }
@@ -168,10 +173,12 @@ Result<std::int64_t> LockIndex::record(const es::IndexDescription& described, st
     auto back = read();
     if (!back.ok()) return back.error();
     if (!*back || (*back)->uuid != described.uuid)
-      return make_error(ErrorCode::kConflict, "the lock index was replaced while its token epoch was recorded");
+      return make_error(ErrorCode::kConflict,
+                        "the lock index was replaced while its token epoch was recorded");
     auto tokens = tokens_of(**back);
     if (!tokens.ok()) return tokens.error();
-    if (tokens->recorded && tokens->recorded_uuid == described.uuid && tokens->epoch >= epoch) return tokens->epoch;
+    if (tokens->recorded && tokens->recorded_uuid == described.uuid && tokens->epoch >= epoch)
+      return tokens->epoch;
     // Another process recorded a lower epoch over ours: record ours again, keeping its other keys.
     meta = meta_of((*back)->mappings);
     if (tokens->recorded) epoch = std::max(epoch, tokens->epoch);

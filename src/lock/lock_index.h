@@ -54,7 +54,7 @@ class LockIndex {
   es::DocumentApi& api_;
   std::string name_;
   TokenGuard& guard_;
-  std::mutex check_mutex_;  // one check at a time; grants wait for it
+  std::mutex check_mutex_;                         // one check at a time; grants wait for it
   std::optional<es::IndexDescription> described_;  // read by prepare(), for the first check
 };
 

@@ -111,10 +111,7 @@ class LockStore {
   // Where the grants made before this store's are learnt (the controller: what its Leases
   // show); the index's fencing tokens are checked again at once. An error leaves grants
   // refused until a later check, made before a grant, succeeds.
-  virtual Status check_tokens(IssuedBeforeSource issued_before) {
-    (void)issued_before;
-    return {};
-  }
+  virtual Status check_tokens(const IssuedBeforeSource& /*issued_before*/) { return {}; }
   // Why grants are refused now (fencing tokens not proven larger than those issued before),
   // if they are.
   virtual std::optional<std::string> grants_refused() const { return std::nullopt; }

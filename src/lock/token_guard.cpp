@@ -68,8 +68,9 @@ Result<EpochPlan> TokenGuard::plan(const IndexTokens& index) {
   } else if (index.recorded_uuid != index.uuid) {
     // Tokens of its recorded epoch may have been issued after the copy was taken, also ones
     // no Lease remembers: the next epoch is above them all.
-    plan = EpochPlan{std::max(index.epoch + 1, above_known), true, false, std::nullopt,
-                     "the lock index has another UUID than its token epoch was recorded for (restored or copied)"};
+    plan = EpochPlan{
+        std::max(index.epoch + 1, above_known), true, false, std::nullopt,
+        "the lock index has another UUID than its token epoch was recorded for (restored or copied)"};
     changed = true;
   } else if (raise_) {
     const std::int64_t epoch = std::max(index.epoch, above_known);
@@ -121,7 +122,8 @@ Status TokenGuard::may_grant() {
   const auto left = std::chrono::ceil<std::chrono::seconds>(paused_until_ - now).count();
   return make_error(ErrorCode::kConflict, "grants wait " + std::to_string(left) +
                                               "s more, until every grant made on the old lock index has "
-                                              "expired: " + pause_reason_);
+                                              "expired: " +
+                                              pause_reason_);
 }
 
 std::int64_t TokenGuard::epoch() const {
@@ -144,7 +146,8 @@ bool TokenGuard::accept(std::int64_t token, std::int64_t floor) {
   raise_ = true;
   pause_locked(std::max(latest_validity_, clock_.monotonic() + reported_.longest_validity),
                "a grant's fencing token " + std::to_string(token) + " was not larger than token " +
-                   std::to_string(floor) + " issued before: the lock index went back (re-created or restored)");
+                   std::to_string(floor) +
+                   " issued before: the lock index went back (re-created or restored)");
   report(true);
   return false;
 }
@@ -167,7 +170,8 @@ std::optional<std::string> TokenGuard::refusal() const {
     return "fencing tokens are not proven larger than those issued before: " + pause_reason_ +
            "; grants wait until every grant made on the old lock index has expired";
   }
-  if (!check_error_.empty()) return "fencing tokens are not proven larger than those issued before: " + check_error_;
+  if (!check_error_.empty())
+    return "fencing tokens are not proven larger than those issued before: " + check_error_;
   return std::nullopt;
 }
 

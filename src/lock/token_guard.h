@@ -59,8 +59,8 @@ struct IndexTokens {
 // The check's outcome: the epoch grants use from now on, and what to do about it.
 struct EpochPlan {
   std::int64_t epoch = 0;
-  bool record = false;  // write the epoch, with the index's UUID, into the index
-  bool raised = false;  // above what the index recorded
+  bool record = false;                  // write the epoch, with the index's UUID, into the index
+  bool raised = false;                  // above what the index recorded
   std::optional<MonoTime> pause_until;  // the index changed: no grant before this
   std::string why;                      // for logs: what was found
 };

@@ -167,18 +167,22 @@ struct Metrics::Families {
                                   .Help("Grants lost because renewal kept failing until they expired.")
                                   .Register(registry)
                                   .Add({});
-  Gauge& fencing_epoch = BuildGauge()
-                             .Name("eslease_fencing_token_epoch")
-                             .Help("The lock index's fencing-token epoch new grants are issued in; it rises when "
-                                   "the index was re-created or restored.")
-                             .Register(registry)
-                             .Add({});
-  Counter& fencing_refusals = BuildCounter()
-                                  .Name("eslease_fencing_refusals_total")
-                                  .Help("Grants refused because the next fencing token could not be proven larger "
-                                        "than every token issued before.")
-                                  .Register(registry)
-                                  .Add({});
+  Gauge& fencing_epoch =
+      BuildGauge()
+          .Name("eslease_fencing_token_epoch")
+          .Help(
+              "The lock index's fencing-token epoch new grants are issued in; it rises when "
+              "the index was re-created or restored.")
+          .Register(registry)
+          .Add({});
+  Counter& fencing_refusals =
+      BuildCounter()
+          .Name("eslease_fencing_refusals_total")
+          .Help(
+              "Grants refused because the next fencing token could not be proven larger "
+              "than every token issued before.")
+          .Register(registry)
+          .Add({});
 
   // Machinery.
   Bounded<Histogram> backend_requests{
@@ -242,8 +246,8 @@ Metrics::Metrics(std::string_view version) : f_(std::make_unique<Families>()) {
        {"PodDeleted", "PodReplaced", "PodFailed", "PodSucceeded", "PodNotReady", "Expired"})
     f_->takeovers.at({reason});
   for (std::string_view resource : {"leases", "pods", "nodes"})
-    for (auto reason : {kube::RestartReason::kExpired, kube::RestartReason::kClosed, kube::RestartReason::kIdle,
-                        kube::RestartReason::kError})
+    for (auto reason : {kube::RestartReason::kExpired, kube::RestartReason::kClosed,
+                        kube::RestartReason::kIdle, kube::RestartReason::kError})
       f_->watch_restarts.at({resource, kube::to_string(reason)});
 }
 

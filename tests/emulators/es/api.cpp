@@ -390,7 +390,8 @@ ApiResponse EsApi::handle_admin(const ApiRequest& request, const std::string& pa
     if (!snapshot || snapshot->empty()) return error_reply(illegal_argument("missing parameter [snapshot]"));
     auto restored = store_.restore(*snapshot);
     if (!restored) {
-      return error_reply(make_es_error(404, "snapshot_missing_exception", "[emulator:" + *snapshot + "] is missing"));
+      return error_reply(
+          make_es_error(404, "snapshot_missing_exception", "[emulator:" + *snapshot + "] is missing"));
     }
     return json_reply(200, {{"snapshot", *snapshot},
                             {"index", restored->name},

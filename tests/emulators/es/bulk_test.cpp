@@ -78,8 +78,9 @@ TEST(EsBulk, ItemsMayCarryExternalVersions) {
                         "\"external\"}}\n{\"doc\":{}}\n",
                         "application/x-ndjson");
   EXPECT_EQ(update.status, 400);
-  EXPECT_EQ(update.reason(),
-            "Update requests do not support versioning. Please use `if_seq_no` and `if_primary_term` instead");
+  EXPECT_EQ(
+      update.reason(),
+      "Update requests do not support versioning. Please use `if_seq_no` and `if_primary_term` instead");
   auto create = es.call("POST", "/_bulk",
                         "{\"create\":{\"_index\":\"p\",\"_id\":\"b\",\"version\":3,\"version_type\":"
                         "\"external\"}}\n{}\n",

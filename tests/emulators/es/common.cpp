@@ -232,7 +232,8 @@ std::variant<RefreshPolicy, EsError> refresh_policy(const Params& params) {
   return illegal_argument("Unknown value for refresh: [" + *raw + "].");
 }
 
-std::optional<EsError> read_cas_params(const Params& params, std::int64_t& seq_no, std::int64_t& primary_term) {
+std::optional<EsError> read_cas_params(const Params& params, std::int64_t& seq_no,
+                                       std::int64_t& primary_term) {
   auto s = params.as_long("if_seq_no");
   if (auto* err = std::get_if<EsError>(&s)) return *err;
   auto t = params.as_long("if_primary_term");

@@ -141,8 +141,7 @@ ApiResponse handle_update(Call& call) {
   op.kind = WriteKind::kUpdate;
   op.index = call.index;
   op.id = call.id;
-  if (auto err = read_cas_params(call.params, op.if_seq_no, op.if_primary_term))
-    return error_reply(*err);
+  if (auto err = read_cas_params(call.params, op.if_seq_no, op.if_primary_term)) return error_reply(*err);
   if (call.request.body.empty()) return error_reply(parse_error("request body is required"));
   auto body = parse_body(call.request.body, false);
   if (auto* err = std::get_if<EsError>(&body)) return error_reply(*err);

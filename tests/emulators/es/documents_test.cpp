@@ -172,8 +172,9 @@ TEST(EsDocuments, ExternalVersionsAreTheWritersOwn) {
             "[4294967311]");
   auto stale = es.call("PUT", "/p/_doc/job?version=4294967300&version_type=external_gte", R"({"by":"old"})");
   EXPECT_EQ(stale.status, 409);
-  EXPECT_EQ(stale.reason(),
-            "[job]: version conflict, current version [4294967311] is higher than the one provided [4294967300]");
+  EXPECT_EQ(
+      stale.reason(),
+      "[job]: version conflict, current version [4294967311] is higher than the one provided [4294967300]");
   auto newer = es.call("PUT", "/p/_doc/job?version=8589934593&version_type=external", R"({"by":"b"})");
   EXPECT_EQ(newer.status, 200);
   EXPECT_EQ(newer.body["_version"], 8589934593LL);
@@ -194,7 +195,8 @@ TEST(EsDocuments, ExternallyVersionedDeletesLeaveTheirVersionUntilGcDeletes) {
   // The tombstone keeps version 12: a smaller token is still refused...
   auto late = es.call("PUT", "/p/_doc/job?version=11&version_type=external_gte", R"({})");
   EXPECT_EQ(late.status, 409);
-  EXPECT_EQ(late.reason(), "[job]: version conflict, current version [12] is higher than the one provided [11]");
+  EXPECT_EQ(late.reason(),
+            "[job]: version conflict, current version [12] is higher than the one provided [11]");
   // ...until index.gc_deletes (60 s) has passed: then the document and its version are forgotten.
   now += 61'000;
   auto forgotten = es.call("PUT", "/p/_doc/job?version=11&version_type=external_gte", R"({})");
@@ -210,9 +212,10 @@ TEST(EsDocuments, VersioningValidationSpeaksAsElasticsearch) {
   auto internal = es.call("PUT", "/p/_doc/a?version=3", R"({})");
   EXPECT_EQ(internal.status, 400);
   EXPECT_EQ(internal.error_type(), "action_request_validation_exception");
-  EXPECT_EQ(internal.reason(),
-            "Validation Failed: 1: internal versioning can not be used for optimistic concurrency control. Please "
-            "use `if_seq_no` and `if_primary_term` instead;");
+  EXPECT_EQ(
+      internal.reason(),
+      "Validation Failed: 1: internal versioning can not be used for optimistic concurrency control. Please "
+      "use `if_seq_no` and `if_primary_term` instead;");
   EXPECT_EQ(es.call("PUT", "/p/_doc/a?version_type=external", R"({})").reason(),
             "Validation Failed: 1: illegal version value [-3] for version type [EXTERNAL];");
   EXPECT_EQ(es.call("PUT", "/p/_doc/a?version=-1&version_type=external_gte", R"({})").reason(),

@@ -65,7 +65,8 @@ std::optional<EsError> parse_update_body(const nlohmann::ordered_json& body, std
                                          WriteOp& op, bool& has_doc, bool& has_script);
 std::variant<RefreshPolicy, EsError> refresh_policy(const Params& params);
 // if_seq_no / if_primary_term from parameters.
-std::optional<EsError> read_cas_params(const Params& params, std::int64_t& seq_no, std::int64_t& primary_term);
+std::optional<EsError> read_cas_params(const Params& params, std::int64_t& seq_no,
+                                       std::int64_t& primary_term);
 // `version` and `version_type` from parameters into `op` (VersionType.fromString's words for an
 // unknown type); whether they may be combined is check_versioning's.
 std::optional<EsError> read_version_params(const Params& params, WriteOp& op);

@@ -39,17 +39,19 @@ TEST(EsApiPutMapping, AddsFieldsAndReplacesMetaAsAWhole) {
 TEST(EsApiPutMapping, AnUpdateWithoutMetaKeepsIt) {
   TestClient es;
   ASSERT_EQ(es.call("PUT", "/locks", strict_locks()).status, 200);
-  ASSERT_EQ(es.call("POST", "/locks/_mapping", json{{"properties", {{"node", {{"type", "keyword"}}}}}}).status,
-            200);
+  ASSERT_EQ(
+      es.call("POST", "/locks/_mapping", json{{"properties", {{"node", {{"type", "keyword"}}}}}}).status,
+      200);
   EXPECT_EQ(es.call("GET", "/locks/_mapping").body["locks"]["mappings"]["_meta"]["owner"], "team-a");
 }
 
 TEST(EsApiPutMapping, ATypeChangeIsRefusedAndNothingIsApplied) {
   TestClient es;
   ASSERT_EQ(es.call("PUT", "/locks", strict_locks()).status, 200);
-  auto changed = es.call("PUT", "/locks/_mapping",
-                         json{{"_meta", {{"x", 1}}},
-                              {"properties", {{"node", {{"type", "keyword"}}}, {"lock", {{"type", "text"}}}}}});
+  auto changed =
+      es.call("PUT", "/locks/_mapping",
+              json{{"_meta", {{"x", 1}}},
+                   {"properties", {{"node", {{"type", "keyword"}}}, {"lock", {{"type", "text"}}}}}});
   EXPECT_EQ(changed.status, 400);
   EXPECT_EQ(changed.error_type(), "illegal_argument_exception");
   EXPECT_EQ(changed.reason(), "mapper [lock] cannot be changed from type [keyword] to [text]");
@@ -88,7 +90,8 @@ TEST(EsApiPutMapping, MissingIndexAndEmptyBodyAreErrors) {
 TEST(EsApiPutMapping, IsCountedAndFaultableUnderItsOwnOp) {
   TestClient es;
   ASSERT_EQ(es.call("PUT", "/locks").status, 200);
-  ASSERT_EQ(es.call("POST", "/_emulator/faults", json{{"op", "indices.put_mapping"}, {"status", 503}}).status, 200);
+  ASSERT_EQ(es.call("POST", "/_emulator/faults", json{{"op", "indices.put_mapping"}, {"status", 503}}).status,
+            200);
   EXPECT_EQ(es.call("PUT", "/locks/_mapping", json{{"_meta", {{"a", 1}}}}).status, 503);
   EXPECT_EQ(es.call("PUT", "/locks/_mapping", json{{"_meta", {{"a", 1}}}}).status, 200);
   EXPECT_EQ(es.call("GET", "/_emulator/stats").body["requests"]["indices.put_mapping"], 2);

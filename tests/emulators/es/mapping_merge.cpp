@@ -45,8 +45,9 @@ std::optional<EsError> merge_field(json& existing, const json& update, const std
     if (old == existing.end() || *old != value) {
       const std::string before = old == existing.end() ? "" : value_text(*old);
       return make_es_error(400, "illegal_argument_exception",
-                           "Mapper for [" + path + "] conflicts with existing mapper:\n\tCannot update parameter [" +
-                               key + "] from [" + before + "] to [" + value_text(value) + "]");
+                           "Mapper for [" + path +
+                               "] conflicts with existing mapper:\n\tCannot update parameter [" + key +
+                               "] from [" + before + "] to [" + value_text(value) + "]");
     }
   }
   return std::nullopt;

@@ -52,7 +52,8 @@ ApiServer::ApiServer(ApiServerOptions options, Clock& clock)
     kubelet_ = std::make_unique<SimulatedKubelet>(options_.kubelet, mutex_, store_, clock_);
     kubelet_->start();
   }
-  garbage_collector_ = std::make_unique<GarbageCollector>(mutex_, store_, registry_, static_cast<GarbageCollectorTarget&>(*this));
+  garbage_collector_ = std::make_unique<GarbageCollector>(mutex_, store_, registry_,
+                                                          static_cast<GarbageCollectorTarget&>(*this));
   garbage_collector_->start();
 }
 

@@ -64,7 +64,7 @@ class ApiServer : private GarbageCollectorTarget {
     std::string subresource;  // "" or "status"
     std::map<std::string, std::string> query;
     const http::ServerRequest* request = nullptr;  // null for the server's own calls
-    std::string acting_manager;                   // their field manager
+    std::string acting_manager;                    // their field manager
     bool wants_table = false;
     std::string param(const std::string& key) const {
       auto it = query.find(key);
@@ -101,9 +101,9 @@ class ApiServer : private GarbageCollectorTarget {
   void apply(const Call& call, http::ServerResponse& response);
   // The end of POST (and of an apply that creates), with mutex_ held: `applied` is the
   // managedFields an apply computed; without it the create is recorded as an Update.
-  std::variant<std::pair<int, nlohmann::json>, ApiError> create_object(const Call& call, nlohmann::json object,
-                                                                       std::vector<std::string>& warnings,
-                                                                       const std::vector<ManagerEntry>* applied);
+  std::variant<std::pair<int, nlohmann::json>, ApiError> create_object(
+      const Call& call, nlohmann::json object, std::vector<std::string>& warnings,
+      const std::vector<ManagerEntry>* applied);
   // Who a write is recorded for in managedFields: ?fieldManager=, else the User-Agent.
   ManagerEntry writer(const Call& call, const std::string& operation) const;
   ListTypes list_types(const Call& call) const;
@@ -132,7 +132,8 @@ class ApiServer : private GarbageCollectorTarget {
   // The garbage collector's calls (deletes.cpp), with mutex_ held.
   void collect_delete(const ResourceRegistry::TypePtr& type, const std::string& ns, const std::string& name,
                       const nlohmann::json& options) override;
-  void collect_update(const ResourceRegistry::TypePtr& type, const ObjectPtr& current, nlohmann::json next) override;
+  void collect_update(const ResourceRegistry::TypePtr& type, const ObjectPtr& current,
+                      nlohmann::json next) override;
   Call internal_call(const ResourceRegistry::TypePtr& type, const std::string& verb, const std::string& ns,
                      const std::string& name) const;
   std::vector<nlohmann::json> crds_serving(const std::string& group, const std::string& version) const;

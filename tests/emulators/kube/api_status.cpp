@@ -97,7 +97,7 @@ ApiError too_large_resource_version(std::uint64_t requested, std::uint64_t curre
                         "Timeout: Too large resource version: " + std::to_string(requested) +
                             ", current: " + std::to_string(current));
   error.details = {{"causes", json::array({{{"reason", "ResourceVersionTooLarge"},
-                                             {"message", "Too large resource version"}}})}};
+                                            {"message", "Too large resource version"}}})}};
   error.retry_after_seconds = 1;
   return error;
 }

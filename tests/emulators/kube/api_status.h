@@ -2,8 +2,8 @@
 // them, so clients that switch on `reason` and `code` behave as against kube-apiserver.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>

@@ -44,11 +44,13 @@ std::optional<ApiError> check_config(const json& config, const ResourceType& typ
   }
   const std::string body_name = meta.value("name", "");
   if (body_name != name) {
-    return bad_request("the name of the object (" + body_name + ") does not match the name on the URL (" + name + ")");
+    return bad_request("the name of the object (" + body_name + ") does not match the name on the URL (" +
+                       name + ")");
   }
   const std::string body_ns = meta.value("namespace", "");
   if (type.namespaced && !body_ns.empty() && body_ns != ns) {
-    return bad_request("the namespace of the provided object does not match the namespace sent on the request");
+    return bad_request(
+        "the namespace of the provided object does not match the namespace sent on the request");
   }
   return std::nullopt;
 }
@@ -58,7 +60,8 @@ std::optional<ApiError> check_config(const json& config, const ResourceType& typ
 void ApiServer::apply(const Call& call, http::ServerResponse& response) {
   if (auto error = check_patch_options(call.query)) return send_error(response, *error);
   auto parsed = schema::yaml_to_json(call.request->body);
-  if (!parsed) return send_error(response, bad_request("error decoding YAML: the applied configuration is malformed"));
+  if (!parsed)
+    return send_error(response, bad_request("error decoding YAML: the applied configuration is malformed"));
   json config = std::move(*parsed);
   if (auto error = check_config(config, *call.type, call.version, call.ns, call.name)) {
     return send_error(response, *error);
@@ -68,8 +71,11 @@ void ApiServer::apply(const Call& call, http::ServerResponse& response) {
   request.force = call.flag("force");
   request.lists = list_types(call);
   request.with_status = call.subresource == "status" || !call.type->has_status_subresource(call.version);
-  if (call.subresource == "status") config = json{{"apiVersion", config["apiVersion"]}, {"kind", config["kind"]},
-                                                  {"metadata", config["metadata"]}, {"status", config.value("status", json::object())}};
+  if (call.subresource == "status")
+    config = json{{"apiVersion", config["apiVersion"]},
+                  {"kind", config["kind"]},
+                  {"metadata", config["metadata"]},
+                  {"status", config.value("status", json::object())}};
   std::vector<std::string> warnings;
   std::lock_guard lock(mutex_);
   auto current = store_.get(call.type->id(), call.ns, call.name);

@@ -15,7 +15,6 @@ std::vector<StatusCause> to_causes(const std::vector<schema::Cause>& causes) {
   return out;
 }
 
-
 json crd_status(const json& crd, const std::string& now) {
   json names = crd["spec"]["names"];
   if (!names.contains("singular")) names["singular"] = to_lower(names.value("kind", ""));
@@ -51,7 +50,6 @@ void default_crd(json& crd) {
   }
   if (!spec.contains("conversion")) spec["conversion"] = {{"strategy", "None"}};
 }
-
 
 std::optional<ApiError> ApiServer::admit_custom(const Call& call, json& object,
                                                 std::vector<std::string>& warnings) {

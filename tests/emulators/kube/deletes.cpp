@@ -27,7 +27,8 @@ std::variant<json, ApiError> ApiServer::delete_options(const Call& call) {
   // query (kubectl sends a body; curl users tend to use ?gracePeriodSeconds=0).
   json options = json::object();
   if (!trim(call.request->body).empty()) {
-    const std::string content_type = to_lower(call.request->header("Content-Type").value_or("application/json"));
+    const std::string content_type =
+        to_lower(call.request->header("Content-Type").value_or("application/json"));
     if (content_type.find("application/vnd.kubernetes.protobuf") != std::string::npos) {
       auto decoded = decode_kubernetes_protobuf(call.request->body);
       if (!decoded || decoded->value("kind", "") != "DeleteOptions") {
@@ -78,9 +79,11 @@ std::variant<std::string, ApiError> propagation_policy(const json& options) {
   const json policy = options.contains("propagationPolicy") ? options["propagationPolicy"] : json();
   const json orphan = options.contains("orphanDependents") ? options["orphanDependents"] : json();
   if (!policy.is_null() && !orphan.is_null()) {
-    return invalid("meta.k8s.io", "DeleteOptions", "",
-                   {{"FieldValueInvalid", "Invalid value: " + orphan.dump() + ": Cannot both set OrphanDependents and PropagationPolicy",
-                     "orphanDependents"}});
+    return invalid(
+        "meta.k8s.io", "DeleteOptions", "",
+        {{"FieldValueInvalid",
+          "Invalid value: " + orphan.dump() + ": Cannot both set OrphanDependents and PropagationPolicy",
+          "orphanDependents"}});
   }
   if (orphan.is_boolean()) return std::string(orphan.get<bool>() ? "Orphan" : "Background");
   if (policy.is_null()) return std::string("Background");
@@ -214,7 +217,6 @@ void ApiServer::remove_collection(const Call& call, http::ServerResponse& respon
              {"items", items}});
 }
 
-
 ApiServer::Call ApiServer::internal_call(const ResourceRegistry::TypePtr& type, const std::string& verb,
                                          const std::string& ns, const std::string& name) const {
   Call call;
@@ -227,15 +229,16 @@ ApiServer::Call ApiServer::internal_call(const ResourceRegistry::TypePtr& type, 
   return call;
 }
 
-void ApiServer::collect_delete(const ResourceRegistry::TypePtr& type, const std::string& ns, const std::string& name,
-                               const json& options) {
+void ApiServer::collect_delete(const ResourceRegistry::TypePtr& type, const std::string& ns,
+                               const std::string& name, const json& options) {
   counters_.count("delete", type->plural);
   delete_object(internal_call(type, "delete", ns, name), ns, name, options);
 }
 
 void ApiServer::collect_update(const ResourceRegistry::TypePtr& type, const ObjectPtr& current, json next) {
   counters_.count("update", type->plural);
-  const Call call = internal_call(type, "update", meta_string(*current, "namespace"), meta_string(*current, "name"));
+  const Call call =
+      internal_call(type, "update", meta_string(*current, "namespace"), meta_string(*current, "name"));
   std::vector<std::string> warnings;
   commit_update(call, current, std::move(next), warnings);
 }

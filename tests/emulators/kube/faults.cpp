@@ -58,8 +58,8 @@ std::optional<FaultAction> FaultInjector::take(const std::string& verb, const st
   std::lock_guard lock(mutex_);
   for (auto it = faults_.begin(); it != faults_.end(); ++it) {
     // "leases" strikes the leases of every group; "leases.eslease.io" only those.
-    const bool resource_matches = it->resource == "*" || it->resource == resource ||
-                                  resource.starts_with(it->resource + ".");
+    const bool resource_matches =
+        it->resource == "*" || it->resource == resource || resource.starts_with(it->resource + ".");
     if (it->phase != phase || (it->verb != "*" && it->verb != verb) || !resource_matches) {
       continue;
     }

@@ -112,7 +112,8 @@ bool erase_in(json& node, const std::vector<std::string>& elements, std::size_t 
   // Found before the recursion: an emptied list element no longer matches its key.
   const bool field = elements[at].rfind("f:", 0) == 0;
   const long index = field ? -1 : find_element(node, elements[at]);
-  json* next = field ? child(node, elements[at]) : (index < 0 ? nullptr : &node[static_cast<std::size_t>(index)]);
+  json* next =
+      field ? child(node, elements[at]) : (index < 0 ? nullptr : &node[static_cast<std::size_t>(index)]);
   if (next == nullptr || !erase_in(*next, elements, at + 1)) return false;
   if ((next->is_object() || next->is_array()) && next->empty()) {
     if (field) {
@@ -208,7 +209,9 @@ const json* value_at(const json& object, const FieldPath& path) {
   return node;
 }
 
-void erase_at(json& object, const FieldPath& path) { erase_in(object, path_elements(path), 0); }
+void erase_at(json& object, const FieldPath& path) {
+  erase_in(object, path_elements(path), 0);
+}
 
 std::string path_string(const FieldPath& path) {
   std::string out;
@@ -222,7 +225,8 @@ std::string path_string(const FieldPath& path) {
       const json keys = json::parse(body, nullptr, false);
       std::string inner;
       if (keys.is_object()) {
-        for (const auto& [key, value] : keys.items()) inner += (inner.empty() ? "" : ",") + key + "=" + value.dump();
+        for (const auto& [key, value] : keys.items())
+          inner += (inner.empty() ? "" : ",") + key + "=" + value.dump();
       }
       out += "[" + inner + "]";
     }

@@ -17,11 +17,14 @@ constexpr int kMaxPassesPerWake = 100;
 const json& references_of(const json& object) {
   static const json none = json::array();
   const json& meta = object.contains("metadata") ? object["metadata"] : none;
-  if (!meta.is_object() || !meta.contains("ownerReferences") || !meta["ownerReferences"].is_array()) return none;
+  if (!meta.is_object() || !meta.contains("ownerReferences") || !meta["ownerReferences"].is_array())
+    return none;
   return meta["ownerReferences"];
 }
 
-bool deleting(const json& object) { return object["metadata"].contains("deletionTimestamp"); }
+bool deleting(const json& object) {
+  return object["metadata"].contains("deletionTimestamp");
+}
 
 bool has_finalizer(const json& object, const std::string& finalizer) {
   const auto all = finalizers_of(object);
@@ -35,15 +38,19 @@ json without_finalizer(json object, const std::string& finalizer) {
   return object;
 }
 
-std::string uid_of(const json& reference) { return reference.is_object() ? reference.value("uid", "") : ""; }
+std::string uid_of(const json& reference) {
+  return reference.is_object() ? reference.value("uid", "") : "";
+}
 
 }  // namespace
 
-GarbageCollector::GarbageCollector(std::mutex& api_mutex, ObjectStore& store, const ResourceRegistry& registry,
-                                   GarbageCollectorTarget& target)
+GarbageCollector::GarbageCollector(std::mutex& api_mutex, ObjectStore& store,
+                                   const ResourceRegistry& registry, GarbageCollectorTarget& target)
     : api_mutex_(api_mutex), store_(store), registry_(registry), target_(target) {}
 
-GarbageCollector::~GarbageCollector() { stop(); }
+GarbageCollector::~GarbageCollector() {
+  stop();
+}
 
 void GarbageCollector::start() {
   {
@@ -88,7 +95,8 @@ void GarbageCollector::observe(const EventPtr& event) {
       count(event->object, 1);
       work = !references_of(object).empty();
     }
-    work = work || (deleting(object) && (has_finalizer(object, kForeground) || has_finalizer(object, kOrphan)));
+    work =
+        work || (deleting(object) && (has_finalizer(object, kForeground) || has_finalizer(object, kOrphan)));
   }
   if (!work) return;
   {
@@ -129,7 +137,8 @@ bool GarbageCollector::pass() {
   std::vector<std::pair<ResourceRegistry::TypePtr, ObjectPtr>> with_owners;
   for (const auto& type : registry_.all()) {
     for (const auto& object : store_.list(type->id(), "")) {
-      for (const auto& ref : references_of(*object)) dependents.emplace(uid_of(ref), Dependent{type, object, ref});
+      for (const auto& ref : references_of(*object))
+        dependents.emplace(uid_of(ref), Dependent{type, object, ref});
       if (!references_of(*object).empty()) with_owners.emplace_back(type, object);
       if (deleting(*object) && (has_finalizer(*object, kForeground) || has_finalizer(*object, kOrphan))) {
         owners_finishing.emplace_back(type, object);
@@ -170,7 +179,8 @@ bool GarbageCollector::finish_owner(const ResourceRegistry::TypePtr& type, const
     const bool has_own_dependents = dependents.count(meta_string(*d.object, "uid")) > 0;
     json options = {{"propagationPolicy", has_own_dependents ? "Foreground" : "Background"},
                     {"preconditions", {{"uid", meta_string(*d.object, "uid")}}}};
-    target_.collect_delete(d.type, meta_string(*d.object, "namespace"), meta_string(*d.object, "name"), options);
+    target_.collect_delete(d.type, meta_string(*d.object, "namespace"), meta_string(*d.object, "name"),
+                           options);
     acted = true;
   }
   if (blocked) return acted;
@@ -188,8 +198,8 @@ bool GarbageCollector::collect_dependent(const ResourceRegistry::TypePtr& type, 
   for (const auto& ref : references_of(*object)) {
     // An owner of a kind the server does not serve cannot be looked up: it is never taken
     // for absent.
-    const bool resolvable =
-        std::any_of(types.begin(), types.end(), [&](const auto& t) { return t->kind == ref.value("kind", ""); });
+    const bool resolvable = std::any_of(types.begin(), types.end(),
+                                        [&](const auto& t) { return t->kind == ref.value("kind", ""); });
     auto owner = owner_of(ref, ns);
     if (!resolvable || (owner && meta_string(*owner, "uid") == uid_of(ref))) {
       if (owner && deleting(*owner) && has_finalizer(*owner, kForeground)) {
@@ -213,7 +223,8 @@ bool GarbageCollector::collect_dependent(const ResourceRegistry::TypePtr& type, 
     target_.collect_update(type, object, std::move(next));
     return true;
   }
-  json options = {{"propagationPolicy", "Background"}, {"preconditions", {{"uid", meta_string(*object, "uid")}}}};
+  json options = {{"propagationPolicy", "Background"},
+                  {"preconditions", {{"uid", meta_string(*object, "uid")}}}};
   target_.collect_delete(type, ns, meta_string(*object, "name"), options);
   return true;
 }

@@ -24,8 +24,8 @@ class GarbageCollectorTarget {
  public:
   virtual ~GarbageCollectorTarget() = default;
   // DELETE with these DeleteOptions; a failure (already gone, uid changed) is ignored.
-  virtual void collect_delete(const ResourceRegistry::TypePtr& type, const std::string& ns, const std::string& name,
-                              const nlohmann::json& options) = 0;
+  virtual void collect_delete(const ResourceRegistry::TypePtr& type, const std::string& ns,
+                              const std::string& name, const nlohmann::json& options) = 0;
   // An update from the collector (ownerReferences or finalizers removed).
   virtual void collect_update(const ResourceRegistry::TypePtr& type, const ObjectPtr& current,
                               nlohmann::json next) = 0;

@@ -13,7 +13,6 @@ namespace eslease::kubeemu {
 using nlohmann::json;
 using namespace kubelet_detail;
 
-
 SimulatedKubelet::SimulatedKubelet(KubeletOptions options, std::mutex& api_mutex, ObjectStore& store,
                                    Clock& clock)
     : options_(std::move(options)),

@@ -39,7 +39,6 @@ struct KubeletOptions {
   std::chrono::milliseconds termination_wait(std::int64_t seconds) const;
 };
 
-
 // The names of the simulated nodes: node-1 .. node-N.
 std::vector<std::string> simulated_node_names(const KubeletOptions& options);
 // A Ready node as a kubelet registers it.

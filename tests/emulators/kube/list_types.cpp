@@ -84,9 +84,10 @@ ListType builtin_list(const std::string& resource_id, const std::vector<std::str
     return lookup(meta_lists(), path[3]);
   }
   if (depth > 0 && path.size() > depth) {
-    const std::vector<std::string> prefix = depth == 1 ? std::vector<std::string>{"spec"}
-                                                       : std::vector<std::string>{"spec", "template", "spec"};
-    if (std::equal(prefix.begin(), prefix.end(), path.begin())) return lookup(pod_spec_lists(), joined(path, depth));
+    const std::vector<std::string> prefix =
+        depth == 1 ? std::vector<std::string>{"spec"} : std::vector<std::string>{"spec", "template", "spec"};
+    if (std::equal(prefix.begin(), prefix.end(), path.begin()))
+      return lookup(pod_spec_lists(), joined(path, depth));
   }
   const std::string key = joined(path, 0);
   if (key == "status.conditions") return map_list({"type"}, "type");
@@ -105,8 +106,10 @@ ListType builtin_list(const std::string& resource_id, const std::vector<std::str
 const json* schema_at(const json& schema, const std::vector<std::string>& path) {
   const json* node = &schema;
   for (const auto& field : path) {
-    while (node->is_object() && node->value("type", "") == "array" && node->contains("items")) node = &(*node)["items"];
-    if (!node->is_object() || !node->contains("properties") || !(*node)["properties"].contains(field)) return nullptr;
+    while (node->is_object() && node->value("type", "") == "array" && node->contains("items"))
+      node = &(*node)["items"];
+    if (!node->is_object() || !node->contains("properties") || !(*node)["properties"].contains(field))
+      return nullptr;
     node = &(*node)["properties"][field];
   }
   return node;

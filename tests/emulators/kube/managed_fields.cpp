@@ -44,8 +44,8 @@ void write_managed_fields(json& object, const std::vector<ManagerEntry>& manager
   json entries = json::array();
   for (const auto& m : managers) {
     if (m.fields.empty()) continue;
-    json entry = {{"manager", m.manager},       {"operation", m.operation}, {"apiVersion", m.api_version},
-                  {"time", m.time},             {"fieldsType", "FieldsV1"}, {"fieldsV1", fields_v1(m.fields)}};
+    json entry = {{"manager", m.manager}, {"operation", m.operation}, {"apiVersion", m.api_version},
+                  {"time", m.time},       {"fieldsType", "FieldsV1"}, {"fieldsV1", fields_v1(m.fields)}};
     if (!m.subresource.empty()) entry["subresource"] = m.subresource;
     entries.push_back(std::move(entry));
   }
@@ -65,8 +65,9 @@ std::string default_manager(const std::string& user_agent) {
 namespace {
 
 void drop_empty(std::vector<ManagerEntry>& managers) {
-  managers.erase(std::remove_if(managers.begin(), managers.end(), [](const auto& m) { return m.fields.empty(); }),
-                 managers.end());
+  managers.erase(
+      std::remove_if(managers.begin(), managers.end(), [](const auto& m) { return m.fields.empty(); }),
+      managers.end());
 }
 
 ManagerEntry& entry_for(std::vector<ManagerEntry>& managers, const ManagerEntry& who) {
@@ -191,7 +192,8 @@ void record_update(std::vector<ManagerEntry>& managers, ManagerEntry who, const 
 std::variant<Applied, ApiError> server_side_apply(const json& live, const json& config,
                                                   const ApplyRequest& request) {
   const FieldSet applied = fields_of(config, request.lists, request.with_status);
-  std::vector<ManagerEntry> managers = live.is_null() ? std::vector<ManagerEntry>{} : read_managed_fields(live);
+  std::vector<ManagerEntry> managers =
+      live.is_null() ? std::vector<ManagerEntry>{} : read_managed_fields(live);
   json object = live.is_null() ? json::object() : live;
   if (object.contains("metadata")) object["metadata"].erase("managedFields");
 
@@ -206,7 +208,8 @@ std::variant<Applied, ApiError> server_side_apply(const json& live, const json& 
     }
   }
   if (!conflicts.empty() && !request.force) return apply_conflict(conflicts);
-  for (const auto& [manager, path] : conflicts) manager->fields.erase(path);  // force: they are the applier's now
+  for (const auto& [manager, path] : conflicts)
+    manager->fields.erase(path);  // force: they are the applier's now
 
   ManagerEntry& mine = entry_for(managers, request.applier);
   // What the applier set before and leaves out now goes, unless someone else owns it.

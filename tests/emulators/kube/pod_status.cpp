@@ -1,13 +1,12 @@
 // The pod and node status rules of the simulated kubelet and of the pod registry: node
 // registration, a created pod's status, graceful pod deletion, readiness and ending a pod,
 // a node's Ready condition and taints.
-#include "emulators/kube/kubelet.h"
-
 #include <algorithm>
 #include <random>
 
 #include "common/log.h"
 #include "common/text.h"
+#include "emulators/kube/kubelet.h"
 #include "emulators/kube/kubelet_detail.h"
 #include "emulators/kube/object_meta.h"
 

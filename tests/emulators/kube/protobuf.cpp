@@ -142,10 +142,11 @@ bool decode_fields(std::string_view data, const Layout& layout, json& out,
 
 bool decode_object_meta(std::string_view data, json& meta) {
   meta = json::object();
-  static const Layout layout{{{1, "name"}, {2, "generateName"}, {3, "namespace"}, {5, "uid"}, {6, "resourceVersion"}},
-                             {{11, "labels"}, {12, "annotations"}},
-                             {{14, "finalizers"}},
-                             {}};
+  static const Layout layout{
+      {{1, "name"}, {2, "generateName"}, {3, "namespace"}, {5, "uid"}, {6, "resourceVersion"}},
+      {{11, "labels"}, {12, "annotations"}},
+      {{14, "finalizers"}},
+      {}};
   return decode_fields(data, layout, meta);
 }
 
@@ -198,22 +199,23 @@ std::optional<json> decode_kubernetes_protobuf(const std::string& body) {
     // gracePeriodSeconds=1 (int64), preconditions=2 {uid=1, resourceVersion=2},
     // orphanDependents=3, propagationPolicy=4, dryRun=5. It has no metadata.
     json options = json::object();
-    bool ok = decode_fields(raw, Layout{{{4, "propagationPolicy"}}, {}, {{5, "dryRun"}}, {{3, "orphanDependents"}}},
-                            options, [&](std::uint32_t field, std::uint32_t type, Reader& r) {
-                              if (field == 1 && type == 0) {
-                                std::uint64_t grace;
-                                if (!r.varint(grace)) return false;
-                                options["gracePeriodSeconds"] = static_cast<std::int64_t>(grace);
-                                return true;
-                              }
-                              std::string_view pre;
-                              if (field != 2 || type != 2 || !r.bytes(pre)) return false;
-                              json decoded = json::object();
-                              if (!decode_fields(pre, Layout{{{1, "uid"}, {2, "resourceVersion"}}, {}, {}, {}}, decoded))
-                                return false;
-                              options["preconditions"] = decoded;
-                              return true;
-                            });
+    bool ok = decode_fields(
+        raw, Layout{{{4, "propagationPolicy"}}, {}, {{5, "dryRun"}}, {{3, "orphanDependents"}}}, options,
+        [&](std::uint32_t field, std::uint32_t type, Reader& r) {
+          if (field == 1 && type == 0) {
+            std::uint64_t grace;
+            if (!r.varint(grace)) return false;
+            options["gracePeriodSeconds"] = static_cast<std::int64_t>(grace);
+            return true;
+          }
+          std::string_view pre;
+          if (field != 2 || type != 2 || !r.bytes(pre)) return false;
+          json decoded = json::object();
+          if (!decode_fields(pre, Layout{{{1, "uid"}, {2, "resourceVersion"}}, {}, {}, {}}, decoded))
+            return false;
+          options["preconditions"] = decoded;
+          return true;
+        });
     if (!ok) return std::nullopt;
     options["apiVersion"] = api_version;
     options["kind"] = kind;

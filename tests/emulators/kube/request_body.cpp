@@ -87,5 +87,4 @@ std::optional<ApiError> check_type_meta(json& object, const ResourceType& type, 
   return std::nullopt;
 }
 
-
 }  // namespace eslease::kubeemu

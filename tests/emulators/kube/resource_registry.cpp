@@ -98,15 +98,15 @@ ResourceRegistry::ResourceRegistry() {
   jobs.categories = {"all"};
   jobs.bumps_generation = true;
   add(std::move(jobs));
-  auto budgets =
-      builtin("policy", "v1", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget", true, {"pdb"}, true);
+  auto budgets = builtin("policy", "v1", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget",
+                         true, {"pdb"}, true);
   budgets.bumps_generation = true;
   add(std::move(budgets));
   for (bool cluster : {true, false}) {
     const std::string prefix = cluster ? "cluster" : "";
     const std::string kind_prefix = cluster ? "Cluster" : "";
-    add(builtin("rbac.authorization.k8s.io", "v1", prefix + "roles", prefix + "role", kind_prefix + "Role", !cluster,
-                {}, false));
+    add(builtin("rbac.authorization.k8s.io", "v1", prefix + "roles", prefix + "role", kind_prefix + "Role",
+                !cluster, {}, false));
     add(builtin("rbac.authorization.k8s.io", "v1", prefix + "rolebindings", prefix + "rolebinding",
                 kind_prefix + "RoleBinding", !cluster, {}, false));
   }

@@ -115,11 +115,14 @@ struct Merger {
         fail("map: " + item.dump() + " does not contain declared merge key: " + key);
         return;
       }
-      auto it = std::find_if(target.begin(), target.end(),
-                             [&](const json& e) { return e.is_object() && e.contains(key) && e[key] == item[key]; });
+      auto it = std::find_if(target.begin(), target.end(), [&](const json& e) {
+        return e.is_object() && e.contains(key) && e[key] == item[key];
+      });
       if (item.value("$patch", "") == "delete") {
         target.erase(std::remove_if(target.begin(), target.end(),
-                                    [&](const json& e) { return e.is_object() && e.contains(key) && e[key] == item[key]; }),
+                                    [&](const json& e) {
+                                      return e.is_object() && e.contains(key) && e[key] == item[key];
+                                    }),
                      target.end());
       } else if (it == target.end()) {
         target.push_back(fresh(item));
@@ -147,7 +150,8 @@ struct Merger {
       return wanted.size();
     };
     std::vector<json> items(target[list].begin(), target[list].end());
-    std::stable_sort(items.begin(), items.end(), [&](const json& a, const json& b) { return rank(a) < rank(b); });
+    std::stable_sort(items.begin(), items.end(),
+                     [&](const json& a, const json& b) { return rank(a) < rank(b); });
     target[list] = items;
   }
 };

@@ -15,6 +15,7 @@
 namespace eslease::kubeemu {
 
 // Applies `patch` to `target` in place; a malformed directive is a 400 as upstream.
-std::optional<ApiError> strategic_merge(nlohmann::json& target, const nlohmann::json& patch, const ListTypes& lists);
+std::optional<ApiError> strategic_merge(nlohmann::json& target, const nlohmann::json& patch,
+                                        const ListTypes& lists);
 
 }  // namespace eslease::kubeemu

@@ -23,7 +23,8 @@ inline constexpr const char* kNamespaceId = "/namespaces";
 std::variant<nlohmann::json, ApiError> decode_body(const http::ServerRequest& request);
 // Checks apiVersion and kind against the endpoint; built-in kinds may omit both (typed
 // clients do) and get the endpoint's.
-std::optional<ApiError> check_type_meta(nlohmann::json& object, const ResourceType& type, const std::string& version);
+std::optional<ApiError> check_type_meta(nlohmann::json& object, const ResourceType& type,
+                                        const std::string& version);
 
 std::vector<StatusCause> to_causes(const std::vector<schema::Cause>& causes);
 // The status apiextensions gives an accepted CRD, and the defaults it applies first.

@@ -53,14 +53,15 @@ void ApiServer::create(const Call& call, http::ServerResponse& response) {
   send_json(response, code, body, warnings);
 }
 
-std::variant<std::pair<int, json>, ApiError> ApiServer::create_object(const Call& call, json object,
-                                                                      std::vector<std::string>& warnings,
-                                                                      const std::vector<ManagerEntry>* applied) {
+std::variant<std::pair<int, json>, ApiError> ApiServer::create_object(
+    const Call& call, json object, std::vector<std::string>& warnings,
+    const std::vector<ManagerEntry>* applied) {
   json& meta = object["metadata"];
   if (call.type->namespaced) {
     const std::string body_ns = meta.value("namespace", "");
     if (!body_ns.empty() && body_ns != call.ns) {
-      return bad_request("the namespace of the provided object does not match the namespace sent on the request");
+      return bad_request(
+          "the namespace of the provided object does not match the namespace sent on the request");
     }
     meta["namespace"] = call.ns;
   } else {
@@ -100,8 +101,10 @@ std::variant<std::pair<int, json>, ApiError> ApiServer::create_object(const Call
     }
   }
   if (!causes.empty()) return invalid(call.type->group, call.type->kind, name, causes);
-  if (call.type->namespaced && !store_.get(kNamespaceId, "", call.ns)) return not_found("", "namespaces", call.ns);
-  if (store_.get(call.type->id(), call.ns, name)) return already_exists(call.type->group, call.type->plural, name);
+  if (call.type->namespaced && !store_.get(kNamespaceId, "", call.ns))
+    return not_found("", "namespaces", call.ns);
+  if (store_.get(call.type->id(), call.ns, name))
+    return already_exists(call.type->group, call.type->plural, name);
   if (applied) {
     write_managed_fields(object, *applied);
   } else {
@@ -133,7 +136,8 @@ std::variant<std::pair<int, json>, ApiError> ApiServer::create_object(const Call
 ManagerEntry ApiServer::writer(const Call& call, const std::string& operation) const {
   ManagerEntry who;
   who.manager = call.param("fieldManager");
-  if (who.manager.empty() && call.request) who.manager = default_manager(call.request->header("User-Agent").value_or(""));
+  if (who.manager.empty() && call.request)
+    who.manager = default_manager(call.request->header("User-Agent").value_or(""));
   if (who.manager.empty()) who.manager = call.acting_manager;
   who.operation = operation;
   who.api_version = call.type->group_version(call.version);
@@ -151,14 +155,15 @@ ListTypes ApiServer::list_types(const Call& call) const {
 FieldSet ApiServer::tracked_fields(const Call& call, const json& object) const {
   // A status subresource's writes own status fields only; the main resource's none of them.
   if (call.subresource == "status") {
-    return fields_of(json{{"status", object.contains("status") ? object["status"] : json()}}, list_types(call), true);
+    return fields_of(json{{"status", object.contains("status") ? object["status"] : json()}},
+                     list_types(call), true);
   }
   return fields_of(object, list_types(call), !call.type->has_status_subresource(call.version));
 }
 
-std::variant<std::pair<int, json>, ApiError> ApiServer::commit_update(const Call& call, ObjectPtr current,
-                                                                      json desired, std::vector<std::string>& warnings,
-                                                                      const std::vector<ManagerEntry>* applied) {
+std::variant<std::pair<int, json>, ApiError> ApiServer::commit_update(
+    const Call& call, ObjectPtr current, json desired, std::vector<std::string>& warnings,
+    const std::vector<ManagerEntry>* applied) {
   const json& old = *current;
   const auto& type = *call.type;
   const std::string name = meta_string(old, "name");
@@ -218,18 +223,21 @@ std::variant<std::pair<int, json>, ApiError> ApiServer::commit_update(const Call
   // managedFields stay as they were.
   next["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"];
   json old_relabelled = present(call, old);
-  next["metadata"]["managedFields"] = old["metadata"].contains("managedFields") ? old["metadata"]["managedFields"] : json();
+  next["metadata"]["managedFields"] =
+      old["metadata"].contains("managedFields") ? old["metadata"]["managedFields"] : json();
   if (next["metadata"]["managedFields"].is_null()) next["metadata"].erase("managedFields");
   // An apply that changes no value may still change who owns what; a new time alone is no change.
   const bool ownership_changed = applied && !same_ownership(read_managed_fields(old), *applied);
-  if (next == old_relabelled && !clear_fields && !ownership_changed) return std::make_pair(200, old_relabelled);
+  if (next == old_relabelled && !clear_fields && !ownership_changed)
+    return std::make_pair(200, old_relabelled);
   if (applied) {
     write_managed_fields(next, *applied);
   } else if (clear_fields) {
     next["metadata"].erase("managedFields");  // the write that strips them records nothing
   } else {
     auto managers = read_managed_fields(old);
-    record_update(managers, writer(call, "Update"), tracked_fields(call, old), tracked_fields(call, next), old, next);
+    record_update(managers, writer(call, "Update"), tracked_fields(call, old), tracked_fields(call, next),
+                  old, next);
     write_managed_fields(next, managers);
   }
   const std::string ns = meta_string(old, "namespace");
@@ -289,9 +297,10 @@ void ApiServer::patch(const Call& call, http::ServerResponse& response) {
     return send_error(response, unsupported_media_type(content_type, accepted));
   }
   if (call.query.count("force")) {
-    return send_error(response, invalid("meta.k8s.io", "PatchOptions", "",
-                                        {{"FieldValueForbidden", "Forbidden: may not be specified for non-apply patch",
-                                          "force"}}));
+    return send_error(
+        response,
+        invalid("meta.k8s.io", "PatchOptions", "",
+                {{"FieldValueForbidden", "Forbidden: may not be specified for non-apply patch", "force"}}));
   }
   std::vector<std::string> warnings;
   std::lock_guard lock(mutex_);
@@ -300,7 +309,8 @@ void ApiServer::patch(const Call& call, http::ServerResponse& response) {
   json target = present(call, *current);
   if (type == PatchType::kStrategicMerge) {
     json patch = json::parse(call.request->body, nullptr, false);
-    if (patch.is_discarded()) return send_error(response, bad_request("error decoding patch: invalid character in patch body"));
+    if (patch.is_discarded())
+      return send_error(response, bad_request("error decoding patch: invalid character in patch body"));
     if (auto error = strategic_merge(target, patch, list_types(call))) return send_error(response, *error);
   } else if (auto error = apply_patch(type, call.request->body, target)) {
     return send_error(response, *error);

@@ -133,7 +133,7 @@ TEST_F(LockIntegration, BatchRenewalOfManyLocksReportsStolenOnes) {
   std::vector<HeldLock> held;
   for (int i = 0; i < kLocks; ++i) {
     LockKey key = *make_lock_key("batch", "lock-" + std::to_string(i));
-    held.push_back(HeldLock{key, acquire(key, direct_grantee("pod-a")), Millis(0)});
+    held.push_back(HeldLock{key, acquire(key, direct_grantee("pod-a")), Millis(0), std::nullopt});
   }
   const std::set<int> stolen{3, 999, 1000, 2498};
   for (int i : stolen)

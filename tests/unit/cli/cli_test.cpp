@@ -11,8 +11,8 @@
 #include <thread>
 
 #include "support/fake_clock.h"
-#include "support/wait.h"
 #include "support/fake_document_api.h"
+#include "support/wait.h"
 
 namespace eslease::cli {
 namespace {

@@ -15,9 +15,9 @@
 #include "cli/cli.h"
 #include "cli/lease_view.h"
 #include "common/text.h"
+#include "support/memory_api.h"
 #include "support/wait.h"
 #include "unit/cli/claim_request.h"
-#include "support/memory_api.h"
 
 namespace eslease::cli {
 namespace {
@@ -114,16 +114,17 @@ class KubeModeTest : public ::testing::Test {
 
   // The controller's answer, as the next watch of the Lease delivers it.
   void grant_on_next_watch(const std::string& name, std::string pod_uid = "pod-uid") {
-    api_.push_watch(kLeases, [this, name, pod_uid](const kube::WatchOptions&, const kube::WatchHandler& handler) {
-      json held = *lease(name);
-      held["status"] = {{"phase", "Held"},
-                        {"holder", {{"podName", "p1"}, {"podUID", pod_uid}}},
-                        {"fencingToken", kToken},
-                        {"acquireTime", format_rfc3339_millis(std::chrono::system_clock::now())}};
-      held = api_.put_object(kLeases, held);
-      handler({kube::WatchEvent::Type::kModified, held});
-      return Status();
-    });
+    api_.push_watch(
+        kLeases, [this, name, pod_uid](const kube::WatchOptions&, const kube::WatchHandler& handler) {
+          json held = *lease(name);
+          held["status"] = {{"phase", "Held"},
+                            {"holder", {{"podName", "p1"}, {"podUID", pod_uid}}},
+                            {"fencingToken", kToken},
+                            {"acquireTime", format_rfc3339_millis(std::chrono::system_clock::now())}};
+          held = api_.put_object(kLeases, held);
+          handler({kube::WatchEvent::Type::kModified, held});
+          return Status();
+        });
   }
 
   // The namespace's session as the controller last renewed it, `ago` before now.
@@ -137,7 +138,8 @@ class KubeModeTest : public ::testing::Test {
   }
 
   void revoke_on_next_watch(const std::string& name, Millis after) {
-    api_.push_watch(kLeases, [this, name, after](const kube::WatchOptions&, const kube::WatchHandler& handler) {
+    api_.push_watch(kLeases, [this, name, after](const kube::WatchOptions&,
+                                                 const kube::WatchHandler& handler) {
       std::this_thread::sleep_for(after);
       json revoked = *lease(name);
       revoked["status"]["phase"] = "Pending";
@@ -341,8 +343,9 @@ TEST_F(KubeModeTest, RunStopsTheCommandWhenTheSessionListsItsGrant) {
   });
   auto r = cli({"run", "job", "--grace", "2s", "--", "/bin/sh", "-c", "sleep 30"});
   EXPECT_EQ(r.code, kExitLockLost) << r.err;
-  EXPECT_NE(r.err.find("lock job was revoked (session eslease-session lists Lease job-p1 with token 4294967299)"),
-            std::string::npos)
+  EXPECT_NE(
+      r.err.find("lock job was revoked (session eslease-session lists Lease job-p1 with token 4294967299)"),
+      std::string::npos)
       << r.err;
 }
 
@@ -362,13 +365,15 @@ TEST_F(KubeModeTest, RunStopsTheCommandBeforeAnUnrenewedGrantExpires) {
 
 TEST_F(KubeModeTest, RunRefusesToStartWhenTheSessionCannotBeRead) {
   grant_on_next_watch("job-p1");
-  api_.fail_next("get", kSessions,
-                 make_error(ErrorCode::kForbidden, "leases.coordination.k8s.io \"eslease-session\" is forbidden", 403));
+  api_.fail_next(
+      "get", kSessions,
+      make_error(ErrorCode::kForbidden, "leases.coordination.k8s.io \"eslease-session\" is forbidden", 403));
   const auto file =
       std::filesystem::temp_directory_path() / ("eslease-kube-norun-" + std::to_string(::getpid()));
   auto r = cli({"run", "job", "--", "/bin/sh", "-c", "touch " + file.string()});
   EXPECT_EQ(r.code, kExitFailed) << r.err;
-  EXPECT_NE(r.err.find("get and watch on leases.coordination.k8s.io named eslease-session"), std::string::npos)
+  EXPECT_NE(r.err.find("get and watch on leases.coordination.k8s.io named eslease-session"),
+            std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("not running the command"), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(file)) << "the command never ran";
@@ -378,9 +383,8 @@ TEST_F(KubeModeTest, RunRefusesToStartWhenTheSessionCannotBeRead) {
 TEST_F(KubeModeTest, RunTakesBackItsOwnPodsLeaseLeftByAnEarlierRunOfItsContainer) {
   // The container restarted: its Lease, owned by the pod that lives on, still holds the lock.
   json leftover = make_claim(request("batch", "job-p1", "job", "p1", "pod-uid"));
-  leftover["status"] = {{"phase", "Held"},
-                        {"holder", {{"podName", "p1"}, {"podUID", "pod-uid"}}},
-                        {"fencingToken", kToken}};
+  leftover["status"] = {
+      {"phase", "Held"}, {"holder", {{"podName", "p1"}, {"podUID", "pod-uid"}}}, {"fencingToken", kToken}};
   api_.put_object(kLeases, leftover);
   session_renewed();
   auto r = cli({"run", "job", "--", "/bin/sh", "-c", "exit 0"});

@@ -39,8 +39,9 @@ TEST(Rfc3339, FormatsAndParsesUtcTimes) {
   EXPECT_EQ(format_rfc3339_millis(t), "2027-01-15T08:00:00.123Z");
   EXPECT_EQ(format_rfc3339_seconds(t), "2027-01-15T08:00:00Z");
   EXPECT_EQ(format_rfc3339_micros(t + std::chrono::microseconds(45)), "2027-01-15T08:00:00.123045Z");
-  EXPECT_EQ(format_rfc3339_micros(std::chrono::system_clock::from_time_t(-1) + std::chrono::milliseconds(500)),
-            "1969-12-31T23:59:59.500000Z");
+  EXPECT_EQ(
+      format_rfc3339_micros(std::chrono::system_clock::from_time_t(-1) + std::chrono::milliseconds(500)),
+      "1969-12-31T23:59:59.500000Z");
   EXPECT_EQ(parse_rfc3339("2027-01-15T08:00:00.123Z"), t);
   EXPECT_EQ(parse_rfc3339("2027-01-15T09:00:00.123+01:00"), t);
   EXPECT_EQ(parse_rfc3339("2027-01-15T08:00:00.123000456Z"), t + std::chrono::nanoseconds(456));

@@ -108,7 +108,7 @@ TEST(Decision, HeldLockShowsHolderAndQueuePositionsCountOnlyLiveClaims) {
   EXPECT_EQ(held.fencing_token, "4294967311");
   ASSERT_TRUE(held.holder);
   EXPECT_EQ(held.holder->pod_name, "pod-h");
-  EXPECT_EQ(held.acquire_time, kT0 - seconds(20));  // its validity is the session's, not the status's
+  EXPECT_EQ(held.acquire_time, kT0 - seconds(20));     // its validity is the session's, not the status's
   EXPECT_FALSE(status_of(d, "ghost").queue_position);  // no live pod: no place in line
   EXPECT_EQ(status_of(d, "fg").queue_position, 0);
   EXPECT_EQ(status_of(d, "bg").queue_position, 1);
@@ -537,7 +537,8 @@ TEST(Decision, SpecProblemsAndDuplicatePodClaimsAreInvalid) {
   d = world.decide();
   EXPECT_EQ(status_of(d, "duplicate").phase, Phase::kInvalid);
   EXPECT_EQ(held_reason(status_of(d, "duplicate")), "False/InvalidClaim");
-  EXPECT_NE(status_of(d, "duplicate").condition(api::kConditionHeld)->message.find("first"), std::string::npos);
+  EXPECT_NE(status_of(d, "duplicate").condition(api::kConditionHeld)->message.find("first"),
+            std::string::npos);
   EXPECT_EQ(status_of(d, "broken").phase, Phase::kInvalid);
   int warnings = 0;
   for (const auto& e : d.events) warnings += e.warning && e.reason == Reason::kInvalid;

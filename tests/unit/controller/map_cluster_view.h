@@ -54,5 +54,4 @@ class MapClusterView final : public ClusterView {
   std::map<std::string, PodRecord> pods_;
 };
 
-
 }  // namespace eslease::controller::views

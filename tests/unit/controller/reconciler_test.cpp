@@ -7,10 +7,10 @@
 #include <gtest/gtest.h>
 
 #include "controller/lease_codec.h"
-#include "unit/controller/map_cluster_view.h"
 #include "support/fake_clock.h"
 #include "support/fake_document_api.h"
 #include "support/memory_api.h"
+#include "unit/controller/map_cluster_view.h"
 
 namespace eslease::controller {
 namespace {
@@ -77,10 +77,11 @@ class ReconcilerTest : public ::testing::Test {
   Reconciler& reconciler(bool contended = false) {
     if (!reconciler_) {
       lock::LockStore& store = contended ? *contended_ : static_cast<lock::LockStore&>(*ours_);
-      sessions_ = std::make_unique<SessionKeeper>(table_, store, api_, view_, observer_, clock_,
-                                                  SessionOptions{"controller-a"});
-      reconciler_ = std::make_unique<Reconciler>(view_, index_, tracker_, table_, store, *sessions_, api_, nullptr,
-                                                 observer_, clock_);
+      SessionOptions sessions;
+      sessions.identity = "controller-a";
+      sessions_ = std::make_unique<SessionKeeper>(table_, store, api_, view_, observer_, clock_, sessions);
+      reconciler_ = std::make_unique<Reconciler>(view_, index_, tracker_, table_, store, *sessions_, api_,
+                                                 nullptr, observer_, clock_);
     }
     return *reconciler_;
   }
@@ -170,8 +171,9 @@ TEST_F(ReconcilerTest, AWriteDeferredByABusyRateLimitIsRetriedWithoutAnError) {
   add_pod("worker-a");
   add_claim("claim-a", "worker-a", 0);
   // The grant's status goes out; telling the pod is left for later by the client's limiter.
-  api_.fail_next("patch", kube::resources::pods(),
-                 make_error(ErrorCode::kDeferred, "client-side rate limit busy: the write is left for later"));
+  api_.fail_next(
+      "patch", kube::resources::pods(),
+      make_error(ErrorCode::kDeferred, "client-side rate limit busy: the write is left for later"));
   ReconcileOutcome outcome = reconcile();
   ASSERT_TRUE(outcome.status.ok()) << outcome.status.error().describe();
   EXPECT_EQ(status("claim-a")["phase"], "Held");

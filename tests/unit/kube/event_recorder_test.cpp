@@ -63,7 +63,9 @@ TEST(EventRecorderTest, FailuresAreSwallowedAndAFullQueueDrops) {
   MemoryApi api;
   api.fail_next("create", make_error(ErrorCode::kForbidden, "no", 403));
   eslease::testing::FakeClock clock;
-  EventRecorder recorder(api, clock, {.queue_capacity = 2});
+  EventRecorderOptions options;
+  options.queue_capacity = 2;
+  EventRecorder recorder(api, clock, options);
   recorder.record(lease_ref(), EventType::kNormal, "A", "m");
   ASSERT_TRUE(recorder.flush(5s));
   EXPECT_TRUE(api.writes().empty());

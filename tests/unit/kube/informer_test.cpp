@@ -6,8 +6,8 @@
 #include <mutex>
 
 #include "support/fake_clock.h"
-#include "support/wait.h"
 #include "support/memory_api.h"
+#include "support/wait.h"
 
 namespace eslease::kube {
 namespace {

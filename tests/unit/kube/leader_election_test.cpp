@@ -5,8 +5,8 @@
 #include <regex>
 
 #include "support/fake_clock.h"
-#include "support/wait.h"
 #include "support/memory_api.h"
+#include "support/wait.h"
 
 namespace eslease::kube {
 namespace {

@@ -138,10 +138,11 @@ TEST(LockIndex, MissingFieldsCanBeAdded) {
 
 TEST(LockIndex, AMappingAWriteInferredIsUsableUnlessTheIndexIsStrict) {
   // As Elasticsearch's dynamic mapping maps a lock document written to a missing index.
-  json dynamic = {{"properties",
-                   {{"lock", {{"type", "text"}, {"fields", {{"keyword", {{"type", "keyword"}, {"ignore_above", 256}}}}}}},
-                    {"acquiredAt", {{"type", "date"}}},
-                    {"fencingToken", {{"type", "long"}}}}}};
+  json dynamic = {
+      {"properties",
+       {{"lock", {{"type", "text"}, {"fields", {{"keyword", {{"type", "keyword"}, {"ignore_above", 256}}}}}}},
+        {"acquiredAt", {{"type", "date"}}},
+        {"fencingToken", {{"type", "long"}}}}}};
   auto check = check_mapping(dynamic);
   EXPECT_EQ(check.fit, MappingFit::kDynamic);
   EXPECT_FALSE(check.missing.contains("lock"));

@@ -245,7 +245,8 @@ TEST_F(StoreTest, BatchRenewalUsesChunkedBulkAndReportsStolenLocks) {
   std::vector<HeldLock> held;
   for (int i = 0; i < kLocks; ++i) {
     LockKey k = key("lock-" + std::to_string(i));
-    held.push_back(HeldLock{k, acquire(k, grantee("pod-a", "uid-" + std::to_string(i))), Millis(0)});
+    held.push_back(
+        HeldLock{k, acquire(k, grantee("pod-a", "uid-" + std::to_string(i))), Millis(0), std::nullopt});
   }
   for (int stolen : {7, 1500, 2499}) {
     ASSERT_TRUE(store_->take_over(held[stolen].key, held[stolen].grant.state, grantee("thief", "t"))->grant);
@@ -286,7 +287,7 @@ TEST_F(StoreTest, ShownExpiryIsNeverLaterThanTheDeadlineInABatch) {
   for (const auto& granted : store_->acquire_many(grantees)) {
     ASSERT_TRUE(granted.ok() && granted->grant);
     EXPECT_FALSE(shown_after_deadline(*granted->grant));
-    held.push_back(HeldLock{grantees[held.size()].first, *granted->grant, Millis(0)});
+    held.push_back(HeldLock{grantees[held.size()].first, *granted->grant, Millis(0), std::nullopt});
   }
   clock_.advance(Millis(3000));
   for (const BatchRenewal& renewal : store_->renew_all(held)) {
@@ -309,7 +310,7 @@ TEST_F(StoreTest, BatchRenewalFailureKeepsOldGrantsUnconfirmed) {
   LockKey k = key();
   Grant g = acquire(k, grantee("pod-a", "uid-a"));
   api_.inject({"bulk", false, make_error(ErrorCode::kUnavailable, "down")});
-  auto results = store_->renew_all({HeldLock{k, g, Millis(0)}});
+  auto results = store_->renew_all({HeldLock{k, g, Millis(0), std::nullopt}});
   ASSERT_EQ(results.size(), 1u);
   EXPECT_EQ(results[0].result, BatchRenewal::Result::kFailed);
   ASSERT_TRUE(results[0].error);
@@ -320,10 +321,10 @@ TEST_F(StoreTest, BatchRenewalAppliedButAnswerLostIsResolvedOnTheNextTick) {
   LockKey k = key();
   Grant g = acquire(k, grantee("pod-a", "uid-a"));
   api_.inject({"bulk", true, make_error(ErrorCode::kTimeout, "lost")});
-  auto first = store_->renew_all({HeldLock{k, g, Millis(0)}});
+  auto first = store_->renew_all({HeldLock{k, g, Millis(0), std::nullopt}});
   EXPECT_EQ(first[0].result, BatchRenewal::Result::kFailed);
   // The next tick conflicts with our own write, reads it back and is still ours.
-  auto second = store_->renew_all({HeldLock{k, *first[0].grant, Millis(0)}});
+  auto second = store_->renew_all({HeldLock{k, *first[0].grant, Millis(0), std::nullopt}});
   EXPECT_NE(second[0].result, BatchRenewal::Result::kLost);
   ASSERT_TRUE(second[0].grant);
   EXPECT_EQ(second[0].grant->state.version, api_.peek(k.id())->version);

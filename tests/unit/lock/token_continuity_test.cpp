@@ -56,7 +56,9 @@ class TokenContinuityTest : public ::testing::Test {
     }
     return largest;
   }
-  std::int64_t recorded_epoch() const { return api_.mappings()["_meta"]["eslease"]["tokenEpoch"].get<std::int64_t>(); }
+  std::int64_t recorded_epoch() const {
+    return api_.mappings()["_meta"]["eslease"]["tokenEpoch"].get<std::int64_t>();
+  }
 
   FakeDocumentApi api_;
   FakeClock clock_;
@@ -114,7 +116,7 @@ TEST_F(TokenContinuityTest, ARestoredIndexNeverHandsOutATokenLowerThanOneIssuedA
   issue_tokens(1);
   api_.take_snapshot();
   const std::int64_t largest = issue_tokens(4, "later-");  // tokens issued after the snapshot
-  api_.restore_snapshot();                       // older documents and sequence numbers, a new UUID
+  api_.restore_snapshot();                                 // older documents and sequence numbers, a new UUID
 
   // The first grant after the restore is refused (its token would be below `largest`) ...
   auto first = store_->acquire(key("after"), claim("pod-y"));
@@ -159,7 +161,8 @@ TEST_F(TokenContinuityTest, ATakeoverMustExceedTheTokenOfTheGrantItReplaces) {
   ASSERT_TRUE(dead.ok());
   auto taken = store_->take_over(key("a"), *dead, claim("pod-b"));
   ASSERT_FALSE(taken.ok());
-  EXPECT_NE(taken.error().message.find(std::to_string(dead->token)), std::string::npos) << taken.error().message;
+  EXPECT_NE(taken.error().message.find(std::to_string(dead->token)), std::string::npos)
+      << taken.error().message;
   EXPECT_FALSE(api_.peek("batch/a")) << "the refused takeover was undone";
 }
 

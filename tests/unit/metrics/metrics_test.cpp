@@ -202,7 +202,8 @@ TEST(Metrics, LabelValuesStayBoundedAndPrintable) {
   double counted = 0;  // nothing is lost: every takeover is in some series
   std::istringstream lines(text);
   for (std::string line; std::getline(lines, line);)
-    if (line.rfind("eslease_takeovers_total{", 0) == 0) counted += std::stod(line.substr(line.rfind(' ') + 1));
+    if (line.rfind("eslease_takeovers_total{", 0) == 0)
+      counted += std::stod(line.substr(line.rfind(' ') + 1));
   EXPECT_EQ(counted, 1000);
 
   Metrics odd("v");

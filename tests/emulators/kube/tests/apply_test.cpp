@@ -18,13 +18,14 @@ const std::string kDeployments = "/apis/apps/v1/namespaces/default/deployments";
 const std::string kConfigMaps = "/api/v1/namespaces/default/configmaps";
 
 json deployment(int replicas, json containers = json::array({{{"name", "app"}, {"image", "app:1"}}})) {
-  return {{"apiVersion", "apps/v1"},
-          {"kind", "Deployment"},
-          {"metadata", {{"name", "d"}}},
-          {"spec",
-           {{"replicas", replicas},
-            {"selector", {{"matchLabels", {{"app", "d"}}}}},
-            {"template", {{"metadata", {{"labels", {{"app", "d"}}}}}, {"spec", {{"containers", containers}}}}}}}};
+  return {
+      {"apiVersion", "apps/v1"},
+      {"kind", "Deployment"},
+      {"metadata", {{"name", "d"}}},
+      {"spec",
+       {{"replicas", replicas},
+        {"selector", {{"matchLabels", {{"app", "d"}}}}},
+        {"template", {{"metadata", {{"labels", {{"app", "d"}}}}}, {"spec", {{"containers", containers}}}}}}}};
 }
 
 json config_map(json data, json labels = json::object()) {
@@ -35,7 +36,8 @@ json config_map(json data, json labels = json::object()) {
 
 class KubeApplyTest : public ::testing::Test {
  protected:
-  testing::Reply apply(const std::string& url, const json& config, const std::string& manager, bool force = false) {
+  testing::Reply apply(const std::string& url, const json& config, const std::string& manager,
+                       bool force = false) {
     std::string target = url + (manager.empty() ? "" : "?fieldManager=" + manager);
     if (force) target += "&force=true";
     return call_raw(api, "PATCH", target, config.dump(), {{"Content-Type", "application/apply-patch+yaml"}});
@@ -46,7 +48,8 @@ class KubeApplyTest : public ::testing::Test {
     for (const auto& entry : object["metadata"].value("managedFields", json::array())) {
       const json* node = &entry["fieldsV1"];
       for (const auto& f : field) node = node->contains(f) ? &(*node)[f] : nullptr;
-      if (node) out.push_back(entry["manager"].get<std::string>() + "/" + entry["operation"].get<std::string>());
+      if (node)
+        out.push_back(entry["manager"].get<std::string>() + "/" + entry["operation"].get<std::string>());
       if (!node) continue;
     }
     return out;
@@ -66,7 +69,8 @@ TEST_F(KubeApplyTest, ApplyCreatesTheObjectAndRecordsTheAppliersFields) {
   EXPECT_EQ(entry["fieldsType"], "FieldsV1");
   EXPECT_EQ(entry["fieldsV1"]["f:spec"]["f:replicas"], json::object());
   // A list merged by key: the element is owned with ".", and its fields under it.
-  const json& container = entry["fieldsV1"]["f:spec"]["f:template"]["f:spec"]["f:containers"]["k:{\"name\":\"app\"}"];
+  const json& container =
+      entry["fieldsV1"]["f:spec"]["f:template"]["f:spec"]["f:containers"]["k:{\"name\":\"app\"}"];
   EXPECT_EQ(container["."], json::object());
   EXPECT_EQ(container["f:image"], json::object());
   EXPECT_FALSE(entry["fieldsV1"].contains("f:apiVersion"));
@@ -78,8 +82,9 @@ TEST_F(KubeApplyTest, ApplyNeedsAFieldManager) {
   auto reply = apply(kDeployments + "/d", deployment(2), "");
   EXPECT_EQ(reply.status, 422);
   EXPECT_EQ(reply.body["reason"], "Invalid");
-  EXPECT_EQ(reply.body["message"],
-            "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch");
+  EXPECT_EQ(
+      reply.body["message"],
+      "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch");
 }
 
 TEST_F(KubeApplyTest, AnotherManagersValueConflictsUntilForced) {
@@ -88,9 +93,9 @@ TEST_F(KubeApplyTest, AnotherManagersValueConflictsUntilForced) {
   ASSERT_EQ(refused.status, 409) << refused.body.dump();
   EXPECT_EQ(refused.body["reason"], "Conflict");
   EXPECT_EQ(refused.body["message"], "Apply failed with 1 conflict: conflict with \"helm\": .spec.replicas");
-  EXPECT_EQ(refused.body["details"]["causes"],
-            json::array({{{"reason", "FieldManagerConflict"}, {"message", "conflict with \"helm\""},
-                          {"field", ".spec.replicas"}}}));
+  EXPECT_EQ(refused.body["details"]["causes"], json::array({{{"reason", "FieldManagerConflict"},
+                                                             {"message", "conflict with \"helm\""},
+                                                             {"field", ".spec.replicas"}}}));
   EXPECT_EQ(call(api, "GET", kDeployments + "/d").body["spec"]["replicas"], 2);
 
   auto forced = apply(kDeployments + "/d", deployment(3), "ops", true);
@@ -98,20 +103,22 @@ TEST_F(KubeApplyTest, AnotherManagersValueConflictsUntilForced) {
   EXPECT_EQ(forced.body["spec"]["replicas"], 3);
   // The forced field moved to the new applier; the fields both apply with one value are shared.
   EXPECT_EQ(owners(forced.body, {"f:spec", "f:replicas"}), std::vector<std::string>{"ops/Apply"});
-  EXPECT_EQ(owners(forced.body, {"f:spec", "f:selector"}), (std::vector<std::string>{"helm/Apply", "ops/Apply"}));
+  EXPECT_EQ(owners(forced.body, {"f:spec", "f:selector"}),
+            (std::vector<std::string>{"helm/Apply", "ops/Apply"}));
 }
 
 TEST_F(KubeApplyTest, SeveralConflictsAreListedByManager) {
   ASSERT_EQ(apply(kConfigMaps + "/c", config_map({{"a", "1"}, {"b", "1"}}), "one").status, 201);
   auto refused = apply(kConfigMaps + "/c", config_map({{"a", "2"}, {"b", "2"}}), "two");
   ASSERT_EQ(refused.status, 409);
-  EXPECT_EQ(refused.body["message"], "Apply failed with 2 conflicts: conflicts with \"one\":\n- .data.a\n- .data.b");
+  EXPECT_EQ(refused.body["message"],
+            "Apply failed with 2 conflicts: conflicts with \"one\":\n- .data.a\n- .data.b");
 }
 
 TEST_F(KubeApplyTest, AnUpdateByAnotherWriterIsOwnedByItAndConflictsWithTheApplier) {
   ASSERT_EQ(apply(kDeployments + "/d", deployment(2), "helm").status, 201);
-  auto edited = call(api, "PATCH", kDeployments + "/d?fieldManager=kubectl-edit", {{"spec", {{"replicas", 5}}}},
-                     {{"Content-Type", "application/merge-patch+json"}});
+  auto edited = call(api, "PATCH", kDeployments + "/d?fieldManager=kubectl-edit",
+                     {{"spec", {{"replicas", 5}}}}, {{"Content-Type", "application/merge-patch+json"}});
   ASSERT_EQ(edited.status, 200);
   EXPECT_EQ(owners(edited.body, {"f:spec", "f:replicas"}), std::vector<std::string>{"kubectl-edit/Update"});
   auto refused = apply(kDeployments + "/d", deployment(2), "helm");
@@ -141,7 +148,8 @@ TEST_F(KubeApplyTest, ListsMergeByKeyBetweenAppliers) {
   EXPECT_EQ(containers[0]["name"], "app");
   EXPECT_EQ(containers[1]["name"], "proxy");
   // Dropping its container from a later apply removes only that element.
-  auto upgraded = apply(kDeployments + "/d", deployment(1, json::array({{{"name", "web"}, {"image", "web:1"}}})), "helm");
+  auto upgraded =
+      apply(kDeployments + "/d", deployment(1, json::array({{{"name", "web"}, {"image", "web:1"}}})), "helm");
   ASSERT_EQ(upgraded.status, 200);
   std::vector<std::string> names;
   for (const auto& c : upgraded.body["spec"]["template"]["spec"]["containers"]) names.push_back(c["name"]);
@@ -181,18 +189,21 @@ TEST_F(KubeApplyTest, BadApplyBodiesAreRefused) {
   json no_kind = deployment(1);
   no_kind.erase("kind");
   EXPECT_EQ(apply(kDeployments + "/d", no_kind, "m").status, 400);
-  auto not_yaml = call_raw(api, "PATCH", kDeployments + "/d?fieldManager=m", "a: [", {{"Content-Type", "application/apply-patch+yaml"}});
+  auto not_yaml = call_raw(api, "PATCH", kDeployments + "/d?fieldManager=m", "a: [",
+                           {{"Content-Type", "application/apply-patch+yaml"}});
   EXPECT_EQ(not_yaml.status, 400);
   auto forced_merge = call(api, "PATCH", kDeployments + "/d?force=true", json::object(),
                            {{"Content-Type", "application/merge-patch+json"}});
   EXPECT_EQ(forced_merge.status, 422);
-  EXPECT_EQ(forced_merge.body["message"],
-            "PatchOptions.meta.k8s.io \"\" is invalid: force: Forbidden: may not be specified for non-apply patch");
+  EXPECT_EQ(
+      forced_merge.body["message"],
+      "PatchOptions.meta.k8s.io \"\" is invalid: force: Forbidden: may not be specified for non-apply patch");
 }
 
 TEST_F(KubeApplyTest, ApplyOfACrdAndOfItsCustomResources) {
   json crd = testing::widget_crd();
-  auto created = apply("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.io", crd, "helm");
+  auto created =
+      apply("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.io", crd, "helm");
   ASSERT_EQ(created.status, 201) << created.body.dump();
   EXPECT_EQ(created.body["status"]["conditions"][1]["type"], "Established");
   auto widget = apply("/apis/example.io/v1/namespaces/default/widgets/w", testing::widget("w", 2), "helm");
@@ -200,7 +211,8 @@ TEST_F(KubeApplyTest, ApplyOfACrdAndOfItsCustomResources) {
   EXPECT_EQ(widget.body["spec"]["color"], "red");  // defaulted from the schema
   auto invalid = apply("/apis/example.io/v1/namespaces/default/widgets/w", testing::widget("w", -1), "helm");
   EXPECT_EQ(invalid.status, 422);
-  auto reapplied = apply("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.io", crd, "helm");
+  auto reapplied =
+      apply("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.io", crd, "helm");
   EXPECT_EQ(reapplied.status, 200);
   EXPECT_EQ(reapplied.body["metadata"]["resourceVersion"], created.body["metadata"]["resourceVersion"]);
 }

@@ -46,10 +46,11 @@ TEST_F(KubeCrudTest, WhatAChartInstallsIsStoredAsGiven) {
   ASSERT_EQ(created.status, 201) << created.body.dump();
   EXPECT_EQ(created.body["spec"]["replicas"], 2);
   EXPECT_EQ(created.body["metadata"]["generation"], 1);
-  const json role = {{"apiVersion", "rbac.authorization.k8s.io/v1"},
-                     {"kind", "ClusterRole"},
-                     {"metadata", {{"name", "r"}}},
-                     {"rules", json::array({{{"apiGroups", {""}}, {"resources", {"pods"}}, {"verbs", {"list"}}}})}};
+  const json role = {
+      {"apiVersion", "rbac.authorization.k8s.io/v1"},
+      {"kind", "ClusterRole"},
+      {"metadata", {{"name", "r"}}},
+      {"rules", json::array({{{"apiGroups", {""}}, {"resources", {"pods"}}, {"verbs", {"list"}}}})}};
   created = call(api, "POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles", role);
   ASSERT_EQ(created.status, 201) << created.body.dump();
   EXPECT_EQ(created.body["rules"], role["rules"]);

@@ -45,7 +45,8 @@ TEST(KubeFaults, RulesAfterApplyAreForWritesAndLoseAnswersOnly) {
 
 TEST(KubeFaults, AResourceNamesEveryGroupsPluralOrOneGroupsWithItsGroup) {
   ApiServer api{ApiServerOptions{}};
-  const json lease = {{"apiVersion", "coordination.k8s.io/v1"}, {"kind", "Lease"}, {"metadata", {{"name", "a"}}}};
+  const json lease = {
+      {"apiVersion", "coordination.k8s.io/v1"}, {"kind", "Lease"}, {"metadata", {{"name", "a"}}}};
   ASSERT_EQ(call(api, "POST", "/_emulator/faults",
                  json{{"verb", "create"}, {"resource", "leases.example.io"}, {"status", 500}})
                 .status,
@@ -57,7 +58,8 @@ TEST(KubeFaults, AResourceNamesEveryGroupsPluralOrOneGroupsWithItsGroup) {
             200);
   EXPECT_EQ(call(api, "POST", kLeases, lease).status, 500);
   ASSERT_EQ(call(api, "DELETE", "/_emulator/faults").status, 200);
-  ASSERT_EQ(call(api, "POST", "/_emulator/faults", json{{"verb", "create"}, {"resource", "leases"}, {"status", 500}})
+  ASSERT_EQ(call(api, "POST", "/_emulator/faults",
+                 json{{"verb", "create"}, {"resource", "leases"}, {"status", 500}})
                 .status,
             200);
   EXPECT_EQ(call(api, "POST", kLeases, lease).status, 500) << "a bare plural strikes every group";

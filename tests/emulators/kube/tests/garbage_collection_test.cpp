@@ -23,12 +23,16 @@ const std::string kLeases = "/apis/coordination.k8s.io/v1/namespaces/default/lea
 class KubeGarbageCollectionTest : public ::testing::Test {
  protected:
   json owner(const std::string& name) {
-    auto reply = call(api, "POST", kConfigMaps, {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", name}}}});
+    auto reply = call(api, "POST", kConfigMaps,
+                      {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", name}}}});
     EXPECT_EQ(reply.status, 201) << reply.body.dump();
     return reply.body;
   }
   static json reference(const json& to, bool block = false) {
-    json ref = {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"name", to["metadata"]["name"]}, {"uid", to["metadata"]["uid"]}};
+    json ref = {{"apiVersion", "v1"},
+                {"kind", "ConfigMap"},
+                {"name", to["metadata"]["name"]},
+                {"uid", to["metadata"]["uid"]}};
     if (block) ref["blockOwnerDeletion"] = true;
     return ref;
   }
@@ -50,7 +54,9 @@ class KubeGarbageCollectionTest : public ::testing::Test {
     }
     return false;
   }
-  testing::Reply remove(const std::string& url, const json& options = nullptr) { return call(api, "DELETE", url, options); }
+  testing::Reply remove(const std::string& url, const json& options = nullptr) {
+    return call(api, "DELETE", url, options);
+  }
   ApiServer api{ApiServerOptions{}};
 };
 
@@ -109,7 +115,8 @@ TEST_F(KubeGarbageCollectionTest, ForegroundKeepsTheOwnerUntilItsBlockingDepende
   auto blocking = call(api, "GET", kLeases + "/blocking");
   ASSERT_EQ(blocking.status, 200);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!blocking.body["metadata"].contains("deletionTimestamp") && std::chrono::steady_clock::now() < deadline) {
+  while (!blocking.body["metadata"].contains("deletionTimestamp") &&
+         std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
     blocking = call(api, "GET", kLeases + "/blocking");
   }
@@ -138,7 +145,8 @@ TEST_F(KubeGarbageCollectionTest, OrphanLeavesTheDependentsWithoutTheReference) 
   auto reply = remove(kConfigMaps + "/owner", {{"propagationPolicy", "Orphan"}});
   ASSERT_EQ(reply.status, 200);
   EXPECT_TRUE(becomes(kConfigMaps + "/owner", 404));
-  EXPECT_EQ(call(api, "GET", kLeases + "/dep").body["metadata"]["ownerReferences"], json::array({reference(other)}));
+  EXPECT_EQ(call(api, "GET", kLeases + "/dep").body["metadata"]["ownerReferences"],
+            json::array({reference(other)}));
   auto only = call(api, "GET", kLeases + "/only");
   ASSERT_EQ(only.status, 200);
   EXPECT_FALSE(only.body["metadata"].contains("ownerReferences"));
@@ -167,8 +175,10 @@ TEST_F(KubeGarbageCollectionTest, PreconditionsOnUidAndResourceVersion) {
   auto stale = remove(kConfigMaps + "/owner", {{"preconditions", {{"resourceVersion", "1"}}}});
   EXPECT_EQ(stale.status, 409);
   EXPECT_EQ(stale.body["reason"], "Conflict");
-  auto matching = remove(kConfigMaps + "/owner", {{"preconditions", {{"uid", cm["metadata"]["uid"]},
-                                                                      {"resourceVersion", cm["metadata"]["resourceVersion"]}}}});
+  auto matching =
+      remove(kConfigMaps + "/owner",
+             {{"preconditions",
+               {{"uid", cm["metadata"]["uid"]}, {"resourceVersion", cm["metadata"]["resourceVersion"]}}}});
   EXPECT_EQ(matching.status, 200);
 }
 
@@ -177,8 +187,8 @@ TEST_F(KubeGarbageCollectionTest, ProtobufDeleteOptionsAsClientGoSendsThem) {
   // k8s\0 + Unknown{typeMeta{apiVersion "v1", kind "DeleteOptions"}, raw{propagationPolicy "Foreground"}}
   std::string raw = std::string("\x22\x0a", 2) + "Foreground";
   std::string type_meta = std::string("\x0a\x02v1\x12\x0d", 6) + "DeleteOptions";
-  std::string body = std::string("k8s\0", 4) + "\x0a" + static_cast<char>(type_meta.size()) + type_meta + "\x12" +
-                     static_cast<char>(raw.size()) + raw;
+  std::string body = std::string("k8s\0", 4) + "\x0a" + static_cast<char>(type_meta.size()) + type_meta +
+                     "\x12" + static_cast<char>(raw.size()) + raw;
   auto reply = call_raw(api, "DELETE", kConfigMaps + "/owner", body,
                         {{"Content-Type", "application/vnd.kubernetes.protobuf"}});
   ASSERT_EQ(reply.status, 200) << reply.body.dump();

@@ -17,22 +17,28 @@ const std::string kDeployment = "/apis/apps/v1/namespaces/default/deployments/d"
 class KubeStrategicMergeTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    json containers = json::array({{{"name", "app"}, {"image", "app:1"}, {"args", {"--a", "--b"}},
-                                    {"env", {{{"name", "X"}, {"value", "1"}}, {{"name", "Y"}, {"value", "2"}}}}},
-                                   {{"name", "proxy"}, {"image", "proxy:1"}}});
-    json d = {{"apiVersion", "apps/v1"},
-              {"kind", "Deployment"},
-              {"metadata", {{"name", "d"}, {"finalizers", {"a", "b"}}}},
-              {"spec",
-               {{"replicas", 1},
-                {"strategy", {{"type", "RollingUpdate"}, {"rollingUpdate", {{"maxSurge", 1}}}}},
-                {"template",
-                 {{"metadata", {{"labels", {{"app", "d"}, {"tier", "web"}}}}},
-                  {"spec", {{"containers", containers}, {"tolerations", {{{"key", "k"}, {"operator", "Exists"}}}}}}}}}}};
+    json containers =
+        json::array({{{"name", "app"},
+                      {"image", "app:1"},
+                      {"args", {"--a", "--b"}},
+                      {"env", {{{"name", "X"}, {"value", "1"}}, {{"name", "Y"}, {"value", "2"}}}}},
+                     {{"name", "proxy"}, {"image", "proxy:1"}}});
+    json d = {
+        {"apiVersion", "apps/v1"},
+        {"kind", "Deployment"},
+        {"metadata", {{"name", "d"}, {"finalizers", {"a", "b"}}}},
+        {"spec",
+         {{"replicas", 1},
+          {"strategy", {{"type", "RollingUpdate"}, {"rollingUpdate", {{"maxSurge", 1}}}}},
+          {"template",
+           {{"metadata", {{"labels", {{"app", "d"}, {"tier", "web"}}}}},
+            {"spec",
+             {{"containers", containers}, {"tolerations", {{{"key", "k"}, {"operator", "Exists"}}}}}}}}}}};
     ASSERT_EQ(call(api, "POST", "/apis/apps/v1/namespaces/default/deployments", d).status, 201);
   }
   json patch(const json& body, int expected = 200) {
-    auto reply = call(api, "PATCH", kDeployment, body, {{"Content-Type", "application/strategic-merge-patch+json"}});
+    auto reply =
+        call(api, "PATCH", kDeployment, body, {{"Content-Type", "application/strategic-merge-patch+json"}});
     EXPECT_EQ(reply.status, expected) << reply.body.dump();
     return reply.body;
   }
@@ -48,7 +54,8 @@ class KubeStrategicMergeTest : public ::testing::Test {
 };
 
 TEST_F(KubeStrategicMergeTest, ContainersMergeByNameAndTheirEnvByName) {
-  json out = patch(pod_spec({{"containers", {{{"name", "app"}, {"image", "app:2"}, {"env", {{{"name", "Y"}, {"value", "3"}}}}}}}}));
+  json out = patch(pod_spec(
+      {{"containers", {{{"name", "app"}, {"image", "app:2"}, {"env", {{{"name", "Y"}, {"value", "3"}}}}}}}}));
   const json& containers = out["spec"]["template"]["spec"]["containers"];
   EXPECT_EQ(names(containers), (std::vector<std::string>{"app", "proxy"}));
   EXPECT_EQ(containers[0]["image"], "app:2");
@@ -72,14 +79,16 @@ TEST_F(KubeStrategicMergeTest, PatchDeleteRemovesAListElementAndAMap) {
 }
 
 TEST_F(KubeStrategicMergeTest, PatchReplaceReplacesAMapOrAList) {
-  json out = patch({{"spec", {{"template", {{"metadata", {{"labels", {{"$patch", "replace"}, {"app", "e"}}}}}}}}}});
+  json out =
+      patch({{"spec", {{"template", {{"metadata", {{"labels", {{"$patch", "replace"}, {"app", "e"}}}}}}}}}});
   EXPECT_EQ(out["spec"]["template"]["metadata"]["labels"], json({{"app", "e"}}));
   out = patch(pod_spec({{"containers", {{{"$patch", "replace"}}, {{"name", "only"}, {"image", "only:1"}}}}}));
   EXPECT_EQ(names(out["spec"]["template"]["spec"]["containers"]), std::vector<std::string>{"only"});
 }
 
 TEST_F(KubeStrategicMergeTest, NullDeletesAKeyAndRetainKeysKeepsOnlyTheListed) {
-  json out = patch({{"spec", {{"strategy", {{"$retainKeys", {"type"}}, {"type", "Recreate"}}}, {"replicas", nullptr}}}});
+  json out = patch(
+      {{"spec", {{"strategy", {{"$retainKeys", {"type"}}, {"type", "Recreate"}}}, {"replicas", nullptr}}}});
   EXPECT_EQ(out["spec"]["strategy"], json({{"type", "Recreate"}}));
   EXPECT_FALSE(out["spec"].contains("replicas"));
 }
@@ -101,12 +110,16 @@ TEST_F(KubeStrategicMergeTest, FinalizersMergeAsASetAndDeleteFromPrimitiveList) 
 TEST_F(KubeStrategicMergeTest, AnElementWithoutItsMergeKeyIsABadRequest) {
   json out = patch(pod_spec({{"containers", {{{"image", "x"}}}}}), 400);
   EXPECT_EQ(out["reason"], "BadRequest");
-  EXPECT_NE(out["message"].get<std::string>().find("does not contain declared merge key: name"), std::string::npos);
+  EXPECT_NE(out["message"].get<std::string>().find("does not contain declared merge key: name"),
+            std::string::npos);
 }
 
 TEST_F(KubeStrategicMergeTest, ServicePortsMergeByPort) {
-  json svc = {{"apiVersion", "v1"}, {"kind", "Service"}, {"metadata", {{"name", "s"}}},
-              {"spec", {{"ports", {{{"name", "http"}, {"port", 80}}, {{"name", "metrics"}, {"port", 9090}}}}}}};
+  json svc = {
+      {"apiVersion", "v1"},
+      {"kind", "Service"},
+      {"metadata", {{"name", "s"}}},
+      {"spec", {{"ports", {{{"name", "http"}, {"port", 80}}, {{"name", "metrics"}, {"port", 9090}}}}}}};
   ASSERT_EQ(call(api, "POST", "/api/v1/namespaces/default/services", svc).status, 201);
   auto out = call(api, "PATCH", "/api/v1/namespaces/default/services/s",
                   {{"spec", {{"ports", {{{"port", 9090}, {"name", "prom"}}}}}}},

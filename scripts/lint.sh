@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The static checks CI runs beside the tests (scripts/test.sh calls this after the build):
+#   - clang-format: every C++ file is formatted as .clang-format says;
+#   - clang-tidy: the checks in .clang-tidy on src/ (src/controller/.clang-tidy adds the
+#     60-line limit on functions); every warning is an error;
+#   - no source file under src/ is longer than 500 lines.
+# Usage: scripts/lint.sh [BUILD_DIR]   (default build; it needs compile_commands.json)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build_dir="${1:-build}"
+failed=0
+
+mapfile -t sources < <(git ls-files '*.cpp' '*.h')
+if ! clang-format --dry-run --Werror "${sources[@]}"; then
+  echo "lint: files above are not formatted; run: git ls-files '*.cpp' '*.h' | xargs clang-format -i" >&2
+  failed=1
+fi
+
+while read -r lines file; do
+  if [ "$file" != total ] && [ "$lines" -gt 500 ]; then
+    echo "lint: $file has $lines lines (at most 500 under src/): split it by meaning" >&2
+    failed=1
+  fi
+done < <(git ls-files 'src/*.cpp' 'src/*.h' | xargs wc -l)
+
+if [ ! -f "$build_dir/compile_commands.json" ]; then
+  echo "lint: $build_dir/compile_commands.json is missing: configure the build first" >&2
+  exit 1
+fi
+# run-clang-tidy exits non-zero when any file has a warning (WarningsAsErrors: '*').
+if ! run-clang-tidy -p "$build_dir" -j2 -quiet "$PWD/src/" > "$build_dir/clang-tidy.log" 2>&1; then
+  grep -E "(warning|error):" "$build_dir/clang-tidy.log" | sort -u >&2 || true
+  echo "lint: clang-tidy found the problems above (whole output: $build_dir/clang-tidy.log)" >&2
+  failed=1
+fi
+exit "$failed"
