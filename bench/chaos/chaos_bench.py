@@ -227,7 +227,7 @@ def check_workloads(cast, validity):
             return None
         return validity.published_until(section.lock.split("/", 1)[0], section.lease, section.token)[0]
 
-    section_report = check_sections(sections, profiles, cast.holders.pauses(), published)
+    section_report = check_sections(sections, profiles, cast.holders.pauses(), published, cast.holders.kills())
     locks = {w.lock for w in writes}
     return section_report, check_fencing(writes, protected_versions(cast.env, locks))
 

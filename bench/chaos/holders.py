@@ -64,6 +64,7 @@ class Holder:
         self.next_start = 0.0
         self.paused_since = None
         self.pauses = []  # [began, ended]
+        self.kills = []  # when each SIGKILL had left no process of it alive (wall clock)
         self.exits = {}  # exit code -> count
         self.log_offset = 0  # where the current run's output starts in the holder's log
         self.started = 0.0  # when the current run started (wall clock)
@@ -276,6 +277,10 @@ class Holders:
             holder.pauses.append((holder.paused_since, time.time()))
             holder.paused_since = None
 
+    def kills(self):
+        """holder name -> [when a SIGKILL of it had left no process alive]."""
+        return {h.name: list(h.kills) for h in self.holders.values()}
+
     def pauses(self):
         """holder name -> [(began, ended)], a pause still on ending now."""
         now = time.time()
@@ -303,6 +308,7 @@ class Holders:
         while _signal_session(holder.proc.pid, signal.SIGKILL) and time.monotonic() < deadline:
             time.sleep(0.01)  # until no process of the session is left alive
         holder.proc.wait(timeout=30)
+        holder.kills.append(time.time())
         self._exited(holder, time.monotonic())
 
     def stop_all(self):

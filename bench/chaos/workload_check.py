@@ -12,7 +12,9 @@ holders' commands keep (critical_section.py):
 
 A critical section runs from its `start` record to its `stop` record; one killed without
 stopping ends a heartbeat after its last record (it was alive then, and could not have
-lived a full heartbeat longer unnoticed).
+lived a full heartbeat longer unnoticed), or when the harness's SIGKILL of its holder had
+left no process alive, if that came first (the harness kills a holder before it deletes or
+ends its pod, so a successor granted on that news starts after it).
 
 When is a holder "paused past its validity"? One of its pauses must have begun before the
 moment its grant stopped being valid and lasted into the window in which its tool had to
@@ -59,10 +61,14 @@ class Section:
         self.last_seen = start
         self.stopped = None  # reason of its stop record: "done" or "terminated"
         self.stop_time = None
+        self.killed_at = None  # when its holder's kill had left no process alive
 
     @property
     def end(self):
-        return self.stop_time if self.stopped else self.last_seen + HEARTBEAT_SECONDS
+        if self.stopped:
+            return self.stop_time
+        unnoticed = self.last_seen + HEARTBEAT_SECONDS
+        return unnoticed if self.killed_at is None else min(unnoticed, self.killed_at)
 
     def describe(self):
         return "%s token %d [%.3f, %.3f]%s" % (self.holder, self.token, self.start, self.end,
@@ -133,9 +139,14 @@ def paused_past_validity(earlier, later, profile, pauses, validity_end):
                for began, ended in pauses.get(earlier.holder, ()))
 
 
-def check_sections(sections, profiles, pauses, validity_of):
+def check_sections(sections, profiles, pauses, validity_of, kills=None):
     """sections: [Section]; profiles: holder -> HolderProfile; pauses: holder -> [(began,
-    ended)]; validity_of(section) -> the validity published to its grant, or None."""
+    ended)]; validity_of(section) -> the validity published to its grant, or None; kills:
+    holder -> [when a SIGKILL of it had left no process alive]."""
+    for s in sections:
+        after = [t for t in (kills or {}).get(s.holder, ()) if t >= s.last_seen]
+        if not s.stopped and after:
+            s.killed_at = min(after)
     report = SectionReport()
     report.checked = len(sections)
     by_lock = collections.defaultdict(list)

@@ -52,6 +52,17 @@ class CriticalSectionTest(unittest.TestCase):
         self.assertEqual(len(report.violations), 1)
         self.assertEqual(self.check(journal("a", 10, 0, alive=[5.85]), journal("b", 20, 6, stop=9)).violations, [])
 
+    def test_a_killed_section_ends_when_its_kill_left_nothing_alive_if_that_came_first(self):
+        # a's heartbeat at 5.95 would let it live until 6.05, but its kill was done at 5.97.
+        sections, _ = sections_of(journal("a", 10, 0, alive=[5.95]), journal("b", 20, 6, stop=9))
+        report = check_sections(sections, {"a": KUBE, "b": KUBE}, {}, lambda s: None, kills={"a": [2.0, 5.97]})
+        self.assertEqual(report.violations, [])
+        # A kill after the successor started proves nothing earlier.
+        sections, _ = sections_of(journal("a", 10, 0, alive=[5.95]), journal("b", 20, 6, stop=9))
+        report = check_sections(sections, {"a": KUBE, "b": KUBE}, {}, lambda s: None, kills={"a": [6.02]})
+        self.assertEqual(len(report.violations), 1)
+        self.assertEqual(report.violations[0]["overlap_seconds"], 0.02)
+
     def test_a_holder_paused_past_its_validity_is_excused(self):
         # a's published validity ended at 6; its tool had to stop it from 4.7 on.
         paused = {"a": [(4.0, 8.0)]}
