@@ -7,7 +7,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cluster import percentile, replay, validity_of, writes_between  # noqa: E402
+from cluster import percentile, replay, validity_of, write_counts, writes_between  # noqa: E402
 from validity import parse_time  # noqa: E402
 
 
@@ -15,6 +15,15 @@ def event(rv, seen, name="x", kind="MODIFIED", **fields):
     obj = {"metadata": {"name": name, "namespace": "ns", "resourceVersion": str(rv)}}
     obj.update(fields)
     return (seen, kind, obj)
+
+
+class WriteCountsTest(unittest.TestCase):
+    def test_a_write_to_a_grouped_resource_counts_once(self):
+        stats = {"patch leases": 3, "patch leases.eslease.io": 3, "update leases.coordination.k8s.io": 2,
+                 "update leases": 2, "create events": 4, "get pods": 9, "list leases": 1}
+        self.assertEqual(write_counts(stats), {"patch leases.eslease.io": 3, "update leases.coordination.k8s.io": 2,
+                                               "create events": 4})
+        self.assertEqual(sum(write_counts(stats).values()), 9)
 
 
 class ReplayTest(unittest.TestCase):

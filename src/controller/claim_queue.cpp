@@ -6,11 +6,6 @@
 namespace eslease::controller {
 namespace {
 
-const PodState* pod_named(const LockWorld& world, const std::string& name) {
-  auto it = world.pods.find(name);
-  return it == world.pods.end() ? nullptr : &it->second;
-}
-
 // Of two claims on one lock from the same pod, the later-created one is Invalid.
 std::vector<const LeaseRecord*> oldest_first(const LockWorld& world) {
   std::vector<const LeaseRecord*> by_age;
@@ -28,14 +23,14 @@ void mark_terminal(const LockWorld& world, ClaimView& view) {
   const LeaseRecord& lease = *view.lease;
   view.timed_out = lease.status.phase == Phase::kTimedOut;
   if (!lease.spec.election_mode() && lease.status.phase == Phase::kReleased && lease.status.holder) {
-    const PodState* p = pod_named(world, lease.spec.pod_name);
+    const PodState* p = world.pod(lease.spec.pod_name);
     view.released = !p || p->record.meta.uid == lease.status.holder->pod_uid;
   }
 }
 
 const PodState* live_pod_for(const LockWorld& world, const LeaseRecord& lease) {
   if (lease.spec.election_mode()) return election_pod(world, lease, "");
-  const PodState* p = pod_named(world, lease.spec.pod_name);
+  const PodState* p = world.pod(lease.spec.pod_name);
   return p && grantable(*p) ? p : nullptr;
 }
 

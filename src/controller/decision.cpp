@@ -51,6 +51,11 @@ void plan_finalizers(const LockWorld& world, const ClaimQueue& queue, Decision& 
 
 }  // namespace
 
+HolderHealth shown_holder_health(const LockWorld& world, const LeaseRecord& lease) {
+  if (!lease.status.holder) return {};
+  return judge_holder(world.pod(lease.status.holder->pod_name), lease.status.holder->pod_uid, 0, world.mono);
+}
+
 const char* to_string(Action action) {
   switch (action) {
     case Action::kNone:

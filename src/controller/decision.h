@@ -71,6 +71,12 @@ struct LockWorld {
   std::optional<RecentGrant> recent_grant;
   WallTime now{};
   MonoTime mono{};
+
+  // The pod named `name` (nullptr: none is known).
+  const PodState* pod(const std::string& name) const {
+    auto it = pods.find(name);
+    return it == pods.end() ? nullptr : &it->second;
+  }
 };
 
 enum class Action {
@@ -120,6 +126,10 @@ struct Decision {
 };
 
 Decision decide(const LockWorld& world);
+
+// How the pod a claim's status names as its holder is, judged with no readiness grace (so
+// only a death the caches confirm counts); kAlive when the status names no holder.
+HolderHealth shown_holder_health(const LockWorld& world, const LeaseRecord& lease);
 
 // How long a claim has waited counts from here: its creation, or when it last lost the lock.
 WallTime waiting_since(const LeaseRecord& lease);

@@ -36,7 +36,7 @@ Situation situation(const LockWorld& world, const ClaimQueue& queue) {
   s.doc = &*world.document;
   s.owner = queue.owner;
   s.holder_pod = name_of(s.doc->state.doc.holder);
-  if (auto it = world.pods.find(s.holder_pod); it != world.pods.end()) s.holder = &it->second;
+  s.holder = world.pod(s.holder_pod);
   const int grace = s.owner ? s.owner->lease->spec.liveness_grace_seconds : 0;
   s.health = judge_holder(s.holder, s.doc->state.doc.holder_uid, grace, world.mono);
   s.claimed = s.owner && owner_claims_holder(s);

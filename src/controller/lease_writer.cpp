@@ -44,17 +44,20 @@ bool LeaseWriter::may_write(const LeaseRecord& lease, MonoTime now, std::optiona
   return true;
 }
 
-bool moves_the_lock(const LeaseStatus& now, const LeaseStatus& desired) {
-  const bool granted = desired.phase == Phase::kHeld && desired.fencing_token != now.fencing_token;
-  const bool taken_away = now.phase == Phase::kHeld && desired.phase != Phase::kHeld;
-  return granted || taken_away;
+bool grants_the_lock(const LeaseStatus& now, const LeaseStatus& desired) {
+  return desired.phase == Phase::kHeld && desired.fencing_token != now.fencing_token;
 }
 
-Status LeaseWriter::write_status(const LeaseRecord& lease, const LeaseStatus& desired, MonoTime now,
-                                 std::optional<MonoTime>& retry_at) {
+bool urgent_status_write(const LeaseStatus& now, const LeaseStatus& desired, bool holder_confirmed_dead) {
+  const bool taken_away = now.phase == Phase::kHeld && desired.phase != Phase::kHeld;
+  return grants_the_lock(now, desired) || (taken_away && !holder_confirmed_dead);
+}
+
+Status LeaseWriter::write_status(const LeaseRecord& lease, const LeaseStatus& desired, bool urgent,
+                                 MonoTime now, std::optional<MonoTime>& retry_at) {
   if (desired == lease.status || !may_write(lease, now, retry_at)) return {};
   kube::CallOptions call;
-  call.defer_when_busy = !moves_the_lock(lease.status, desired);
+  call.defer_when_busy = !urgent;
   auto patched =
       api_.patch(kube::resources::eslease_leases(), lease.meta.ns, lease.meta.name, kube::PatchType::kMerge,
                  status_patch(desired), /*status_subresource=*/true, call);

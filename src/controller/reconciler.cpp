@@ -316,10 +316,16 @@ Status Reconciler::write_to_cluster(const LockWorld& world, const Decision& deci
     if (listed(decision.remove_finalizer, lease.meta.name))
       keep_first_error(leases_.write_finalizer(lease, false));
   }
-  for (const LeaseRecord& lease : world.claims) {
-    auto desired = decision.statuses.find(lease.meta.name);
-    if (desired != decision.statuses.end())
-      keep_first_error(leases_.write_status(lease, desired->second, world.mono, retry_at));
+  // Grants first: in a burst of hand-overs the successors are told before anyone else.
+  for (const bool grants : {true, false}) {
+    for (const LeaseRecord& lease : world.claims) {
+      auto desired = decision.statuses.find(lease.meta.name);
+      if (desired == decision.statuses.end() || grants_the_lock(lease.status, desired->second) != grants)
+        continue;
+      const bool urgent = urgent_status_write(
+          lease.status, desired->second, shown_holder_health(world, lease).health == Health::kConfirmedDead);
+      keep_first_error(leases_.write_status(lease, desired->second, urgent, world.mono, retry_at));
+    }
   }
   record_events(world, decision);
   if (options_.holds_annotation) keep_first_error(holds_.update(world, decision.statuses));

@@ -219,9 +219,8 @@ class Projector {
     if (w_.document && w_.document->state.doc.lease_uid == lease.meta.uid && w_.document->revoked)
       return *w_.document->revoked;
     if (lease.status.holder) {
-      auto it = w_.pods.find(lease.status.holder->pod_name);
-      const PodState* p = it == w_.pods.end() ? nullptr : &it->second;
-      const HolderHealth health = judge_holder(p, lease.status.holder->pod_uid, 0, w_.mono);
+      const PodState* p = w_.pod(lease.status.holder->pod_name);
+      const HolderHealth health = shown_holder_health(w_, lease);
       if (health.health == Health::kConfirmedDead) return *health.reason;
       if (w_.recent_grant && w_.recent_grant->from_pod == lease.status.holder->pod_name &&
           w_.recent_grant->takeover_reason)

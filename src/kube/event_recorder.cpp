@@ -91,7 +91,8 @@ void EventRecorder::loop(std::stop_token stop) {
       queue_.pop_front();
       busy_ = true;
     }
-    write(next);
+    // On the way out an event no longer waits for the rate limit to be free.
+    while (!write(next, /*may_wait=*/!stop.stop_requested())) clock_.sleep_for(kDeferredRetry, stop);
     {
       std::lock_guard lock(mutex_);
       busy_ = false;
@@ -100,7 +101,9 @@ void EventRecorder::loop(std::stop_token stop) {
   }
 }
 
-void EventRecorder::write(const Pending& event) {
+bool EventRecorder::write(const Pending& event, bool may_wait) {
+  CallOptions call;
+  call.defer_when_busy = may_wait;
   const std::string key = correlation_key(event.object, event.type, event.reason, event.message);
   const MonoTime now = clock_.monotonic();
   const std::string timestamp = format_rfc3339_seconds(event.time);
@@ -108,15 +111,17 @@ void EventRecorder::write(const Pending& event) {
   if (found != correlated_.end() && now - found->second.last_seen < options_.correlation_window) {
     Correlated& seen = found->second;
     json patch = {{"count", seen.count + 1}, {"lastTimestamp", timestamp}};
-    auto patched = api_.patch(resources::events(), seen.ns, seen.name, PatchType::kMerge, patch);
+    auto patched = api_.patch(resources::events(), seen.ns, seen.name, PatchType::kMerge, patch,
+                              /*status_subresource=*/false, call);
     if (patched.ok()) {
       seen.count += 1;
       seen.last_seen = now;
-      return;
+      return true;
     }
+    if (patched.error().code == ErrorCode::kDeferred) return false;
     if (patched.error().code != ErrorCode::kNotFound) {
       log::warn("event update failed", {{"reason", event.reason}, {"error", patched.error().describe()}});
-      return;
+      return true;
     }
     correlated_.erase(found);  // the Event expired on the server: start a new one
   }
@@ -147,10 +152,11 @@ void EventRecorder::write(const Pending& event) {
       {"lastTimestamp", timestamp},
       {"count", 1},
   };
-  auto created = api_.create(resources::events(), ns, body);
+  auto created = api_.create(resources::events(), ns, body, call);
   if (!created.ok()) {
+    if (created.error().code == ErrorCode::kDeferred) return false;
     log::warn("event create failed", {{"reason", event.reason}, {"error", created.error().describe()}});
-    return;
+    return true;
   }
   if (correlated_.size() >= options_.max_correlated) {
     for (auto it = correlated_.begin(); it != correlated_.end();) {
@@ -159,6 +165,7 @@ void EventRecorder::write(const Pending& event) {
     if (correlated_.size() >= options_.max_correlated) correlated_.clear();
   }
   correlated_[key] = Correlated{ns, name, 1, now};
+  return true;
 }
 
 }  // namespace eslease::kube

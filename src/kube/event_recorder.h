@@ -2,7 +2,9 @@
 // caller: record() only queues; a background thread writes. Repeats of the same event
 // (same object, type, reason and message) within the correlation window are folded into
 // one Event whose count and lastTimestamp are patched, as client-go's correlator does.
-// Failures are logged, never thrown; a full queue drops events (counted).
+// Failures are logged, never thrown; a full queue drops events (counted). Events wait while
+// the client's rate limit is busy (CallOptions::defer_when_busy), so in a burst of hand-overs
+// they never hold up a grant.
 #pragma once
 
 #include <atomic>
@@ -71,8 +73,12 @@ class EventRecorder {
     int count = 0;
     MonoTime last_seen;
   };
+  // An event the rate limit deferred is tried again this much later.
+  static constexpr Millis kDeferredRetry{200};
+
   void loop(std::stop_token stop);
-  void write(const Pending& event);
+  // False when the write was deferred (only when `may_wait`): nothing was sent.
+  bool write(const Pending& event, bool may_wait);
 
   Api& api_;
   EventRecorderOptions options_;

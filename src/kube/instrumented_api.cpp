@@ -29,6 +29,22 @@ class EitherStop {
   std::stop_callback<std::function<void()>> b_;
 };
 
+// Counts one call in `count` (when given) for as long as it lives.
+class CountedWhileAlive {
+ public:
+  explicit CountedWhileAlive(std::atomic<int>* count) : count_(count) {
+    if (count_) count_->fetch_add(1);
+  }
+  ~CountedWhileAlive() {
+    if (count_) count_->fetch_sub(1);
+  }
+  CountedWhileAlive(const CountedWhileAlive&) = delete;
+  CountedWhileAlive& operator=(const CountedWhileAlive&) = delete;
+
+ private:
+  std::atomic<int>* count_;
+};
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------
@@ -36,6 +52,7 @@ class EitherStop {
 TokenBucket::TokenBucket(double qps, int burst, Clock& clock)
     : qps_(qps),
       burst_(static_cast<double>(std::max(1, burst))),
+      reserve_(static_cast<double>(std::max(1, burst) / 2)),
       clock_(clock),
       tokens_(burst_),
       refilled_(clock.monotonic()) {}
@@ -49,7 +66,7 @@ Status TokenBucket::take(Millis max_wait, std::stop_token stop, bool defer_when_
     const double elapsed = std::chrono::duration<double>(now - refilled_).count();
     tokens_ = std::min(burst_, tokens_ + std::max(0.0, elapsed) * qps_);
     refilled_ = now;
-    if (tokens_ < 1 && defer_when_busy) {
+    if (defer_when_busy && tokens_ < 1 + reserve_) {
       return make_error(ErrorCode::kDeferred, "client-side rate limit busy: the write is left for later");
     }
     if (tokens_ < 1) {
@@ -93,6 +110,10 @@ void InstrumentedApi::report(std::string_view verb, int status, MonoTime started
 
 template <typename T>
 T InstrumentedApi::observed(std::string_view verb, const CallOptions& call, const std::function<T()>& send) {
+  if (call.defer_when_busy && urgent_calls_.load() > 0)
+    return make_error(ErrorCode::kDeferred,
+                      "a request that cannot wait is under way: the write is left for later");
+  const CountedWhileAlive urgent(call.defer_when_busy ? nullptr : &urgent_calls_);
   if (auto waited = wait_for_token(call, options_.stop); !waited.ok()) return waited.error();
   const MonoTime started = clock_.monotonic();
   T result = send();

@@ -4,6 +4,7 @@
 // passes a callback (metrics::Metrics::kube_request_observer() in the controller).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <mutex>
@@ -31,13 +32,16 @@ class TokenBucket {
   TokenBucket(double qps, int burst, Clock& clock);
 
   // Takes a token, waiting for it on the clock. kTooManyRequests (at once, taking nothing)
-  // when the wait would exceed `max_wait`; kCancelled when `stop` is requested meanwhile;
-  // kDeferred (at once, taking nothing) when `defer_when_busy` and no token is free now.
+  // when the wait would exceed `max_wait`; kCancelled when `stop` is requested meanwhile.
+  // With `defer_when_busy` (a write that can wait) a token is taken only while more than the
+  // reserve is free, else kDeferred at once, taking nothing: half the burst is kept for the
+  // writes that cannot wait, so the first moments of a burst of hand-overs are theirs.
   Status take(Millis max_wait, std::stop_token stop, bool defer_when_busy = false);
 
  private:
   const double qps_;
   const double burst_;
+  const double reserve_;  // tokens a write that can wait leaves in the bucket
   Clock& clock_;
   std::mutex mutex_;
   double tokens_;  // negative: tokens already promised to waiters
@@ -57,6 +61,10 @@ struct InstrumentedApiOptions {
   Millis max_wait{std::chrono::seconds(30)};
 };
 
+// Writes that can wait (CallOptions::defer_when_busy) yield to every other call twice: they
+// leave half the burst in the bucket (TokenBucket::take), and they are deferred while any
+// call that cannot wait is waiting for its token or in flight, so in a burst of hand-overs
+// the API server, not only the limiter, serves the grants first.
 class InstrumentedApi final : public Api {
  public:
   // `inner` and `clock` must outlive this object.
@@ -91,6 +99,7 @@ class InstrumentedApi final : public Api {
   InstrumentedApiOptions options_;
   Clock& clock_;
   TokenBucket bucket_;
+  std::atomic<int> urgent_calls_{0};  // calls that cannot wait, waiting for a token or in flight
 };
 
 }  // namespace eslease::kube

@@ -59,6 +59,12 @@ class MemoryApi final : public Api {
     std::lock_guard lock(mutex_);
     lost_answers_["update " + kind_of(r)].push_back(std::move(error));
   }
+  // While set, every write that may wait (CallOptions::defer_when_busy) fails with kDeferred
+  // and is not applied, as the client's rate limit does while urgent writes use it up.
+  void set_rate_limit_busy(bool busy) {
+    std::lock_guard lock(mutex_);
+    rate_limit_busy_ = busy;
+  }
   void set_watch_fallback(WatchScript script) {
     std::lock_guard lock(mutex_);
     fallback_ = std::move(script);
@@ -80,8 +86,20 @@ class MemoryApi final : public Api {
     return std::to_string(rv_);
   }
 
+  // Runs at the start of every get, outside the store's lock: a test can hold a call in flight.
+  void before_each_get(std::function<void()> hook) {
+    std::lock_guard lock(mutex_);
+    before_get_ = std::move(hook);
+  }
+
   Result<json> get(const Resource& r, const std::string& ns, const std::string& name,
                    const CallOptions&) override {
+    std::function<void()> hook;
+    {
+      std::lock_guard lock(mutex_);
+      hook = before_get_;
+    }
+    if (hook) hook();
     std::lock_guard lock(mutex_);
     if (auto e = take_failure("get", r)) return *e;
     auto& objects = store_[kind_of(r)];
@@ -113,9 +131,9 @@ class MemoryApi final : public Api {
   }
 
   Result<json> create(const Resource& r, const std::string& ns, const json& object,
-                      const CallOptions&) override {
+                      const CallOptions& call) override {
     std::lock_guard lock(mutex_);
-    if (auto e = take_failure("create", r)) return *e;
+    if (auto e = take_failure("create", r, call)) return *e;
     json stored = object;
     stored["metadata"]["namespace"] = ns;
     std::string key = object_key(stored);
@@ -128,9 +146,9 @@ class MemoryApi final : public Api {
     return stored;
   }
 
-  Result<json> update(const Resource& r, const json& object, const CallOptions&) override {
+  Result<json> update(const Resource& r, const json& object, const CallOptions& call) override {
     std::lock_guard lock(mutex_);
-    if (auto e = take_failure("update", r)) return *e;
+    if (auto e = take_failure("update", r, call)) return *e;
     std::string key = object_key(object);
     auto& objects = store_[kind_of(r)];
     auto it = objects.find(key);
@@ -157,9 +175,9 @@ class MemoryApi final : public Api {
   }
 
   Result<json> patch(const Resource& r, const std::string& ns, const std::string& name, PatchType,
-                     const json& patch, bool, const CallOptions&) override {
+                     const json& patch, bool, const CallOptions& call) override {
     std::lock_guard lock(mutex_);
-    if (auto e = take_failure("patch", r)) return *e;
+    if (auto e = take_failure("patch", r, call)) return *e;
     auto& objects = store_[kind_of(r)];
     auto it = objects.find(ns.empty() ? name : ns + "/" + name);
     if (it == objects.end()) return make_error(ErrorCode::kNotFound, name + " not found", 404);
@@ -207,7 +225,10 @@ class MemoryApi final : public Api {
   // leases).
   static std::string kind_of(const Resource& r) { return r.group + "/" + r.plural; }
 
-  std::optional<Error> take_failure(const std::string& verb, const Resource& r) {
+  std::optional<Error> take_failure(const std::string& verb, const Resource& r,
+                                    const CallOptions& call = {}) {
+    if (rate_limit_busy_ && call.defer_when_busy)
+      return make_error(ErrorCode::kDeferred, "client-side rate limit busy: the write is left for later");
     if (auto own = failures_.find(verb + " " + kind_of(r)); own != failures_.end() && !own->second.empty()) {
       Error e = own->second.front();
       own->second.pop_front();
@@ -228,6 +249,8 @@ class MemoryApi final : public Api {
   std::map<std::string, std::deque<WatchScript>> watches_of_;
   WatchScript fallback_;
   std::map<std::string, std::deque<Error>> failures_;
+  bool rate_limit_busy_ = false;
+  std::function<void()> before_get_;
   std::map<std::string, std::deque<Error>> lost_answers_;
   std::vector<WatchOptions> watch_calls_;
   std::vector<std::pair<std::string, json>> writes_;

@@ -218,6 +218,47 @@ TEST_F(ReconcilerTest, ADeletedHolderIsTakenOverInOneReconcile) {
   EXPECT_EQ(holds("worker-b"), "claim-b=" + taken["fencingToken"].get<std::string>());
 }
 
+// In a burst of deaths the client's rate limit is busy: the successor must hear first, and
+// the Lease of a holder whose pod is gone (it reads nothing) is told when the limit is free.
+TEST_F(ReconcilerTest, ATakeoverFromAGonePodTellsTheSuccessorBeforeTheDeadHolder) {
+  add_pod("worker-a");
+  add_pod("worker-b");
+  add_claim("claim-a", "worker-a", 0);
+  add_claim("claim-b", "worker-b", 1);
+  ASSERT_TRUE(reconcile().status.ok());
+  delete_pod("worker-a");
+  api_.set_rate_limit_busy(true);
+  ReconcileOutcome busy = reconcile();
+  ASSERT_TRUE(busy.status.ok()) << busy.status.error().describe();
+  EXPECT_EQ(status("claim-b")["phase"], "Held");
+  EXPECT_EQ(status("claim-a")["phase"], "Held") << "the dead holder's status waits for the rate limit";
+  ASSERT_TRUE(busy.requeue_at);
+  EXPECT_LE(*busy.requeue_at, clock_.monotonic() + Reconciler::kDeferredRetry);
+
+  api_.set_rate_limit_busy(false);
+  ASSERT_TRUE(reconcile().status.ok());
+  EXPECT_EQ(status("claim-a")["phase"], "Pending");
+  EXPECT_EQ(status("claim-a")["conditions"][0]["reason"], "PodDeleted");
+}
+
+// A holder that may still run (its pod is unready, not gone) is told at once that it lost
+// the lock, however busy the rate limit.
+TEST_F(ReconcilerTest, TakingTheLockFromAHolderThatMayStillRunDoesNotWait) {
+  add_pod("worker-a");
+  add_pod("worker-b");
+  add_claim("claim-a", "worker-a", 0);
+  add_claim("claim-b", "worker-b", 1);
+  ASSERT_TRUE(reconcile().status.ok());
+  json pod = object(kube::resources::pods(), "worker-a");
+  pod["status"]["conditions"] = json::array({{{"type", "Ready"}, {"status", "False"}}});
+  api_.put_object(kube::resources::pods(), pod);
+  sync();
+  clock_.advance(std::chrono::seconds(11));  // past the default livenessGraceSeconds
+  api_.set_rate_limit_busy(true);
+  ASSERT_TRUE(reconcile().status.ok());
+  EXPECT_NE(status("claim-a")["phase"], "Held");
+}
+
 TEST_F(ReconcilerTest, AStatusSomeoneElseWroteIsPutRightAtMostOncePerPace) {
   add_pod("worker-a");
   add_claim("claim-a", "worker-a", 0);

@@ -4,6 +4,7 @@
 
 #include "support/fake_clock.h"
 #include "support/memory_api.h"
+#include "support/wait.h"
 
 namespace eslease::kube {
 namespace {
@@ -72,6 +73,33 @@ TEST(EventRecorderTest, FailuresAreSwallowedAndAFullQueueDrops) {
   recorder.stop();  // nothing drains the queue from here on
   for (int i = 0; i < 5; ++i) recorder.record(lease_ref(), EventType::kNormal, "B", std::to_string(i));
   EXPECT_EQ(recorder.dropped(), 3u);
+}
+
+// In a burst of hand-overs the client's rate limit is busy with grants: an event waits for
+// it to be free, and is neither lost nor sent twice.
+class EventRecorderWhileBusyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    api_.set_rate_limit_busy(true);
+    recorder_.record(lease_ref(), EventType::kNormal, "Granted", "lock granted");
+    ASSERT_TRUE(eslease::testing::wait_until([&] { return clock_.sleeps() >= 3; })) << "it is tried again";
+    ASSERT_TRUE(api_.writes().empty());
+  }
+  MemoryApi api_;
+  eslease::testing::FakeClock clock_;
+  EventRecorder recorder_{api_, clock_};
+};
+
+TEST_F(EventRecorderWhileBusyTest, AnEventGoesOnceTheRateLimitIsFree) {
+  api_.set_rate_limit_busy(false);
+  ASSERT_TRUE(recorder_.flush(5s));
+  ASSERT_EQ(api_.writes().size(), 1u);
+  EXPECT_EQ(api_.writes()[0].second["reason"], "Granted");
+}
+
+TEST_F(EventRecorderWhileBusyTest, StoppingWritesAWaitingEventAtOnce) {
+  recorder_.stop();
+  ASSERT_EQ(api_.writes().size(), 1u);
 }
 
 TEST(EventRecorderTest, LongMessagesAreTruncatedOnACharacterBoundary) {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -427,6 +428,55 @@ TEST(TokenBucket, AWriteThatCanWaitIsDeferredWhileNoTokenIsFree) {
   // It took nothing: an urgent write waits only for the one token being refilled.
   ASSERT_TRUE(bucket.take(Millis(10000), {}).ok());
   EXPECT_EQ(since(clock, start), Millis(500));
+}
+
+TEST(TokenBucket, WritesThatCanWaitLeaveHalfTheBurstToWritesThatCannot) {
+  eslease::testing::FakeClock clock;
+  TokenBucket bucket(2, 4, clock);
+  const MonoTime start = clock.monotonic();
+  ASSERT_TRUE(bucket.take(Millis(10000), {}, /*defer_when_busy=*/true).ok());
+  ASSERT_TRUE(bucket.take(Millis(10000), {}, /*defer_when_busy=*/true).ok());
+  auto deferred = bucket.take(Millis(10000), {}, /*defer_when_busy=*/true);
+  ASSERT_FALSE(deferred.ok()) << "two tokens are left, and they are kept for urgent writes";
+  EXPECT_EQ(deferred.error().code, ErrorCode::kDeferred);
+  ASSERT_TRUE(bucket.take(Millis(10000), {}).ok());
+  ASSERT_TRUE(bucket.take(Millis(10000), {}).ok());
+  EXPECT_EQ(since(clock, start), Millis(0)) << "the urgent writes found their tokens waiting";
+}
+
+TEST(InstrumentedApi, AWriteThatCanWaitIsDeferredWhileACallThatCannotIsInFlight) {
+  MemoryApi memory;
+  ASSERT_TRUE(memory.create(kPods, "ns", make_object("ns", "p"), {}).ok());
+  eslease::testing::FakeClock clock;
+  InstrumentedApi api(memory, limit(100, 100, {}), clock);
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool in_flight = false;
+  bool answer = false;
+  memory.before_each_get([&] {
+    std::unique_lock lock(mutex);
+    in_flight = true;
+    cv.notify_all();
+    cv.wait(lock, [&] { return answer; });
+  });
+  std::thread urgent([&] { (void)api.get(kPods, "ns", "p"); });
+  {
+    std::unique_lock lock(mutex);
+    cv.wait(lock, [&] { return in_flight; });
+  }
+  CallOptions can_wait;
+  can_wait.defer_when_busy = true;
+  auto deferred = api.patch(kPods, "ns", "p", PatchType::kMerge, {{"spec", {{"a", 1}}}}, false, can_wait);
+  ASSERT_FALSE(deferred.ok());
+  EXPECT_EQ(deferred.error().code, ErrorCode::kDeferred);
+  {
+    std::lock_guard lock(mutex);
+    answer = true;
+  }
+  cv.notify_all();
+  urgent.join();
+  EXPECT_TRUE(api.patch(kPods, "ns", "p", PatchType::kMerge, {{"spec", {{"a", 1}}}}, false, can_wait).ok())
+      << "once the urgent call is answered, the write goes";
 }
 
 }  // namespace
