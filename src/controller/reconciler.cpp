@@ -1,6 +1,7 @@
 #include "controller/reconciler.h"
 
 #include <algorithm>
+#include <set>
 
 #include "common/log.h"
 #include "controller/claim_queue.h"
@@ -316,7 +317,9 @@ Status Reconciler::write_to_cluster(const LockWorld& world, const Decision& deci
     if (listed(decision.remove_finalizer, lease.meta.name))
       keep_first_error(leases_.write_finalizer(lease, false));
   }
-  // Grants first: in a burst of hand-overs the successors are told before anyone else.
+  // Grants first: in a burst of hand-overs the successors are told before anyone else. An
+  // event goes with its status: one whose status waits is planned again when that is retried.
+  std::set<std::string> not_written;
   for (const bool grants : {true, false}) {
     for (const LeaseRecord& lease : world.claims) {
       auto desired = decision.statuses.find(lease.meta.name);
@@ -324,10 +327,12 @@ Status Reconciler::write_to_cluster(const LockWorld& world, const Decision& deci
         continue;
       const bool urgent = urgent_status_write(
           lease.status, desired->second, shown_holder_health(world, lease).health == Health::kConfirmedDead);
-      keep_first_error(leases_.write_status(lease, desired->second, urgent, world.mono, retry_at));
+      Status written = leases_.write_status(lease, desired->second, urgent, world.mono, retry_at);
+      if (!written.ok()) not_written.insert(lease.meta.name);
+      keep_first_error(std::move(written));
     }
   }
-  record_events(world, decision);
+  record_events(world, decision, not_written);
   if (options_.holds_annotation) keep_first_error(holds_.update(world, decision.statuses));
   if (world.document_known)
     index_.set_holder(world.ns + "/" + world.lock_name,
@@ -337,9 +342,11 @@ Status Reconciler::write_to_cluster(const LockWorld& world, const Decision& deci
   return result;
 }
 
-void Reconciler::record_events(const LockWorld& world, const Decision& decision) {
+void Reconciler::record_events(const LockWorld& world, const Decision& decision,
+                               const std::set<std::string>& not_written) {
   if (!events_) return;
   for (const PlannedEvent& e : decision.events) {
+    if (not_written.contains(e.lease)) continue;
     auto lease = std::find_if(world.claims.begin(), world.claims.end(),
                               [&](const LeaseRecord& l) { return l.meta.name == e.lease; });
     if (lease == world.claims.end()) continue;

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -85,7 +86,10 @@ class Reconciler {
   // `retry_at` is moved earlier when a status write is held back.
   Status write_to_cluster(const LockWorld& world, const Decision& decision,
                           std::optional<MonoTime>& retry_at);
-  void record_events(const LockWorld& world, const Decision& decision);
+  // Records the decision's events, but none for a Lease in `not_written` (its status write
+  // was deferred or failed, and the retry plans the event again).
+  void record_events(const LockWorld& world, const Decision& decision,
+                     const std::set<std::string>& not_written);
   void note_error(const Error& error);
 
   const ClusterView& cluster_;

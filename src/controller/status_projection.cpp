@@ -157,7 +157,12 @@ class Projector {
         condition(prev, api::kConditionHeld, "False", why, describe_loss(why, pod_name), lease.generation);
     condition_held.last_transition_time = w_.now;
     s.conditions.push_back(condition_held);
-    event(lease, why == Reason::kRenewalFailed, why, "lost the lock: " + describe_loss(why, pod_name));
+    // A holder confirmed dead reads nothing, and its successor's TakenOver event names it and
+    // why: one event per hand-over is enough (the condition above keeps the reason here).
+    const bool successor_told = shown_holder_health(w_, lease).health == Health::kConfirmedDead &&
+                                w_.document && w_.document->state.doc.lease_uid != lease.meta.uid;
+    if (!successor_told)
+      event(lease, why == Reason::kRenewalFailed, why, "lost the lock: " + describe_loss(why, pod_name));
     return s;
   }
 

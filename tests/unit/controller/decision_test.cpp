@@ -270,6 +270,11 @@ TEST(Decision, SuccessorStatusRecordsTheTakeoverAndTheLoserWaitsAgain) {
   EXPECT_EQ(held_reason(loser), "False/PodDeleted");
   EXPECT_FALSE(loser.holder);
   EXPECT_TRUE(loser.fencing_token.empty());
+  // One event tells the hand-over: the dead holder's loss is named in the successor's.
+  ASSERT_EQ(d.events.size(), 1u);
+  EXPECT_EQ(d.events[0].lease, "next");
+  EXPECT_EQ(d.events[0].reason, Reason::kTakenOver);
+  EXPECT_NE(d.events[0].message.find("pod-h"), std::string::npos) << d.events[0].message;
 }
 
 // --- presumed death: revoke, then wait for the published expiry ------------------------------
@@ -302,6 +307,9 @@ TEST(Decision, NotReadyHolderIsRevokedAfterGraceAndHandedOverOnlyAfterExpiry) {
   EXPECT_EQ(d.requeue_at, kM0 + seconds(25));
   EXPECT_EQ(status_of(d, "holder").phase, Phase::kPending);
   EXPECT_EQ(held_reason(status_of(d, "holder")), "False/PodNotReady");
+  ASSERT_EQ(d.events.size(), 1u) << "a holder that may still run is told on its own Lease";
+  EXPECT_EQ(d.events[0].lease, "holder");
+  EXPECT_EQ(d.events[0].reason, Reason::kPodNotReady);
 
   world.w.mono = kM0 + seconds(25);
   d = world.decide();

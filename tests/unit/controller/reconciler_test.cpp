@@ -81,7 +81,7 @@ class ReconcilerTest : public ::testing::Test {
       sessions.identity = "controller-a";
       sessions_ = std::make_unique<SessionKeeper>(table_, store, api_, view_, observer_, clock_, sessions);
       reconciler_ = std::make_unique<Reconciler>(view_, index_, tracker_, table_, store, *sessions_, api_,
-                                                 nullptr, observer_, clock_);
+                                                 events_.get(), observer_, clock_);
     }
     return *reconciler_;
   }
@@ -148,6 +148,9 @@ class ReconcilerTest : public ::testing::Test {
   LockTable table_;
   Observer observer_;
   std::unique_ptr<SessionKeeper> sessions_;
+  // Events, when a test records them, go to an API of their own, always free.
+  kube::testing::MemoryApi events_api_;
+  std::unique_ptr<kube::EventRecorder> events_;
   std::unique_ptr<Reconciler> reconciler_;
 };
 
@@ -239,6 +242,30 @@ TEST_F(ReconcilerTest, ATakeoverFromAGonePodTellsTheSuccessorBeforeTheDeadHolder
   ASSERT_TRUE(reconcile().status.ok());
   EXPECT_EQ(status("claim-a")["phase"], "Pending");
   EXPECT_EQ(status("claim-a")["conditions"][0]["reason"], "PodDeleted");
+}
+
+// An event goes out with the status change it tells of: while that status waits for the
+// rate limit, so does the event, and it is recorded once.
+TEST_F(ReconcilerTest, AnEventWaitsForItsStatusWrite) {
+  events_ = std::make_unique<kube::EventRecorder>(events_api_, clock_);
+  add_pod("worker-a");
+  add_claim("claim-a", "worker-a", 0);
+  ASSERT_TRUE(reconcile().status.ok());
+  delete_pod("worker-a");
+  api_.set_rate_limit_busy(true);
+  auto lost_events = [&] {
+    EXPECT_TRUE(events_->flush(std::chrono::seconds(5)));
+    int n = 0;
+    for (const auto& [verb, event] : events_api_.writes()) n += event.value("reason", "") == "PodDeleted";
+    return n;
+  };
+  for (int attempt = 0; attempt < 3; ++attempt) ASSERT_TRUE(reconcile().status.ok());
+  EXPECT_EQ(status("claim-a")["phase"], "Held");
+  EXPECT_EQ(lost_events(), 0);
+  api_.set_rate_limit_busy(false);
+  ASSERT_TRUE(reconcile().status.ok());
+  EXPECT_EQ(status("claim-a")["phase"], "Pending");
+  EXPECT_EQ(lost_events(), 1);
 }
 
 // A holder that may still run (its pod is unready, not gone) is told at once that it lost
