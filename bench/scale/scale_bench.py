@@ -15,7 +15,9 @@ Two runs, each on a fresh pair of emulators:
   stopped with SIGTERM and a new one started, and the writes it makes until the Leases are
   converged again (every Lease shows the phase, holder and token it showed before, and every
   Held grant a validity that ends at least a lease duration after the new controller
-  started, which only it can have published), and how long that took.
+  started, which only it can have published), and how long that took; then the same after a
+  crash ("restart_after_crash"): the new controller is killed with SIGKILL, so nothing is
+  released or handed on, and another one started.
 
 usage: scale_bench.py BIN_DIR SOURCE_DIR [--leases N] [--locks N] [--pods N] [--runs fast,default-flags]
                       [--steady-seconds 30] [--settle-seconds 10] [--default-flags-timeout 900]
@@ -171,23 +173,26 @@ def default_flags(args):
         time.sleep(args.steady_seconds)
         steady = writes_between(at_rest, kube_writes(env.kube_url), time.monotonic() - started)
         steady["after_seconds_converged"] = args.settle_seconds
-        return {"cold_start": cold, "steady_state": steady, "restart": restart(env, args, controller),
+        restarted, controller = restart(env, args, controller, sig_kill=False)
+        crashed, _ = restart(env, args, controller, sig_kill=True)
+        return {"cold_start": cold, "steady_state": steady, "restart": restarted, "restart_after_crash": crashed,
                 "targets": {"cold_start_over_bound": 1.1, "restart_kube_writes": 100, "restart_seconds": 5}}
 
 
-def restart(env, args, controller):
-    """Stops the converged controller with SIGTERM and starts a new one. The Leases are
-    converged again when every one shows the phase, holder and fencing token it showed before
-    the stop, and every Held grant has been shown a validity that only the new controller
-    can have published: one that ends at least a lease duration after it started."""
+def restart(env, args, controller, sig_kill):
+    """Stops the converged controller (SIGTERM, or SIGKILL: a crash, which releases nothing)
+    and starts a new one; returns the report and the new controller. The Leases are converged
+    again when every one shows the phase, holder and fencing token it showed before the stop,
+    and every Held grant has been shown a validity that only the new controller can have
+    published: one that ends at least a lease duration after it started."""
     cluster = Cluster(env)
     cluster.wait(lambda: len(cluster.leases) == args.leases, 120, "the watch to list every Lease")
     before = {key: shown(obj) for key, obj in cluster.leases.items()}
     ahead_of_stop = kube_writes(env.kube_url)
-    code = controller.stop()
+    code = controller.stop(sig_kill=sig_kill)
     stopped = kube_writes(env.kube_url)
     t0_wall, t0 = time.time(), time.monotonic()
-    env.start_controller()
+    successor = env.start_controller()
     changed, stale = len(before), len(before)
     while time.monotonic() - t0 < args.default_flags_timeout:
         cluster.update()
@@ -198,11 +203,11 @@ def restart(env, args, controller):
             break
         time.sleep(0.1)
     converged = time.monotonic() - t0 if changed == 0 and stale == 0 else None
-    return {"stopped_with": "SIGTERM", "exit_code": code, "converged": converged is not None,
+    return {"stopped_with": "SIGKILL" if sig_kill else "SIGTERM", "exit_code": code, "converged": converged is not None,
             "converge_seconds": None if converged is None else round(converged, 2),
             "kube_writes_while_stopping": writes_between(ahead_of_stop, stopped)["total"],
             "kube_writes_until_converged": writes_between(stopped, kube_writes(env.kube_url)),
-            "leases_changed": changed, "held_not_yet_renewed": stale}
+            "leases_changed": changed, "held_not_yet_renewed": stale}, successor
 
 
 def shown(obj):
