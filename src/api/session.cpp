@@ -78,6 +78,11 @@ Millis default_holder_margin(Millis lease_duration) {
   return std::min(Millis(2000), lease_duration / 5);
 }
 
+Millis default_holder_slack(Millis lease_duration) {
+  return holder_slack(lease_duration, default_holder_grace(lease_duration),
+                      default_holder_margin(lease_duration));
+}
+
 Millis longest_renewal_pause(Millis leader_lease_duration, Millis leader_retry_period, Millis es_timeout) {
   return std::max(leader_lease_duration + leader_retry_period + kAdoptionTime, es_timeout);
 }

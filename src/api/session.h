@@ -67,6 +67,8 @@ Millis holder_slack(Millis lease_duration, Millis grace, Millis margin);
 // --safety-margin the smaller of 2 s and a fifth of it.
 Millis default_holder_grace(Millis lease_duration);
 Millis default_holder_margin(Millis lease_duration);
+// holder_slack at those defaults.
+Millis default_holder_slack(Millis lease_duration);
 // The longest pause in renewals a healthy cluster shows: a leader that dies without handing
 // over is replaced after the leader-election lease duration and one retry period, and the
 // new leader renews after adopting the grants (about 2 s); one Elasticsearch request may

@@ -44,23 +44,9 @@ int exit_for_signal(int signal_number) {
   return 128 + signal_number;
 }
 
-// The grant the Lease shows, if any, is let go: the controller hands the lock over at once
-// instead of waiting out its validity as it does for a Lease deleted by someone else.
-void mark_released_if_held(Invocation& s, const std::string& ns, const std::string& name) {
-  auto lease = s.api.get(kube::resources::eslease_leases(), ns, name);
-  if (!lease.ok()) return;
-  const LeaseView v = decode_lease_view(*lease);
-  if (!v.held() || v.fencing_token.empty()) return;
-  if (Status marked = mark_released(s.api, ns, name, v.fencing_token); !marked.ok()) {
-    s.messages.say(explain_api_error(marked.error(), "mark Lease " + name + " released", ns) +
-                   "; deleting it anyway (its lock moves once the holder's validity ends)");
-  }
-}
-
 // Deletes a claim that will not be used (it may have been granted meanwhile: no command ran
 // under it, so it is let go); says so, or says how to clean up by hand.
 void withdraw(Invocation& s, const LeaseView& claim) {
-  mark_released_if_held(s, claim.ns, claim.name);
   WaitSettings settings;
   settings.limit = Millis(10000);
   settings.catch_signals = false;
@@ -242,12 +228,10 @@ int command_run(Invocation& s) {
 int command_release(Invocation& s) {
   const std::string ns = resolve_namespace(s.sources);
   const std::string& name = s.options.lock;
-  // The one who releases speaks for the holder.
-  mark_released_if_held(s, ns, name);
   WaitSettings settings;
   if (s.options.wait_given) settings.limit = s.options.wait;
   settings.catch_signals = s.env.catch_signals;
-  settings.let_go_of_a_grant = true;
+  settings.let_go_of_a_grant = true;  // the one who releases speaks for the holder
   const DeleteOutcome deleted = delete_and_wait(s.api, s.env.clock, ns, name, "", settings, s.messages);
   switch (deleted.result) {
     case DeleteResult::kGone:

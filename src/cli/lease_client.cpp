@@ -163,6 +163,10 @@ WaitOutcome wait_until_held(kube::Api& api, Clock& clock, const json& created, c
   return outcome;
 }
 
+namespace {
+
+// Writes the fencing token its holder lets go of into the Lease's eslease.io/released
+// annotation (api/session.h says why).
 Status mark_released(kube::Api& api, const std::string& ns, const std::string& name,
                      const std::string& token) {
   const json patch = {{"metadata", {{"annotations", {{api::kReleasedAnnotation, token}}}}}};
@@ -171,9 +175,30 @@ Status mark_released(kube::Api& api, const std::string& ns, const std::string& n
   return patched.error();
 }
 
+// The holder let go of `token` (empty: of the grant the Lease shows Held, if any). Without
+// the mark (no patch right) the deletion reads as a revocation, and the lock moves when the
+// validity published to the holder has ended.
+void mark_let_go(kube::Api& api, const std::string& ns, const std::string& name, std::string token,
+                 Messages& messages) {
+  if (token.empty()) {
+    auto lease = api.get(kube::resources::eslease_leases(), ns, name);
+    if (!lease.ok()) return;
+    const LeaseView v = decode_lease_view(*lease);
+    if (!v.held()) return;
+    token = v.fencing_token;
+  }
+  if (token.empty()) return;
+  if (Status marked = mark_released(api, ns, name, token); !marked.ok())
+    messages.say(explain_api_error(marked.error(), "mark Lease " + name + " released", ns) +
+                 "; deleting it anyway (its lock moves once the holder's validity ends)");
+}
+
+}  // namespace
+
 DeleteOutcome delete_and_wait(kube::Api& api, Clock& clock, const std::string& ns, const std::string& name,
                               const std::string& uid, const WaitSettings& settings, Messages& messages) {
   DeleteOutcome outcome;
+  if (settings.let_go_of_a_grant) mark_let_go(api, ns, name, settings.granted_token, messages);
   kube::DeleteOptions options;
   if (!uid.empty()) options.precondition_uid = uid;
   // A delete is idempotent: one whose answer was lost (it may have been applied) is sent

@@ -60,9 +60,12 @@ struct WaitSettings {
   std::optional<Millis> limit;
   bool catch_signals = true;
   Millis no_status_hint_after{5000};  // say the controller may not be running
-  // delete_and_wait: a grant the deleted Lease shows (one made while it was being deleted)
-  // is marked released by its holder, so it is not waited out as a revocation.
+  // delete_and_wait: the caller speaks for the holder, which has let go. Before the delete
+  // its grant (`granted_token`, or else the one the Lease shows Held) is marked released, and
+  // so is a grant the Lease shows while it is being deleted, so the controller hands the
+  // lock over at once instead of waiting out the validity as for a revocation.
   bool let_go_of_a_grant = false;
+  std::string granted_token;
 };
 
 // Watches the claim `created` (as create_claim returned it) until the controller grants it
@@ -76,11 +79,6 @@ struct DeleteOutcome {
   std::string message;
   int signal = 0;
 };
-
-// Writes the fencing token its holder lets go of into the Lease's eslease.io/released
-// annotation (api/session.h says why), before the Lease is deleted.
-Status mark_released(kube::Api& api, const std::string& ns, const std::string& name,
-                     const std::string& token);
 
 // Deletes the Lease (only the one with `uid`, when given) and waits until it is gone, that
 // is until the controller has released its lock and removed the finalizer.

@@ -99,19 +99,11 @@ class SessionLeaseHold final : public LeaseHold {
 
   void finish(bool) override {
     stop_following();
-    // The holder lets go: the mark tells the controller that the grant may move at once.
-    // Without it (no patch right) the deletion reads as a revocation, and the lock moves
-    // when the validity published to this process has ended.
-    if (Status marked = mark_released(api_, granted_.ns, granted_.name, granted_.fencing_token);
-        !marked.ok()) {
-      messages_.say(
-          explain_api_error(marked.error(), "mark Lease " + granted_.name + " released", granted_.ns) +
-          "; the lock moves once its published validity ends");
-    }
     WaitSettings settings;
     settings.limit = options_.release_wait;
     settings.catch_signals = false;     // signals are still the supervisor's; this wait is bounded instead
     settings.let_go_of_a_grant = true;  // the command and all it started are gone
+    settings.granted_token = granted_.fencing_token;
     const DeleteOutcome deleted =
         delete_and_wait(api_, clock_, granted_.ns, granted_.name, granted_.uid, settings, messages_);
     switch (deleted.result) {
@@ -156,14 +148,9 @@ class SessionLeaseHold final : public LeaseHold {
   }
 
   std::string explain_session_error(const Error& error) const {
-    std::string message = "cannot read session " + std::string(api::kSessionName) + " in namespace " +
-                          granted_.ns + ": " + error.describe();
-    if (error.code == ErrorCode::kForbidden) {
-      message += " (the workload needs get and watch on leases.coordination.k8s.io named " +
-                 std::string(api::kSessionName) +
-                 " in its namespace; examples/workloads/job.yaml has such a Role)";
-    }
-    return message;
+    return explain_api_error(
+        error, "read session " + std::string(api::kSessionName) + " in namespace " + granted_.ns,
+        granted_.ns);
   }
 
   void stop_following() {

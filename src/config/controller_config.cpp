@@ -235,8 +235,7 @@ Millis longest_renewal_pause(const ControllerConfig& options) {
 
 std::vector<std::string> timing_warnings(const ControllerConfig& options) {
   const Millis lease(api::kDefaultLeaseDurationSeconds * 1000);
-  const Millis slack =
-      api::holder_slack(lease, api::default_holder_grace(lease), api::default_holder_margin(lease));
+  const Millis slack = api::default_holder_slack(lease);
   const Millis pause = longest_renewal_pause(options);
   if (pause <= slack) return {};
   return {"renewals may pause for up to " + format_duration(pause) +

@@ -244,8 +244,7 @@ void Controller::watch_leases(const std::string& ns) {
 void Controller::warn_if_too_short(const LeaseRecord& lease) {
   constexpr int kWarnings = 10;
   const Millis duration(std::int64_t{lease.spec.lease_duration_seconds} * 1000);
-  const Millis slack =
-      api::holder_slack(duration, api::default_holder_grace(duration), api::default_holder_margin(duration));
+  const Millis slack = api::default_holder_slack(duration);
   if (slack >= options_.longest_renewal_pause) return;
   const int warned = short_leases_warned_.fetch_add(1);
   if (warned >= kWarnings) return;

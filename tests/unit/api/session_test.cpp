@@ -57,10 +57,12 @@ TEST(Session, AHolderRidesOutTwoThirdsOfItsLeaseLessMarginAndGrace) {
   EXPECT_EQ(default_holder_grace(Millis(60000)), Millis(10000));
   EXPECT_EQ(default_holder_margin(Millis(60000)), Millis(2000));
   EXPECT_EQ(holder_slack(Millis(60000), Millis(10000), Millis(2000)), Millis(28000));
+  EXPECT_EQ(default_holder_slack(Millis(60000)), Millis(28000));
   // Short leases scale the defaults down: 3 s gives grace 1 s, margin 600 ms.
   EXPECT_EQ(default_holder_grace(Millis(3000)), Millis(1000));
   EXPECT_EQ(default_holder_margin(Millis(3000)), Millis(600));
   EXPECT_EQ(holder_slack(Millis(3000), Millis(1000), Millis(600)), Millis(400));
+  EXPECT_EQ(default_holder_slack(Millis(3000)), Millis(400));
 }
 
 TEST(Session, TheLongestRenewalPauseIsAnUncleanFailoverOrOneElasticsearchTimeout) {
