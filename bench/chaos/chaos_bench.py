@@ -45,7 +45,7 @@ from holders import Holder, Holders, Timings  # noqa: E402
 from mix import Chaos  # noqa: E402
 from recorder import Recorder, call  # noqa: E402
 from safety import check  # noqa: E402
-from workload_check import HolderProfile, check_fencing, check_sections, read_journals  # noqa: E402
+from workload_check import HolderProfile, check_fencing, check_sections, failing_first, read_journals  # noqa: E402
 
 NS = "chaos"
 INDEX = "eslease-locks"
@@ -243,8 +243,10 @@ class Findings:
         self.safety = check(self.events)
         self.sections, self.fencing = check_workloads(cast, self.safety.validity)
 
-    def violations(self):
-        return self.safety.violations + self.sections.violations + self.fencing.violations
+    def violations(self, expect_skew_violations=False):
+        """Every violation, those that fail the run first."""
+        return failing_first(self.safety.violations + self.fencing.violations + self.sections.violations,
+                             expect_skew_violations)
 
     def passed(self, expect_skew_violations):
         if not self.converged or self.gaps or self.safety.violations or self.fencing.violations:
@@ -277,7 +279,7 @@ def report(args, seed, cast, chaos, found):
     for h in cast.holders.holders.values():
         for code, n in h.exits.items():
             exits[str(code)] = exits.get(str(code), 0) + n
-    violations = found.violations()
+    violations = found.violations(args.expect_skew_violations)
     return {
         "benchmark": "chaos",
         "seed": seed,

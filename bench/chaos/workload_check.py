@@ -177,6 +177,15 @@ def _judge(report, lock, earlier, later, profile, pauses, validity_end):
     report.overlaps.append(overlap)
 
 
+def failing_first(violations, expect_skew_violations):
+    """The violations in the order a reader of a truncated report needs them: when overlaps of
+    holders skewed beyond the margin are expected, every other violation (the ones that fail
+    the run) before them; otherwise as given. The order within each group is kept."""
+    if not expect_skew_violations:
+        return list(violations)
+    return sorted(violations, key=lambda v: v.get("cause") == "skew_beyond_margin")
+
+
 # --- (b) fenced writes --------------------------------------------------------------------
 class FencingReport:
     def __init__(self):

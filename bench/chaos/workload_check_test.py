@@ -7,7 +7,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from workload_check import HolderProfile, check_fencing, check_sections, read_journals  # noqa: E402
+from workload_check import HolderProfile, check_fencing, check_sections, failing_first, read_journals  # noqa: E402
 
 KUBE = HolderProfile("kubernetes", ttl=4, margin=0.8, grace=0.5)
 DIRECT = HolderProfile("direct", ttl=4, margin=0.8, grace=0.5)
@@ -141,6 +141,21 @@ class FencedWriteTest(unittest.TestCase):
         _, writes = sections_of(journal("b", 20, 3, writes=[(3, "accepted", 3)]))
         self.assertEqual(len(check_fencing(writes, {"ns/job": 10}).violations), 1)
         self.assertEqual(len(check_fencing(writes, {}).violations), 1)
+
+
+class ReportOrderTest(unittest.TestCase):
+    SKEWED = {"lock": "ns/a", "verdict": "violation", "cause": "skew_beyond_margin"}
+    OVERLAP = {"lock": "ns/b", "verdict": "violation"}
+    STALE = {"lock": "ns/c", "violation": "stale write accepted"}
+
+    def test_when_skew_overlaps_are_expected_the_others_come_first(self):
+        found = [self.SKEWED, dict(self.SKEWED, lock="ns/d"), self.OVERLAP, self.STALE]
+        self.assertEqual(failing_first(found, True), [self.OVERLAP, self.STALE, self.SKEWED,
+                                                      dict(self.SKEWED, lock="ns/d")])
+
+    def test_otherwise_every_violation_fails_the_run_and_keeps_its_place(self):
+        found = [self.SKEWED, self.OVERLAP, self.STALE]
+        self.assertEqual(failing_first(found, False), found)
 
 
 if __name__ == "__main__":

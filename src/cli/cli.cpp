@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "cli/store_hold.h"
 #include "cli/supervisor.h"
 #include "common/duration.h"
 #include "common/text.h"

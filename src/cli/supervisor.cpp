@@ -11,7 +11,6 @@
 #include <ostream>
 
 #include "cli/exit_codes.h"
-#include "common/backoff.h"
 
 extern char** environ;
 
@@ -84,84 +83,7 @@ class SignalForwarding {
   struct sigaction old_term_ {};
 };
 
-// Direct mode: the tool itself renews the lock document.
-class StoreHold final : public Hold {
- public:
-  StoreHold(lock::LockStore& store, Clock& clock, lock::LockKey key, lock::Grant grant, Millis ttl,
-            std::ostream& err)
-      : store_(store),
-        clock_(clock),
-        key_(std::move(key)),
-        grant_(std::move(grant)),
-        ttl_(ttl),
-        err_(err),
-        renew_every_(std::max(Millis(1), ttl / 3)),
-        retry_(BackoffPolicy{Millis(100), std::max(Millis(100), ttl / 10), 2.0}),
-        next_renew_(clock.monotonic() + renew_every_) {}
-
-  State check() override {
-    MonoTime now = clock_.monotonic();
-    if (held_ && !lost_ && now >= grant_.valid_until) {
-      // Past the deadline nobody may rely on our hold any more, confirmed or not.
-      held_ = false;
-      err_ << "eslease: lock " << key_.id() << " expired before it could be renewed\n";
-    }
-    if (held_ && now >= next_renew_) {
-      auto renewed = store_.renew(key_, grant_, ttl_);
-      now = clock_.monotonic();
-      if (renewed.ok() && renewed->grant) {
-        grant_ = std::move(*renewed->grant);
-        next_renew_ = renewed->renewed ? now + renew_every_ : now;
-        if (renewed->renewed) retry_.reset();
-      } else if (renewed.ok()) {
-        held_ = false;
-        lost_ = true;
-        why_ = "lock " + key_.id() + " was lost" +
-               (renewed->current ? " to " + renewed->current->doc.holder : std::string());
-      } else {
-        err_ << "eslease: cannot renew " << key_.id() << ": " << renewed.error().describe() << "\n";
-        next_renew_ = now + retry_.next();
-      }
-    }
-    State state;
-    state.lost = lost_;
-    state.why = why_;
-    // A grant taken by someone else gives the command its grace: there is nothing left to
-    // protect by killing it sooner.
-    state.confirmed_until = lost_ ? MonoTime::max() : grant_.valid_until;
-    return state;
-  }
-
-  void finish(bool lost) override {
-    if (lost || lost_) return;  // never release a grant that is someone else's now
-    auto released = store_.release(key_, grant_, lock::ReleaseScope::kGrant);
-    if (!released.ok()) {
-      err_ << "eslease: cannot release " << key_.id()
-           << " (it expires on its own): " << released.error().describe() << "\n";
-    }
-  }
-
- private:
-  lock::LockStore& store_;
-  Clock& clock_;
-  lock::LockKey key_;
-  lock::Grant grant_;
-  Millis ttl_;
-  std::ostream& err_;
-  Millis renew_every_;
-  Backoff retry_;
-  MonoTime next_renew_;
-  bool held_ = true;   // we may still own the document
-  bool lost_ = false;  // another grant replaced ours
-  std::string why_;
-};
-
 }  // namespace
-
-std::unique_ptr<Hold> make_store_hold(lock::LockStore& store, Clock& clock, lock::LockKey key,
-                                      lock::Grant grant, Millis ttl, std::ostream& err) {
-  return std::make_unique<StoreHold>(store, clock, std::move(key), std::move(grant), ttl, err);
-}
 
 int supervise(Hold& hold, Clock& clock, const SuperviseOptions& options, std::ostream& err) {
   ChildArguments child = child_arguments(options.command, options.environment);

@@ -5,13 +5,11 @@
 #pragma once
 
 #include <iosfwd>
-#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "common/clock.h"
-#include "lock/lock_store.h"
 
 namespace eslease::cli {
 
@@ -44,9 +42,5 @@ struct SuperviseOptions {
 // command has exited. Returns kExitLockLost when the command was stopped for the lock, else
 // the command's exit code (128 + signal when killed; 127 when it cannot be started).
 int supervise(Hold& hold, Clock& clock, const SuperviseOptions& options, std::ostream& err);
-
-// Direct mode: renews the lock document every ttl/3 and releases it at the end unless lost.
-std::unique_ptr<Hold> make_store_hold(lock::LockStore& store, Clock& clock, lock::LockKey key,
-                                      lock::Grant grant, Millis ttl, std::ostream& err);
 
 }  // namespace eslease::cli
