@@ -74,7 +74,9 @@ TEST_F(KubeApplyTest, ApplyCreatesTheObjectAndRecordsTheAppliersFields) {
   EXPECT_EQ(container["."], json::object());
   EXPECT_EQ(container["f:image"], json::object());
   EXPECT_FALSE(entry["fieldsV1"].contains("f:apiVersion"));
-  EXPECT_FALSE(entry["fieldsV1"]["f:metadata"].contains("f:name"));
+  const json& fields = entry["fieldsV1"];
+  EXPECT_FALSE(fields.contains("f:metadata") && fields.at("f:metadata").contains("f:name"))
+      << "the name identifies the object; nobody owns it";
   EXPECT_EQ(call(api, "GET", kDeployments + "/d").body, created.body);
 }
 
