@@ -48,16 +48,20 @@ bool grants_the_lock(const LeaseStatus& now, const LeaseStatus& desired) {
   return desired.phase == Phase::kHeld && desired.fencing_token != now.fencing_token;
 }
 
-bool urgent_status_write(const LeaseStatus& now, const LeaseStatus& desired, bool holder_confirmed_dead) {
+Urgency status_write_urgency(const LeaseStatus& now, const LeaseStatus& desired, bool holder_confirmed_dead) {
   const bool taken_away = now.phase == Phase::kHeld && desired.phase != Phase::kHeld;
-  return grants_the_lock(now, desired) || (taken_away && !holder_confirmed_dead);
+  if (taken_away && !holder_confirmed_dead) return Urgency::kHandOver;
+  if (!grants_the_lock(now, desired)) return Urgency::kCanWait;
+  const bool takeover = desired.last_takeover && desired.last_takeover != now.last_takeover;
+  return takeover ? Urgency::kHandOver : Urgency::kUrgent;
 }
 
-Status LeaseWriter::write_status(const LeaseRecord& lease, const LeaseStatus& desired, bool urgent,
+Status LeaseWriter::write_status(const LeaseRecord& lease, const LeaseStatus& desired, Urgency urgency,
                                  MonoTime now, std::optional<MonoTime>& retry_at) {
   if (desired == lease.status || !may_write(lease, now, retry_at)) return {};
   kube::CallOptions call;
-  call.defer_when_busy = !urgent;
+  call.defer_when_busy = urgency == Urgency::kCanWait;
+  call.hands_over = urgency == Urgency::kHandOver;
   auto patched =
       api_.patch(kube::resources::eslease_leases(), lease.meta.ns, lease.meta.name, kube::PatchType::kMerge,
                  status_patch(desired), /*status_subresource=*/true, call);

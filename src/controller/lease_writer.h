@@ -18,6 +18,18 @@
 
 namespace eslease::controller {
 
+// Whether writing `desired` over `now` grants the lock (Held with a new token).
+bool grants_the_lock(const LeaseStatus& now, const LeaseStatus& desired);
+
+// How a status write ranks among the controller's Kubernetes writes (kube::CallOptions).
+enum class Urgency {
+  kCanWait,   // queue positions, conditions, and the status of a holder confirmed dead (its
+              // pod gone or finished: it reads nothing, so it is told after every successor)
+  kUrgent,    // a grant of a free lock
+  kHandOver,  // a takeover's grant, or taking the lock from a holder that may still run
+};
+Urgency status_write_urgency(const LeaseStatus& now, const LeaseStatus& desired, bool holder_confirmed_dead);
+
 class LeaseWriter {
  public:
   static constexpr Millis kCorrectionPace{1000};
@@ -27,12 +39,12 @@ class LeaseWriter {
   // Replaces `lease`'s status by the one we last wrote while the cache has not caught up.
   void overlay(LeaseRecord& lease) const;
 
-  // Writes `desired` when it differs from `lease.status`. A write that is not `urgent`
-  // (urgent_status_write) is deferred (kDeferred) while the client's rate limit is busy, so
-  // grants and revocations go first. When the status there is someone else's and we put it
+  // Writes `desired` when it differs from `lease.status`, ranked by `urgency`
+  // (status_write_urgency): one that can wait is deferred (kDeferred) while the client is
+  // busy, so grants and revocations go first. When the status there is someone else's and we put it
   // right less than kCorrectionPace ago, the write waits: `retry_at` is moved to when it may
   // go. A Lease that is gone is not an error.
-  Status write_status(const LeaseRecord& lease, const LeaseStatus& desired, bool urgent, MonoTime now,
+  Status write_status(const LeaseRecord& lease, const LeaseStatus& desired, Urgency urgency, MonoTime now,
                       std::optional<MonoTime>& retry_at);
   // Adds or removes the eslease.io/release finalizer, conditional on the cached
   // resourceVersion, so another writer's finalizer is never lost (a conflict is retried on
@@ -62,13 +74,6 @@ class LeaseWriter {
   std::map<std::string, std::string> last_version_;
   std::map<std::string, MonoTime> corrected_at_;
 };
-
-// Whether writing `desired` over `now` grants the lock (Held with a new token).
-bool grants_the_lock(const LeaseStatus& now, const LeaseStatus& desired);
-// The status writes that go ahead of all others: a grant, and taking the lock away from a
-// holder that may still run and read it. A holder confirmed dead (its pod gone or finished)
-// reads nothing, so its Lease is told after every successor in a burst of deaths has been.
-bool urgent_status_write(const LeaseStatus& now, const LeaseStatus& desired, bool holder_confirmed_dead);
 
 // The resourceVersion an API write answered with (empty if the answer has none).
 std::string resource_version_of(const nlohmann::json& object);

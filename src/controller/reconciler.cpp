@@ -325,9 +325,9 @@ Status Reconciler::write_to_cluster(const LockWorld& world, const Decision& deci
       auto desired = decision.statuses.find(lease.meta.name);
       if (desired == decision.statuses.end() || grants_the_lock(lease.status, desired->second) != grants)
         continue;
-      const bool urgent = urgent_status_write(
+      const Urgency urgency = status_write_urgency(
           lease.status, desired->second, shown_holder_health(world, lease).health == Health::kConfirmedDead);
-      Status written = leases_.write_status(lease, desired->second, urgent, world.mono, retry_at);
+      Status written = leases_.write_status(lease, desired->second, urgency, world.mono, retry_at);
       if (!written.ok()) not_written.insert(lease.meta.name);
       keep_first_error(std::move(written));
     }

@@ -26,6 +26,10 @@ struct CallOptions {
   // the writes that move locks (grants, revocations, sessions) never queue behind it. The
   // caller retries it later; the reconcile is idempotent, so a requeue does.
   bool defer_when_busy = false;
+  // A write that hands a lock over to a successor (a takeover) or takes it from a holder
+  // that may still run: while one is waiting for its token or in flight, every write that
+  // can wait is deferred, so in a burst of deaths the API server serves the hand-overs first.
+  bool hands_over = false;
 };
 
 struct ListOptions {

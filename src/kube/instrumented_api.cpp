@@ -110,10 +110,9 @@ void InstrumentedApi::report(std::string_view verb, int status, MonoTime started
 
 template <typename T>
 T InstrumentedApi::observed(std::string_view verb, const CallOptions& call, const std::function<T()>& send) {
-  if (call.defer_when_busy && urgent_calls_.load() > 0)
-    return make_error(ErrorCode::kDeferred,
-                      "a request that cannot wait is under way: the write is left for later");
-  const CountedWhileAlive urgent(call.defer_when_busy ? nullptr : &urgent_calls_);
+  if (call.defer_when_busy && hand_overs_.load() > 0)
+    return make_error(ErrorCode::kDeferred, "a hand-over is under way: the write is left for later");
+  const CountedWhileAlive hand_over(call.hands_over ? &hand_overs_ : nullptr);
   if (auto waited = wait_for_token(call, options_.stop); !waited.ok()) return waited.error();
   const MonoTime started = clock_.monotonic();
   T result = send();

@@ -61,10 +61,12 @@ struct InstrumentedApiOptions {
   Millis max_wait{std::chrono::seconds(30)};
 };
 
-// Writes that can wait (CallOptions::defer_when_busy) yield to every other call twice: they
-// leave half the burst in the bucket (TokenBucket::take), and they are deferred while any
-// call that cannot wait is waiting for its token or in flight, so in a burst of hand-overs
-// the API server, not only the limiter, serves the grants first.
+// Writes that can wait (CallOptions::defer_when_busy) yield twice: they leave half the burst
+// in the bucket for every other call (TokenBucket::take), and they are deferred while a
+// hand-over (CallOptions::hands_over) is waiting for its token or in flight, so in a burst of
+// deaths the API server, not only the limiter, serves the successors first. (Only hand-overs:
+// in a cold start, where every write is needed before the claims have settled, bookkeeping
+// and grants share the server.)
 class InstrumentedApi final : public Api {
  public:
   // `inner` and `clock` must outlive this object.
@@ -99,7 +101,7 @@ class InstrumentedApi final : public Api {
   InstrumentedApiOptions options_;
   Clock& clock_;
   TokenBucket bucket_;
-  std::atomic<int> urgent_calls_{0};  // calls that cannot wait, waiting for a token or in flight
+  std::atomic<int> hand_overs_{0};  // hand-overs waiting for a token or in flight
 };
 
 }  // namespace eslease::kube
