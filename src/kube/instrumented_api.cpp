@@ -52,7 +52,7 @@ class CountedWhileAlive {
 TokenBucket::TokenBucket(double qps, int burst, Clock& clock)
     : qps_(qps),
       burst_(static_cast<double>(std::max(1, burst))),
-      reserve_(static_cast<double>(std::max(1, burst) / 2)),
+      reserve_(std::floor(burst_ / 2)),
       clock_(clock),
       tokens_(burst_),
       refilled_(clock.monotonic()) {}
