@@ -41,9 +41,9 @@ class LeaseWriter {
 
   // Writes `desired` when it differs from `lease.status`, ranked by `urgency`
   // (status_write_urgency): one that can wait is deferred (kDeferred) while the client is
-  // busy, so grants and revocations go first. When the status there is someone else's and we put it
-  // right less than kCorrectionPace ago, the write waits: `retry_at` is moved to when it may
-  // go. A Lease that is gone is not an error.
+  // busy, so grants and revocations go first. When the status there is someone else's and
+  // we put it right less than kCorrectionPace ago, the write waits: `retry_at` is moved to
+  // when it may go. A Lease that is gone is not an error.
   Status write_status(const LeaseRecord& lease, const LeaseStatus& desired, Urgency urgency, MonoTime now,
                       std::optional<MonoTime>& retry_at);
   // Adds or removes the eslease.io/release finalizer, conditional on the cached

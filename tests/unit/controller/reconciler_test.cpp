@@ -108,6 +108,14 @@ class ReconcilerTest : public ::testing::Test {
     api_.put_object(kube::resources::eslease_leases(), lease);
     sync();
   }
+  // claim-a (worker-a) holds the lock and claim-b (worker-b) waits next in line.
+  void add_holder_and_waiter() {
+    add_pod("worker-a");
+    add_pod("worker-b");
+    add_claim("claim-a", "worker-a", 0);
+    add_claim("claim-b", "worker-b", 1);
+    ASSERT_TRUE(reconcile().status.ok());
+  }
   // The informers deliver what the API holds now.
   void sync() {
     view_.sync_from(api_);
@@ -188,11 +196,7 @@ TEST_F(ReconcilerTest, AWriteDeferredByABusyRateLimitIsRetriedWithoutAnError) {
 }
 
 TEST_F(ReconcilerTest, ReconcilingAConvergedLockWritesNothing) {
-  add_pod("worker-a");
-  add_pod("worker-b");
-  add_claim("claim-a", "worker-a", 0);
-  add_claim("claim-b", "worker-b", 1);
-  ASSERT_TRUE(reconcile().status.ok());
+  ASSERT_NO_FATAL_FAILURE(add_holder_and_waiter());
   const std::size_t writes = api_.writes().size();
   const int es_requests = es_.total_calls();
   ReconcileOutcome again = reconcile();
@@ -204,11 +208,7 @@ TEST_F(ReconcilerTest, ReconcilingAConvergedLockWritesNothing) {
 }
 
 TEST_F(ReconcilerTest, ADeletedHolderIsTakenOverInOneReconcile) {
-  add_pod("worker-a");
-  add_pod("worker-b");
-  add_claim("claim-a", "worker-a", 0);
-  add_claim("claim-b", "worker-b", 1);
-  ASSERT_TRUE(reconcile().status.ok());
+  ASSERT_NO_FATAL_FAILURE(add_holder_and_waiter());
   const std::string first = status("claim-a")["fencingToken"];
   delete_pod("worker-a");
   ASSERT_TRUE(reconcile().status.ok());
@@ -224,11 +224,7 @@ TEST_F(ReconcilerTest, ADeletedHolderIsTakenOverInOneReconcile) {
 // In a burst of deaths the client's rate limit is busy: the successor must hear first, and
 // the Lease of a holder whose pod is gone (it reads nothing) is told when the limit is free.
 TEST_F(ReconcilerTest, ATakeoverFromAGonePodTellsTheSuccessorBeforeTheDeadHolder) {
-  add_pod("worker-a");
-  add_pod("worker-b");
-  add_claim("claim-a", "worker-a", 0);
-  add_claim("claim-b", "worker-b", 1);
-  ASSERT_TRUE(reconcile().status.ok());
+  ASSERT_NO_FATAL_FAILURE(add_holder_and_waiter());
   delete_pod("worker-a");
   api_.set_rate_limit_busy(true);
   ReconcileOutcome busy = reconcile();
@@ -271,11 +267,7 @@ TEST_F(ReconcilerTest, AnEventWaitsForItsStatusWrite) {
 // A holder that may still run (its pod is unready, not gone) is told at once that it lost
 // the lock, however busy the rate limit.
 TEST_F(ReconcilerTest, TakingTheLockFromAHolderThatMayStillRunDoesNotWait) {
-  add_pod("worker-a");
-  add_pod("worker-b");
-  add_claim("claim-a", "worker-a", 0);
-  add_claim("claim-b", "worker-b", 1);
-  ASSERT_TRUE(reconcile().status.ok());
+  ASSERT_NO_FATAL_FAILURE(add_holder_and_waiter());
   json pod = object(kube::resources::pods(), "worker-a");
   pod["status"]["conditions"] = json::array({{{"type", "Ready"}, {"status", "False"}}});
   api_.put_object(kube::resources::pods(), pod);
