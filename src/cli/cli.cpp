@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "cli/direct_shapes.h"
 #include "cli/store_hold.h"
 #include "cli/supervisor.h"
 #include "common/duration.h"
@@ -106,6 +107,7 @@ int command_status(const Options& options, lock::LockStore& store, Environment& 
   if (!options.lock.empty()) {
     auto key = lock::make_lock_key(options.ns, options.lock);
     if (!key.ok()) return fail(env, key.error());
+    if (auto shaped = shaped_status(options, *key, store, env)) return *shaped;
     auto current = store.get(*key);
     if (!current.ok()) return fail(env, current.error());
     if (!*current) {
@@ -189,6 +191,15 @@ int run_cli(const std::vector<std::string>& args, Environment& env) {
     }
     key = *made;
   }
+  std::vector<lock::LockKey> keys;
+  for (const std::string& name : options.locks) {
+    auto made = lock::make_lock_key(options.ns, name);
+    if (!made.ok()) {
+      env.err << "eslease: " << made.error().message << "\n";
+      return kExitUsage;
+    }
+    keys.push_back(*made);
+  }
   const std::string holder =
       options.holder.empty() ? env.hostname + "/" + std::to_string(env.pid) : options.holder;
   if (auto s = lock::validate_identity("holder", holder, false); !s.ok()) {
@@ -202,6 +213,20 @@ int run_cli(const std::vector<std::string>& args, Environment& env) {
   }
   if (options.command == Command::kAcquire || options.command == Command::kRun) {
     if (auto s = (*store)->prepare(); !s.ok()) return fail(env, s.error());
+  }
+  if (has_lock_shape(options) || holds_shaped_grant(options, keys, **store)) {
+    switch (options.command) {
+      case Command::kAcquire:
+        return shaped_acquire(options, keys, **store, env, holder);
+      case Command::kRun:
+        return shaped_run(options, keys, **store, env, holder);
+      case Command::kRenew:
+        return shaped_renew(options, keys, **store, env);
+      case Command::kRelease:
+        return shaped_release(options, keys, **store, env);
+      default:
+        break;
+    }
   }
   switch (options.command) {
     case Command::kAcquire:

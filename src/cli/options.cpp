@@ -7,6 +7,7 @@
 #include "api/session.h"
 #include "common/duration.h"
 #include "common/text.h"
+#include "lock/slots.h"
 
 namespace eslease::cli {
 namespace {
@@ -103,7 +104,29 @@ Status check_mode_flags(const Options& options, const std::string& command_word,
   return check_kubernetes_timings(options);
 }
 
+// Lock sets and shapes: the locks distinct; Kubernetes mode has no controller support yet.
+Status check_lock_shape(const Options& options) {
+  for (std::size_t i = 0; i < options.locks.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (options.locks[i] == options.locks[j])
+        return usage_error("lock " + options.locks[i].substr(0, 64) +
+                           " is named twice; a lock set names each lock once");
+    }
+  }
+  if (options.shared && options.command != Command::kAcquire && options.command != Command::kRun)
+    return usage_error("--shared is for acquire and run");
+  if (!options.connection.hosts.empty() || !has_lock_shape(options)) return {};
+  return usage_error(
+      "lock sets, --capacity above 1 and --shared are not supported in Kubernetes mode yet: a Lease claims "
+      "one "
+      "lock, capacity 1, Exclusive (controller support is coming). Direct mode (--es URL) has them now");
+}
+
 }  // namespace
+
+bool has_lock_shape(const Options& options) {
+  return options.locks.size() > 1 || options.capacity > 1 || options.shared;
+}
 
 Millis kube_safety_margin(const Options& options, Millis ttl) {
   return options.kube.safety_margin.value_or(api::default_holder_margin(ttl));
@@ -218,6 +241,17 @@ Result<Options> parse_options(const std::vector<std::string>& args) {
          if (s.ok()) options.grace = grace;
          return s;
        }},
+      {"--capacity",
+       [&](const std::string& v) {
+         const bool digits =
+             !v.empty() && v.size() <= 4 && v.find_first_not_of("0123456789") == std::string::npos;
+         if (!digits || std::stoll(v) < 1 || std::stoll(v) > lock::kMaxCapacity)
+           return Status(usage_error("--capacity must be a whole number from 1 to " +
+                                     std::to_string(lock::kMaxCapacity)));
+         options.capacity = std::stoll(v);
+         options.capacity_given = true;
+         return Status();
+       }},
       {"--output",
        [&](const std::string& v) {
          if (v == "json")
@@ -245,6 +279,10 @@ Result<Options> parse_options(const std::vector<std::string>& args) {
     if (arg == "--version") {
       options.command = Command::kVersion;
       return options;
+    }
+    if (arg == "--shared") {
+      options.shared = true;
+      continue;
     }
     if (arg == "-A" || arg == "--all-namespaces") {
       options.kube.all_namespaces = true;
@@ -293,10 +331,17 @@ Result<Options> parse_options(const std::vector<std::string>& args) {
   if (options.command == Command::kHelp) return options;
 
   const bool takes_lock = options.command != Command::kStatus;
-  const std::size_t max_positional = 2;
-  if (positional.size() > max_positional)
+  // acquire, run, renew and release take a lock set: several LOCK arguments.
+  const std::size_t max_positional = takes_lock ? 1 + lock::kMaxLockSet : 2;
+  if (positional.size() > max_positional) {
+    if (takes_lock)
+      return usage_error("a lock set has at most " + std::to_string(lock::kMaxLockSet) + " locks");
     return usage_error("unexpected argument '" + positional[2].substr(0, 64) + "'");
-  if (positional.size() == 2) options.lock = positional[1];
+  }
+  if (positional.size() >= 2) options.lock = positional[1];
+  options.locks.assign(positional.begin() + std::min<std::ptrdiff_t>(1, std::ptrdiff_t(positional.size())),
+                       positional.end());
+  if (auto s = check_lock_shape(options); !s.ok()) return s.error();
   const bool kubernetes = options.connection.hosts.empty();
   if (takes_lock && options.lock.empty()) {
     return usage_error(positional[0] + (kubernetes && options.command == Command::kRelease
@@ -403,6 +448,12 @@ Direct mode (--es URL):
       environment), renews it every ttl/3, stops CMD (SIGTERM, then SIGKILL after --grace,
       default min(10s, ttl/3)) if the lock is lost or cannot be confirmed before it expires,
       and releases it when CMD exits.
+  Lock shapes: acquire and run take several LOCKs (a lock set of 2 to 32, held all or none
+  with one fencing token; ESLEASE_LOCK lists them, comma-separated), --capacity N (1..1000,
+  default 1: up to N holders at once; every claim on a lock must state the same N) and
+  --shared (shared holders hold side by side up to the capacity; an exclusive one holds the
+  lock alone). renew and release act on the holder's whole grant, release LOCK... [--capacity N].
+  Kubernetes mode does not support lock sets, --capacity or --shared yet.
 
 )") + connection_flag_lines() +
          R"(

@@ -37,7 +37,13 @@ struct Options {
   Mode mode = Mode::kKubernetes;
   lock::ConnectionSettings connection;  // direct mode: the --es* flags and --index
   KubeOptions kube;
-  std::string lock;                // positional LOCK (the Lease name for release in Kubernetes mode)
+  std::string lock;  // positional LOCK (the Lease name for release in Kubernetes mode)
+  // Every LOCK given: several make a lock set (direct mode). Lock shapes: --capacity N (a
+  // semaphore) and --shared (a shared claim). Kubernetes mode refuses all three for now.
+  std::vector<std::string> locks;
+  std::int64_t capacity = 1;
+  bool capacity_given = false;
+  bool shared = false;
   std::string ns = "default";      // --namespace
   bool ns_given = false;           // Kubernetes mode defaults to the pod's namespace instead
   std::string holder;              // --holder (required for renew/release)
@@ -55,6 +61,9 @@ struct Options {
 Result<Options> parse_options(const std::vector<std::string>& args);
 
 std::string usage();
+
+// True when the claim has a shape beyond one exclusive lock of capacity 1.
+bool has_lock_shape(const Options& options);
 
 // Kubernetes-mode run: how long SIGTERM may take before SIGKILL (--grace, default the
 // smaller of 10 s and a third of the TTL), and how long before the published validity ends

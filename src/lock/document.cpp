@@ -10,7 +10,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<std::pair<const char*, const char*>, 14> kFields{{
+constexpr std::array<std::pair<const char*, const char*>, 19> kFields{{
     {"lock", "keyword"},
     {"lease", "keyword"},
     {"leaseUID", "keyword"},
@@ -25,7 +25,16 @@ constexpr std::array<std::pair<const char*, const char*>, 14> kFields{{
     {"fencingToken", "long"},
     {"transitions", "long"},
     {"writer", "keyword"},
+    // Lock shapes (kFirstShapeField on). Whole numbers are long, as Elasticsearch's dynamic mapping maps
+    // them.
+    {"slot", "long"},
+    {"capacity", "long"},
+    {"access", "keyword"},
+    {"grant", "keyword"},
+    {"grantDocs", "keyword"},
 }};
+
+constexpr std::size_t kFirstShapeField = 14;
 
 Error malformed(const std::string& field) {
   return make_error(ErrorCode::kProtocol, "lock document has a missing or malformed field '" + field + "'");
@@ -57,27 +66,81 @@ Result<WallTime> time_at(const json& source, const char* field) {
   return to_millis(*parsed);
 }
 
+// The shape fields, absent from documents written before shapes existed.
+Status parse_shape(const json& source, LockDocument& doc) {
+  auto number = [&](const char* field, std::int64_t& target, std::int64_t low, std::int64_t high) -> Status {
+    auto it = source.find(field);
+    if (it == source.end() || it->is_null()) return {};
+    if (!it->is_number_integer() || it->get<std::int64_t>() < low || it->get<std::int64_t>() > high)
+      return malformed(field);
+    target = it->get<std::int64_t>();
+    return {};
+  };
+  if (auto s = number("capacity", doc.capacity, 1, kMaxCapacity); !s.ok()) return s;
+  if (auto s = number("slot", doc.slot, 0, doc.capacity - 1); !s.ok()) return s;
+  auto access = string_at(source, "access", false);
+  if (!access.ok()) return access.error();
+  if (*access == "Shared") {
+    doc.access = Access::kShared;
+  } else if (!access->empty() && *access != "Exclusive") {
+    return malformed("access");
+  }
+  auto grant = string_at(source, "grant", false);
+  if (!grant.ok()) return grant.error();
+  doc.grant = std::move(*grant);
+  if (auto it = source.find("grantDocs"); it != source.end() && !it->is_null()) {
+    if (!it->is_array()) return malformed("grantDocs");
+    for (const json& id : *it) {
+      if (!id.is_string()) return malformed("grantDocs");
+      doc.grant_docs.push_back(id.get<std::string>());
+    }
+  }
+  if (doc.grant.empty() != doc.grant_docs.empty())
+    return malformed(doc.grant.empty() ? "grant" : "grantDocs");
+  return {};
+}
+
 }  // namespace
+
+const char* to_string(Access access) {
+  return access == Access::kShared ? "Shared" : "Exclusive";
+}
+
+std::string slot_document_id(const std::string& lock_id, std::int64_t slot) {
+  return slot == 0 ? lock_id : lock_id + "#" + std::to_string(slot);
+}
+
+std::string document_id(const LockDocument& doc) {
+  return slot_document_id(doc.lock, doc.slot);
+}
 
 WallTime to_millis(WallTime t) {
   return std::chrono::floor<std::chrono::milliseconds>(t);
 }
 
 json to_json(const LockDocument& doc) {
-  return json{{"lock", doc.lock},
-              {"lease", doc.lease},
-              {"leaseUID", doc.lease_uid},
-              {"holder", doc.holder},
-              {"holderUID", doc.holder_uid},
-              {"node", doc.node},
-              {"priority", doc.priority},
-              {"acquiredAt", format_rfc3339_millis(doc.acquired_at)},
-              {"renewedAt", format_rfc3339_millis(doc.renewed_at)},
-              {"expiresAt", format_rfc3339_millis(doc.expires_at)},
-              {"ttlMillis", doc.ttl_millis},
-              {"fencingToken", doc.fencing_token},
-              {"transitions", doc.transitions},
-              {"writer", doc.writer}};
+  json out{{"lock", doc.lock},
+           {"lease", doc.lease},
+           {"leaseUID", doc.lease_uid},
+           {"holder", doc.holder},
+           {"holderUID", doc.holder_uid},
+           {"node", doc.node},
+           {"priority", doc.priority},
+           {"acquiredAt", format_rfc3339_millis(doc.acquired_at)},
+           {"renewedAt", format_rfc3339_millis(doc.renewed_at)},
+           {"expiresAt", format_rfc3339_millis(doc.expires_at)},
+           {"ttlMillis", doc.ttl_millis},
+           {"fencingToken", doc.fencing_token},
+           {"transitions", doc.transitions},
+           {"writer", doc.writer},
+           {"slot", doc.slot},
+           {"capacity", doc.capacity},
+           {"access", to_string(doc.access)}};
+  if (!doc.grant.empty()) {
+    out["grant"] = doc.grant;
+    out["grantDocs"] = doc.grant_docs;
+  }
+  return out;
 }
 
 Result<LockDocument> parse_lock_document(const json& source) {
@@ -120,6 +183,7 @@ Result<LockDocument> parse_lock_document(const json& source) {
     *f.target = *value;
   }
   if (doc.ttl_millis <= 0) return malformed("ttlMillis");
+  if (auto shape = parse_shape(source, doc); !shape.ok()) return shape.error();
   return doc;
 }
 
@@ -152,7 +216,8 @@ Result<LockState> make_state(LockDocument doc, const es::Version& version) {
 }
 
 bool same_grant(const LockDocument& doc, const LockDocument& grant) {
-  return doc.lease_uid == grant.lease_uid && doc.acquired_at == grant.acquired_at && doc.lock == grant.lock;
+  return doc.lease_uid == grant.lease_uid && doc.acquired_at == grant.acquired_at && doc.lock == grant.lock &&
+         doc.slot == grant.slot && doc.grant == grant.grant;
 }
 
 bool same_write(const LockDocument& doc, const LockDocument& written) {
@@ -179,10 +244,13 @@ MappingCheck check_mapping(const json& mappings) {
     check.fit = fit;
     check.problem = std::move(problem);
   };
-  for (const auto& [name, type] : kFields) {
+  bool lacks_older_fields = false;
+  for (std::size_t i = 0; i < kFields.size(); ++i) {
+    const auto& [name, type] = kFields[i];
     auto it = properties.find(name);
     if (it == properties.end()) {
       check.missing[name] = json{{"type", type}};
+      lacks_older_fields = lacks_older_fields || i < kFirstShapeField;
       worse(MappingFit::kLacksFields, std::string("the lock index does not map field '") + name + "'");
       continue;
     }
@@ -197,6 +265,7 @@ MappingCheck check_mapping(const json& mappings) {
                                       (mapped.empty() ? "something else" : mapped) + " (want type " + type +
                                       "); use another index or recreate it");
   }
+  check.lacks_only_shape_fields = check.fit == MappingFit::kLacksFields && !lacks_older_fields;
   return check;
 }
 

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/result.h"
@@ -27,8 +28,19 @@
 
 namespace eslease::lock {
 
+// How a claim holds a lock (the design's "Lock shapes"): Shared holders share the lock's
+// capacity; an Exclusive holder holds every slot of it.
+enum class Access { kExclusive, kShared };
+const char* to_string(Access access);
+
+// A lock has `capacity` slots; slot k is one document, with id `<lock>` for k = 0 (so a
+// capacity-1 lock keeps its one document) and `<lock>#<k>` above. Lock names never contain
+// '#', so the id names exactly one (lock, slot).
+inline constexpr std::int64_t kMaxCapacity = 1000;
+std::string slot_document_id(const std::string& lock_id, std::int64_t slot);
+
 struct LockDocument {
-  std::string lock;       // "<namespace>/<lockName>", equal to the document id
+  std::string lock;       // "<namespace>/<lockName>": the lock, whichever slot this is
   std::string lease;      // "<namespace>/<Lease name>"; empty outside Kubernetes
   std::string lease_uid;  // identifies the grantee: our own writes are recognised by it
   std::string holder;     // "<namespace>/<pod>" or a process identity
@@ -45,7 +57,20 @@ struct LockDocument {
   std::int64_t fencing_token = 0;  // the epoch's base in the granting write; see above
   std::int64_t transitions = 0;    // grants of this lock since its document was created
   std::string writer;              // identity of the process that wrote it
+  // The lock's shape. Documents written before shapes existed read as slot 0 of capacity 1,
+  // Exclusive.
+  std::int64_t slot = 0;
+  std::int64_t capacity = 1;
+  Access access = Access::kExclusive;
+  // A grant of several documents (a lock set, or an Exclusive claim on capacity N): its id and
+  // the ids of all its documents, so any reader can tell which documents form one grant. Both
+  // empty for a grant of one document.
+  std::string grant;
+  std::vector<std::string> grant_docs;
 };
+
+// The document's id: slot_document_id(doc.lock, doc.slot).
+std::string document_id(const LockDocument& doc);
 
 nlohmann::json to_json(const LockDocument& doc);
 // kProtocol with the field's name when the source does not hold a valid lock document.
@@ -77,7 +102,7 @@ struct LockState {
 };
 Result<LockState> make_state(LockDocument doc, const es::Version& version);
 
-// True when `doc` belongs to the same grant as `grant` (same lock, grantee and acquire).
+// True when `doc` belongs to the same grant as `grant` (same lock, slot, grantee and acquire).
 bool same_grant(const LockDocument& doc, const LockDocument& grant);
 // True when `doc` is exactly the write `written` (same grant, writer, renewedAt, TTL).
 bool same_write(const LockDocument& doc, const LockDocument& written);
@@ -99,6 +124,8 @@ struct MappingCheck {
   MappingFit fit = MappingFit::kFits;
   std::string problem;                                // what is wrong, unless kFits
   nlohmann::json missing = nlohmann::json::object();  // the properties to add
+  // kLacksFields only for the fields lock shapes added: an index eslease made before them.
+  bool lacks_only_shape_fields = false;
 };
 MappingCheck check_mapping(const nlohmann::json& mappings);
 

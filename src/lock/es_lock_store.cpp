@@ -7,6 +7,7 @@
 #include "common/log.h"
 #include "lock/expiry.h"
 #include "lock/grant_fence.h"
+#include "lock/grant_set.h"
 #include "lock/lock_index.h"
 #include "lock/lock_store.h"
 
@@ -68,7 +69,7 @@ class EsLockStore final : public LockStore {
     for (es::SearchHit& hit : *hits) {
       auto doc = parse_lock_document(hit.source);
       auto state = doc.ok() ? make_state(std::move(*doc), hit.version) : Result<LockState>(doc.error());
-      if (!state.ok() || state->doc.lock != hit.id) {
+      if (!state.ok() || document_id(state->doc) != hit.id) {
         log::warn("skipping a malformed lock document", {{"id", hit.id}});
         continue;
       }
@@ -106,7 +107,7 @@ class EsLockStore final : public LockStore {
     const Millis effective_ttl = ttl > Millis(0) ? ttl : Millis(held.state.doc.ttl_millis);
     const LockDocument doc = renewal_document(held, effective_ttl);
     const MonoTime sent = clock_.monotonic();
-    auto written = api_.index(options_.index, key.id(), to_json(doc), held.state.version);
+    auto written = api_.index(options_.index, document_id(doc), to_json(doc), held.state.version);
     if (written.ok() && written->status == WriteStatus::kApplied) {
       auto state = make_state(doc, written->version);
       if (!state.ok()) return state.error();
@@ -130,9 +131,9 @@ class EsLockStore final : public LockStore {
   Result<ReleaseOutcome> release(const LockKey& key, const Grant& held, ReleaseScope scope) override {
     es::Version version = held.state.version;
     for (int attempt = 0; attempt < 3; ++attempt) {
-      auto removed = api_.remove(options_.index, key.id(), version);
+      auto removed = api_.remove(options_.index, document_id(held.state.doc), version);
       if (removed.ok() && removed->status == WriteStatus::kApplied) return ReleaseOutcome::kReleased;
-      auto current = read(key.id());
+      auto current = read(document_id(held.state.doc));
       if (!current.ok()) {
         if (!removed.ok())
           return with_context(current.error(),
@@ -183,6 +184,21 @@ class EsLockStore final : public LockStore {
     return out;
   }
 
+  Result<std::vector<std::vector<std::optional<LockState>>>> read_slots(const std::vector<LockKey>& keys,
+                                                                        std::int64_t capacity) override {
+    return read_lock_slots(grants(), keys, capacity);
+  }
+
+  Result<GrantOutcome> grant(const GrantRequest& request) override {
+    if (auto s = validate_grantee(request.grantee); !s.ok()) return s.error();
+    if (Status ready = index_.ready_to_grant(); !ready.ok()) return ready.error();
+    return write_grant(grants(), request);
+  }
+
+  Result<ReleaseOutcome> release_grant(const HeldGrant& held) override {
+    return release_held_grant(grants(), held);
+  }
+
   std::vector<BatchRenewal> renew_all(const std::vector<HeldLock>& held) override {
     std::vector<BatchRenewal> out;
     out.reserve(held.size());
@@ -196,7 +212,7 @@ class EsLockStore final : public LockStore {
       for (std::size_t i = begin; i < end; ++i) {
         const Millis ttl = effective_ttl(held[i]);
         docs.push_back(renewal_document(held[i].grant, ttl, held[i].renewed_at));
-        operations.push_back(es::BulkOperation{es::BulkOperation::Type::kIndex, held[i].key.id(),
+        operations.push_back(es::BulkOperation{es::BulkOperation::Type::kIndex, document_id(docs.back()),
                                                to_json(docs.back()), held[i].grant.state.version});
       }
       const MonoTime sent = clock_.monotonic();
@@ -227,6 +243,10 @@ class EsLockStore final : public LockStore {
   }
 
  private:
+  GrantContext grants() {
+    return GrantContext{api_, options_.index, clock_, guard_, options_.writer, options_.max_bulk_items};
+  }
+
   // A grant, or a renewal, whose holder may believe it holds until `valid_until`.
   Grant hold(LockState state, MonoTime valid_until) {
     guard_.handed_out(valid_until);
@@ -377,20 +397,8 @@ class EsLockStore final : public LockStore {
     return state_of(id, *got);
   }
 
-  // A realtime read as a lock state: nullopt when absent, kProtocol when not a lock document.
-  // Its token counts among those issued before (token_guard.h).
   Result<std::optional<LockState>> state_of(const std::string& id, const es::GetResult& got) {
-    if (!got.found) return std::optional<LockState>();
-    auto doc = parse_lock_document(got.source);
-    if (!doc.ok()) return with_context(doc.error(), "lock " + id);
-    if (doc->lock != id) {
-      return make_error(ErrorCode::kProtocol,
-                        "document " + id + " claims to be lock " + doc->lock.substr(0, 300));
-    }
-    auto state = make_state(std::move(*doc), got.version);
-    if (!state.ok()) return state.error();
-    guard_.saw(state->token);
-    return std::optional<LockState>(std::move(*state));
+    return lock_state_of(id, got, guard_);
   }
 
   // After a granting write that did not plainly apply: read the document and compare.
@@ -420,9 +428,9 @@ class EsLockStore final : public LockStore {
   }
 
   // After a renewal that did not plainly apply: read the document and compare.
-  Result<RenewOutcome> settle_renewal(const LockKey& key, const Grant& held, const LockDocument& doc,
+  Result<RenewOutcome> settle_renewal(const LockKey& /*key*/, const Grant& held, const LockDocument& doc,
                                       Millis ttl, MonoTime sent) {
-    auto current = read(key.id());
+    auto current = read(document_id(doc));
     if (!current.ok()) return current.error();
     // Gone without anyone taking it over: the document, or the whole index, was deleted.
     if (!*current) guard_.grant_vanished();

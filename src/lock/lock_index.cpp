@@ -106,8 +106,9 @@ Status LockIndex::fit_mapping(const es::IndexDescription& described, bool& forei
   if (fit.fit == MappingFit::kConflicts) return make_error(ErrorCode::kInvalid, fit.problem);
   // An index a write created (after the lock index was deleted), or one created empty by
   // someone else: it gets the missing fields and becomes strict. Fields a write already
-  // mapped as text stay so; lock documents fit them.
-  foreign = true;
+  // mapped as text stay so; lock documents fit them. An index an eslease made before lock
+  // shapes existed just gets their fields: it is eslease's own.
+  foreign = !fit.lacks_only_shape_fields;
   if (Status put = api_.put_mapping(name_, json{{"dynamic", "strict"}, {"properties", fit.missing}});
       !put.ok())
     return with_context(put.error(), "cannot give lock index " + name_ + " eslease's mapping");

@@ -102,6 +102,54 @@ struct BatchRenewal {
   std::optional<Error> error;  // kFailed: why
 };
 
+// Grants of several documents (the design's "Lock shapes"): slots of a semaphore, every slot
+// of a lock for an Exclusive claim on capacity N, the locks of a set. One _bulk writes them
+// all; Elasticsearch applies its items one by one, so a grant that was only partly applied
+// (an item refused, an answer lost) is undone by conditional deletes of exactly what it
+// wrote, and nobody is told it holds part of one.
+inline constexpr std::size_t kMaxGrantDocuments = 1000;
+
+// One document a grant writes: slot `slot` of `key`, created when `replaces` is unset, else
+// written over exactly that version (one judged expired, or whose holder is gone).
+struct SlotWrite {
+  LockKey key;
+  std::int64_t slot = 0;
+  std::optional<LockState> replaces;
+};
+
+struct GrantRequest {
+  std::vector<SlotWrite> writes;  // 1..kMaxGrantDocuments distinct documents
+  Grantee grantee;
+  std::int64_t capacity = 1;  // of every lock of the grant
+  Access access = Access::kExclusive;
+};
+
+// A grant we hold. Every document carries the grant's token (the largest (primary term,
+// seq_no) its writes returned, in its epoch), which its first renewal writes into each.
+struct HeldGrant {
+  std::string id;              // the documents' `grant`; empty for a grant of one document
+  std::vector<HeldLock> docs;  // in the request's order; HeldLock::ttl is unused
+  std::int64_t token = 0;
+  MonoTime valid_until{};  // the earliest deadline of its documents
+};
+
+struct GrantOutcome {
+  std::optional<HeldGrant> grant;  // set: every document is ours
+  // Not granted: each write's document as read after the attempt (nullopt: none), in the
+  // request's order, and when it was read (for `sight`).
+  std::vector<std::optional<LockState>> current;
+  MonoTime observed_at{};
+};
+
+struct GrantRenewal {
+  enum class Result { kRenewed, kLost, kFailed } result = Result::kFailed;
+  // kRenewed: the renewed grant. kFailed: each document at its newest confirmed version, the
+  // deadline the earliest unconfirmed one's.
+  std::optional<HeldGrant> grant;
+  std::string why;             // kLost: which document went, and to whom
+  std::optional<Error> error;  // kFailed
+};
+
 class LockStore {
  public:
   virtual ~LockStore() = default;
@@ -140,6 +188,21 @@ class LockStore {
     for (const LockKey& key : keys) out.push_back(get(key));
     return out;
   }
+  // Realtime reads of slots [0, capacity) of each lock: out[i][k] is slot k of keys[i]
+  // (nullopt: free). One _mget.
+  virtual Result<std::vector<std::vector<std::optional<LockState>>>> read_slots(
+      const std::vector<LockKey>& /*keys*/, std::int64_t /*capacity*/) {
+    return make_error(ErrorCode::kInternal, "this lock store has no lock shapes");
+  }
+  // One _bulk of every write of the request: all granted, or none (a partial grant is undone).
+  virtual Result<GrantOutcome> grant(const GrantRequest& /*request*/) {
+    return make_error(ErrorCode::kInternal, "this lock store has no lock shapes");
+  }
+  // Releases every document of the grant still ours, in one _bulk of conditional deletes.
+  virtual Result<ReleaseOutcome> release_grant(const HeldGrant& /*held*/) {
+    return make_error(ErrorCode::kInternal, "this lock store has no lock shapes");
+  }
+
   virtual std::vector<Result<AcquireOutcome>> acquire_many(
       const std::vector<std::pair<LockKey, Grantee>>& grantees) {
     std::vector<Result<AcquireOutcome>> out;
@@ -148,6 +211,11 @@ class LockStore {
     return out;
   }
 };
+
+// Renews every document of `held` in one renew_all: lost when any document is lost (the
+// others are then released), failed when any renewal is unconfirmed. ttl 0 keeps each
+// document's ttlMillis.
+GrantRenewal renew_grant(LockStore& store, const HeldGrant& held, Millis ttl);
 
 struct StoreOptions {
   std::string index = kDefaultIndex;

@@ -62,7 +62,7 @@ TEST(Options, MistakesAreUsageErrors) {
       {"--es", "http://a", "acquire", "x", "--", "ls"},                              // command outside run
       {"--es", "http://a", "run", "x", "--ttl", "3s", "--grace", "5s", "--", "ls"},  // grace >= ttl
       {"--es", "http://a", "status", "--output", "yaml"},
-      {"--es", "http://a", "acquire", "x", "y"},
+      {"--es", "http://a", "status", "x", "y"},
   };
   for (const auto& args : bad) {
     auto o = parse_options(args);

@@ -69,10 +69,10 @@ TEST(LockDocumentJson, RoundTripsEveryField) {
   const json j = to_json(doc);
   for (const char* field :
        {"lock", "lease", "leaseUID", "holder", "holderUID", "node", "priority", "acquiredAt", "renewedAt",
-        "expiresAt", "ttlMillis", "fencingToken", "transitions", "writer"}) {
+        "expiresAt", "ttlMillis", "fencingToken", "transitions", "writer", "slot", "capacity", "access"}) {
     EXPECT_TRUE(j.contains(field)) << field;
   }
-  EXPECT_EQ(j.size(), 14u);
+  EXPECT_EQ(j.size(), 17u) << "a grant of one document names no grant";
   EXPECT_EQ(j["acquiredAt"], "2026-11-21T15:00:00.123Z");
   auto back = parse_lock_document(j);
   ASSERT_TRUE(back.ok()) << back.error().describe();
@@ -108,8 +108,10 @@ TEST(LockIndex, DefinitionIsStrictOneShardWithDesignFields) {
   EXPECT_EQ(def["settings"]["number_of_shards"], 1);
   EXPECT_EQ(def["mappings"]["dynamic"], "strict");
   const json& p = def["mappings"]["properties"];
-  EXPECT_EQ(p.size(), 14u);
+  EXPECT_EQ(p.size(), 19u);
   EXPECT_EQ(p["holder"]["type"], "keyword");
+  EXPECT_EQ(p["slot"]["type"], "long");
+  EXPECT_EQ(p["grantDocs"]["type"], "keyword");
   EXPECT_EQ(p["expiresAt"]["type"], "date");
   EXPECT_EQ(p["fencingToken"]["type"], "long");
   EXPECT_EQ(check_mapping(def["mappings"]).fit, MappingFit::kFits);
@@ -133,7 +135,85 @@ TEST(LockIndex, MissingFieldsCanBeAdded) {
   EXPECT_EQ(check.fit, MappingFit::kLacksFields);
   EXPECT_NE(check.problem.find("fencingToken"), std::string::npos);
   EXPECT_EQ(check.missing, (json{{"fencingToken", {{"type", "long"}}}}));
-  EXPECT_EQ(check_mapping(json::object()).missing.size(), 14u);  // an empty index
+  EXPECT_EQ(check_mapping(json::object()).missing.size(), 19u);  // an empty index
+}
+
+TEST(LockIndex, AnIndexMadeBeforeLockShapesGetsOnlyTheirFields) {
+  json mappings = index_definition()["mappings"];
+  for (const char* field : {"slot", "capacity", "access", "grant", "grantDocs"})
+    mappings["properties"].erase(field);
+  auto check = check_mapping(mappings);
+  EXPECT_EQ(check.fit, MappingFit::kLacksFields);
+  EXPECT_EQ(check.missing, (json{{"slot", {{"type", "long"}}},
+                                 {"capacity", {{"type", "long"}}},
+                                 {"access", {{"type", "keyword"}}},
+                                 {"grant", {{"type", "keyword"}}},
+                                 {"grantDocs", {{"type", "keyword"}}}}));
+  EXPECT_TRUE(check.lacks_only_shape_fields);
+  mappings["properties"].erase("holder");
+  EXPECT_FALSE(check_mapping(mappings).lacks_only_shape_fields);
+}
+
+TEST(SlotDocuments, SlotZeroIsTheLocksOwnDocument) {
+  EXPECT_EQ(slot_document_id("batch/db", 0), "batch/db");
+  EXPECT_EQ(slot_document_id("batch/db", 7), "batch/db#7");
+  LockDocument doc = sample();
+  doc.slot = 2;
+  EXPECT_EQ(document_id(doc), "batch/nightly-report#2");
+}
+
+TEST(SlotDocuments, ADocumentWrittenBeforeShapesIsSlotZeroOfCapacityOneExclusive) {
+  json old = to_json(sample());
+  for (const char* field : {"slot", "capacity", "access"}) old.erase(field);
+  auto doc = parse_lock_document(old);
+  ASSERT_TRUE(doc.ok()) << doc.error().describe();
+  EXPECT_EQ(doc->slot, 0);
+  EXPECT_EQ(doc->capacity, 1);
+  EXPECT_EQ(doc->access, Access::kExclusive);
+  EXPECT_TRUE(doc->grant.empty());
+  EXPECT_TRUE(doc->grant_docs.empty());
+}
+
+TEST(SlotDocuments, ShapeAndGrantFieldsRoundTrip) {
+  LockDocument doc = sample();
+  doc.slot = 2;
+  doc.capacity = 3;
+  doc.access = Access::kShared;
+  doc.grant = "g-1";
+  doc.grant_docs = {"batch/nightly-report#2", "batch/other"};
+  const json j = to_json(doc);
+  EXPECT_EQ(j["access"], "Shared");
+  EXPECT_EQ(j["grantDocs"], (json{"batch/nightly-report#2", "batch/other"}));
+  auto back = parse_lock_document(j);
+  ASSERT_TRUE(back.ok()) << back.error().describe();
+  EXPECT_EQ(back->slot, 2);
+  EXPECT_EQ(back->capacity, 3);
+  EXPECT_EQ(back->access, Access::kShared);
+  EXPECT_EQ(back->grant, "g-1");
+  EXPECT_EQ(back->grant_docs, doc.grant_docs);
+  EXPECT_TRUE(same_grant(*back, doc));
+  LockDocument other_slot = doc;
+  other_slot.slot = 1;
+  EXPECT_FALSE(same_grant(other_slot, doc)) << "two slots of one grant are two documents";
+}
+
+TEST(SlotDocuments, MalformedShapesAreProtocolErrors) {
+  LockDocument doc = sample();
+  doc.capacity = 3;
+  doc.slot = 1;
+  const json good = to_json(doc);
+  const std::vector<std::pair<const char*, json>> bad{
+      {"slot", 3},   {"slot", -1},       {"capacity", 0},        {"capacity", 1001}, {"access", "Read"},
+      {"access", 1}, {"grantDocs", "x"}, {"grantDocs", json{1}}, {"grant", "g"},  // a grant id without its
+                                                                                  // documents
+  };
+  for (const auto& [field, value] : bad) {
+    json wrong = good;
+    wrong[field] = value;
+    auto r = parse_lock_document(wrong);
+    ASSERT_FALSE(r.ok()) << field << " " << value.dump();
+    EXPECT_EQ(r.error().code, ErrorCode::kProtocol);
+  }
 }
 
 TEST(LockIndex, AMappingAWriteInferredIsUsableUnlessTheIndexIsStrict) {

@@ -1,0 +1,35 @@
+// Direct mode's commands for the lock shapes of the design's "Lock shapes": lock sets (several
+// LOCK arguments), semaphores (--capacity N) and shared claims (--shared). They write the same
+// slot documents the controller will read; a claim of one exclusive lock of capacity 1 keeps
+// to cli.cpp's commands.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/cli.h"
+
+namespace eslease::cli {
+
+int shaped_acquire(const Options& options, const std::vector<lock::LockKey>& keys, lock::LockStore& store,
+                   Environment& env, const std::string& holder);
+int shaped_run(const Options& options, const std::vector<lock::LockKey>& keys, lock::LockStore& store,
+               Environment& env, const std::string& holder);
+// renew and release act on every grant --holder has on the locks (and the rest of its sets).
+int shaped_renew(const Options& options, const std::vector<lock::LockKey>& keys, lock::LockStore& store,
+                 Environment& env);
+int shaped_release(const Options& options, const std::vector<lock::LockKey>& keys, lock::LockStore& store,
+                   Environment& env);
+// renew and release of one lock without --capacity: true when its slot 0 shows a shape (a
+// capacity above 1, Shared access, a grant of several documents), so that the whole grant is
+// acted on.
+bool holds_shaped_grant(const Options& options, const std::vector<lock::LockKey>& keys,
+                        lock::LockStore& store);
+// status LOCK for a lock with a shape: every holder with its slot and access, against the
+// capacity. nullopt when the lock shows none (slot 0 alone, capacity 1, Exclusive, or free
+// without --capacity): cli.cpp's status then says what it always said.
+std::optional<int> shaped_status(const Options& options, const lock::LockKey& key, lock::LockStore& store,
+                                 Environment& env);
+
+}  // namespace eslease::cli
