@@ -30,8 +30,8 @@ struct SignalCatcher::Dispositions {
   struct sigaction term_action {};
 };
 
-SignalCatcher::SignalCatcher(std::function<void(int)> on_signal)
-    : on_signal_(std::move(on_signal)), previous_(std::make_unique<Dispositions>()) {
+SignalCatcher::SignalCatcher(std::function<void(int)> on_signal, Afterwards afterwards)
+    : on_signal_(std::move(on_signal)), afterwards_(afterwards), previous_(std::make_unique<Dispositions>()) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("cannot create the signal pipe");
   read_fd_ = fds[0];
@@ -49,8 +49,13 @@ SignalCatcher::SignalCatcher(std::function<void(int)> on_signal)
 }
 
 SignalCatcher::~SignalCatcher() {
-  sigaction(SIGINT, &previous_->int_action, nullptr);
-  sigaction(SIGTERM, &previous_->term_action, nullptr);
+  if (afterwards_ == Afterwards::kIgnore) {
+    signal(SIGINT, SIG_IGN);
+    signal(SIGTERM, SIG_IGN);
+  } else {
+    sigaction(SIGINT, &previous_->int_action, nullptr);
+    sigaction(SIGTERM, &previous_->term_action, nullptr);
+  }
   g_signal_fd.store(previous_fd_);
   const unsigned char stop = kStop;
   // The reading thread drains the pipe, so a full one has room again soon.

@@ -15,10 +15,16 @@ namespace eslease {
 
 class SignalCatcher {
  public:
-  // Catches SIGINT and SIGTERM while it lives; the dispositions they had before come back
-  // when it goes. `on_signal`, if set, runs on the catcher's thread once per signal caught.
-  // Catchers nest: the newest one catches.
-  explicit SignalCatcher(std::function<void(int signal_number)> on_signal = {});
+  // What SIGINT and SIGTERM do once the catcher goes.
+  enum class Afterwards {
+    kRestore,  // what they did before it came
+    kIgnore,   // nothing: the process is ending, and a late signal must not change its exit code
+  };
+
+  // Catches SIGINT and SIGTERM while it lives. `on_signal`, if set, runs on the catcher's
+  // thread once per signal caught. Catchers nest: the newest one catches.
+  explicit SignalCatcher(std::function<void(int signal_number)> on_signal = {},
+                         Afterwards afterwards = Afterwards::kRestore);
   ~SignalCatcher();
   SignalCatcher(const SignalCatcher&) = delete;
   SignalCatcher& operator=(const SignalCatcher&) = delete;
@@ -32,6 +38,7 @@ class SignalCatcher {
   void read_signals();
 
   std::function<void(int)> on_signal_;
+  Afterwards afterwards_;
   int read_fd_ = -1;
   int write_fd_ = -1;
   int previous_fd_ = -1;  // the catcher this one nests in, or -1

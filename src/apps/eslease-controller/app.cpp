@@ -212,8 +212,9 @@ int run_controller_app(const std::vector<std::string>& args) {
   config::resolve_runtime_defaults(opts, config::read_runtime_facts(environment));
   for (const std::string& warning : config::timing_warnings(opts)) log::warn(warning);
   std::stop_source stop;
-  // The stop runs on the catcher's thread: its callbacks take mutexes.
-  SignalCatcher signals([&stop](int) { stop.request_stop(); });
+  // The stop runs on the catcher's thread: its callbacks take mutexes. Once stopped, a
+  // second SIGTERM leaves the clean exit as it is.
+  SignalCatcher signals([&stop](int) { stop.request_stop(); }, SignalCatcher::Afterwards::kIgnore);
   return run(opts, stop);
 }
 

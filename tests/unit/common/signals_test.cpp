@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <cstdlib>
 #include <mutex>
 #include <stop_token>
 
@@ -62,6 +63,18 @@ TEST(SignalCatcher, TheNewestCatcherCatchesAndThePreviousDispositionsComeBack) {
   struct sigaction after {};
   sigaction(SIGTERM, nullptr, &after);
   EXPECT_EQ(after.sa_handler, before.sa_handler);
+}
+
+// A process that has stopped on a signal ends with the exit code it chose, however many
+// more signals arrive while it exits.
+TEST(SignalCatcher, AnEndingProcessIgnoresLateSignals) {
+  EXPECT_EXIT(
+      {
+        { SignalCatcher catcher({}, SignalCatcher::Afterwards::kIgnore); }
+        raise(SIGTERM);
+        std::exit(0);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 }  // namespace
