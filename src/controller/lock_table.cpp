@@ -121,6 +121,18 @@ LockTable::Handle LockTable::lock(const lock::LockKey& key) {
   return Handle(*this, *slot, std::unique_lock(slot->mutex));
 }
 
+std::optional<LockTable::Handle> LockTable::lock_existing(const std::string& lock_id) {
+  Slot* slot;
+  {
+    std::lock_guard guard(mutex_);
+    auto it = slots_.find(lock_id);
+    if (it == slots_.end()) return std::nullopt;
+    slot = it->second.get();
+    ++slot->users;
+  }
+  return Handle(*this, *slot, std::unique_lock(slot->mutex));
+}
+
 std::optional<LockTable::Handle> LockTable::try_lock(const std::string& lock_id) {
   std::lock_guard guard(mutex_);
   auto it = slots_.find(lock_id);

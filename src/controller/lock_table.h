@@ -125,6 +125,8 @@ class LockTable {
   // The entry of a valid key, created on first use (known() false); waits while another
   // thread holds it.
   Handle lock(const lock::LockKey& key);
+  // The entry of `lock_id` if it exists (never created); waits while another thread holds it.
+  std::optional<Handle> lock_existing(const std::string& lock_id);
   // The entry of `lock_id` if it exists and nobody holds it now.
   std::optional<Handle> try_lock(const std::string& lock_id);
   // Ids of the entries we renew, read without their mutexes: an entry that changes

@@ -320,10 +320,12 @@ void SessionKeeper::tick(const std::string& ns) {
   Coverage coverage;
   {
     // Held for the batch: a reconcile of one of these locks waits for its renewal.
+    // An entry gone meanwhile (released and forgotten) is not made again.
     std::vector<LockTable::Handle> held;
     for (const std::string& id : table_.renewing_ids()) {
-      auto key = lock::parse_lock_id(id);
-      if (key.ok() && in_namespace(id, ns)) held.push_back(table_.lock(*key));
+      if (!in_namespace(id, ns)) continue;
+      if (std::optional<LockTable::Handle> entry = table_.lock_existing(id))
+        held.push_back(std::move(*entry));
     }
     renew_documents(ns, renewal, held, coverage);
   }

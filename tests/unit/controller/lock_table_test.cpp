@@ -160,6 +160,16 @@ TEST(LockTable, AnEntryThatStillMattersIsKept) {
   EXPECT_EQ(table.size(), 1u);
 }
 
+TEST(LockTable, LockingAnExistingEntryNeverMakesOne) {
+  LockTable table;
+  EXPECT_FALSE(table.lock_existing(kKey.id()));
+  EXPECT_EQ(table.size(), 0u);
+  table.lock(kKey)->read(std::nullopt, kT0);
+  std::optional<LockTable::Handle> found = table.lock_existing(kKey.id());
+  ASSERT_TRUE(found);
+  EXPECT_TRUE((*found)->known());
+}
+
 TEST(LockTable, AMovedHandleReleasesItsEntryOnce) {
   LockTable table;
   const lock::LockKey other = *lock::make_lock_key("batch", "weekly");
