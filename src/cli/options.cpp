@@ -290,14 +290,14 @@ Result<Options> parse_options(const std::vector<std::string>& args) {
     }
     if (arg.size() > 1 && arg[0] == '-') {
       std::string name = arg;
-      // kubectl's short forms, which people type out of habit.
-      if (name == "-o") name = "--output";
-      if (name == "-n") name = "--namespace";
       std::optional<std::string> value;
       if (auto eq = arg.find('='); eq != std::string::npos) {
         name = arg.substr(0, eq);
         value = arg.substr(eq + 1);
       }
+      // kubectl's short forms, which people type out of habit (also as -n=NS).
+      if (name == "-o") name = "--output";
+      if (name == "-n") name = "--namespace";
       if (const lock::ConnectionFlag* flag = connection_flag(name)) {
         if (flag->kind == lock::ConnectionFlag::Kind::kBool) {
           if (!value) value = "true";

@@ -5,23 +5,17 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <ostream>
 
 #include "cli/exit_codes.h"
+#include "common/signals.h"
 
 extern char** environ;
 
 namespace eslease::cli {
 namespace {
-
-std::atomic<int> g_pending_signal{0};
-
-extern "C" void remember_signal(int signal_number) {
-  g_pending_signal.store(signal_number);
-}
 
 // argv/envp are built before fork(): after it, the child may only call async-signal-safe
 // functions (the parent has other threads).
@@ -62,32 +56,11 @@ int exit_code_of(int wait_status) {
   return 1;
 }
 
-class SignalForwarding {
- public:
-  SignalForwarding() {
-    struct sigaction action {};
-    action.sa_handler = remember_signal;
-    sigemptyset(&action.sa_mask);
-    sigaction(SIGINT, &action, &old_int_);
-    sigaction(SIGTERM, &action, &old_term_);
-  }
-  ~SignalForwarding() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
-  }
-  SignalForwarding(const SignalForwarding&) = delete;
-  SignalForwarding& operator=(const SignalForwarding&) = delete;
-
- private:
-  struct sigaction old_int_ {};
-  struct sigaction old_term_ {};
-};
-
 }  // namespace
 
 int supervise(Hold& hold, Clock& clock, const SuperviseOptions& options, std::ostream& err) {
   ChildArguments child = child_arguments(options.command, options.environment);
-  SignalForwarding forwarding;
+  SignalCatcher signals;  // forwarded to the command below
   const pid_t pid = fork();
   if (pid < 0) {
     err << "eslease: cannot start " << options.command[0] << ": " << std::strerror(errno) << "\n";
@@ -134,7 +107,7 @@ int supervise(Hold& hold, Clock& clock, const SuperviseOptions& options, std::os
       wait_status = 1 << 8;
       break;
     }
-    if (const int forwarded = g_pending_signal.exchange(0); forwarded != 0) signal_command(forwarded);
+    if (const int forwarded = signals.take(); forwarded != 0) signal_command(forwarded);
 
     const Hold::State state = hold.check();
     const MonoTime now = clock.monotonic();

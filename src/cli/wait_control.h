@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "common/clock.h"
+#include "common/signals.h"
 
 namespace eslease::cli {
 
@@ -31,7 +32,7 @@ class WaitControl {
   Clock& clock_;
   std::stop_source source_;
   std::atomic<bool> timed_out_{false};
-  bool catch_signals_;
+  std::optional<SignalCatcher> signals_;  // set when catching signals; goes before source_
   std::jthread thread_;
 };
 

@@ -72,7 +72,12 @@ Status HoldsAnnotation::update(const LockWorld& world, const std::map<std::strin
   std::lock_guard serial(write_mutex_);
   for (const auto& [pod_key, value] : desired) {
     Status written = write(pod_key, value);
-    if (result.ok() && !written.ok()) result = written;
+    if (written.ok()) continue;
+    if (result.ok()) result = written;
+    // Not written yet (failed, or deferred): the pod stays this lock's to put right, so the
+    // lock's retry writes it, even once the pod holds nothing of this lock any more.
+    std::lock_guard lock(mutex_);
+    holders_[world.ns + "/" + world.lock_name].insert(pod_key);
   }
   return result;
 }

@@ -54,7 +54,7 @@ class HoldsAnnotation {
   kube::Api& api_;
   std::mutex mutex_;
   // What each pod holds: pod key -> Lease name -> its lock and token; and per lock, the
-  // pods with an entry for it.
+  // pods with an entry for it or whose annotation its last reconcile could not write.
   std::map<std::string, std::map<std::string, Hold>> holds_;
   std::map<std::string, std::set<std::string>> holders_;
   std::map<std::string, Written> written_;  // by pod UID

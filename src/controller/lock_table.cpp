@@ -1,6 +1,7 @@
 #include "controller/lock_table.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace eslease::controller {
 
@@ -38,6 +39,10 @@ void LockEntry::hold(const lock::Grant& grant, MonoTime now) {
   expires_at_ = grant.valid_until;
   // A third of the way in, so two failed attempts still leave time before expiry.
   next_renewal_ = now + Millis(grant.state.doc.ttl_millis) / 3;
+}
+
+bool LockEntry::forgettable() const {
+  return known_ && !document_ && malformed_.empty() && !renewing_ && !grant_ && !revoked_;
 }
 
 void LockEntry::adopted(MonoTime now) {
@@ -84,7 +89,22 @@ struct LockTable::Slot {
   explicit Slot(const lock::LockKey& key) : entry(key) {}
   std::mutex mutex;
   LockEntry entry;
+  int users = 0;  // handles held or waited for; under the table's mutex
 };
+
+LockTable::Handle::Handle(Handle&& other) noexcept
+    : table_(std::exchange(other.table_, nullptr)),
+      slot_(std::exchange(other.slot_, nullptr)),
+      lock_(std::move(other.lock_)),
+      drop_(other.drop_) {}
+
+LockTable::Handle::~Handle() {
+  if (table_) table_->release(*this);
+}
+
+LockEntry& LockTable::Handle::operator*() const {
+  return slot_->entry;
+}
 
 LockTable::LockTable() = default;
 LockTable::~LockTable() = default;
@@ -96,21 +116,48 @@ LockTable::Handle LockTable::lock(const lock::LockKey& key) {
     auto& owned = slots_[key.id()];
     if (!owned) owned = std::make_unique<Slot>(key);
     slot = owned.get();
+    ++slot->users;  // from now on the slot stays until this handle is released
   }
-  return Handle(slot->entry, std::unique_lock(slot->mutex));
+  return Handle(*this, *slot, std::unique_lock(slot->mutex));
 }
 
-std::optional<LockTable::Handle> LockTable::try_lock(const std::string& lock_id) {
+std::optional<LockTable::Handle> LockTable::lock_existing(const std::string& lock_id) {
   Slot* slot;
   {
     std::lock_guard guard(mutex_);
     auto it = slots_.find(lock_id);
     if (it == slots_.end()) return std::nullopt;
     slot = it->second.get();
+    ++slot->users;
   }
-  std::unique_lock lock(slot->mutex, std::try_to_lock);
+  return Handle(*this, *slot, std::unique_lock(slot->mutex));
+}
+
+std::optional<LockTable::Handle> LockTable::try_lock(const std::string& lock_id) {
+  std::lock_guard guard(mutex_);
+  auto it = slots_.find(lock_id);
+  if (it == slots_.end()) return std::nullopt;
+  Slot& slot = *it->second;
+  std::unique_lock lock(slot.mutex, std::try_to_lock);
   if (!lock.owns_lock()) return std::nullopt;
-  return Handle(slot->entry, std::move(lock));
+  ++slot.users;
+  return Handle(*this, slot, std::move(lock));
+}
+
+void LockTable::release(Handle& handle) {
+  Slot& slot = *handle.slot_;
+  std::lock_guard guard(mutex_);
+  const bool drop = handle.drop_ && slot.users == 1 && slot.entry.forgettable();
+  --slot.users;
+  handle.lock_.unlock();
+  // Nobody else holds or waits for the slot (they would have counted themselves under the
+  // table's mutex), so it can go.
+  if (drop) slots_.erase(slots_.find(slot.entry.key().id()));
+}
+
+std::size_t LockTable::size() const {
+  std::lock_guard guard(mutex_);
+  return slots_.size();
 }
 
 std::vector<std::string> LockTable::renewing_ids() const {

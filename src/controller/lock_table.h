@@ -4,7 +4,9 @@
 // The reconciler and the session keeper both act on entries. An entry is reached only through a
 // LockTable::Handle, which holds the entry's mutex while it lives: one lock is never
 // written by two threads at once, and every change to an entry is one of its named
-// operations below.
+// operations below. An entry that no longer stands for anything (no document, nothing
+// renewed or revoked, no claim) is dropped, so per-job lock names leave no memory behind; a
+// new entry for the name reads the document before anything is decided.
 #pragma once
 
 #include <atomic>
@@ -41,6 +43,9 @@ class LockEntry {
   MonoTime next_renewal() const { return next_renewal_; }
   // Why we stopped renewing the document's grant, which is final for that grant.
   std::optional<api::Reason> revoked() const { return revoked_; }
+  // Known to have no document, and nothing renewed or revoked: forgetting the entry loses
+  // nothing, since a new one reads the document before deciding.
+  bool forgettable() const;
 
   // --- what was read ----------------------------------------------------------------------
   // A realtime read answered at `answered_at` (nullopt: no document). Its expiry follows
@@ -94,30 +99,46 @@ class LockTable {
   // Exclusive use of one entry for as long as the handle lives.
   class Handle {
    public:
-    LockEntry& operator*() const { return *entry_; }
-    LockEntry* operator->() const { return entry_; }
+    Handle(Handle&& other) noexcept;
+    Handle& operator=(Handle&& other) = delete;
+    ~Handle();
+
+    LockEntry& operator*() const;
+    LockEntry* operator->() const { return &**this; }
+    // The lock has no claim left: when this handle goes, the entry is dropped if it is
+    // forgettable() and no other thread holds or waits for it.
+    void drop_when_idle() { drop_ = true; }
 
    private:
     friend class LockTable;
-    Handle(LockEntry& entry, std::unique_lock<std::mutex> lock) : entry_(&entry), lock_(std::move(lock)) {}
-    LockEntry* entry_;
+    Handle(LockTable& table, Slot& slot, std::unique_lock<std::mutex> lock)
+        : table_(&table), slot_(&slot), lock_(std::move(lock)) {}
+    LockTable* table_;
+    Slot* slot_;
     std::unique_lock<std::mutex> lock_;
+    bool drop_ = false;
   };
 
   LockTable();
   ~LockTable();
 
-  // The entry of a valid key, created on first use (entries live as long as the table);
-  // waits while another thread holds it.
+  // The entry of a valid key, created on first use (known() false); waits while another
+  // thread holds it.
   Handle lock(const lock::LockKey& key);
+  // The entry of `lock_id` if it exists (never created); waits while another thread holds it.
+  std::optional<Handle> lock_existing(const std::string& lock_id);
   // The entry of `lock_id` if it exists and nobody holds it now.
   std::optional<Handle> try_lock(const std::string& lock_id);
   // Ids of the entries we renew, read without their mutexes: an entry that changes
   // meanwhile is seen at the next renewal tick.
   std::vector<std::string> renewing_ids() const;
+  // How many entries there are.
+  std::size_t size() const;
 
  private:
-  mutable std::mutex mutex_;
+  void release(Handle& handle);
+
+  mutable std::mutex mutex_;  // slots_ and each slot's users
   std::map<std::string, std::unique_ptr<Slot>> slots_;
 };
 

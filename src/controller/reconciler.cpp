@@ -290,6 +290,7 @@ ReconcileOutcome Reconciler::reconcile(const std::string& lock_id) {
     }
     if (!entry->known() && outcome.status.ok())
       outcome.status = make_error(ErrorCode::kUnavailable, "lock document " + lock_id + " could not be read");
+    if (world.claims.empty()) entry.drop_when_idle();  // a per-job lock leaves nothing behind
   }
   outcome.requeue_at = decision.requeue_at;
   Status written = write_to_cluster(world, decision, outcome.requeue_at);

@@ -19,7 +19,8 @@ bool in_namespace(const std::string& lock_id, const std::string& ns) {
 }  // namespace
 
 struct SessionKeeper::Namespace {
-  std::mutex mutex;  // one session write (or read) at a time
+  std::mutex mutex;      // one session write (or read) at a time
+  bool dropped = false;  // no longer in namespaces_: whoever waited for it looks again
   bool loaded = false;
   api::Session object;  // as last read or written; resource_version empty: absent
   // When the latest renewTime the object shows was sent (ours) or first seen (another
@@ -58,11 +59,42 @@ SessionKeeper::SessionKeeper(LockTable& table, lock::LockStore& store, kube::Api
 
 SessionKeeper::~SessionKeeper() = default;
 
-SessionKeeper::Namespace& SessionKeeper::state_of(const std::string& ns) {
+std::pair<std::shared_ptr<SessionKeeper::Namespace>, std::unique_lock<std::mutex>> SessionKeeper::lock_state(
+    const std::string& ns) {
+  for (;;) {
+    std::shared_ptr<Namespace> n;
+    {
+      std::lock_guard lock(mutex_);
+      auto& slot = namespaces_[ns];
+      if (!slot) slot = std::make_shared<Namespace>();
+      n = slot;
+    }
+    std::unique_lock held(n->mutex);
+    if (n->dropped) continue;
+    n->object.ns = ns;
+    return {std::move(n), std::move(held)};
+  }
+}
+
+void SessionKeeper::forget_if_idle(const std::string& ns) {
   std::lock_guard lock(mutex_);
-  auto& slot = namespaces_[ns];
-  if (!slot) slot = std::make_unique<Namespace>();
-  return *slot;
+  if (due_.contains(ns)) return;
+  auto it = namespaces_.find(ns);
+  if (it == namespaces_.end()) return;
+  Namespace& n = *it->second;
+  std::unique_lock held(n.mutex, std::try_to_lock);  // a session write under way: kept
+  if (!held.owns_lock()) return;
+  // A renewal whose outcome is unknown, or a listing, is remembered while it matters.
+  if (!n.object.resource_version.empty() || !n.object.revoked.empty() || !n.droppable_at.empty() ||
+      n.renewal_at)
+    return;
+  n.dropped = true;
+  namespaces_.erase(it);
+}
+
+std::size_t SessionKeeper::namespaces() const {
+  std::lock_guard lock(mutex_);
+  return namespaces_.size();
 }
 
 void SessionKeeper::schedule(const std::string& ns, MonoTime at) {
@@ -185,9 +217,8 @@ Status SessionKeeper::write(Namespace& n, std::optional<WallTime> renewal,
 
 Result<std::optional<MonoTime>> SessionKeeper::list(const std::string& ns, const api::GrantRef& grant,
                                                     Millis lease_duration) {
-  Namespace& n = state_of(ns);
-  std::lock_guard lock(n.mutex);
-  n.object.ns = ns;
+  auto [state, held] = lock_state(ns);
+  Namespace& n = *state;
   if (Status loaded = load(n); !loaded.ok()) return loaded.error();
   if (n.object.resource_version.empty()) return std::optional<MonoTime>();  // nothing was ever published
   if (!n.object.lists(grant)) {
@@ -289,10 +320,12 @@ void SessionKeeper::tick(const std::string& ns) {
   Coverage coverage;
   {
     // Held for the batch: a reconcile of one of these locks waits for its renewal.
+    // An entry gone meanwhile (released and forgotten) is not made again.
     std::vector<LockTable::Handle> held;
     for (const std::string& id : table_.renewing_ids()) {
-      auto key = lock::parse_lock_id(id);
-      if (key.ok() && in_namespace(id, ns)) held.push_back(table_.lock(*key));
+      if (!in_namespace(id, ns)) continue;
+      if (std::optional<LockTable::Handle> entry = table_.lock_existing(id))
+        held.push_back(std::move(*entry));
     }
     renew_documents(ns, renewal, held, coverage);
   }
@@ -316,8 +349,11 @@ void SessionKeeper::tick(const std::string& ns) {
     if (options_.enqueue) options_.enqueue(lock_id);
   }
   if (next == MonoTime::max()) {
-    std::lock_guard guard(mutex_);
-    due_.erase(ns);
+    {
+      std::lock_guard guard(mutex_);
+      due_.erase(ns);
+    }
+    forget_if_idle(ns);
   } else {
     schedule(ns, next);
   }
@@ -326,9 +362,8 @@ void SessionKeeper::tick(const std::string& ns) {
 MonoTime SessionKeeper::write_session(
     const std::string& ns, WallTime renewal, MonoTime started, Coverage& coverage,
     std::map<std::string, std::pair<api::GrantRef, std::optional<MonoTime>>>& revoked) {
-  Namespace& n = state_of(ns);
-  std::lock_guard lock(n.mutex);
-  n.object.ns = ns;
+  auto [state, held_mutex] = lock_state(ns);
+  Namespace& n = *state;
   const Millis shortest = coverage.shortest.value_or(kLongestLease);
   // Only a third of the published validity left: stop waiting for what cannot be covered.
   const bool forced = n.renewal_at && started >= *n.renewal_at + shortest * 2 / 3;

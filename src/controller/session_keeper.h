@@ -31,6 +31,7 @@
 #include <set>
 #include <stop_token>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "api/session.h"
@@ -75,11 +76,16 @@ class SessionKeeper {
 
   // One tick of `ns`, whether due or not. Exposed for tests.
   void tick(const std::string& ns);
+  // Namespaces whose state is kept: those that hold, list or have a session. Exposed for tests.
+  std::size_t namespaces() const;
 
  private:
   struct Namespace;
   struct Coverage;
-  Namespace& state_of(const std::string& ns);
+  // The state of `ns`, its mutex held (one session write or read at a time).
+  std::pair<std::shared_ptr<Namespace>, std::unique_lock<std::mutex>> lock_state(const std::string& ns);
+  // Drops the state of a namespace that holds nothing, lists nothing and has no session.
+  void forget_if_idle(const std::string& ns);
   Status load(Namespace& n);
   // Writes the session: renewTime `renewal` (unset: as it is) and `add` listed (with their
   // hand-over times). Merges with another writer's version on a conflict.
@@ -104,8 +110,8 @@ class SessionKeeper {
   Clock& clock_;
   SessionOptions options_;
 
-  std::mutex mutex_;  // namespaces_ and due_
-  std::map<std::string, std::unique_ptr<Namespace>> namespaces_;
+  mutable std::mutex mutex_;  // namespaces_ and due_
+  std::map<std::string, std::shared_ptr<Namespace>> namespaces_;
   std::map<std::string, MonoTime> due_;  // by namespace: its next tick
   std::condition_variable_any cv_;
   bool woken_ = false;

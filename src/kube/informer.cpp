@@ -166,11 +166,12 @@ Informer::WatchOutcome Informer::watch_once(std::stop_token stop) {
   outcome.status = api_.watch(
       resource_, options_.ns, watch_options,
       [&](const WatchEvent& event) {
-        ++outcome.events;
         if (event.type == WatchEvent::Type::kError) {
+          // Not progress: a watch that only ever ends in an error keeps backing off.
           outcome.error_event = event.object;
           return false;
         }
+        ++outcome.events;
         apply(event);
         return !stop.stop_requested();
       },

@@ -68,7 +68,7 @@ class Informer {
 
  private:
   Status relist(std::stop_token stop);
-  // One watch; returns how it ended and whether anything at all arrived.
+  // One watch; returns how it ended and how many events (other than an error) arrived.
   struct WatchOutcome {
     Status status;
     int events = 0;

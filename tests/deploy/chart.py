@@ -18,6 +18,11 @@ import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(SOURCE, "tests", "e2e"))
+from sanitizer_reports import OPTION_VARIABLES, install  # noqa: E402
+
+# The controller runs here too: its sanitizer reports are checked (tests/e2e/sanitizer_reports.py).
+SANITIZER_REPORTS = install()
 CHART = os.path.join(SOURCE, "charts", "eslease")
 NODE_MODULES = os.path.join(HERE, "node_modules")
 RELEASE = "eslease"
@@ -128,9 +133,11 @@ def controller_parses(bin_dir, container, work_dir):
            "KUBECONFIG": os.path.join(work_dir, "no-such-kubeconfig")}
     for e in container.get("env", []):
         env[e["name"]] = e.get("value", "from-the-pod")
+    env.update({k: os.environ[k] for k in OPTION_VARIABLES if k in os.environ})
     result = subprocess.run([os.path.join(bin_dir, "eslease-controller")] + container["args"], env=env,
                             capture_output=True, text=True, timeout=30)
     output = result.stdout + result.stderr
+    SANITIZER_REPORTS.check()
     return result.returncode == 1 and "no Kubernetes configuration" in output, output
 
 

@@ -15,10 +15,13 @@ import urllib.request
 import yaml
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "common"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sanitizer_reports import MARKERS as SANITIZER_MARKERS, install  # noqa: E402
 from validity import PublishedValidity  # noqa: E402
 
 KUBECTL = "/usr/bin/kubectl"
-SANITIZER_MARKERS = ("WARNING: ThreadSanitizer", "ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
+# Every process the script starts (the tool too) writes its sanitizer reports there.
+SANITIZER_REPORTS = install()
 
 
 def wait_for(condition, timeout, what, interval=0.01):
@@ -212,6 +215,7 @@ class Environment:
         # A sanitizer build of any process (ESLEASE_SANITIZE) fails the test that ran it.
         if reports:
             raise AssertionError("sanitizer report:\n" + "\n".join(reports))
+        SANITIZER_REPORTS.check()
 
     def logs(self):
         """Every process's output so far, by process name (also after `stop`)."""

@@ -8,6 +8,10 @@ import tempfile
 import threading
 import time
 
+from sanitizer_reports import install
+
+# The emulator's sanitizer reports, and those of any process the test starts, are checked.
+SANITIZER_REPORTS = install()
 _LISTENING = re.compile(r"kube-emulator listening on (\S+)")
 
 
@@ -93,6 +97,7 @@ class KubeEmulator:
         if self.workdir is not None:
             self.workdir.cleanup()
             self.workdir = None
+        SANITIZER_REPORTS.check()
 
     def __enter__(self):
         return self.start()

@@ -1,10 +1,10 @@
 #include "apps/eslease-controller/app.h"
 
-#include <csignal>
 #include <iostream>
 #include <thread>
 
 #include "common/log.h"
+#include "common/signals.h"
 #include "config/controller_config.h"
 #include "controller/controller.h"
 #include "kube/config.h"
@@ -47,12 +47,6 @@ class MetricsObserver final : public Observer {
  private:
   metrics::Metrics& m_;
 };
-
-std::stop_source* g_stop = nullptr;
-
-void on_signal(int) {
-  if (g_stop) g_stop->request_stop();  // request_stop is lock-free for std::stop_source
-}
 
 int fail(const std::string& message) {
   log::error("cannot start", {{"error", message}});
@@ -218,12 +212,10 @@ int run_controller_app(const std::vector<std::string>& args) {
   config::resolve_runtime_defaults(opts, config::read_runtime_facts(environment));
   for (const std::string& warning : config::timing_warnings(opts)) log::warn(warning);
   std::stop_source stop;
-  g_stop = &stop;
-  std::signal(SIGTERM, on_signal);
-  std::signal(SIGINT, on_signal);
-  const int code = run(opts, stop);
-  g_stop = nullptr;
-  return code;
+  // The stop runs on the catcher's thread: its callbacks take mutexes. Once stopped, a
+  // second SIGTERM leaves the clean exit as it is.
+  SignalCatcher signals([&stop](int) { stop.request_stop(); }, SignalCatcher::Afterwards::kIgnore);
+  return run(opts, stop);
 }
 
 }  // namespace eslease::controller

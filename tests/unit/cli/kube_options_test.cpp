@@ -31,6 +31,14 @@ TEST(KubeOptions, StatusTakesAllNamespacesAndShortOutput) {
   EXPECT_EQ(o->output, OutputFormat::kJson);
 }
 
+TEST(KubeOptions, ShortFlagsTakeTheirValueAfterAnEqualsSign) {
+  auto o = parse_options({"status", "-n=batch", "-o=json"});
+  ASSERT_TRUE(o.ok()) << o.error().message;
+  EXPECT_EQ(o->ns, "batch");
+  EXPECT_TRUE(o->ns_given);
+  EXPECT_EQ(o->output, OutputFormat::kJson);
+}
+
 TEST(KubeOptions, ReleaseTakesALeaseName) {
   auto o = parse_options({"release", "report-p1"});
   ASSERT_TRUE(o.ok()) << o.error().message;

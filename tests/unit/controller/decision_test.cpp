@@ -20,6 +20,18 @@ using worlds::World;
 
 // --- granting ---------------------------------------------------------------------------
 
+// The world builder's references stay valid while the world grows.
+TEST(Decision, ABuiltClaimStaysInPlaceWhileMoreAreAdded) {
+  World world;
+  LeaseRecord& first = world.claim("first", "pod-1");
+  for (int i = 0; i < 20; ++i) world.claim("more-" + std::to_string(i), "pod-1");
+  EXPECT_EQ(&first, &world.find("first"));
+  World copy = world;
+  LeaseRecord& in_copy = copy.find("first");
+  copy.claim("another", "pod-1");
+  EXPECT_EQ(&in_copy, &copy.find("first"));
+}
+
 TEST(Decision, FreeLockIsGrantedToTheOnlyLiveClaim) {
   World world;
   world.claim("a", "pod-a");

@@ -115,5 +115,77 @@ TEST(LockTable, AHeldEntryIsNotHandedOutTwice) {
   EXPECT_TRUE(table.renewing_ids().empty());
 }
 
+TEST(LockEntry, OnlyAnEntryKnownToStandForNothingIsForgettable) {
+  LockEntry entry(kKey);
+  EXPECT_FALSE(entry.forgettable()) << "not read yet";
+  entry.read(std::nullopt, kT0);
+  EXPECT_TRUE(entry.forgettable());
+  entry.granted(lock::Grant{grant_version(1), kT0 + Millis(10000)}, kT0);
+  EXPECT_FALSE(entry.forgettable()) << "a grant we renew";
+  entry.revoke(api::Reason::kPodDeleted, kT0 + Millis(30000));
+  EXPECT_FALSE(entry.forgettable()) << "a revocation whose hand-over is pending";
+  entry.read_malformed("not a lock document");
+  EXPECT_FALSE(entry.forgettable()) << "a document that is not ours to judge";
+  entry.read(std::nullopt, kT0);
+  entry.outcome_unknown();
+  EXPECT_FALSE(entry.forgettable()) << "a write whose outcome is unknown";
+}
+
+TEST(LockTable, AnEntryThatStandsForNothingGoesWithItsLastHandle) {
+  LockTable table;
+  {
+    LockTable::Handle entry = table.lock(kKey);
+    entry->read(std::nullopt, kT0);
+    entry.drop_when_idle();
+  }
+  EXPECT_EQ(table.size(), 0u);
+  LockTable::Handle again = table.lock(kKey);
+  EXPECT_FALSE(again->known()) << "a new entry reads the document before deciding";
+}
+
+TEST(LockTable, AnEntryThatStillMattersIsKept) {
+  LockTable table;
+  {
+    LockTable::Handle entry = table.lock(kKey);
+    entry->granted(lock::Grant{grant_version(1), kT0 + Millis(10000)}, kT0);
+    entry->revoke(api::Reason::kPodDeleted, kT0 + Millis(30000));
+    entry.drop_when_idle();
+  }
+  ASSERT_EQ(table.size(), 1u);
+  EXPECT_EQ(table.lock(kKey)->revoked(), api::Reason::kPodDeleted);
+  {
+    LockTable::Handle entry = table.lock(kKey);
+    entry->read(std::nullopt, kT0);  // free, but a claim is still waiting: not marked
+  }
+  EXPECT_EQ(table.size(), 1u);
+}
+
+TEST(LockTable, LockingAnExistingEntryNeverMakesOne) {
+  LockTable table;
+  EXPECT_FALSE(table.lock_existing(kKey.id()));
+  EXPECT_EQ(table.size(), 0u);
+  table.lock(kKey)->read(std::nullopt, kT0);
+  std::optional<LockTable::Handle> found = table.lock_existing(kKey.id());
+  ASSERT_TRUE(found);
+  EXPECT_TRUE((*found)->known());
+}
+
+TEST(LockTable, AMovedHandleReleasesItsEntryOnce) {
+  LockTable table;
+  const lock::LockKey other = *lock::make_lock_key("batch", "weekly");
+  std::vector<LockTable::Handle> held;
+  held.push_back(table.lock(kKey));
+  held.push_back(table.lock(other));  // moved when the vector grows
+  held[0]->read(std::nullopt, kT0);
+  held[0].drop_when_idle();
+  std::optional<LockTable::Handle> first = std::move(held[0]);
+  held.clear();
+  EXPECT_EQ(table.size(), 2u) << "still held";
+  first.reset();
+  EXPECT_EQ(table.size(), 1u);
+  EXPECT_FALSE(table.try_lock(kKey.id()));
+  EXPECT_TRUE(table.try_lock(other.id()));
+}
+
 }  // namespace
 }  // namespace eslease::controller

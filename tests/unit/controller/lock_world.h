@@ -17,16 +17,24 @@ inline const MonoTime kM0 = MonoTime{} + std::chrono::hours(1);
 
 class World {
  public:
+  // The claims a world may have: room for them is made up front, so the reference claim()
+  // returns stays valid while more claims are added.
+  static constexpr std::size_t kMaxClaims = 64;
+
   World() {
     w.ns = "batch";
     w.lock_name = "report";
     w.now = kT0;
     w.mono = kM0;
+    w.claims.reserve(kMaxClaims);
   }
+  World(const World& other) : w(other.w) { w.claims.reserve(kMaxClaims); }
+  World& operator=(const World&) = delete;
 
   // A claim-mode Lease created `age` before now.
   LeaseRecord& claim(const std::string& name, const std::string& pod,
                      Priority priority = Priority::kForeground, seconds age = seconds(100)) {
+    if (w.claims.size() == kMaxClaims) throw std::length_error("a World holds at most kMaxClaims claims");
     LeaseRecord lease;
     lease.meta = {"batch", name, "uid-" + name, "1"};
     lease.generation = 1;

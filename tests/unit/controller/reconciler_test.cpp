@@ -100,12 +100,21 @@ class ReconcilerTest : public ::testing::Test {
     tracker_.pod_gone(gone);
     sync();
   }
-  void add_claim(const std::string& name, const std::string& pod, int age_seconds) {
+  void add_claim(const std::string& name, const std::string& pod, int age_seconds,
+                 const std::string& lock = "report") {
     json lease = kube::testing::make_object("batch", name);
     lease["metadata"]["creationTimestamp"] = "2026-01-01T00:00:" + std::to_string(10 + age_seconds) + "Z";
     lease["metadata"]["generation"] = 1;
-    lease["spec"] = {{"lockName", "report"}, {"holder", {{"podName", pod}}}};
+    lease["spec"] = {{"lockName", lock}, {"holder", {{"podName", pod}}}};
     api_.put_object(kube::resources::eslease_leases(), lease);
+    sync();
+  }
+  // The Lease is gone from the API and the informer says so.
+  void delete_claim(const std::string& name) {
+    const LeaseRecord gone = *view_.lease("batch/" + name);
+    api_.erase_object(kube::resources::eslease_leases(), "batch/" + name);
+    index_.lease_changed(&gone, nullptr);
+    if (reconciler_) reconciler_->forget_lease(gone.meta.uid);
     sync();
   }
   // claim-a (worker-a) holds the lock and claim-b (worker-b) waits next in line.
@@ -338,6 +347,50 @@ TEST_F(ReconcilerTest, AnUnreadableDocumentMarksTheBackendUnavailable) {
   EXPECT_TRUE(unavailable);
   ASSERT_TRUE(reconcile().status.ok()) << "read again on the next reconcile";
   EXPECT_EQ(status("claim-a")["phase"], "Held");
+}
+
+// Per-job locks: each name is used once. Once its Lease is gone and the document released,
+// the controller keeps nothing of the lock; the name used again is read before deciding.
+TEST_F(ReconcilerTest, APerJobLockLeavesNothingBehindOnceItsLeaseIsGone) {
+  add_pod("worker-a");
+  add_claim("claim-a", "worker-a", 0);
+  ASSERT_TRUE(reconcile().status.ok());
+  EXPECT_EQ(table_.size(), 1u);
+  delete_claim("claim-a");
+  for (int i = 0; i < 10 && es_.peek(kLock); ++i) {
+    ReconcileOutcome outcome = reconcile();
+    ASSERT_TRUE(outcome.status.ok()) << outcome.status.error().describe();
+    if (outcome.requeue_at)
+      clock_.advance(std::chrono::ceil<Millis>(*outcome.requeue_at - clock_.monotonic()));
+  }
+  EXPECT_FALSE(es_.peek(kLock)) << "the document is released";
+  ASSERT_TRUE(reconcile().status.ok());
+  EXPECT_EQ(table_.size(), 0u);
+
+  add_claim("claim-b", "worker-a", 1);
+  const int reads = es_.calls("get");
+  ASSERT_TRUE(reconcile().status.ok());
+  EXPECT_EQ(es_.calls("get"), reads + 1) << "a forgotten lock is read before anything is decided";
+  EXPECT_EQ(status("claim-b")["phase"], "Held");
+}
+
+// A pod that loses one lock but holds another keeps only the other's entry, even when the
+// first attempt to rewrite its annotation fails: the lock's retry puts it right.
+TEST_F(ReconcilerTest, ALostHoldLeavesTheAnnotationOnceItsRewriteFails) {
+  add_pod("worker-a");
+  add_claim("claim-a", "worker-a", 0);
+  add_claim("claim-x", "worker-a", 1, "other");
+  ASSERT_TRUE(reconcile().status.ok());
+  ASSERT_TRUE(reconciler().reconcile("batch/other").status.ok());
+  sync();
+  const std::string token_x = status("claim-x")["fencingToken"];
+  ASSERT_EQ(holds("worker-a"),
+            "claim-a=" + status("claim-a")["fencingToken"].get<std::string>() + ",claim-x=" + token_x);
+  delete_claim("claim-a");
+  api_.fail_next("patch", kube::resources::pods(), make_error(ErrorCode::kUnavailable, "connection reset"));
+  EXPECT_FALSE(reconcile().status.ok()) << "the annotation could not be written: retried";
+  ASSERT_TRUE(reconcile().status.ok());
+  EXPECT_EQ(holds("worker-a"), "claim-x=" + token_x);
 }
 
 json backend_condition(const json& status) {

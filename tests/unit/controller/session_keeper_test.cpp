@@ -266,6 +266,28 @@ TEST_F(SessionKeeperTest, TheSessionGoesOnceNothingIsHeldOrListed) {
   clock_.advance(kTtl / 3);
   keeper_->tick_due();
   EXPECT_FALSE(session());
+  EXPECT_EQ(keeper_->namespaces(), 0u) << "nothing of the namespace is kept";
+
+  // The namespace holds again: a session as before.
+  grant("b", "claim-b");
+  keeper_->wake(kNs);
+  keeper_->tick_due();
+  ASSERT_TRUE(session());
+  EXPECT_EQ(keeper_->namespaces(), 1u);
+}
+
+TEST_F(SessionKeeperTest, ANamespaceStillListingAGrantIsKept) {
+  const std::string token = grant("a", "claim-a");
+  keeper_->tick(kNs);
+  ASSERT_TRUE(keeper_->list(kNs, {"claim-a", token}, kTtl).ok());
+  const lock::LockKey key = *lock::make_lock_key(kNs, "a");
+  table_.lock(key)->released(clock_.monotonic());
+  api_.erase_object(kube::resources::eslease_leases(), kNs + "/claim-a");
+  view_.sync_from(api_);
+  clock_.advance(kTtl / 3);
+  keeper_->tick_due();
+  ASSERT_TRUE(session()) << "the listing stays until a minute past its hand-over";
+  EXPECT_EQ(keeper_->namespaces(), 1u);
 }
 
 }  // namespace

@@ -181,6 +181,30 @@ TEST(InformerTest, WatchThatCannotStartLeadsToRelistIdleOnlyToReconnect) {
   EXPECT_EQ(recorder.calls(), std::vector<std::string>{"add:ns/a"});  // nothing changed: no duplicate add
 }
 
+// A watch that ends in an error event at once made no progress: the informer backs off
+// further each time instead of retrying at the initial delay forever.
+TEST(InformerTest, WatchesEndingInAnErrorEventBackOffFurtherEachTime) {
+  MemoryApi api;
+  api.put_object(kPods, make_object("ns", "a"));
+  constexpr int kFailures = 5;
+  for (int i = 0; i < kFailures; ++i) {
+    api.push_watch(
+        send({ev(WatchEvent::Type::kError,
+                 {{"kind", "Status"}, {"status", "Failure"}, {"message", "etcd busy"}, {"code", 500}})}));
+  }
+  eslease::testing::FakeClock clock;
+  const MonoTime before = clock.monotonic();
+  Recorder recorder;
+  JsonInformer informer(api, clock, kPods, small_pages(), recorder.handlers());
+  informer.start();
+  ASSERT_TRUE(eslease::testing::wait_until([&] { return api.watch_calls().size() > kFailures; }));
+  const Millis waited = std::chrono::duration_cast<Millis>(clock.monotonic() - before);
+  informer.stop();
+  EXPECT_EQ(informer.restarts(RestartReason::kError), kFailures);
+  // Each delay is at least half its cap, the cap doubling from 800 ms: 400 + 800 + ... + 6400.
+  EXPECT_GE(waited, Millis(12400)) << "retrying at the initial delay each time";
+}
+
 TEST(InformerTest, TransformKeepsOnlyNeededPodFields) {
   MemoryApi api;
   json pod = make_object("ns", "p");

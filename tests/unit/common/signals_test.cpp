@@ -1,0 +1,81 @@
+// Signals are acted on outside signal context: what a signal starts may take mutexes, even
+// one the thread the signal interrupted holds.
+#include "common/signals.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <stop_token>
+
+#include "support/wait.h"
+
+namespace eslease {
+namespace {
+
+using testing::wait_until;
+
+// A stop callback needs a mutex that the interrupted thread holds. Run inside the signal
+// handler, it would wait for that thread, which waits for the handler: a deadlock.
+TEST(SignalCatcher, AStopCallbackThatNeedsAMutexTheInterruptedThreadHoldsStillRuns) {
+  std::mutex mutex;
+  std::stop_source stop;
+  std::atomic<bool> stopped{false};
+  std::stop_callback callback(stop.get_token(), [&] {
+    std::lock_guard lock(mutex);
+    stopped = true;
+  });
+  SignalCatcher catcher([&](int) { stop.request_stop(); });
+  {
+    std::lock_guard held(mutex);
+    ASSERT_EQ(raise(SIGTERM), 0);  // handled on this thread, which holds the mutex
+    EXPECT_FALSE(stopped.load());
+  }
+  ASSERT_TRUE(wait_until([&] { return stopped.load(); }));
+  EXPECT_EQ(catcher.last(), SIGTERM);
+}
+
+TEST(SignalCatcher, EachSignalIsTakenOnceAndTheLatestIsRemembered) {
+  SignalCatcher catcher;
+  EXPECT_EQ(catcher.take(), 0);
+  ASSERT_EQ(raise(SIGINT), 0);
+  ASSERT_TRUE(wait_until([&] { return catcher.last() == SIGINT; }));
+  EXPECT_EQ(catcher.take(), SIGINT);
+  EXPECT_EQ(catcher.take(), 0);
+  EXPECT_EQ(catcher.last(), SIGINT);
+}
+
+TEST(SignalCatcher, TheNewestCatcherCatchesAndThePreviousDispositionsComeBack) {
+  struct sigaction before {};
+  sigaction(SIGTERM, nullptr, &before);
+  {
+    SignalCatcher outer;
+    {
+      SignalCatcher inner;
+      ASSERT_EQ(raise(SIGTERM), 0);
+      ASSERT_TRUE(wait_until([&] { return inner.last() == SIGTERM; }));
+      EXPECT_EQ(outer.last(), 0);
+    }
+    ASSERT_EQ(raise(SIGTERM), 0);
+    ASSERT_TRUE(wait_until([&] { return outer.last() == SIGTERM; }));
+  }
+  struct sigaction after {};
+  sigaction(SIGTERM, nullptr, &after);
+  EXPECT_EQ(after.sa_handler, before.sa_handler);
+}
+
+// A process that has stopped on a signal ends with the exit code it chose, however many
+// more signals arrive while it exits.
+TEST(SignalCatcher, AnEndingProcessIgnoresLateSignals) {
+  EXPECT_EXIT(
+      {
+        { SignalCatcher catcher({}, SignalCatcher::Afterwards::kIgnore); }
+        raise(SIGTERM);
+        std::exit(0);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+}  // namespace
+}  // namespace eslease
