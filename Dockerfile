@@ -8,6 +8,9 @@
 # The build stage installs the toolchain with the same script as the README and CI
 # (scripts/install-deps.sh) and builds the release binaries; the runtime stage carries only
 # the shared libraries they load and the two binaries, and runs as a numeric non-root user.
+# It also carries the eslease tool's portable bundle in /opt/eslease (a static launcher, the
+# tool, its own loader and libraries), which runs in any x86-64 Linux image: an init
+# container copies it into a shared emptyDir (docs/any-image.md).
 
 FROM debian:bookworm-slim AS build
 WORKDIR /src
@@ -15,7 +18,7 @@ COPY scripts/install-deps.sh scripts/install-deps.sh
 RUN ./scripts/install-deps.sh
 COPY . .
 RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release \
- && cmake --build /build --target eslease-controller eslease \
+ && cmake --build /build --target eslease-controller eslease eslease-portable \
  && strip /build/bin/eslease-controller /build/bin/eslease
 
 FROM debian:bookworm-slim AS runtime
@@ -32,6 +35,7 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 # runtime-packages-end
 COPY --from=build /build/bin/eslease-controller /build/bin/eslease /usr/local/bin/
+COPY --from=build /build/eslease-portable/ /opt/eslease/
 USER 65532:65532
 EXPOSE 8080 8081
 ENTRYPOINT ["/usr/local/bin/eslease-controller"]

@@ -13,6 +13,8 @@ packages=(
   # tests
   libgtest-dev libgmock-dev kubectl python3 python3-kubernetes python3-elasticsearch
   openssl curl prometheus faketime
+  # roots without glibc for the portable tool's test: a static busybox and musl
+  busybox-static musl
   # sanitizer and fuzzing runtimes, code checks
   clang lld libclang-rt-14-dev clang-tidy clang-format
   # deployment checks (tests/deploy): schemas, image root file system, PNG; Helm comes from

@@ -1,11 +1,22 @@
 #include "controller/holds_annotation.h"
 
+#include <algorithm>
+
 #include "controller/lease_codec.h"
 #include "controller/lease_writer.h"
 
 namespace eslease::controller {
 
 using nlohmann::json;
+
+namespace {
+
+bool carries_label(const PodRecord& pod, const std::string& key) {
+  return std::any_of(pod.labels.begin(), pod.labels.end(),
+                     [&](const auto& label) { return label.first == key && label.second == "true"; });
+}
+
+}  // namespace
 
 void HoldsAnnotation::adopt(const std::string& pod_key, const PodRecord& pod,
                             std::set<std::string>& touched) {
@@ -22,22 +33,27 @@ void HoldsAnnotation::adopt(const std::string& pod_key, const PodRecord& pod,
       continue;
     }
     const std::string its_lock = lease->lock_id();
-    holds_[pod_key][lease_name] = Hold{its_lock, token};
+    holds_[pod_key][lease_name] = Hold{its_lock, token, lease->spec.holder_label};
     holders_[its_lock].insert(pod_key);
   }
 }
 
-std::map<std::string, std::string> HoldsAnnotation::desired_values(
+std::map<std::string, HoldsAnnotation::PodPlan> HoldsAnnotation::desired_values(
     const LockWorld& world, const std::map<std::string, LeaseStatus>& statuses) {
   const std::string lock = world.ns + "/" + world.lock_name;
   std::set<std::string> touched;
+  std::map<std::string, std::set<std::string>> released;  // holder labels of entries dropped, by pod
   for (const auto& [name, pod] : world.pods) adopt(world.ns + "/" + name, pod.record, touched);
   if (auto had = holders_.find(lock); had != holders_.end()) {
     for (const std::string& pod_key : had->second) {
       auto pod = holds_.find(pod_key);
       if (pod == holds_.end()) continue;
       // Only entries still for this lock: a Lease that moved on is another lock's now.
-      std::erase_if(pod->second, [&](const auto& held) { return held.second.lock == lock; });
+      std::erase_if(pod->second, [&](const auto& held) {
+        if (held.second.lock != lock) return false;
+        if (!held.second.label.empty()) released[pod_key].insert(held.second.label);
+        return true;
+      });
       if (pod->second.empty()) holds_.erase(pod);
       touched.insert(pod_key);
     }
@@ -47,68 +63,192 @@ std::map<std::string, std::string> HoldsAnnotation::desired_values(
     auto status = statuses.find(lease.meta.name);
     if (status == statuses.end() || status->second.phase != Phase::kHeld || !status->second.holder) continue;
     const std::string pod_key = world.ns + "/" + status->second.holder->pod_name;
-    holds_[pod_key][lease.meta.name] = Hold{lock, status->second.fencing_token};
+    holds_[pod_key][lease.meta.name] = Hold{lock, status->second.fencing_token, lease.spec.holder_label};
     holders_[lock].insert(pod_key);
     touched.insert(pod_key);
   }
-  std::map<std::string, std::string> desired;
+  std::map<std::string, PodPlan> plans;
   for (const std::string& pod_key : touched) {
     std::map<std::string, std::string> token_by_lease;
     if (auto it = holds_.find(pod_key); it != holds_.end()) {
       for (const auto& [lease, held] : it->second) token_by_lease[lease] = held.token;
     }
-    desired[pod_key] = format_holds(token_by_lease);
+    plans[pod_key].holds = format_holds(token_by_lease);
   }
-  return desired;
+  plan_labels(world, lock, released, plans);
+  return plans;
+}
+
+void HoldsAnnotation::plan_labels(const LockWorld& world, const std::string& lock,
+                                  const std::map<std::string, std::set<std::string>>& released,
+                                  std::map<std::string, PodPlan>& plans) {
+  std::set<std::string> keys;  // the holder labels of this lock's claims
+  for (const LeaseRecord& lease : world.claims)
+    if (!lease.spec.holder_label.empty()) keys.insert(lease.spec.holder_label);
+  // Every pod this lock concerns, so a label left on one that no longer holds is taken away.
+  if (!keys.empty())
+    for (const auto& [name, pod] : world.pods) plans.try_emplace(world.ns + "/" + name);
+  for (const auto& [pod_key, gone] : released) plans[pod_key].may_remove.insert(gone.begin(), gone.end());
+  if (auto pending = unlabel_pending_.find(lock); pending != unlabel_pending_.end())
+    for (const auto& [pod_key, left] : pending->second)
+      plans[pod_key].may_remove.insert(left.begin(), left.end());
+  for (auto& [pod_key, plan] : plans) {
+    plan.may_add = keys;
+    plan.may_remove.insert(keys.begin(), keys.end());
+    if (auto it = holds_.find(pod_key); it != holds_.end())
+      for (const auto& [lease, held] : it->second)
+        if (!held.label.empty()) plan.labels.insert(held.label);
+  }
 }
 
 Status HoldsAnnotation::update(const LockWorld& world, const std::map<std::string, LeaseStatus>& statuses) {
-  std::map<std::string, std::string> desired;
+  const std::string lock = world.ns + "/" + world.lock_name;
+  std::map<std::string, PodPlan> plans;
   {
     std::lock_guard guard(mutex_);
-    desired = desired_values(world, statuses);
+    plans = desired_values(world, statuses);
   }
   Status result;
+  auto keep_first_error = [&](Status s) {
+    if (result.ok() && !s.ok()) result = std::move(s);
+  };
   std::lock_guard serial(write_mutex_);
-  for (const auto& [pod_key, value] : desired) {
-    Status written = write(pod_key, value);
-    if (written.ok()) continue;
-    if (result.ok()) result = written;
-    // Not written yet (failed, or deferred): the pod stays this lock's to put right, so the
-    // lock's retry writes it, even once the pod holds nothing of this lock any more.
-    std::lock_guard lock(mutex_);
-    holders_[world.ns + "/" + world.lock_name].insert(pod_key);
+  std::vector<PodWrite> removing;
+  std::vector<PodWrite> others;
+  for (const auto& [pod_key, plan] : plans) {
+    auto change = work_out(pod_key, plan);
+    if (change && !change->remove.empty()) {
+      removing.push_back(std::move(*change));
+      continue;
+    }
+    if (change) others.push_back(std::move(*change));
+    std::lock_guard guard(mutex_);
+    note_removal(lock, pod_key, {}, true);  // carries none of the labels it should not
+  }
+  // Old holders first. A label that may still be on one of them is given to no one now;
+  // the error retries this reconcile, which tries the removal again.
+  const std::set<std::string> carried_before = pending_labels(lock);
+  for (PodWrite& change : removing) {
+    keep_first_error(withhold(change, carried_before));
+    Status written = write(change);
+    {
+      std::lock_guard guard(mutex_);
+      note_removal(lock, change.pod.meta.key(), change.remove, written.ok());
+      // Not written (failed, or deferred): the pod stays this lock's to put right, so the
+      // lock's retry writes it, even once the pod holds nothing of this lock any more.
+      if (!written.ok()) holders_[lock].insert(change.pod.meta.key());
+    }
+    keep_first_error(std::move(written));
+  }
+  const std::set<std::string> carried = pending_labels(lock);
+  for (PodWrite& change : others) {
+    keep_first_error(withhold(change, carried));
+    if (!change.holds && change.add.empty()) continue;
+    Status written = write(change);
+    if (!written.ok()) {
+      std::lock_guard guard(mutex_);
+      holders_[lock].insert(change.pod.meta.key());  // as above
+    }
+    keep_first_error(std::move(written));
   }
   return result;
 }
 
-Status HoldsAnnotation::write(const std::string& pod_key, const std::string& value) {
+std::set<std::string> HoldsAnnotation::pending_labels(const std::string& lock) {
+  std::lock_guard guard(mutex_);
+  std::set<std::string> keys;
+  if (auto pending = unlabel_pending_.find(lock); pending != unlabel_pending_.end())
+    for (const auto& [pod_key, left] : pending->second) keys.insert(left.begin(), left.end());
+  return keys;
+}
+
+Status HoldsAnnotation::withhold(PodWrite& change, const std::set<std::string>& carried) {
+  Status result;
+  for (auto it = change.add.begin(); it != change.add.end();) {
+    if (!carried.contains(*it)) {
+      ++it;
+      continue;
+    }
+    if (result.ok())
+      result =
+          make_error(ErrorCode::kUnavailable, "holder label " + *it + " for pod " + change.pod.meta.key() +
+                                                  " waits until an old holder is rid of it");
+    it = change.add.erase(it);
+  }
+  return result;
+}
+
+void HoldsAnnotation::note_removal(const std::string& lock, const std::string& pod_key,
+                                   const std::set<std::string>& keys, bool done) {
+  if (!done) {
+    unlabel_pending_[lock][pod_key].insert(keys.begin(), keys.end());
+    return;
+  }
+  auto pending = unlabel_pending_.find(lock);
+  if (pending == unlabel_pending_.end()) return;
+  pending->second.erase(pod_key);
+  if (pending->second.empty()) unlabel_pending_.erase(pending);
+}
+
+std::optional<HoldsAnnotation::PodWrite> HoldsAnnotation::work_out(const std::string& pod_key,
+                                                                   const PodPlan& plan) {
   auto pod = cluster_.pod(pod_key);
-  if (!pod) return {};
+  if (!pod) return std::nullopt;  // gone: nothing to write, and no label left on it
+  std::lock_guard lock(mutex_);
   std::string current = pod->holds_annotation;
-  {
-    std::lock_guard lock(mutex_);
-    if (auto w = written_.find(pod->meta.uid); w != written_.end()) {
-      if (current == w->second.value) {
-        written_.erase(w);
-      } else {
-        current = w->second.value;
-      }
+  const Written* ours = nullptr;
+  if (auto w = written_.find(pod->meta.uid); w != written_.end()) {
+    const bool caught_up = current == w->second.value &&
+                           std::all_of(w->second.labels.begin(), w->second.labels.end(), [&](const auto& l) {
+                             return carries_label(*pod, l.first) == l.second;
+                           });
+    if (caught_up) {
+      written_.erase(w);
+    } else {
+      current = w->second.value;
+      ours = &w->second;
     }
   }
-  if (current == value) return {};
-  json patch = {{"metadata",
-                 {{"annotations", {{api::kHoldsAnnotation, value.empty() ? json(nullptr) : json(value)}}}}}};
-  // Telling a new holder can wait for the rate limit; taking the annotation from a pod that
-  // lost the lock cannot.
+  auto carries = [&](const std::string& key) {
+    if (ours)
+      if (auto it = ours->labels.find(key); it != ours->labels.end()) return it->second;
+    return carries_label(*pod, key);
+  };
+  PodWrite change{*pod, std::nullopt, {}, {}};
+  if (plan.holds && *plan.holds != current) change.holds = plan.holds;
+  for (const std::string& key : plan.may_add)
+    if (plan.labels.contains(key) && !carries(key)) change.add.insert(key);
+  for (const std::string& key : plan.may_remove)
+    if (!plan.labels.contains(key) && carries(key)) change.remove.insert(key);
+  if (!change.holds && change.add.empty() && change.remove.empty()) return std::nullopt;
+  return change;
+}
+
+Status HoldsAnnotation::write(const PodWrite& change) {
+  const PodRecord& pod = change.pod;
+  json metadata = json::object();
+  if (change.holds)
+    metadata["annotations"] = {
+        {api::kHoldsAnnotation, change.holds->empty() ? json(nullptr) : json(*change.holds)}};
+  for (const std::string& key : change.add) metadata["labels"][key] = "true";
+  for (const std::string& key : change.remove) metadata["labels"][key] = nullptr;
+  // Telling a new holder can wait for the rate limit; taking the annotation or a label from
+  // a pod that lost the lock cannot.
   kube::CallOptions call;
-  call.defer_when_busy = !value.empty();
-  auto patched =
-      api_.patch(kube::resources::pods(), pod->meta.ns, pod->meta.name, kube::PatchType::kMerge, patch,
-                 /*status_subresource=*/false, call);
+  call.defer_when_busy = change.remove.empty() && !(change.holds && change.holds->empty());
+  auto patched = api_.patch(kube::resources::pods(), pod.meta.ns, pod.meta.name, kube::PatchType::kMerge,
+                            json{{"metadata", metadata}}, /*status_subresource=*/false, call);
   if (!patched.ok()) return patched.error().code == ErrorCode::kNotFound ? Status() : Status(patched.error());
   std::lock_guard lock(mutex_);
-  written_[pod->meta.uid] = Written{value, resource_version_of(*patched)};
+  Written& written = written_[pod.meta.uid];
+  if (change.holds) {
+    written.value = *change.holds;
+  } else if (written.version.empty()) {
+    written.value = pod.holds_annotation;
+  }
+  for (const std::string& key : change.add) written.labels[key] = true;
+  for (const std::string& key : change.remove) written.labels[key] = false;
+  written.version = resource_version_of(*patched);
   return {};
 }
 

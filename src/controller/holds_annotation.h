@@ -6,10 +6,16 @@
 // too. A pod this controller has no record of (another leader's write, a hand edit) has its
 // entries taken in under the lock each Lease claims, so that lock's reconcile confirms or
 // removes them. Our own writes are remembered until the informer delivers them.
+//
+// A Lease with spec.holderLabel also has its holder pod labelled KEY: "true", in the same
+// patch as the annotation. The label leaves old holders before a new one gets it: the pods
+// that lose a label are patched first, and while one of them may still carry it (its patch
+// failed; it stays remembered until a patch succeeds or the pod is gone) no pod is given it.
 #pragma once
 
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -38,17 +44,46 @@ class HoldsAnnotation {
   struct Hold {
     std::string lock;  // "<ns>/<lock>"
     std::string token;
+    std::string label;  // its Lease's spec.holderLabel; empty: none
   };
   struct Written {
     std::string value;
-    std::string version;  // the resourceVersion our write produced
+    std::map<std::string, bool> labels;  // holder labels set (true) or removed (false)
+    std::string version;                 // the resourceVersion our write produced
   };
-  // The annotation values this lock's reconcile wants, by pod key. Needs mutex_.
-  std::map<std::string, std::string> desired_values(const LockWorld& world,
-                                                    const std::map<std::string, LeaseStatus>& statuses);
+  // What one reconcile wants of one pod.
+  struct PodPlan {
+    std::optional<std::string> holds;  // the annotation value; nullopt: left as it is
+    std::set<std::string> labels;      // holder labels it should carry, for any lock
+    std::set<std::string> may_add;     // holder labels this lock gives
+    std::set<std::string> may_remove;  // holder labels this lock takes away
+  };
+  // One pod's patch, worked out against what it carries now.
+  struct PodWrite {
+    PodRecord pod;
+    std::optional<std::string> holds;  // set: the annotation changes to this
+    std::set<std::string> add;
+    std::set<std::string> remove;
+  };
+  // What this lock's reconcile wants, by pod key. Needs mutex_.
+  std::map<std::string, PodPlan> desired_values(const LockWorld& world,
+                                                const std::map<std::string, LeaseStatus>& statuses);
+  // Adds the holder labels this lock may give or take to the plans of its pods. Needs mutex_.
+  void plan_labels(const LockWorld& world, const std::string& lock,
+                   const std::map<std::string, std::set<std::string>>& released,
+                   std::map<std::string, PodPlan>& plans);
   // Takes in the entries of a pod we have no record of. Needs mutex_.
   void adopt(const std::string& pod_key, const PodRecord& pod, std::set<std::string>& touched);
-  Status write(const std::string& pod_key, const std::string& value);
+  // The patch `plan` needs; nullopt when the pod is gone or nothing changes.
+  std::optional<PodWrite> work_out(const std::string& pod_key, const PodPlan& plan);
+  Status write(const PodWrite& change);
+  // The holder labels of `lock` that a pod may still carry after failed removals.
+  std::set<std::string> pending_labels(const std::string& lock);
+  // Drops from `change` the labels in `carried`; an error when it dropped any.
+  static Status withhold(PodWrite& change, const std::set<std::string>& carried);
+  // Records the outcome of a patch that takes holder labels away. Needs mutex_.
+  void note_removal(const std::string& lock, const std::string& pod_key, const std::set<std::string>& keys,
+                    bool done);
 
   const ClusterView& cluster_;
   kube::Api& api_;
@@ -58,7 +93,10 @@ class HoldsAnnotation {
   std::map<std::string, std::map<std::string, Hold>> holds_;
   std::map<std::string, std::set<std::string>> holders_;
   std::map<std::string, Written> written_;  // by pod UID
-  std::mutex write_mutex_;                  // one annotation write at a time
+  // Holder labels a pod may still carry because the patch taking them away failed: lock ->
+  // pod key -> label keys. The lock gives these keys to no pod until they are gone.
+  std::map<std::string, std::map<std::string, std::set<std::string>>> unlabel_pending_;
+  std::mutex write_mutex_;  // one annotation write at a time
 };
 
 }  // namespace eslease::controller

@@ -50,6 +50,29 @@ Phase parse_phase(const std::string& s) {
   return Phase::kNone;
 }
 
+// spec.holderLabel: the schema checks its characters; the lengths of its parts, and a key
+// the claim's own selector reads (the label would decide who may hold the lock), are
+// reported here.
+void decode_holder_label(const json& spec_json, LeaseSpec& spec) {
+  const json* label = find(spec_json, "holderLabel");
+  if (!label || label->is_null()) return;
+  std::string key = label->is_string() ? label->get<std::string>() : "";
+  std::string problem;
+  if (!valid_label_key(key)) {
+    problem =
+        "spec.holderLabel must be a label key: an optional DNS subdomain prefix of at most 253 "
+        "characters and '/', then a name of at most 63 letters, digits, '-', '_' or '.'";
+  } else if (spec.selector &&
+             std::any_of(spec.selector->requirements.begin(), spec.selector->requirements.end(),
+                         [&](const LabelRequirement& r) { return r.key == key; })) {
+    problem = "spec.holderLabel \"" + key +
+              "\" is a key of spec.holder.podSelector: the label the holder gets would decide who may hold";
+  } else {
+    spec.holder_label = std::move(key);
+  }
+  if (!problem.empty() && spec.problem.empty()) spec.problem = std::move(problem);
+}
+
 LeaseSpec decode_spec(const json& object) {
   LeaseSpec spec;
   const json* s = find(object, "spec");
@@ -99,6 +122,7 @@ LeaseSpec decode_spec(const json& object) {
   if (auto v = bounded("leaseDurationSeconds", 1, 3600)) spec.lease_duration_seconds = *v;
   spec.acquire_timeout_seconds = bounded("acquireTimeoutSeconds", 1, std::numeric_limits<int>::max());
   if (auto v = bounded("livenessGraceSeconds", 0, 3600)) spec.liveness_grace_seconds = *v;
+  decode_holder_label(*s, spec);
   return spec;
 }
 

@@ -57,7 +57,8 @@ Urgency status_write_urgency(const LeaseStatus& now, const LeaseStatus& desired,
 }
 
 Status LeaseWriter::write_status(const LeaseRecord& lease, const LeaseStatus& desired, Urgency urgency,
-                                 MonoTime now, std::optional<MonoTime>& retry_at) {
+                                 MonoTime now, std::optional<MonoTime>& retry_at, bool* sent) {
+  if (sent) *sent = false;
   if (desired == lease.status || !may_write(lease, now, retry_at)) return {};
   kube::CallOptions call;
   call.defer_when_busy = urgency == Urgency::kCanWait;
@@ -76,6 +77,7 @@ Status LeaseWriter::write_status(const LeaseRecord& lease, const LeaseStatus& de
   const std::string version = resource_version_of(*patched);
   pending_[lease.meta.uid] = Written{desired, version};
   last_version_[lease.meta.uid] = version;
+  if (sent) *sent = true;
   return {};
 }
 

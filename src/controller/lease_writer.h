@@ -44,8 +44,9 @@ class LeaseWriter {
   // busy, so grants and revocations go first. When the status there is someone else's and
   // we put it right less than kCorrectionPace ago, the write waits: `retry_at` is moved to
   // when it may go. A Lease that is gone is not an error.
+  // `sent`, when given, tells whether the status was written.
   Status write_status(const LeaseRecord& lease, const LeaseStatus& desired, Urgency urgency, MonoTime now,
-                      std::optional<MonoTime>& retry_at);
+                      std::optional<MonoTime>& retry_at, bool* sent = nullptr);
   // Adds or removes the eslease.io/release finalizer, conditional on the cached
   // resourceVersion, so another writer's finalizer is never lost (a conflict is retried on
   // the newer version by the caller's requeue).

@@ -79,6 +79,8 @@ struct LeaseSpec {
   int lease_duration_seconds = api::kDefaultLeaseDurationSeconds;
   std::optional<int> acquire_timeout_seconds;
   int liveness_grace_seconds = 10;
+  // A label key the holder pod carries ("true") while it holds the grant; empty: none.
+  std::string holder_label;
   // Set when the spec passed the API's schema (or predates it) but cannot be served: the
   // claim is Invalid with this message.
   std::string problem;

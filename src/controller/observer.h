@@ -19,6 +19,8 @@ class Observer {
   // A takeover: `latency` from the holder seen dead to the successor's grant, when known.
   virtual void taken_over(std::string_view reason, std::optional<double> latency_seconds) {}
   virtual void released() {}
+  // A claim gave up waiting: its status turned TimedOut (once per claim).
+  virtual void claim_timed_out(std::string_view priority) {}
   virtual void expired() {}
   virtual void renewal_failed() {}
   virtual void backend_conflict(std::string_view op) {}

@@ -328,8 +328,12 @@ Status Reconciler::write_to_cluster(const LockWorld& world, const Decision& deci
         continue;
       const Urgency urgency = status_write_urgency(
           lease.status, desired->second, shown_holder_health(world, lease).health == Health::kConfirmedDead);
-      Status written = leases_.write_status(lease, desired->second, urgency, world.mono, retry_at);
+      bool sent = false;
+      Status written = leases_.write_status(lease, desired->second, urgency, world.mono, retry_at, &sent);
       if (!written.ok()) not_written.insert(lease.meta.name);
+      // Counted with the write that shows it, so a claim is counted once, whoever leads.
+      if (sent && desired->second.phase == Phase::kTimedOut && lease.status.phase != Phase::kTimedOut)
+        observer_.claim_timed_out(to_string(lease.spec.priority));
       keep_first_error(std::move(written));
     }
   }

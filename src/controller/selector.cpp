@@ -15,6 +15,12 @@ const std::string* find_label(const Labels& labels, const std::string& key) {
   return &it->second;
 }
 
+Error invalid(const std::string& message) {
+  return make_error(ErrorCode::kInvalidArgument, "podSelector: " + message);
+}
+
+}  // namespace
+
 // A DNS-1123 subdomain prefix (at most 253) plus '/' and a name of at most 63 characters.
 bool valid_label_key(const std::string& key) {
   static const std::regex name("^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$");
@@ -28,13 +34,11 @@ bool valid_label_key(const std::string& key) {
   return !local.empty() && local.size() <= 63 && std::regex_match(local, name);
 }
 
+namespace {
+
 bool valid_label_value(const std::string& value) {
   static const std::regex pattern("^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$");
   return value.size() <= 63 && std::regex_match(value, pattern);
-}
-
-Error invalid(const std::string& message) {
-  return make_error(ErrorCode::kInvalidArgument, "podSelector: " + message);
 }
 
 }  // namespace

@@ -32,6 +32,10 @@ struct LabelSelector {
   friend bool operator==(const LabelSelector&, const LabelSelector&) = default;
 };
 
+// A Kubernetes label key: an optional DNS-1123 subdomain prefix (at most 253 characters)
+// and '/', then a name of at most 63 characters.
+bool valid_label_key(const std::string& key);
+
 // kInvalidArgument with a message naming the offending key or value.
 Result<LabelSelector> parse_label_selector(const nlohmann::json& selector);
 

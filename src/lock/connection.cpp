@@ -2,6 +2,7 @@
 
 #include "common/duration.h"
 #include "es/http_document_api.h"
+#include "http/ca_bundle.h"
 #include "http/transport.h"
 #include "lock/names.h"
 
@@ -128,7 +129,8 @@ Result<std::unique_ptr<LockStore>> open_lock_store(const ConnectionSettings& set
   client.on_request = std::move(options.on_request);
   http::TransportOptions transport;
   transport.tls.verify = !settings.insecure_skip_tls_verify;
-  transport.tls.ca_file = settings.ca_file;
+  // No --es-ca-file: SSL_CERT_FILE, else the usual places a distribution keeps its CAs.
+  transport.tls.ca_file = settings.ca_file.empty() ? http::system_ca_bundle() : settings.ca_file;
   auto api = es::make_http_document_api(http::make_cpprest_transport(transport), std::move(client), clock);
   if (!api.ok()) return api.error();
   StoreOptions store;

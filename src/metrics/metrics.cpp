@@ -126,6 +126,12 @@ struct Metrics::Families {
                                 .Help("Time from a claim starting to wait to its grant, in seconds.")
                                 .Register(registry)
                                 .Add({}, kWaitBuckets);
+  Bounded<Counter> claim_timeouts{
+      BuildCounter()
+          .Name("eslease_claim_timeouts_total")
+          .Help("Claims that gave up waiting (phase TimedOut after acquireTimeoutSeconds), by priority.")
+          .Register(registry),
+      {"priority"}};
   Bounded<Counter> conflicts{
       BuildCounter()
           .Name("eslease_backend_conflicts_total")
@@ -240,6 +246,7 @@ Metrics::Metrics(std::string_view version) : f_(std::make_unique<Families>()) {
   // work before the first event.
   for (std::string_view phase : {"Pending", "Held", "Released", "TimedOut", "Invalid"})
     for (std::string_view priority : {"Foreground", "Background"}) f_->claims.at({phase, priority});
+  for (std::string_view priority : {"Foreground", "Background"}) f_->claim_timeouts.at({priority});
   for (std::string_view result : {"success", "requeue", "error"}) f_->reconciles.at({result});
   for (std::string_view op : {"acquire", "take_over", "release"}) f_->conflicts.at({op});
   for (std::string_view reason :
@@ -275,6 +282,9 @@ void Metrics::set_lock_waiters(double waiters) {
 }
 void Metrics::observe_acquire_wait(double seconds) {
   f_->acquire_wait.Observe(seconds);
+}
+void Metrics::count_claim_timeout(std::string_view priority) {
+  f_->claim_timeouts.at({priority}).Increment();
 }
 void Metrics::count_backend_conflict(std::string_view op) {
   f_->conflicts.at({op}).Increment();

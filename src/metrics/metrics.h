@@ -47,6 +47,8 @@ class Metrics {
   void set_claims(const std::map<std::pair<std::string, std::string>, int>& by_phase_priority, int waiters);
   void set_lock_waiters(double waiters);
   void observe_acquire_wait(double seconds);
+  // eslease_claim_timeouts_total{priority}: once per claim that gives up waiting.
+  void count_claim_timeout(std::string_view priority);
   void count_backend_conflict(std::string_view op);
 
   // Takeover.

@@ -416,11 +416,11 @@ class ChartTest(unittest.TestCase):
         with open(os.path.join(SOURCE, "dashboards", "eslease.json")) as f:
             self.assertEqual(json.loads(configmap["data"]["eslease.json"]), json.load(f))
 
-    def test_prometheus_rule_has_the_five_alerts(self):
+    def test_prometheus_rule_has_the_six_alerts(self):
         rules = self.all_on.one("PrometheusRule")["spec"]["groups"][0]["rules"]
         self.assertEqual([r["alert"] for r in rules],
                          ["EsleaseControllerDown", "EsleaseNoLeader", "EsleaseBackendUnavailable",
-                          "EsleaseRenewalFailures", "EsleaseTakeoverLatencyHigh"])
+                          "EsleaseRenewalFailures", "EsleaseTakeoverLatencyHigh", "EsleaseClaimsTimingOut"])
         for rule in rules:
             self.assertIn('job="eslease-metrics", namespace="eslease-system"', rule["expr"])
             self.assertIn(rule["labels"]["severity"], ("warning", "critical"))

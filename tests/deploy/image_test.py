@@ -4,6 +4,9 @@ Dockerfile's runtime stage installs), copies in the binaries where the Dockerfil
 and runs inside it with chroot, as the Dockerfile's numeric user:
 
 - `eslease-controller --help` and `eslease --help` (a missing shared library fails here);
+- the eslease tool's portable bundle where the Dockerfile puts it (/opt/eslease), with a
+  statically linked launcher, copied as an init container copies it into a shared volume
+  and run from there;
 - a short end-to-end scenario: the controller in the image against the two emulators on
   the host's loopback, a Lease granted, its holder pod deleted, the next claim granted;
   and the `eslease` tool in the image taking and releasing a lock in direct mode.
@@ -50,6 +53,55 @@ def read_dockerfile(source):
     return packages, user, copy.group(2), binaries
 
 
+def read_bundle_copy(source):
+    """(the build directory's bundle folder, where the image carries it) from the Dockerfile."""
+    with open(os.path.join(source, "Dockerfile")) as f:
+        runtime = f.read().split("AS runtime", 1)[1]
+    found = re.search(r"^COPY --from=build /build/(\S+)/ (/\S+)/$", runtime, re.M)
+    if not found:
+        raise AssertionError("the Dockerfile's runtime stage copies no portable bundle of the eslease tool")
+    return found.group(1), found.group(2)
+
+
+def statically_linked(path):
+    """True when the ELF file has no program interpreter (PT_INTERP): it needs no loader."""
+    with open(path, "rb") as f:
+        header = f.read(64)
+        if header[:4] != b"\x7fELF" or header[4] != 2:
+            raise AssertionError("%s is not a 64-bit ELF file" % path)
+        phoff = int.from_bytes(header[32:40], "little")
+        phentsize = int.from_bytes(header[54:56], "little")
+        phnum = int.from_bytes(header[56:58], "little")
+        f.seek(phoff)
+        table = f.read(phentsize * phnum)
+    return all(int.from_bytes(table[i * phentsize:i * phentsize + 4], "little") != 3 for i in range(phnum))
+
+
+def check_bundle(root, user, bundle_target):
+    """The bundle in the image: a static launcher, run in place and from an init container's
+    copy in a shared volume."""
+    launcher = os.path.join(root, bundle_target.lstrip("/"), "eslease")
+    if not statically_linked(launcher):
+        raise AssertionError("%s/eslease in the image is not statically linked" % bundle_target)
+    tool = os.path.join(bundle_target, "eslease")
+    result = chroot(root, user, tool, "--version")
+    if result.returncode != 0:
+        raise AssertionError("%s --version in the image failed (%d): %s" % (tool, result.returncode, result.stderr))
+    shared = os.path.join(root, "tmp", "eslease")
+    os.makedirs(shared)
+    os.chown(shared, *[int(x) for x in user.split(":")])
+    copied = chroot(root, user, "cp", "-r", bundle_target + "/.", "/tmp/eslease/")
+    if copied.returncode != 0:
+        raise AssertionError("copying the bundle as the init container does failed: " + copied.stderr)
+    result = chroot(root, user, "/tmp/eslease/eslease", "--help")
+    if result.returncode != 0 or "eslease" not in result.stdout:
+        raise AssertionError("the copied bundle's eslease --help failed (%d): %s" % (result.returncode,
+                                                                                    result.stderr))
+    size = subprocess.run(["du", "-sh", shared], capture_output=True, text=True).stdout.split()[0]
+    print("portable eslease in the image at %s: static launcher, runs in place and copied (%s)"
+          % (bundle_target, size))
+
+
 def mirror_sources():
     """The mirror lines for mmdebstrap: this machine's apt sources for bookworm, else
     Debian's default mirror."""
@@ -77,6 +129,7 @@ def main():
         raise SystemExit(__doc__)
     bin_dir, source, work_root = sys.argv[1], sys.argv[2], sys.argv[3]
     packages, user, bin_target, binaries = read_dockerfile(source)
+    bundle_source, bundle_target = read_bundle_copy(source)
     print("runtime packages (from the Dockerfile): " + " ".join(packages))
     print("user %s, binaries %s in %s" % (user, ", ".join(binaries), bin_target))
     if os.geteuid() != 0:
@@ -106,6 +159,8 @@ def main():
             dst = os.path.join(root, bin_target.lstrip("/"), name)
             shutil.copy2(os.path.join(bin_dir, name), dst)
             os.chmod(dst, 0o755)
+        shutil.copytree(os.path.join(os.path.dirname(os.path.abspath(bin_dir)), bundle_source),
+                        os.path.join(root, bundle_target.lstrip("/")))
         subprocess.run(["mount", "-t", "proc", "proc", os.path.join(root, "proc")], check=True)
         mounted.append(os.path.join(root, "proc"))
         os.chmod(os.path.join(root, "tmp"), 0o1777)
@@ -116,6 +171,7 @@ def main():
                 raise AssertionError("%s --help in the image failed (%d): %s" % (name, result.returncode,
                                                                                 result.stderr))
             print("%s --help in the image: ok (%d lines)" % (name, len(result.stdout.splitlines())))
+        check_bundle(root, user, bundle_target)
 
         with Environment(bin_dir, source) as env:
             shutil.copy(env.kubeconfig, os.path.join(root, "tmp", "kubeconfig"))

@@ -14,6 +14,7 @@ usage: prometheus_test.py BIN_DIR SOURCE_DIR WORK_DIR [--png FILE]
   --png FILE  also draw every dashboard panel from this Prometheus into one PNG
               (tests/deploy/dashboard_png.py)"""
 
+import calendar
 import collections
 import json
 import math
@@ -240,6 +241,29 @@ def check_through_failover(env, prometheus, replicas, counted):
     return failures
 
 
+TIMING_OUT = "EsleaseClaimsTimingOut"
+
+
+def alert_state(prometheus, name):
+    """The states of the alert's instances as (labels, state) pairs, from the rules API."""
+    return [(a["labels"], a["state"]) for g in prometheus.api("rules")["groups"] for r in g["rules"]
+            if r["name"] == name for a in r.get("alerts", [])]
+
+
+def quiet_after_evaluations(prometheus, name):
+    """Waits until the rule `name` is evaluated twice on samples newer than now, then returns
+    its active alerts (none, if it stays quiet)."""
+    since = time.time()
+
+    def evaluated_twice():
+        rule = [r for g in prometheus.api("rules")["groups"] for r in g["rules"] if r["name"] == name]
+        last = rule[0].get("lastEvaluation", "") if rule else ""
+        stamp = calendar.timegm(time.strptime(last[:19], "%Y-%m-%dT%H:%M:%S")) if last else 0
+        return stamp >= since + 2
+    wait_for(evaluated_twice, 30, "Prometheus to evaluate %s twice more" % name, interval=0.2)
+    return alert_state(prometheus, name)
+
+
 def alert_rules(work):
     """The rendered PrometheusRule's groups, written as a Prometheus rules file."""
     _, _, out = chart.render(work, [os.path.join(HERE, "values", "all-on.yaml")])
@@ -281,7 +305,20 @@ def main():
             wait_for(lambda: len(prometheus.query('up{job="%s"} == 1' % JOB)) == len(replicas), 30,
                      "Prometheus to scrape both replicas", interval=0.2)
             start = time.time()
-            scenario.run(env, bin_dir, log=lambda m: print("scenario:", m))
+            quiet = []
+            scenario.run(env, bin_dir, log=lambda m: print("scenario:", m),
+                         before_timeouts=lambda: quiet.extend(quiet_after_evaluations(prometheus, TIMING_OUT)))
+            if quiet:
+                failures.append("%s is active before any claim timed out: %s" % (TIMING_OUT, quiet))
+            else:
+                print("ok   alert %s stays quiet while no claim times out" % TIMING_OUT)
+            firing = wait_for(lambda: [a for a in alert_state(prometheus, TIMING_OUT) if a[1] == "firing"], 30,
+                              "%s to fire after a claim timed out" % TIMING_OUT, interval=0.2)
+            if [labels.get("priority") for labels, _ in firing] != ["Background"]:
+                failures.append("%s fired for %s, not for the one Background claim that timed out"
+                                % (TIMING_OUT, firing))
+            else:
+                print("ok   alert %s fires for the Background claim that timed out" % TIMING_OUT)
             # Everything the scenario caused, as the replicas export it, must reach Prometheus.
             expected = {"eslease_takeovers_total": 'sum(eslease_takeovers_total{reason="PodDeleted"}) >= 1',
                         "eslease_backend_conflicts_total": "sum(eslease_backend_conflicts_total) >= 1",

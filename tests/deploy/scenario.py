@@ -2,7 +2,8 @@
 with the end-to-end harness (tests/e2e/controller_env.py): two replicas with leader
 election, contention between Foreground and Background claims, a takeover when the
 holder's pod is deleted, a lock held by a process outside Kubernetes (the controller's
-create meets a 409, then takes the lock over when it expires), and dropped watches."""
+create meets a 409, then takes the lock over when it expires), dropped watches, and a
+claim that gives up waiting (TimedOut)."""
 
 import collections
 import json
@@ -55,8 +56,9 @@ def leader_of(env, replicas):
     return wait_for(lambda: leaders()[0] if len(leaders()) == 1 else None, TIMEOUT, "exactly one leader")
 
 
-def run(env, bin_dir, log=print):
-    """The scenario, step by step; each step waits for what it causes."""
+def run(env, bin_dir, log=print, before_timeouts=None):
+    """The scenario, step by step; each step waits for what it causes. `before_timeouts`, when
+    given, is called before the first claim times out."""
     ns = NAMESPACE
     env.apply(namespace(ns))
     log("contention: three claims on lock 'report', one Background")
@@ -105,11 +107,18 @@ def run(env, bin_dir, log=print):
     env.kubectl("delete", "pod", "late", "-n", ns, "--grace-period=0", "--force")
     wait_phase(env, "late-2", "Held")
 
+    if before_timeouts:
+        before_timeouts()
+    log("a Background claim on the held lock 'late' gives up after 1s: TimedOut")
+    env.create_ready_pods(ns, ["impatient"])
+    env.apply(lease("impatient", ns, "late", "impatient", priority="Background", acquireTimeoutSeconds=1))
+    wait_phase(env, "impatient", "TimedOut")
+
 
 # Metric families the scenario must have made every replica (or the leader) export.
 EXPECTED_FAMILIES = [
     "eslease_claims", "eslease_lock_waiters", "eslease_acquire_wait_seconds", "eslease_backend_conflicts_total",
-    "eslease_takeovers_total", "eslease_takeover_latency_seconds", "eslease_grants_total", "eslease_releases_total",
+    "eslease_takeovers_total", "eslease_takeover_latency_seconds", "eslease_claim_timeouts_total", "eslease_grants_total", "eslease_releases_total",
     "eslease_expirations_total", "eslease_renewal_failures_total", "eslease_backend_request_duration_seconds",
     "eslease_kube_request_duration_seconds", "eslease_reconcile_total", "eslease_reconcile_duration_seconds",
     "eslease_workqueue_depth", "eslease_watch_restarts_total", "eslease_leader", "eslease_build_info",

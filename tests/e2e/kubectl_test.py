@@ -78,10 +78,11 @@ class KubectlAgainstEmulator(unittest.TestCase):
             self.assertIn(line, self.applied_examples)
 
     def test_workload_examples_are_accepted(self):
-        # A Job under `eslease run` with its RBAC, and an election-mode Deployment.
+        # Jobs and Deployments under `eslease run` with their RBAC, an election-mode Deployment,
+        # and a Service that selects the holder label.
         applied = self.kubectl_ok("apply", "-f", os.path.join(SOURCE_DIR, "examples", "workloads"))
         for line in ("job.batch/", "role.rbac.authorization.k8s.io/", "rolebinding.rbac.authorization.k8s.io/",
-                     "serviceaccount/", "deployment.apps/", "lease.eslease.io/"):
+                     "serviceaccount/", "deployment.apps/", "lease.eslease.io/", "service/"):
             self.assertIn(line, applied)
         job = self.get_json("jobs", "-n", "eslease-jobs")["items"][0]
         self.assertIn("eslease", " ".join(job["spec"]["template"]["spec"]["containers"][0].get("command", []) +

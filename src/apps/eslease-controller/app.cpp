@@ -34,6 +34,7 @@ class MetricsObserver final : public Observer {
     if (latency) m_.observe_takeover_latency(*latency);
   }
   void released() override { m_.count_release(); }
+  void claim_timed_out(std::string_view priority) override { m_.count_claim_timeout(priority); }
   void expired() override { m_.count_expiration(); }
   void renewal_failed() override { m_.count_renewal_failure(); }
   void backend_conflict(std::string_view op) override { m_.count_backend_conflict(op); }

@@ -116,6 +116,23 @@ TEST(LeaseSchemaValidation, LockNameLengthAndPattern) {
                                   R"('^[a-z0-9]([-a-z0-9_.]*[a-z0-9])?$')")));
 }
 
+TEST(LeaseSchemaValidation, HolderLabelIsALabelKey) {
+  json lease = claim_lease();
+  for (const char* good : {"leader", "example.com/leader", "Leader_1.a-b", "a"}) {
+    lease["spec"]["holderLabel"] = good;
+    EXPECT_THAT(validate_lease(lease), ElementsAre()) << good;
+  }
+  lease["spec"]["holderLabel"] = std::string(63, 'a');
+  EXPECT_THAT(validate_lease(lease), ElementsAre());
+  for (const std::string& bad : {std::string(64, 'a'), std::string("example.com/"), std::string("-leader"),
+                                 std::string("a/b/c"), std::string("Example.com/leader")}) {
+    lease["spec"]["holderLabel"] = bad;
+    const auto causes = validate_lease(lease);
+    ASSERT_EQ(causes.size(), 1u) << bad;
+    EXPECT_EQ(causes[0].field, "spec.holderLabel") << bad;
+  }
+}
+
 TEST(LeaseSchemaValidation, HolderMustBeExactlyOneOf) {
   json lease = claim_lease();
   lease["spec"]["holder"]["podSelector"] = {{"matchLabels", {{"app", "reporter"}}}};
