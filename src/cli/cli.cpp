@@ -15,9 +15,30 @@ namespace {
 
 using nlohmann::json;
 
+// Messages name what failed in words; the error's code is for the program, not for people.
 int fail(Environment& env, const Error& error) {
-  env.err << "eslease: " << error.describe() << "\n";
+  env.err << "eslease: " << error.message << "\n";
   return kExitFailed;
+}
+
+// Acquiring in direct mode, with the same default as Kubernetes mode: without --wait it
+// waits as long as it takes. A lock still held when the wait runs out exits 3, as in
+// Kubernetes mode; a backend that cannot be reached stays a failure (1).
+Result<lock::Grant> acquire_direct(const Options& options, const lock::LockKey& key, lock::LockStore& store,
+                                   Environment& env, const std::string& holder) {
+  lock::WaitOptions wait;
+  wait.wait = options.wait_given ? options.wait : lock::kWaitForever;
+  wait.on_wait = [&](const lock::LockState& current) {
+    env.err << "eslease: waiting for lock " << key.id() << ", held by " << current.doc.holder << " (token "
+            << current.token << ")\n";
+    env.err.flush();
+  };
+  return lock::acquire_waiting(store, env.clock, key, lock::direct_grantee(holder, options.ttl), wait);
+}
+
+int acquire_failed(Environment& env, const Error& error) {
+  (void)fail(env, error);
+  return error.code == ErrorCode::kConflict ? kExitWaitTimedOut : kExitFailed;
 }
 
 json state_json(const lock::LockState& state) {
@@ -59,9 +80,8 @@ Result<lock::Grant> held_by(lock::LockStore& store, Clock& clock, const lock::Lo
 
 int command_acquire(const Options& options, const lock::LockKey& key, lock::LockStore& store,
                     Environment& env, const std::string& holder) {
-  auto grant = lock::acquire_waiting(store, env.clock, key, lock::direct_grantee(holder, options.ttl),
-                                     lock::WaitOptions{options.wait});
-  if (!grant.ok()) return fail(env, grant.error());
+  auto grant = acquire_direct(options, key, store, env, holder);
+  if (!grant.ok()) return acquire_failed(env, grant.error());
   env.out << grant->state.token << "\n";
   env.err << "eslease: acquired " << key.id() << " as " << holder << " (token " << grant->state.token
           << ", ttl " << format_duration(options.ttl) << ")\n";
@@ -140,9 +160,8 @@ int command_status(const Options& options, lock::LockStore& store, Environment& 
 
 int command_run(const Options& options, const lock::LockKey& key, lock::LockStore& store, Environment& env,
                 const std::string& holder) {
-  auto grant = lock::acquire_waiting(store, env.clock, key, lock::direct_grantee(holder, options.ttl),
-                                     lock::WaitOptions{options.wait});
-  if (!grant.ok()) return fail(env, grant.error());
+  auto grant = acquire_direct(options, key, store, env, holder);
+  if (!grant.ok()) return acquire_failed(env, grant.error());
   SuperviseOptions supervise_options;
   supervise_options.command = options.child;
   supervise_options.environment = {{"ESLEASE_FENCING_TOKEN", std::to_string(grant->state.token)},

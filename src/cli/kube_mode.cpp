@@ -10,6 +10,7 @@
 #include "cli/lease_client.h"
 #include "cli/lease_hold.h"
 #include "cli/lease_view.h"
+#include "cli/release.h"
 #include "cli/status_report.h"
 #include "cli/supervisor.h"
 #include "common/duration.h"
@@ -20,10 +21,6 @@ namespace eslease::cli {
 namespace {
 
 using nlohmann::json;
-
-int seconds_rounded_up(Millis d) {
-  return static_cast<int>((d.count() + 999) / 1000);
-}
 
 struct Invocation {
   const Options& options;
@@ -127,8 +124,10 @@ Claimed take_claim(Invocation& s) {
   request.priority = o.kube.priority;
   if (o.ttl_given) request.lease_duration_seconds = static_cast<int>(o.ttl.count() / 1000);
   // The controller gives up on the claim too, so a claim whose waiter was killed (SIGKILL, a
-  // node gone) does not stay in the queue past the time it was meant for.
-  if (o.wait_given) request.acquire_timeout_seconds = std::max(1, seconds_rounded_up(o.wait));
+  // node gone) does not stay in the queue past the time it was meant for. It counts from the
+  // Lease's creationTimestamp, which has whole seconds (cut, not rounded): one second more
+  // keeps it from giving up before the tool's own wait of D has passed.
+  if (o.wait_given) request.acquire_timeout_seconds = acquire_timeout_for_wait(o.wait);
   if (o.kube.liveness_grace)
     request.liveness_grace_seconds = static_cast<int>(o.kube.liveness_grace->count() / 1000);
 
@@ -226,31 +225,14 @@ int command_run(Invocation& s) {
 }
 
 int command_release(Invocation& s) {
-  const std::string ns = resolve_namespace(s.sources);
-  const std::string& name = s.options.lock;
-  WaitSettings settings;
-  if (s.options.wait_given) settings.limit = s.options.wait;
-  settings.catch_signals = s.env.catch_signals;
-  settings.let_go_of_a_grant = true;  // the one who releases speaks for the holder
-  const DeleteOutcome deleted = delete_and_wait(s.api, s.env.clock, ns, name, "", settings, s.messages);
-  switch (deleted.result) {
-    case DeleteResult::kGone:
-      s.messages.say("released Lease " + name + " (deleted; its lock, if held, is released)");
-      return kExitOk;
-    case DeleteResult::kNotFound:
-      s.messages.say(deleted.message + "; nothing to release");
-      return kExitOk;
-    case DeleteResult::kTimedOut:
-      s.messages.say(deleted.message);
-      return kExitWaitTimedOut;
-    case DeleteResult::kInterrupted:
-      s.messages.say(deleted.message + " (it is being deleted; the controller releases it)");
-      return exit_for_signal(deleted.signal);
-    case DeleteResult::kFailed:
-      s.messages.say(deleted.message);
-      return kExitFailed;
-  }
-  return kExitFailed;
+  ReleaseRequest request;
+  request.ns = resolve_namespace(s.sources);
+  request.name = s.options.lock;
+  if (auto identity = resolve_pod_identity(s.sources); identity.ok()) request.me = *identity;
+  request.force = s.options.kube.force;
+  if (s.options.wait_given) request.wait = s.options.wait;
+  request.catch_signals = s.env.catch_signals;
+  return release_by_name(s.api, s.env.clock, request, s.messages);
 }
 
 // Each holder's live validity, from its namespace's session. Best effort: a session that
@@ -266,7 +248,7 @@ void add_published_validity(Invocation& s, std::vector<LeaseView>& leases) {
         it->second = api::decode_session(*object);
       } else if (object.error().code != ErrorCode::kNotFound) {
         s.messages.say("cannot read session " + std::string(api::kSessionName) + " in namespace " + v.ns +
-                       " (validity not shown): " + object.error().describe());
+                       " (validity not shown): " + object.error().message);
       }
     }
     if (!it->second) continue;
@@ -324,7 +306,12 @@ Status check_names(const Options& o) {
       if (!o.kube.lease.empty()) return validate_object_name("Lease name", o.kube.lease);
       return {};
     case Command::kRelease:
-      return validate_object_name("Lease name", o.lock);
+      // A Lease, or a lock as acquire takes it (this pod's claim on it).
+      if (validate_object_name("Lease name", o.lock).ok()) return {};
+      if (Status lock = validate_lock_name(o.lock); !lock.ok()) {
+        return make_error(ErrorCode::kInvalidArgument, lock.error().message + "; nor is it a Lease name");
+      }
+      return {};
     case Command::kStatus:
       return o.lock.empty() ? Status() : validate_lock_name(o.lock);
     default:

@@ -126,7 +126,7 @@ WaitOutcome wait_until_held(kube::Api& api, Clock& clock, const json& created, c
   const FollowErrorObserver on_error = [&](const Error& error) {
     if (error.message == last_error) return;
     last_error = error.message;
-    messages.say("cannot watch Lease " + mine.name + " (retrying): " + error.describe());
+    messages.say("cannot watch Lease " + mine.name + " (retrying): " + error.message);
   };
 
   FollowOptions follow;
@@ -227,10 +227,14 @@ DeleteOutcome delete_and_wait(kube::Api& api, Clock& clock, const std::string& n
   bool gone = false;
   std::string lock;
   std::string last_error;
-  WaitControl control(clock, settings.limit, settings.catch_signals, settings.no_status_hint_after, [&] {
-    messages.say("the controller has not released the lock of Lease " + name +
-                 " yet (finalizer eslease.io/release): is eslease-controller running? Still waiting");
-  });
+  std::function<void()> hint;
+  if (!settings.expect_revocation) {
+    hint = [&] {
+      messages.say("the controller has not released the lock of Lease " + name +
+                   " yet (finalizer eslease.io/release): is eslease-controller running? Still waiting");
+    };
+  }
+  WaitControl control(clock, settings.limit, settings.catch_signals, settings.no_status_hint_after, hint);
   std::string marked_token;
   const ObjectObserver observe = [&](const std::optional<json>& lease) {
     if (!lease) return gone = true;
@@ -245,7 +249,7 @@ DeleteOutcome delete_and_wait(kube::Api& api, Clock& clock, const std::string& n
     }
     return false;
   };
-  const FollowErrorObserver on_error = [&](const Error& error) { last_error = error.describe(); };
+  const FollowErrorObserver on_error = [&](const Error& error) { last_error = error.message; };
   const Status followed =
       follow_lease(api, clock, ns, name, FollowOptions{}, observe, on_error, control.token());
   if (gone) {
@@ -254,9 +258,12 @@ DeleteOutcome delete_and_wait(kube::Api& api, Clock& clock, const std::string& n
   }
   if (control.timed_out()) {
     outcome.result = DeleteResult::kTimedOut;
-    outcome.message = "Lease " + name + " is being deleted, but after " + format_duration(*settings.limit) +
-                      " the controller has still not released lock " + lock +
-                      " (finalizer eslease.io/release is set; is eslease-controller running?)";
+    outcome.message =
+        "Lease " + name + " is being deleted, but after " + format_duration(*settings.limit) +
+        " the controller has still not released lock " + lock +
+        (settings.expect_revocation
+             ? " (it waits until the validity published to its holder has ended; the Lease goes then)"
+             : " (finalizer eslease.io/release is set; is eslease-controller running?)");
     if (!last_error.empty()) outcome.message += "; the last error was: " + last_error;
     return outcome;
   }

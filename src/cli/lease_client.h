@@ -66,6 +66,10 @@ struct WaitSettings {
   // lock over at once instead of waiting out the validity as for a revocation.
   bool let_go_of_a_grant = false;
   std::string granted_token;
+  // delete_and_wait: the Lease is deleted without the mark while its holder may still run, so
+  // the controller keeps it until the validity published to the holder has ended. A long wait
+  // is then expected, not a sign that no controller runs.
+  bool expect_revocation = false;
 };
 
 // Watches the claim `created` (as create_claim returned it) until the controller grants it

@@ -132,12 +132,12 @@ class SessionLeaseHold final : public LeaseHold {
       };
       const Status followed = follow_object(
           api_, clock_, resource, granted_.ns, name, follow, observe,
-          [&remember](const Error& error) { remember(error.describe()); }, stop);
+          [&remember](const Error& error) { remember(error.message); }, stop);
       if (followed.ok() || followed.error().code == ErrorCode::kCancelled) return;
       // Nothing confirms the grant any more: the command is stopped before it expires.
       std::lock_guard lock(mutex_);
       std::string& said = is_session ? session_error_ : lease_error_;
-      said = "stopped watching " + name + ": " + followed.error().describe();
+      said = "stopped watching " + name + ": " + followed.error().message;
       if (is_session) {
         Error failure = followed.error();
         failure.message = explain_session_error(failure);

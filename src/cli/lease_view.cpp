@@ -1,14 +1,16 @@
 #include "cli/lease_view.h"
 
-#include <cctype>
+#include <algorithm>
 #include <cstdint>
 #include <iomanip>
+#include <limits>
 #include <sstream>
 
 #include "api/lease_api.h"
 #include "common/json_fields.h"
 #include "common/text.h"
 #include "kube/resource.h"
+#include "lock/names.h"
 
 namespace eslease::cli {
 namespace {
@@ -81,13 +83,6 @@ bool is_dns_subdomain(std::string_view s) {
   }
 }
 
-// A short printable excerpt of untrusted input for an error message.
-std::string excerpt(const std::string& s) {
-  std::string out;
-  for (char c : s.substr(0, 64)) out += std::isprint(static_cast<unsigned char>(c)) ? c : '?';
-  return out;
-}
-
 std::uint64_t fnv1a(std::string_view s) {
   std::uint64_t h = 1469598103934665603ULL;
   for (unsigned char c : s) {
@@ -153,6 +148,12 @@ LeaseView decode_lease_view(const json& object) {
   return v;
 }
 
+int acquire_timeout_for_wait(Millis wait) {
+  constexpr long long kMaxSeconds = std::numeric_limits<int>::max() - 1;
+  const long long seconds = std::min(kMaxSeconds, (std::max<long long>(wait.count(), 0) + 999) / 1000);
+  return static_cast<int>(seconds) + 1;
+}
+
 json make_claim(const ClaimRequest& request) {
   json spec{{"lockName", request.lock}, {"holder", {{"podName", request.pod}}}};
   if (request.priority) spec["priority"] = *request.priority;
@@ -183,30 +184,19 @@ std::string default_lease_name(const std::string& lock, const std::string& pod) 
 }
 
 Status validate_lock_name(const std::string& lock) {
-  bool ok =
-      !lock.empty() && lock.size() <= 253 && is_alnum_lower(lock.front()) && is_alnum_lower(lock.back());
-  for (char c : lock) ok = ok && (is_alnum_lower(c) || c == '-' || c == '_' || c == '.');
-  if (ok) return {};
-  return make_error(ErrorCode::kInvalidArgument,
-                    "invalid lock name '" + excerpt(lock) +
-                        "': use 1-253 lower-case letters, digits, '-', '_' and '.', starting and ending "
-                        "with a letter or digit");
+  return lock::validate_lock_name(lock);
 }
 
 Status validate_object_name(const std::string& what, const std::string& name) {
   if (is_dns_subdomain(name)) return {};
   return make_error(ErrorCode::kInvalidArgument,
-                    "invalid " + what + " '" + excerpt(name) +
+                    "invalid " + what + " '" + printable(name) +
                         "': use at most 253 lower-case letters, digits, '-' and '.', each dot-separated "
                         "part starting and ending with a letter or digit");
 }
 
 Status validate_namespace_name(const std::string& ns) {
-  if (is_dns_label(ns, 63)) return {};
-  return make_error(ErrorCode::kInvalidArgument,
-                    "invalid namespace '" + excerpt(ns) +
-                        "': use at most 63 lower-case letters, digits and '-', starting and ending with "
-                        "a letter or digit");
+  return lock::validate_namespace(ns);
 }
 
 }  // namespace eslease::cli

@@ -63,6 +63,12 @@ struct ClaimRequest {
   std::optional<int> liveness_grace_seconds;
 };
 
+// acquireTimeoutSeconds for a tool that waits `wait`: the whole seconds of it rounded up,
+// plus one. The controller counts from the Lease's creationTimestamp, which the API server
+// cuts to whole seconds, so without the extra second it gave up on a `--wait 3s` after
+// 2 to 3 s, before the tool itself did.
+int acquire_timeout_for_wait(Millis wait);
+
 // The Lease for a pod's claim, owned by the pod (an ownerReference with its uid) so that the
 // garbage collector deletes it with the pod.
 nlohmann::json make_claim(const ClaimRequest& request);

@@ -72,7 +72,8 @@ Status check_mode_flags(const Options& options, const std::string& command_word,
         {k.priority.has_value(), "--priority"},
         {k.liveness_grace.has_value(), "--liveness-grace"},
         {k.safety_margin.has_value(), "--safety-margin"},
-        {k.all_namespaces, "--all-namespaces"}};
+        {k.all_namespaces, "--all-namespaces"},
+        {k.force, "--force"}};
     for (const auto& [given, flag] : kube_only) {
       if (given) {
         return usage_error(std::string(flag) +
@@ -95,6 +96,7 @@ Status check_mode_flags(const Options& options, const std::string& command_word,
   if (k.all_namespaces && options.command != Command::kStatus) {
     return usage_error("--all-namespaces is only for status");
   }
+  if (k.force && options.command != Command::kRelease) return usage_error("--force is only for release");
   if (k.all_namespaces && options.ns_given) {
     return usage_error("give either --namespace or --all-namespaces, not both");
   }
@@ -288,6 +290,10 @@ Result<Options> parse_options(const std::vector<std::string>& args) {
       options.kube.all_namespaces = true;
       continue;
     }
+    if (arg == "--force") {
+      options.kube.force = true;
+      continue;
+    }
     if (arg.size() > 1 && arg[0] == '-') {
       std::string name = arg;
       std::optional<std::string> value;
@@ -345,7 +351,7 @@ Result<Options> parse_options(const std::vector<std::string>& args) {
   const bool kubernetes = options.connection.hosts.empty();
   if (takes_lock && options.lock.empty()) {
     return usage_error(positional[0] + (kubernetes && options.command == Command::kRelease
-                                            ? " needs a LEASE name (acquire prints it)"
+                                            ? " needs a LEASE name (acquire prints it) or a LOCK name"
                                             : " needs a LOCK name"));
   }
   if (options.command == Command::kRun && options.child.empty()) {
@@ -409,9 +415,12 @@ Kubernetes mode:
       --wait it gives up after D (exit 3), and the Lease is deleted. The Lease is named
       LOCK-POD unless --lease says otherwise; a pod's own LOCK-POD Lease left by an earlier
       run of its container (a restart) is taken back.
-  release LEASE [--wait D]
-      Marks the Lease released by its holder, deletes it and waits until the controller
-      has released its lock (at once: the holder said it let go).
+  release LEASE|LOCK [--wait D] [--force]
+      Deletes the Lease (given a LOCK instead: this pod's claim on it) and waits until the
+      controller has released it. Run from the holder's own pod, it first marks the grant
+      released, and the lock moves at once. From anywhere else the deletion is a
+      revocation: the holder may still be running, so the lock moves only once the validity
+      published to it has ended (or its pod has stopped); --force marks it released anyway.
   status [LOCK] [-A] [-o table|json]
       Holders, fencing tokens and the queue in the order it is served, with priorities and
       waiting times, for one lock or every lock of the namespace (-A: all namespaces).
@@ -434,16 +443,16 @@ Kubernetes mode:
   -n, --namespace NS   default: the pod's namespace
 
 Direct mode (--es URL):
-  acquire LOCK [--namespace NS] [--holder NAME] [--ttl 30s] [--wait 0s]
-      Takes the lock, waiting up to --wait while another holder has it, and prints the
-      fencing token.
+  acquire LOCK [--namespace NS] [--holder NAME] [--ttl 30s] [--wait D]
+      Takes the lock, waiting while another holder has it (up to D with --wait, then
+      exit 3), and prints the fencing token.
   renew LOCK --holder NAME [--namespace NS] [--ttl D]
       Extends the holder's lock by its TTL (or --ttl) and prints the fencing token.
   release LOCK --holder NAME [--namespace NS]
       Gives the holder's lock up.
   status [LOCK] [--namespace NS] [--output table|json]
       Shows one lock (realtime) or every lock (search: about a second behind).
-  run LOCK [--namespace NS] [--holder NAME] [--ttl 30s] [--wait 0s] [--grace D] -- CMD ARGS...
+  run LOCK [--namespace NS] [--holder NAME] [--ttl 30s] [--wait D] [--grace D] -- CMD ARGS...
       Holds the lock while CMD runs (ESLEASE_FENCING_TOKEN and ESLEASE_LOCK in its
       environment), renews it every ttl/3, stops CMD (SIGTERM, then SIGKILL after --grace,
       default min(10s, ttl/3)) if the lock is lost or cannot be confirmed before it expires,
@@ -457,6 +466,10 @@ Direct mode (--es URL):
 
 )") + connection_flag_lines() +
          R"(
+In both modes acquire and run wait as long as it takes unless --wait D is given (--wait 0s:
+one attempt). LOCK is 1-253 lower-case letters, digits, '-', '_' and '.', starting and
+ending with a letter or digit (the Lease's rule for spec.lockName), in both modes.
+
 Exit codes:
   0  done
   1  failed (the message says why; a Lease this command created was deleted)

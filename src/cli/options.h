@@ -30,6 +30,7 @@ struct KubeOptions {
   std::optional<Millis> liveness_grace;  // --liveness-grace (whole seconds)
   std::optional<Millis> safety_margin;   // --safety-margin (run)
   bool all_namespaces = false;           // -A / --all-namespaces (status)
+  bool force = false;                    // --force (release): hand over at once for another pod
 };
 
 struct Options {
@@ -50,7 +51,7 @@ struct Options {
   Millis ttl = lock::kDefaultTtl;  // --ttl
   bool ttl_given = false;
   Millis wait{0};                              // --wait
-  bool wait_given = false;                     // Kubernetes mode waits without limit by default
+  bool wait_given = false;                     // without --wait both modes wait without limit
   std::optional<Millis> grace;                 // --grace (run)
   OutputFormat output = OutputFormat::kTable;  // --output
   std::vector<std::string> child;              // run: CMD ARGS... after "--"

@@ -55,7 +55,7 @@ class StoreHold final : public Hold {
     auto released = store_.release(key_, grant_, lock::ReleaseScope::kGrant);
     if (!released.ok()) {
       err_ << "eslease: cannot release " << key_.id()
-           << " (it expires on its own): " << released.error().describe() << "\n";
+           << " (it expires on its own): " << released.error().message << "\n";
     }
   }
 
@@ -93,7 +93,7 @@ class StoreHold final : public Hold {
       why_ = "lock " + key_.id() + " was lost" +
              (renewed->current ? " to " + renewed->current->doc.holder : std::string());
     } else {
-      messages_ << "eslease: cannot renew " << key_.id() << ": " << renewed.error().describe() << "\n";
+      messages_ << "eslease: cannot renew " << key_.id() << ": " << renewed.error().message << "\n";
       next_renew_ = now + retry_.next();
     }
   }

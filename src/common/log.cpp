@@ -36,7 +36,6 @@ spdlog::level::level_enum to_spdlog(Level level) {
 }
 
 bool needs_quotes(std::string_view v) {
-  if (v.empty()) return true;
   for (char c : v) {
     if (c == ' ' || c == '"' || c == '=' || c == '\\' || static_cast<unsigned char>(c) < 0x20) return true;
   }
@@ -92,11 +91,13 @@ std::string render(Format format, std::string_view message, Fields fields) {
   if (format == Format::kJson) {
     nlohmann::json j;
     j["msg"] = message;
-    for (const auto& f : fields) j[f.key] = f.value;
+    for (const auto& f : fields)
+      if (!f.value.empty()) j[f.key] = f.value;
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   }
   std::string out(message);
   for (const auto& f : fields) {
+    if (f.value.empty()) continue;  // a field with nothing to say is left out
     out += ' ';
     out += f.key;
     out += '=';
@@ -122,7 +123,8 @@ void write(Level level, std::string_view message, Fields fields) {
     j["ts_ms"] = ms;
     j["level"] = spdlog::level::to_string_view(spd_level).data();
     j["msg"] = message;
-    for (const auto& f : fields) j[f.key] = f.value;
+    for (const auto& f : fields)
+      if (!f.value.empty()) j[f.key] = f.value;
     l->log(spd_level, "{}", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   } else {
     l->log(spd_level, "{}", render(Format::kText, message, fields));

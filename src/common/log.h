@@ -1,6 +1,7 @@
 // Structured logging on spdlog: a fixed message plus key-value fields, rendered as text
 // (`msg key=value ...`) or as one JSON object per line. Callers never pass credentials;
-// Field values are escaped, so a hostile string cannot forge another log line.
+// Field values are escaped, so a hostile string cannot forge another log line. A field
+// whose value is empty is left out of the line: `reason=""` says nothing.
 #pragma once
 
 #include <initializer_list>

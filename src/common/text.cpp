@@ -59,42 +59,105 @@ std::optional<std::string> percent_decode(std::string_view in, bool form_encodin
   return out;
 }
 
+namespace {
+
+// The length of the valid UTF-8 sequence at `in[i]`, 0 when the bytes there are not one
+// (a stray or truncated byte, an overlong form, a surrogate, beyond U+10FFFF).
+std::size_t utf8_sequence_at(std::string_view in, std::size_t i, std::uint32_t& cp) {
+  const auto c = static_cast<unsigned char>(in[i]);
+  std::size_t len = 0;
+  if (c < 0x80) {
+    cp = c;
+    return 1;
+  }
+  if ((c & 0xE0) == 0xC0) {
+    len = 2;
+    cp = c & 0x1F;
+  } else if ((c & 0xF0) == 0xE0) {
+    len = 3;
+    cp = c & 0x0F;
+  } else if ((c & 0xF8) == 0xF0) {
+    len = 4;
+    cp = c & 0x07;
+  } else {
+    return 0;
+  }
+  if (i + len > in.size()) return 0;
+  for (std::size_t k = 1; k < len; ++k) {
+    const auto cc = static_cast<unsigned char>(in[i + k]);
+    if ((cc & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (cc & 0x3F);
+  }
+  if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
+      (cp >= 0xD800 && cp <= 0xDFFF)) {
+    return 0;
+  }
+  return len;
+}
+
+void append_hex(std::string& out, const char* prefix, std::uint32_t value, int digits) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  out += prefix;
+  for (int shift = 4 * (digits - 1); shift >= 0; shift -= 4) out += kDigits[(value >> shift) & 0x0F];
+}
+
+void append_hex_byte(std::string& out, unsigned char byte) {
+  append_hex(out, "\\x", byte, 2);
+}
+
+// Invisible characters that reorder or hide text on a terminal (zero-width, bidirectional
+// embeddings, overrides and isolates, the byte-order mark): a message shows them escaped.
+bool reorders_or_hides_text(std::uint32_t cp) {
+  return (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069) ||
+         cp == 0xFEFF;
+}
+
+}  // namespace
+
 bool is_valid_utf8(std::string_view in) {
-  std::size_t i = 0;
-  const auto n = in.size();
-  while (i < n) {
-    auto c = static_cast<unsigned char>(in[i]);
-    int len = 0;
-    std::uint32_t cp = 0;
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    if ((c & 0xE0) == 0xC0) {
-      len = 2;
-      cp = c & 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-      len = 3;
-      cp = c & 0x0F;
-    } else if ((c & 0xF8) == 0xF0) {
-      len = 4;
-      cp = c & 0x07;
-    } else
-      return false;
-    if (i + len > n) return false;
-    for (int k = 1; k < len; ++k) {
-      auto cc = static_cast<unsigned char>(in[i + k]);
-      if ((cc & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    // Overlong encodings, surrogates and out-of-range code points are invalid.
-    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
-        (cp >= 0xD800 && cp <= 0xDFFF)) {
-      return false;
-    }
+  std::uint32_t cp = 0;
+  for (std::size_t i = 0; i < in.size();) {
+    const std::size_t len = utf8_sequence_at(in, i, cp);
+    if (len == 0) return false;
     i += len;
   }
   return true;
+}
+
+std::string printable(std::string_view in, std::size_t max_bytes) {
+  std::string out;
+  std::uint32_t cp = 0;
+  std::size_t i = 0;
+  while (i < in.size()) {
+    if (i >= max_bytes) return out + "...";
+    const std::size_t len = utf8_sequence_at(in, i, cp);
+    const auto byte = static_cast<unsigned char>(in[i]);
+    if (len == 0) {
+      append_hex_byte(out, byte);  // not UTF-8: the byte itself
+      ++i;
+      continue;
+    }
+    if (cp == '\\') {
+      out += "\\\\";
+    } else if (cp == '\n') {
+      out += "\\n";
+    } else if (cp == '\t') {
+      out += "\\t";
+    } else if (cp == '\r') {
+      out += "\\r";
+    } else if (cp < 0x20 || cp == 0x7F) {
+      append_hex_byte(out, byte);
+    } else if (cp >= 0x80 && cp <= 0x9F) {  // C1 controls, two bytes each
+      append_hex_byte(out, byte);
+      append_hex_byte(out, static_cast<unsigned char>(in[i + 1]));
+    } else if (reorders_or_hides_text(cp)) {
+      append_hex(out, "\\u", cp, 4);
+    } else {
+      out.append(in.substr(i, len));
+    }
+    i += len;
+  }
+  return out;
 }
 
 namespace {

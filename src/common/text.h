@@ -18,6 +18,12 @@ std::optional<std::string> percent_decode(std::string_view in, bool form_encodin
 
 bool is_valid_utf8(std::string_view in);
 
+// Untrusted text as a message may quote it: valid UTF-8 as it is (so 'lück' reads 'lück'),
+// control characters and a backslash escaped (\n, \t, \r, \\, \xNN), invisible characters that
+// reorder or hide text as \uNNNN, bytes that are not UTF-8 as \xNN; cut after `max_bytes` of
+// input with "...".
+std::string printable(std::string_view in, std::size_t max_bytes = 64);
+
 // RFC 3339 in UTC with millisecond precision, e.g. 2026-11-21T15:49:41.123Z.
 std::string format_rfc3339_millis(WallTime t);
 // RFC 3339 in UTC with microsecond precision, as Kubernetes writes metav1.MicroTime.

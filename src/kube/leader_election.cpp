@@ -136,8 +136,16 @@ bool LeaderElector::try_acquire_or_renew(std::chrono::milliseconds request_timeo
                   {"metadata", {{"name", config_.name}, {"namespace", config_.ns}}},
                   {"spec", spec_from(desired)}};
     auto created = api_.create(lease_resource, config_.ns, lease, call());
+    if (!created.ok() && created.error().code == ErrorCode::kAlreadyExists) {
+      // Another controller created it first (both started at once): it leads and this one
+      // stands by, which is no error. Learn its record so its observed time starts now.
+      if (auto reread = api_.get(lease_resource, config_.ns, config_.name, call()); reread.ok()) {
+        observe(record_from(*reread), *reread);
+      }
+      return false;
+    }
     if (!created.ok()) {
-      log::info("leader election: cannot create lease",
+      log::warn("leader election: cannot create lease",
                 {{"lease", config_.name}, {"error", created.error().describe()}});
       return false;
     }

@@ -5,6 +5,7 @@
 #include <random>
 #include <sstream>
 
+#include "common/duration.h"
 #include "common/log.h"
 #include "common/text.h"
 #include "lock/expiry.h"
@@ -20,8 +21,8 @@ bool worth_retrying(const Error& error) {
 
 std::string describe_holder(const LockState& state) {
   return "held by " + state.doc.holder + " (token " + std::to_string(state.token) + ", renewed " +
-         format_rfc3339_millis(state.doc.renewed_at) + ", ttl " + std::to_string(state.doc.ttl_millis) +
-         "ms)";
+         format_rfc3339_millis(state.doc.renewed_at) + ", ttl " +
+         format_duration(Millis(state.doc.ttl_millis)) + ")";
 }
 
 // 128 random bits in hex.
@@ -45,7 +46,8 @@ Grantee direct_grantee(std::string holder, Millis ttl) {
 
 Result<Grant> acquire_waiting(LockStore& store, Clock& clock, const LockKey& key, const Grantee& grantee,
                               const WaitOptions& options, std::stop_token stop) {
-  const MonoTime deadline = clock.monotonic() + options.wait;
+  const MonoTime deadline = options.wait >= kWaitForever ? MonoTime::max() : clock.monotonic() + options.wait;
+  std::optional<std::int64_t> announced_token;  // the holder on_wait was last told about
   Backoff backoff(options.backoff);
   std::optional<Error> last_error;
   std::optional<Sighting> seen;  // the holder's document as last read, and when it expires
@@ -84,9 +86,12 @@ Result<Grant> acquire_waiting(LockStore& store, Clock& clock, const LockKey& key
       }
       std::string message =
           "lock " + key.id() + " is " + (seen ? describe_holder(seen->state) : std::string("busy"));
-      if (options.wait > Millis(0))
-        message += "; gave up after waiting " + std::to_string(options.wait.count()) + "ms";
+      if (options.wait > Millis(0)) message += "; gave up after waiting " + format_duration(options.wait);
       return make_error(ErrorCode::kConflict, std::move(message));
+    }
+    if (seen && options.on_wait && announced_token != seen->state.token) {
+      announced_token = seen->state.token;
+      options.on_wait(seen->state);
     }
     immediate_retries = 0;
     Millis delay = backoff.next();

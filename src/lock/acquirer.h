@@ -3,6 +3,7 @@
 // monotonic clock (expiry.h). Used by the `eslease` tool and by library users.
 #pragma once
 
+#include <functional>
 #include <stop_token>
 #include <string>
 
@@ -12,16 +13,22 @@
 
 namespace eslease::lock {
 
+// A wait without a time limit.
+inline constexpr Millis kWaitForever = Millis::max();
+
 struct WaitOptions {
-  Millis wait{0};  // how long to keep trying; 0 = one attempt (plus a takeover if due)
+  Millis wait{0};  // how long to keep trying; 0 = one attempt (plus a takeover if due); or kWaitForever
   BackoffPolicy backoff{Millis(100), Millis(2000), 2.0};
+  // Called before waiting behind a holder not seen waiting behind before (to say who it is).
+  std::function<void(const LockState& holder)> on_wait = {};
 };
 
 // A grantee outside Kubernetes: `holder`, with a fresh random lease UID (each acquire is a
 // grant of its own) and `ttl`.
 Grantee direct_grantee(std::string holder, Millis ttl = kDefaultTtl);
 
-// The grant, or an Error: kConflict naming the current holder when the wait ran out,
+// The grant, or an Error: kConflict naming the current holder when the wait ran out (the lock
+// is busy; an unreachable backend is kUnavailable),
 // kCancelled when stopped, or the backend's error when it persists to the end of the wait
 // (errors that retrying cannot fix - bad credentials, bad input - return at once).
 Result<Grant> acquire_waiting(LockStore& store, Clock& clock, const LockKey& key, const Grantee& grantee,

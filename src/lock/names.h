@@ -32,8 +32,15 @@ class LockKey {
   std::string name_;
 };
 
-// Refuses (kInvalidArgument) an empty, over-long, non-UTF-8 name or one with control
-// characters; the namespace additionally must not contain '/'.
+// The Lease CRD's rule for spec.lockName, the same in both modes so that any lock one mode
+// takes the other can contend for: 1-253 lower-case letters, digits, '-', '_' and '.',
+// starting and ending with a letter or digit. It leaves out '/' (the separator of a document
+// id) and '#' (reserved for a lock's slot documents). kInvalidArgument quoting the name.
+Status validate_lock_name(std::string_view name);
+// A namespace is a DNS label, as in Kubernetes: at most 63 lower-case letters, digits and
+// '-', starting and ending with a letter or digit.
+Status validate_namespace(std::string_view ns);
+// Refuses (kInvalidArgument) a namespace or lock name that breaks the rules above.
 Result<LockKey> make_lock_key(std::string_view ns, std::string_view name);
 // Parses a document id back into its key (for listings).
 Result<LockKey> parse_lock_id(std::string_view id);

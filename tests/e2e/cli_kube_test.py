@@ -280,6 +280,73 @@ class CliKubernetesMode(ShowsLogsOnFailure, unittest.TestCase):
         self.assertEqual(self.env.http_status(self.env.es_url + "/eslease-locks/_doc/" + doc_id), 404,
                          "release waits until the controller has deleted the lock document")
 
+    def test_a_wait_lasts_at_least_what_was_asked(self):
+        # The controller counts acquireTimeoutSeconds from the Lease's creationTimestamp, which
+        # has whole seconds: `--wait 3s` gave up after 2.0 to 2.7 s.
+        self.env.create_ready_pods(self.ns, ["owner", "late"])
+        owner = self.tool("wait-owner", "acquire", "report", pod="owner")
+        self.assertEqual(owner.wait(), 0, owner.stderr())
+        started = time.monotonic()
+        late = self.tool("wait-late", "acquire", "report", "--wait", "3s", pod="late")
+        self.assertEqual(late.wait(), 3, late.stderr())
+        waited = time.monotonic() - started
+        print("--wait 3s gave up after %.2f s" % waited, file=sys.stderr)
+        self.assertGreaterEqual(waited, 3.0, late.stderr())
+
+    def test_release_from_outside_the_holder_revokes_and_hands_over_after_the_validity(self):
+        # The holder pod runs on, Ready; a shell with no pod identity releases its Lease. The
+        # holder may still be working, so the next claim waits until the validity published
+        # to it has ended (the lock moved 0.3 s later before).
+        self.env.create_ready_pods(self.ns, ["holder", "next"])
+        holder = self.tool("acquire-holder", "acquire", "report", "--ttl", "10s", pod="holder")
+        self.assertEqual(holder.wait(), 0, holder.stderr())
+        waiter = self.tool("acquire-next", "acquire", "report", "--wait", "60s", pod="next")
+        self.wait_phase("report-next", "Pending")
+        released_at = time.monotonic()
+        release = self.tool("release-outside", "release", "report-holder", "--podinfo-dir",
+                            os.path.join(self.dir, "no-podinfo"))
+        wait_for(lambda: "revokes the grant" in release.stderr(), TIMEOUT, "release to say it revokes")
+        # The window in which the hand-over used to happen, and well beyond.
+        while time.monotonic() - released_at < 3.0:
+            self.assertNotEqual(self.phase("report-next"), "Held", "handed over while the holder still ran")
+            time.sleep(0.05)
+        self.assertEqual(waiter.wait(timeout=30), 0, waiter.stderr())
+        handed_over = time.monotonic() - released_at
+        print("release from outside: the next claim was Held %.1f s later (lease duration 10 s)" % handed_over,
+              file=sys.stderr)
+        # The validity published to the holder ends between 2/3 of the duration and all of it
+        # after the release.
+        self.assertGreaterEqual(handed_over, 5.0)
+        self.assertEqual(release.wait(timeout=30), 0, release.stderr())
+        self.assertIn("this tool has no pod identity", release.stderr())
+
+    def test_release_with_force_from_outside_hands_over_at_once(self):
+        self.env.create_ready_pods(self.ns, ["holder", "next"])
+        holder = self.tool("acquire-holder", "acquire", "report", "--ttl", "30s", pod="holder")
+        self.assertEqual(holder.wait(), 0, holder.stderr())
+        waiter = self.tool("acquire-next", "acquire", "report", "--wait", "60s", pod="next")
+        self.wait_phase("report-next", "Pending")
+        released_at = time.monotonic()
+        release = self.tool("release-force", "release", "report-holder", "--force", "--podinfo-dir",
+                            os.path.join(self.dir, "no-podinfo"))
+        self.assertEqual(release.wait(), 0, release.stderr())
+        self.assertIn("warning: --force", release.stderr())
+        self.assertEqual(waiter.wait(), 0, waiter.stderr())
+        self.assertLess(time.monotonic() - released_at, 10.0, "a 30 s grant's validity was waited out")
+
+    def test_release_takes_a_lock_name_for_this_pods_claim(self):
+        self.env.create_ready_pods(self.ns, ["worker-1", "worker-2"])
+        held = self.tool("acquire-w1", "acquire", "jobs-lock", "--lease", "jobs-lock-worker-1", pod="worker-1")
+        self.assertEqual(held.wait(), 0, held.stderr())
+        other = self.tool("release-w2", "release", "jobs-lock", pod="worker-2")
+        self.assertEqual(other.wait(), 1, other.stderr())
+        self.assertIn("claimed through Lease jobs-lock-worker-1 (pod worker-1, Held)", other.stderr())
+        self.assertEqual(self.phase("jobs-lock-worker-1"), "Held")
+        mine = self.tool("release-w1", "release", "jobs-lock", pod="worker-1")
+        self.assertEqual(mine.wait(), 0, mine.stderr())
+        self.assertIn("releasing Lease jobs-lock-worker-1, this pod's claim on lock jobs-lock", mine.stderr())
+        self.assertEqual(self.leases(), {})
+
     def test_status_shows_the_queue_in_the_order_it_is_served(self):
         pods = ["h", "bg-1", "fg-1", "bg-2", "fg-2"]
         self.env.create_ready_pods(self.ns, pods)

@@ -62,10 +62,43 @@ TEST_F(CliTest, AcquirePrintsTheTokenAndBlocksOthers) {
   ASSERT_TRUE(doc);
   EXPECT_EQ(first.out, std::to_string((doc->version.primary_term << 32) | doc->version.seq_no) + "\n");
 
-  auto second = cli({"acquire", "report", "--namespace", "batch", "--holder", "you"});
-  EXPECT_EQ(second.code, kExitFailed);
+  auto second = cli({"acquire", "report", "--namespace", "batch", "--holder", "you", "--wait", "0s"});
+  EXPECT_EQ(second.code, kExitWaitTimedOut);
   EXPECT_NE(second.err.find("held by me"), std::string::npos) << second.err;
   EXPECT_TRUE(second.out.empty());
+}
+
+// A script must tell "busy" from "Elasticsearch down": --wait running out exits 3 in direct
+// mode too (it exited 1), and the message says who holds the lock, in words.
+TEST_F(CliTest, WaitRunningOutExitsThreeAndNamesTheHolder) {
+  ASSERT_EQ(cli({"acquire", "nightly-report", "--holder", "worker-a"}).code, kExitOk);
+  auto r = cli({"acquire", "nightly-report", "--holder", "worker-b", "--wait", "2s"});
+  EXPECT_EQ(r.code, kExitWaitTimedOut) << r.err;
+  EXPECT_EQ(r.err.rfind("eslease: waiting for lock default/nightly-report, held by worker-a (token ", 0), 0u)
+      << r.err;
+  EXPECT_NE(r.err.find("eslease: lock default/nightly-report is held by worker-a (token "), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("gave up after waiting 2s"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("Conflict"), std::string::npos) << "no internal codes: " << r.err;
+}
+
+TEST_F(CliTest, AnUnreachableBackendExitsOneNotThree) {
+  for (int i = 0; i < 100; ++i)
+    api_.inject({"create", false,
+                 make_error(ErrorCode::kUnavailable, "cannot reach Elasticsearch for create: refused")});
+  auto r = cli({"acquire", "report", "--wait", "1s"});
+  EXPECT_EQ(r.code, kExitFailed) << r.err;
+  EXPECT_NE(r.err.find("cannot reach Elasticsearch"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("Unavailable"), std::string::npos) << "no internal codes: " << r.err;
+}
+
+// Without --wait, direct mode waits as Kubernetes mode does (it gave up at once).
+TEST_F(CliTest, WithoutWaitAcquireAndRunWaitForTheLock) {
+  ASSERT_EQ(cli({"acquire", "report", "--holder", "gone", "--ttl", "5s"}).code, kExitOk);
+  auto acquired = cli({"acquire", "report", "--holder", "next"});
+  ASSERT_EQ(acquired.code, kExitOk) << acquired.err;
+  EXPECT_EQ(api_.peek("default/report")->source["holder"], "next");
+  EXPECT_GE(clock_.sleeps(), 1) << "it waited for the abandoned lock to expire";
 }
 
 TEST_F(CliTest, DefaultHolderIsHostAndPid) {
@@ -124,6 +157,15 @@ TEST_F(CliTest, UsageErrorsExitTwoWithoutContactingElasticsearch) {
                                                {"acquire", std::string(300, 'x')},
                                                {"acquire", "x", "--namespace", "a/b"},
                                                {"acquire", "x", "--index", "UP"},
+                                               // The Lease's rule for lock names, in both modes.
+                                               {"acquire", "a/b"},
+                                               {"acquire", ".."},
+                                               {"acquire", "Upper"},
+                                               {"acquire", "../../_cluster"},
+                                               {"acquire", "slot#1"},
+                                               {"acquire", "\xf0\x9f\x94\x92"},
+                                               {"status", "a/b"},
+                                               {"acquire", "x", "--force"},
                                                {"nonsense"}}) {
     auto r = cli(args);
     EXPECT_EQ(r.code, kExitUsage) << args[0];
@@ -131,6 +173,19 @@ TEST_F(CliTest, UsageErrorsExitTwoWithoutContactingElasticsearch) {
   }
   EXPECT_EQ(stores_opened_, 0);
   EXPECT_EQ(api_.total_calls(), 0);
+}
+
+TEST_F(CliTest, ARefusedUnicodeNameIsShownAsItIs) {
+  auto r = cli({"acquire",
+                "l\xc3\xbc"
+                "ck"});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_NE(r.err.find("invalid lock name 'l\xc3\xbc"
+                       "ck'"),
+            std::string::npos)
+      << r.err;
+  auto control = cli({"acquire", "a\x1b[2Jb"});
+  EXPECT_NE(control.err.find("'a\\x1b[2Jb'"), std::string::npos) << control.err;
 }
 
 TEST_F(CliTest, BackendErrorsExitOneWithTheReason) {

@@ -188,7 +188,9 @@ TEST_F(KubeModeTest, AcquireCreatesAClaimOwnedByThePodAndPrintsTheTokenWhenHeld)
   EXPECT_EQ((*claim)["spec"]["lockName"], "report");
   EXPECT_EQ((*claim)["spec"]["priority"], "Background");
   EXPECT_EQ((*claim)["spec"]["leaseDurationSeconds"], 12);
-  EXPECT_EQ((*claim)["spec"]["acquireTimeoutSeconds"], 5);
+  // One second more than --wait: the controller counts from the creationTimestamp, whose
+  // fraction of a second the API server cuts off.
+  EXPECT_EQ((*claim)["spec"]["acquireTimeoutSeconds"], 6);
   ASSERT_FALSE(api_.watch_calls().empty());
   EXPECT_EQ(api_.watch_calls()[0].field_selector, "metadata.name=report-p1");
 }
@@ -422,6 +424,87 @@ TEST_F(KubeModeTest, ReleaseMarksAHeldLeaseReleasedByItsHolder) {
   EXPECT_EQ(r.code, kExitOk) << r.err;
   EXPECT_TRUE(marked_released());
   EXPECT_FALSE(lease("report-p1"));
+}
+
+// Run from a shell without a pod identity, release used to mark the grant released, and the
+// controller handed the lock over at once while the holder still ran.
+TEST_F(KubeModeTest, ReleaseFromOutsideTheHolderDeletesWithoutTheMark) {
+  for (const auto& env : std::vector<std::map<std::string, std::string>>{
+           {}, {{"POD_NAME", "p2"}, {"POD_NAMESPACE", "batch"}, {"POD_UID", "other-uid"}}}) {
+    json held = make_claim(request("batch", "report-p1", "report", "p1", "pod-uid"));
+    held["status"] = {
+        {"phase", "Held"}, {"fencingToken", kToken}, {"holder", {{"podName", "p1"}, {"podUID", "pod-uid"}}}};
+    api_.put_object(kLeases, held);
+    auto r = cli({"release", "report-p1", "-n", "batch"}, env);
+    EXPECT_EQ(r.code, kExitOk) << r.err;
+    EXPECT_FALSE(marked_released()) << "only the holder may mark its grant released";
+    EXPECT_FALSE(lease("report-p1"));
+    EXPECT_NE(r.err.find("revokes the grant"), std::string::npos) << r.err;
+  }
+}
+
+TEST_F(KubeModeTest, ReleaseWithForceMarksAnotherPodsGrantAndWarns) {
+  json held = make_claim(request("batch", "report-p1", "report", "p1", "pod-uid"));
+  held["status"] = {
+      {"phase", "Held"}, {"fencingToken", kToken}, {"holder", {{"podName", "p1"}, {"podUID", "pod-uid"}}}};
+  api_.put_object(kLeases, held);
+  auto r = cli({"release", "report-p1", "-n", "batch", "--force"}, {});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_TRUE(marked_released());
+  EXPECT_NE(r.err.find("warning: --force"), std::string::npos) << r.err;
+  EXPECT_EQ(cli({"acquire", "report", "--force"}).code, kExitUsage) << "--force is for release only";
+}
+
+// `acquire LOCK` prints a Lease name, but people release what they acquired: the lock.
+TEST_F(KubeModeTest, ReleaseOfALockNameReleasesThisPodsClaimOnIt) {
+  json held = make_claim(request("batch", "jobs-lock-p1", "jobs-lock", "p1", "pod-uid"));
+  held["status"] = {
+      {"phase", "Held"}, {"fencingToken", kToken}, {"holder", {{"podName", "p1"}, {"podUID", "pod-uid"}}}};
+  api_.put_object(kLeases, held);
+  auto r = cli({"release", "jobs-lock"});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_FALSE(lease("jobs-lock-p1"));
+  EXPECT_TRUE(marked_released()) << "the holder released its own claim";
+  EXPECT_NE(r.err.find("releasing Lease jobs-lock-p1, this pod's claim on lock jobs-lock"), std::string::npos)
+      << r.err;
+}
+
+TEST_F(KubeModeTest, ReleaseOfALockNameFindsAClaimUnderAnotherLeaseName) {
+  api_.put_object(kLeases, make_claim(request("batch", "custom", "jobs_lock", "p1", "pod-uid")));
+  auto r = cli({"release", "jobs_lock"});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_FALSE(lease("custom"));
+}
+
+TEST_F(KubeModeTest, ReleaseOfALockOthersClaimFailsAndNamesTheirLeases) {
+  json other = make_claim(request("batch", "jobs-lock-worker-1", "jobs-lock", "worker-1", "u9"));
+  other["status"] = {{"phase", "Held"}, {"fencingToken", kToken}, {"holder", {{"podName", "worker-1"}}}};
+  api_.put_object(kLeases, other);
+  auto r = cli({"release", "jobs-lock"});
+  EXPECT_EQ(r.code, kExitFailed) << r.err;
+  EXPECT_NE(r.err.find("lock jobs-lock is claimed through Lease jobs-lock-worker-1 (pod worker-1, Held)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("this tool acts for pod p1"), std::string::npos) << r.err;
+  EXPECT_TRUE(lease("jobs-lock-worker-1")) << "left alone";
+}
+
+TEST_F(KubeModeTest, ReleaseOfANameNothingUsesSaysSoAndSucceeds) {
+  auto r = cli({"release", "jobs-lock"});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(
+      r.err.find(
+          "no Lease named jobs-lock in namespace batch, and no claim on lock jobs-lock; nothing to release"),
+      std::string::npos)
+      << r.err;
+  // Without the right to list (the workload Role has none), this pod's default claim is
+  // what is checked.
+  api_.push_list_error(make_error(ErrorCode::kForbidden, "cannot list", 403));
+  auto denied = cli({"release", "jobs-lock"});
+  EXPECT_EQ(denied.code, kExitOk) << denied.err;
+  EXPECT_NE(denied.err.find("no claim on lock jobs-lock under the default name jobs-lock-p1"),
+            std::string::npos)
+      << denied.err;
 }
 
 TEST_F(KubeModeTest, AReleaseWhoseAnswerWasLostIsSentAgain) {

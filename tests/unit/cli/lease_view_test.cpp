@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -103,6 +104,15 @@ TEST(LeaseView, ClaimIsOwnedByThePod) {
   EXPECT_FALSE(make_claim(request("b", "n", "l", "p", "u"))["spec"].contains("priority"));
 }
 
+TEST(LeaseView, TheControllersTimeoutNeverEndsTheToolsWaitEarly) {
+  // creationTimestamp has whole seconds: a Lease created at 10.9 s reads 10 s, so the
+  // controller's deadline is 10 s + acquireTimeoutSeconds, which must not come before 10.9 s + D.
+  EXPECT_EQ(acquire_timeout_for_wait(Millis(3000)), 4);
+  EXPECT_EQ(acquire_timeout_for_wait(Millis(2500)), 4);
+  EXPECT_EQ(acquire_timeout_for_wait(Millis(0)), 1);
+  EXPECT_EQ(acquire_timeout_for_wait(Millis::max()), std::numeric_limits<int>::max());
+}
+
 TEST(LeaseView, DefaultNamesAreValidObjectNames) {
   EXPECT_EQ(default_lease_name("report", "worker-0"), "report-worker-0");
   for (const auto& [lock, pod] : std::vector<std::pair<std::string, std::string>>{
@@ -123,6 +133,13 @@ TEST(LeaseView, NamesAreCheckedWithReadableMessages) {
     ASSERT_FALSE(s.ok()) << bad;
     EXPECT_EQ(s.error().message.find('\n'), std::string::npos) << "control characters are not echoed";
   }
+  EXPECT_NE(validate_lock_name("l\xc3\xbc"
+                               "ck")
+                .error()
+                .message.find("'l\xc3\xbc"
+                              "ck'"),
+            std::string::npos)
+      << "a Unicode name is shown as it is, not as 'l??ck'";
   EXPECT_TRUE(validate_object_name("Lease name", "a.b-c").ok());
   EXPECT_FALSE(validate_object_name("Lease name", "a_b").ok());
   EXPECT_FALSE(validate_object_name("Lease name", "a..b").ok());

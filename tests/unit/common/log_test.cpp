@@ -13,6 +13,14 @@ TEST(Log, TextRendersKeyValuesAndQuotesWhenNeeded) {
   EXPECT_EQ(render(Format::kText, "m", {{"k", "two words"}}), "m k=\"two words\"");
 }
 
+TEST(Log, EmptyFieldsAreLeftOut) {
+  EXPECT_EQ(render(Format::kText, "lock released", {{"lock", "batch/a"}, {"reason", ""}, {"from", ""}}),
+            "lock released lock=batch/a");
+  auto j = nlohmann::json::parse(render(Format::kJson, "m", {{"reason", ""}, {"lock", "a"}}));
+  EXPECT_FALSE(j.contains("reason")) << j.dump();
+  EXPECT_EQ(j["lock"], "a");
+}
+
 TEST(Log, HostileValuesCannotForgeALine) {
   const std::string line = render(Format::kText, "m", {{"name", "x\nlevel=error forged"}});
   EXPECT_EQ(line.find('\n'), std::string::npos);

@@ -34,6 +34,21 @@ TEST(Utf8, AcceptsValidAndRejectsInvalidSequences) {
   EXPECT_FALSE(is_valid_utf8("\xf4\x90\x80\x80"));  // beyond U+10FFFF
 }
 
+TEST(Printable, ShowsUtf8AsItIsAndEscapesWhatAMessageMustNotCarry) {
+  EXPECT_EQ(printable("l\xc3\xbc"
+                      "ck"),
+            "l\xc3\xbc"
+            "ck");  // 'lück', not 'l??ck'
+  EXPECT_EQ(printable("\xf0\x9f\x94\x92-lock"), "\xf0\x9f\x94\x92-lock");
+  EXPECT_EQ(printable("a\nb\tc\rd\\e"), "a\\nb\\tc\\rd\\\\e");
+  EXPECT_EQ(printable(std::string("nul\0\x1b[31m", 9)), "nul\\x00\\x1b[31m");
+  EXPECT_EQ(printable("bad\xff\xc3"), "bad\\xff\\xc3");
+  EXPECT_EQ(printable("c1\xc2\x85"), "c1\\xc2\\x85");
+  EXPECT_EQ(printable("evil\xe2\x80\xaetxt"), "evil\\u202etxt");
+  EXPECT_EQ(printable(std::string(100, 'x'), 10), std::string(10, 'x') + "...");
+  EXPECT_EQ(printable("\xc3\xbc\xc3\xbc", 1), "\xc3\xbc...") << "never cut inside a character";
+}
+
 TEST(Rfc3339, FormatsAndParsesUtcTimes) {
   const auto t = std::chrono::system_clock::from_time_t(1'800'000'000) + std::chrono::milliseconds(123);
   EXPECT_EQ(format_rfc3339_millis(t), "2027-01-15T08:00:00.123Z");

@@ -5,6 +5,7 @@
 #include <regex>
 
 #include "support/fake_clock.h"
+#include "support/log_capture.h"
 #include "support/memory_api.h"
 #include "support/wait.h"
 
@@ -142,6 +143,23 @@ TEST(LeaderElectionTest, ConflictOnUpdateRereadsAndDoesNotLead) {
   ASSERT_TRUE(a->try_acquire_or_renew(kTimeout));
   stale["spec"]["holderIdentity"] = "b";
   EXPECT_EQ(api.update(kLeases, stale, {}).error().code, ErrorCode::kConflict);
+}
+
+// Two replicas starting at once both find no lease and both create it: the one that loses
+// stands by. That is no error, and it logged "cannot create lease ... AlreadyExists (HTTP 409)".
+TEST(LeaderElectionTest, LosingTheRaceToCreateTheLeaseIsNotAnError) {
+  eslease::testing::FakeClock clock;
+  MemoryApi api;
+  auto a = elector(api, clock, config_for("a"));
+  auto b = elector(api, clock, config_for("b"));
+  ASSERT_TRUE(a->try_acquire_or_renew(kTimeout));
+  api.fail_next("get", make_error(ErrorCode::kNotFound, "not found", 404));  // b read before a created
+  eslease::testing::LogCapture logs;
+  EXPECT_FALSE(b->try_acquire_or_renew(kTimeout));
+  EXPECT_EQ(b->leader(), "a") << "the standby knows who leads";
+  EXPECT_EQ(logs.text().find("AlreadyExists"), std::string::npos) << logs.text();
+  EXPECT_EQ(logs.text().find("cannot create lease"), std::string::npos) << logs.text();
+  EXPECT_EQ(lease_spec(api)["holderIdentity"], "a");
 }
 
 TEST(LeaderElectionTest, ApiErrorsNeverGrantLeadership) {
