@@ -21,6 +21,13 @@ int fail(Environment& env, const Error& error) {
   return kExitFailed;
 }
 
+// As for one lock (cli.cpp): locks still held when --wait runs out exit 3; a backend that
+// cannot be reached stays a failure.
+int acquire_failed(Environment& env, const Error& error) {
+  (void)fail(env, error);
+  return error.code == ErrorCode::kConflict ? kExitWaitTimedOut : kExitFailed;
+}
+
 lock::ClaimShape shape_of(const Options& options) {
   return lock::ClaimShape{options.capacity,
                           options.shared ? lock::Access::kShared : lock::Access::kExclusive};
@@ -47,7 +54,10 @@ std::string describe(const lock::HeldGrant& grant, const Options& options) {
 Result<lock::HeldGrant> acquire(const Options& options, const std::vector<lock::LockKey>& keys,
                                 lock::LockStore& store, Environment& env, const std::string& holder) {
   lock::ShapedClaim claim{keys, shape_of(options), lock::direct_grantee(holder, options.ttl)};
-  return lock::acquire_shaped(store, env.clock, claim, lock::WaitOptions{options.wait});
+  // The same default as one lock and as Kubernetes mode: without --wait, as long as it takes.
+  lock::WaitOptions wait;
+  wait.wait = options.wait_given ? options.wait : lock::kWaitForever;
+  return lock::acquire_shaped(store, env.clock, claim, wait);
 }
 
 // The capacity to read the locks with: --capacity, else the largest a slot-0 document states,
@@ -150,7 +160,7 @@ json holder_json(const lock::LockState& s) {
 int shaped_acquire(const Options& options, const std::vector<lock::LockKey>& keys, lock::LockStore& store,
                    Environment& env, const std::string& holder) {
   auto grant = acquire(options, keys, store, env, holder);
-  if (!grant.ok()) return fail(env, grant.error());
+  if (!grant.ok()) return acquire_failed(env, grant.error());
   env.out << grant->token << "\n";
   env.err << "eslease: acquired " << joined(keys, ", ") << " as " << holder << " ("
           << describe(*grant, options) << ")\n";
@@ -160,7 +170,7 @@ int shaped_acquire(const Options& options, const std::vector<lock::LockKey>& key
 int shaped_run(const Options& options, const std::vector<lock::LockKey>& keys, lock::LockStore& store,
                Environment& env, const std::string& holder) {
   auto grant = acquire(options, keys, store, env, holder);
-  if (!grant.ok()) return fail(env, grant.error());
+  if (!grant.ok()) return acquire_failed(env, grant.error());
   SuperviseOptions supervise_options;
   supervise_options.command = options.child;
   supervise_options.environment = {{"ESLEASE_FENCING_TOKEN", std::to_string(grant->token)},

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "common/duration.h"
 #include "lock/expiry.h"
 
 namespace eslease::lock {
@@ -66,7 +67,7 @@ std::vector<LockSlots> sighted(const std::vector<LockKey>& keys,
 Result<HeldGrant> acquire_shaped(LockStore& store, Clock& clock, const ShapedClaim& claim,
                                  const WaitOptions& options, std::stop_token stop) {
   if (Status valid = check_claim(claim.keys, claim.shape); !valid.ok()) return valid.error();
-  const MonoTime deadline = clock.monotonic() + options.wait;
+  const MonoTime deadline = options.wait >= kWaitForever ? MonoTime::max() : clock.monotonic() + options.wait;
   Backoff backoff(options.backoff);
   std::optional<Error> last_error;
   std::string busy = "busy";
@@ -118,8 +119,7 @@ Result<HeldGrant> acquire_shaped(LockStore& store, Clock& clock, const ShapedCla
         return error;
       }
       std::string message = busy;
-      if (options.wait > Millis(0))
-        message += "; gave up after waiting " + std::to_string(options.wait.count()) + "ms";
+      if (options.wait > Millis(0)) message += "; gave up after waiting " + format_duration(options.wait);
       return make_error(ErrorCode::kConflict, std::move(message));
     }
     immediate_retries = 0;
