@@ -329,6 +329,10 @@ void Controller::enqueue(const std::vector<std::string>& lock_ids) {
   for (const std::string& id : lock_ids) term_->add(id);
 }
 
+void Controller::backend_returned() {
+  enqueue(index_.locks());
+}
+
 void Controller::publish_claim_metrics() {
   std::map<std::pair<std::string, std::string>, int> counts;
   int waiters = 0;
