@@ -347,13 +347,13 @@ void Controller::publish_claim_metrics() {
   // (election: no live pod matches) waits for a live pod, not for the lock.
   std::map<std::string, std::vector<PodRecord>> live_pods;  // by namespace, read once
   auto live_in = [&](const std::string& ns) -> const std::vector<PodRecord>& {
-    auto [it, inserted] = live_pods.try_emplace(ns);
-    if (inserted) {
-      caches_->for_each_pod(ns, [&](const PodRecord& pod) {
-        if (grantable(tracker_.state_of(pod))) it->second.push_back(pod);
-      });
-    }
-    return it->second;
+    const auto found = live_pods.find(ns);
+    if (found != live_pods.end()) return found->second;
+    std::vector<PodRecord>& live = live_pods[ns];
+    caches_->for_each_pod(ns, [&](const PodRecord& pod) {
+      if (grantable(tracker_.state_of(pod))) live.push_back(pod);
+    });
+    return live;
   };
   int waiters = 0;
   for (const LeaseRecord& lease : pending) {
