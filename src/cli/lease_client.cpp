@@ -22,6 +22,12 @@ std::string queue_text(const LeaseView& v) {
   return "waiting, " + std::to_string(ahead) + (ahead == 1 ? " claim" : " claims") + " ahead";
 }
 
+// The controller runs but cannot use Elasticsearch: nothing is granted until it can.
+std::string backend_text(const LeaseView& v) {
+  return "eslease-controller reports that it cannot use Elasticsearch, so nothing is granted (" +
+         (v.backend_message.empty() ? std::string("BackendAvailable=False") : v.backend_message) + ")";
+}
+
 }  // namespace
 
 std::string explain_api_error(const Error& error, const std::string& doing, const std::string& ns) {
@@ -98,7 +104,7 @@ WaitOutcome wait_until_held(kube::Api& api, Clock& clock, const json& created, c
       return decide(WaitResult::kRefused, "Lease " + mine.name + " is being deleted by someone else");
     {
       std::lock_guard lock(seen_mutex);
-      has_status = has_status || !v.phase.empty();
+      has_status = has_status || !v.phase.empty() || !v.backend_status.empty();
     }
     if (v.phase == "Held" && !v.fencing_token.empty() && (v.holder_uid.empty() || v.holder_uid == pod_uid)) {
       return decide(WaitResult::kHeld, "");
@@ -113,9 +119,9 @@ WaitOutcome wait_until_held(kube::Api& api, Clock& clock, const json& created, c
       return decide(WaitResult::kRefused,
                     "the claim was released because its pod finished: " + v.held_message);
     }
-    if (v.phase == "Pending") {
-      const std::string progress =
-          "waiting for lock " + v.lock_name + " (Lease " + v.name + "): " + queue_text(v);
+    if (v.phase == "Pending" || v.backend_status == "False") {
+      const std::string progress = "waiting for lock " + v.lock_name + " (Lease " + v.name +
+                                   "): " + (v.backend_status == "False" ? backend_text(v) : queue_text(v));
       if (progress != last_progress) {
         messages.say(progress);
         last_progress = progress;
@@ -137,7 +143,9 @@ WaitOutcome wait_until_held(kube::Api& api, Clock& clock, const json& created, c
   if (control.timed_out()) {
     const LeaseView last = decode_lease_view(outcome.lease);
     std::string why;
-    if (last.phase.empty()) {
+    if (last.backend_status == "False") {
+      why = backend_text(last);
+    } else if (last.phase.empty()) {
       why = "Lease " + mine.name +
             " never got a status, so no eslease-controller picked it up (is it running, and watching "
             "namespace " +

@@ -7,6 +7,7 @@
 #include "api/session.h"
 #include "cli/lease_follow.h"
 #include "common/duration.h"
+#include "common/text.h"
 
 namespace eslease::cli {
 namespace {
@@ -65,12 +66,7 @@ class SessionLeaseHold final : public LeaseHold {
       if (session_failure_) return *session_failure_;
       const MonoTime now = clock_.monotonic();
       if (has_validity_ && state_.confirmed_until > now + needed) return {};
-      if (now >= give_up) {
-        return make_error(ErrorCode::kTimeout,
-                          "no validity for Lease " + granted_.name + " was published in session " +
-                              api::kSessionName + " of namespace " + granted_.ns + " within " +
-                              format_duration(limit) + " (is eslease-controller running and renewing it?)");
-      }
+      if (now >= give_up) return make_error(ErrorCode::kTimeout, not_confirmed(needed, limit));
       // Until the session, the Lease or a watch changes something, or the limit: time alone
       // only runs the validity down.
       clock_.wait_until(lock, changed_, give_up, {}, [&] {
@@ -147,6 +143,27 @@ class SessionLeaseHold final : public LeaseHold {
     });
   }
 
+  // What was seen when the grant was not confirmed in time: the Lease shows Held, but the
+  // session had not published validity enough to start the command. Under mutex_.
+  std::string not_confirmed(Millis needed, Millis limit) const {
+    std::string message =
+        "Lease " + granted_.name + " is Held with token " + granted_.fencing_token + ", but ";
+    const std::string session = "session " + std::string(api::kSessionName) + " of namespace " + granted_.ns;
+    if (!session_seen_) {
+      message += session + " was not seen within " + format_duration(limit);
+    } else if (!latest_validity_) {
+      message += session + " published no validity for it within " + format_duration(limit);
+    } else {
+      message += "the validity " + session + " published for it (until " +
+                 format_rfc3339_millis(*latest_validity_) + ") did not cover the next " +
+                 format_duration(needed + options_.safety_margin) +
+                 " (--grace plus --safety-margin) within " + format_duration(limit);
+    }
+    return message +
+           "; eslease-controller renews the session after a grant and every third of the "
+           "namespace's shortest leaseDurationSeconds";
+  }
+
   std::string explain_session_error(const Error& error) const {
     return explain_api_error(
         error, "read session " + std::string(api::kSessionName) + " in namespace " + granted_.ns,
@@ -199,12 +216,14 @@ class SessionLeaseHold final : public LeaseHold {
     const WallTime wall_now = clock_.now();
     const MonoTime mono_now = clock_.monotonic();
     std::lock_guard lock(mutex_);
+    session_seen_ = true;
     if (session.lists(grant_)) {
       return lose("lock " + granted_.lock_name + " was revoked (session " + api::kSessionName +
                   " lists Lease " + granted_.name + " with token " + granted_.fencing_token + ")");
     }
     const auto validity = api::published_validity(session, grant_, lease_duration_);
     if (!validity) return;
+    latest_validity_ = *validity;
     const auto remaining = std::chrono::duration_cast<Millis>(*validity - wall_now) - options_.safety_margin;
     state_.confirmed_until = mono_now + remaining;
     has_validity_ = true;
@@ -223,6 +242,8 @@ class SessionLeaseHold final : public LeaseHold {
   std::condition_variable_any changed_;
   State state_;
   bool has_validity_ = false;
+  bool session_seen_ = false;
+  std::optional<WallTime> latest_validity_;  // the latest published, for messages
   std::string lease_error_;
   std::string session_error_;
   std::optional<Error> session_failure_;  // the session cannot be followed at all

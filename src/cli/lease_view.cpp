@@ -137,6 +137,10 @@ LeaseView decode_lease_view(const json& object) {
     if (const json* conditions = find(*status, "conditions");
         conditions != nullptr && conditions->is_array()) {
       for (const json& c : *conditions) {
+        if (string_at(c, "type") == api::kConditionBackendAvailable) {
+          v.backend_status = string_at(c, "status");
+          v.backend_message = string_at(c, "message");
+        }
         if (string_at(c, "type") != api::kConditionHeld) continue;
         v.held_status = string_at(c, "status");
         v.held_reason = string_at(c, "reason");

@@ -41,6 +41,9 @@ struct LeaseView {
   std::string held_reason;
   std::string held_message;
   std::optional<WallTime> held_since;
+  // The BackendAvailable condition: "False" while the controller cannot reach Elasticsearch.
+  std::string backend_status;
+  std::string backend_message;
 
   bool held() const { return phase == "Held"; }
   // When this claim started waiting, by the controller's rule (api::waits_since_loss): when

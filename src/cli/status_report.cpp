@@ -110,8 +110,11 @@ void print_lock_reports(std::ostream& out, const std::vector<LockReport>& report
   };
   for (const LockReport& r : reports) {
     for (const LeaseView& v : r.holders) row(r, v, "held", age_since(v.acquire_time, now));
-    for (std::size_t i = 0; i < r.queue.size(); ++i) {
-      row(r, r.queue[i], std::to_string(i + 1), age_since(r.queue[i].waiting_since(), now));
+    // The claim's queuePosition as the controller published it (0 = next); none while its
+    // pod is not live or more than 10 claims are ahead. The rows keep the order of service.
+    for (const LeaseView& v : r.queue) {
+      row(r, v, v.queue_position ? std::to_string(*v.queue_position) : "-",
+          age_since(v.waiting_since(), now));
     }
     for (const LeaseView& v : r.ended) row(r, v, "-", std::nullopt);
   }
@@ -137,7 +140,7 @@ json lock_reports_json(const std::vector<LockReport>& reports, WallTime now) {
     for (std::size_t i = 0; i < r.queue.size(); ++i) {
       const LeaseView& v = r.queue[i];
       json q = claim_json(v, now);
-      q["order"] = i + 1;
+      q["order"] = i;  // claims listed ahead of it: 0 first, as queuePosition counts
       q["queuePosition"] = v.queue_position ? json(*v.queue_position) : json(nullptr);
       q["waitingSince"] = optional_time(v.waiting_since());
       const auto waited = age_since(v.waiting_since(), now);

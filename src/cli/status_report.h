@@ -21,8 +21,9 @@ struct LockReport {
 };
 
 // Locks sorted by namespace and name. The queue follows the controller's queuePosition; claims
-// without one (no status yet) come after, Foreground before Background, then by how long
-// they have waited, as the controller will order them.
+// without one (no status yet, no live pod, or far back) come after, Foreground before
+// Background, then by how long they have waited, as the controller will order them. The
+// table's QUEUE column shows queuePosition itself (0 = next), "-" where the Lease has none.
 std::vector<LockReport> build_lock_reports(const std::vector<LeaseView>& leases);
 
 void print_lock_reports(std::ostream& out, const std::vector<LockReport>& reports, WallTime now,

@@ -1,5 +1,6 @@
 #include "controller/controller.h"
 
+#include <algorithm>
 #include <charconv>
 #include <map>
 #include <thread>
@@ -329,14 +330,43 @@ void Controller::enqueue(const std::vector<std::string>& lock_ids) {
   for (const std::string& id : lock_ids) term_->add(id);
 }
 
+void Controller::backend_returned() {
+  enqueue(index_.locks());
+}
+
 void Controller::publish_claim_metrics() {
   std::map<std::pair<std::string, std::string>, int> counts;
-  int waiters = 0;
+  std::vector<LeaseRecord> pending;
   caches_->for_each_lease([&](const LeaseRecord& lease) {
     const char* phase = to_string(lease.status.phase);
     ++counts[{*phase ? phase : "Pending", to_string(lease.spec.priority)}];
-    if (lease.status.phase == Phase::kPending || lease.status.phase == Phase::kNone) ++waiters;
+    const bool unserved = lease.status.phase == Phase::kPending || lease.status.phase == Phase::kNone;
+    if (unserved && !lease.being_deleted) pending.push_back(lease);
   });
+  // A waiter is a claim that can be served: a claim whose pod is gone, finished or unready
+  // (election: no live pod matches) waits for a live pod, not for the lock.
+  std::map<std::string, std::vector<PodRecord>> live_pods;  // by namespace, read once
+  auto live_in = [&](const std::string& ns) -> const std::vector<PodRecord>& {
+    const auto found = live_pods.find(ns);
+    if (found != live_pods.end()) return found->second;
+    std::vector<PodRecord>& live = live_pods[ns];
+    caches_->for_each_pod(ns, [&](const PodRecord& pod) {
+      if (grantable(tracker_.state_of(pod))) live.push_back(pod);
+    });
+    return live;
+  };
+  int waiters = 0;
+  for (const LeaseRecord& lease : pending) {
+    bool live = false;
+    if (lease.spec.election_mode()) {
+      const auto& pods = live_in(lease.meta.ns);
+      live = std::any_of(pods.begin(), pods.end(),
+                         [&](const PodRecord& pod) { return lease.spec.selector->matches(pod.labels); });
+    } else if (auto pod = caches_->pod(lease.meta.ns + "/" + lease.spec.pod_name)) {
+      live = grantable(tracker_.state_of(*pod));
+    }
+    waiters += live ? 1 : 0;
+  }
   observer_.claims(counts, waiters);
 }
 

@@ -46,6 +46,9 @@ class Controller {
   bool leading() const { return leading_.load(); }
   // Counts claims by phase and priority from the cache and reports them (on every scrape).
   void publish_claim_metrics();
+  // Elasticsearch answers again after it could not be reached: every lock is looked at now,
+  // not when its backoff ends.
+  void backend_returned();
 
  private:
   class Caches;

@@ -1,5 +1,6 @@
 #include "controller/grant_rules.h"
 
+#include <algorithm>
 #include <array>
 
 namespace eslease::controller {
@@ -30,6 +31,15 @@ bool owner_claims_holder(const Situation& s) {
   return !s.holder || lease.spec.selector->matches(s.holder->record.labels);
 }
 
+// Another pod an election claim could go to is Ready now.
+bool another_pod_ready(const LockWorld& world, const LeaseRecord& lease, const PodState& holder) {
+  return std::any_of(world.pods.begin(), world.pods.end(), [&](const auto& named) {
+    const PodState& p = named.second;
+    return p.record.meta.uid != holder.record.meta.uid && p.record.ready == ReadyState::kTrue &&
+           grantable(p) && lease.spec.selector->matches(p.record.labels);
+  });
+}
+
 Situation situation(const LockWorld& world, const ClaimQueue& queue) {
   Situation s(world, queue);
   if (!world.document) return s;
@@ -39,6 +49,11 @@ Situation situation(const LockWorld& world, const ClaimQueue& queue) {
   s.holder = world.pod(s.holder_pod);
   const int grace = s.owner ? s.owner->lease->spec.liveness_grace_seconds : 0;
   s.health = judge_holder(s.holder, s.doc->state.doc.holder_uid, grace, world.mono);
+  // Election prefers Ready pods: a holder that never became Ready yields to one that is.
+  const bool election = s.owner && s.owner->lease->spec.election_mode();
+  if (election && s.health.health == Health::kAlive && !s.health.presumed_dead_at && s.holder &&
+      another_pod_ready(world, *s.owner->lease, *s.holder))
+    s.health = judge_never_ready(*s.holder, grace, world.mono);
   s.claimed = s.owner && owner_claims_holder(s);
   if (s.holder) s.dead_seen = s.holder->finished_seen_at;
   return s;

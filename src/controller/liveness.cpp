@@ -18,6 +18,13 @@ HolderHealth judge_holder(const PodState* pod, const std::string& holder_uid, in
   return {Health::kAlive, std::nullopt, std::nullopt};
 }
 
+HolderHealth judge_never_ready(const PodState& pod, int grace_seconds, MonoTime now) {
+  if (grace_seconds <= 0 || pod.was_ready || !pod.never_ready_since) return {};
+  const MonoTime dead_at = *pod.never_ready_since + std::chrono::seconds(grace_seconds);
+  if (now >= dead_at) return {Health::kPresumedDead, api::Reason::kPodNotReady, std::nullopt};
+  return {Health::kAlive, std::nullopt, dead_at};
+}
+
 bool grantable(const PodState& pod) {
   const PodRecord& record = pod.record;
   if (record.being_deleted) return false;

@@ -8,7 +8,9 @@
 //                   livenessGraceSeconds on our clock (PodNotReady): it may still run, so its
 //                   grant is revoked and handed over only after it expires.
 //   alive           anything else, including a pod being deleted (its containers may run
-//                   through their grace period) and a pod that has never been Ready yet.
+//                   through their grace period) and a pod that has never been Ready yet,
+//                   except that an election holder never Ready for livenessGraceSeconds
+//                   while another of its claim's pods is Ready is presumed dead (PodNotReady).
 #pragma once
 
 #include <optional>
@@ -30,6 +32,9 @@ struct PodState {
   std::optional<MonoTime> unready_since;
   // When this controller saw the pod finish (phase Failed/Succeeded), for takeover latency.
   std::optional<MonoTime> finished_seen_at;
+  // Never Ready yet: since when, on our clock (first seen, or seen bound to its node if that
+  // came later), so a pod that has only just started is not judged on its age.
+  std::optional<MonoTime> never_ready_since;
 };
 
 enum class Health { kAlive, kConfirmedDead, kPresumedDead };
@@ -46,6 +51,10 @@ struct HolderHealth {
 // readiness check off.
 HolderHealth judge_holder(const PodState* pod, const std::string& holder_uid, int grace_seconds,
                           MonoTime now);
+
+// An election holder `pod` while another pod of its claim is Ready: presumed dead once it has
+// been there `grace_seconds` without ever being Ready (0 turns this off).
+HolderHealth judge_never_ready(const PodState& pod, int grace_seconds, MonoTime now);
 
 // A waiting claim is granted only to a pod that is alive, not being deleted, not finished,
 // and not unready after having been Ready (nor on an unready node).

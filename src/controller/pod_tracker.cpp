@@ -21,6 +21,11 @@ void PodTracker::pod_seen(const PodRecord& pod) {
     if (!memory.uid.empty()) deaths_[key] = now;  // replaced under the same name
     memory = PodMemory{};
     memory.uid = pod.meta.uid;
+    memory.started_at = now;
+  }
+  if (!memory.scheduled && !pod.node_name.empty()) {
+    memory.scheduled = true;
+    memory.started_at = now;  // a pod only starts once it is bound to a node
   }
   if (pod.shows_was_ready || pod.ready == ReadyState::kTrue) memory.was_ready = true;
   const bool unready = memory.was_ready && pod.ready != ReadyState::kTrue;
@@ -69,6 +74,7 @@ PodState PodTracker::state_of(const PodRecord& pod) const {
   if (remembered) {
     state.unready_since = memory->second.unready_since;
     state.finished_seen_at = memory->second.finished_at;
+    if (!state.was_ready) state.never_ready_since = memory->second.started_at;
   }
   if (auto node = nodes_.find(pod.node_name); node != nodes_.end() && node->second) {
     state.node_ready = false;

@@ -1,7 +1,8 @@
 // What this controller has observed about pods and nodes over time, on its own monotonic
-// clock: when a pod (or its node) went unready, whether a pod has ever been Ready, and when
-// a pod was seen gone or finished. Liveness is judged from these observations, never from
-// another machine's timestamps, and a restart only makes the controller wait longer.
+// clock: when a pod (or its node) went unready, whether a pod has ever been Ready and since
+// when it has been there without, and when a pod was seen gone or finished. Liveness is
+// judged from these observations, never from another machine's timestamps, and a restart
+// only makes the controller wait longer.
 #pragma once
 
 #include <map>
@@ -36,6 +37,8 @@ class PodTracker {
     bool was_ready = false;
     std::optional<MonoTime> unready_since;
     std::optional<MonoTime> finished_at;
+    MonoTime started_at{};   // first seen, or seen bound to its node
+    bool scheduled = false;  // seen with a node
   };
   void forget_old_deaths(MonoTime now);
 

@@ -153,8 +153,8 @@ bool Reconciler::record_grant(LockEntry& entry, const lock::AcquireOutcome& outc
     return false;
   }
   entry.granted(*outcome.grant, now);
-  sessions_.wake(world.ns);  // a namespace without a session gets one
   const GrantPlan& plan = decision.grant;
+  sessions_.wake(world.ns, plan.ttl);  // published soon enough to be usable at once
   observer_.granted(seconds_between(plan.waiting_since, world.now));
   if (plan.takeover_reason) {
     std::optional<MonoTime> seen = plan.dead_seen_at;
@@ -237,7 +237,7 @@ Status Reconciler::carry_out(LockEntry& entry, const Decision& decision, const L
       return revoke(entry, decision, world);
     case Action::kAdopt:
       entry.adopted(clock_.monotonic());
-      sessions_.wake(world.ns);
+      sessions_.wake(world.ns, Millis(entry.document()->doc.ttl_millis));
       log::info("adopted existing grant", {{"lock", entry.key().id()}, {"token", entry.document()->token}});
       return {};
   }

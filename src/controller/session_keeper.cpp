@@ -40,6 +40,7 @@ struct SessionKeeper::Coverage {
   std::optional<Millis> shortest;                // shortest lease duration held in the namespace
   bool any_answer = false;
   bool any_unavailable = false;
+  bool renewed = false;  // the session now shows the tick's renewal
   void saw(const api::GrantRef& grant, Millis duration) {
     durations[grant] = duration;
     if (!shortest || duration < *shortest) shortest = duration;
@@ -98,18 +99,24 @@ std::size_t SessionKeeper::namespaces() const {
 }
 
 void SessionKeeper::schedule(const std::string& ns, MonoTime at) {
-  std::lock_guard lock(mutex_);
+  // Under mutex_.
+  if (auto due = due_.find(ns); due != due_.end() && due->second <= at) return;  // an earlier one is planned
   due_[ns] = at;
   woken_ = true;  // run() waits for the earliest tick it knew of
   cv_.notify_all();
 }
 
-void SessionKeeper::wake(const std::string& ns) {
+void SessionKeeper::wake(const std::string& ns, Millis lease_duration) {
   std::lock_guard lock(mutex_);
-  if (due_.contains(ns)) return;  // kept already: a grant made since is covered by its last renewal
-  due_[ns] = clock_.monotonic();
-  woken_ = true;
-  cv_.notify_all();
+  // The grant's validity counts from the renewal being published now, or else from the last
+  // one: ticking at a third of its duration from there leaves it two thirds at least.
+  std::optional<MonoTime> picked;
+  if (auto ticking = ticking_since_.find(ns); ticking != ticking_since_.end()) {
+    picked = ticking->second;
+  } else if (auto renewed = renewal_picked_.find(ns); renewed != renewal_picked_.end()) {
+    picked = renewed->second;
+  }
+  schedule(ns, picked ? *picked + lease_duration / 3 : clock_.monotonic());
 }
 
 void SessionKeeper::run(std::stop_token stop) {
@@ -119,7 +126,7 @@ void SessionKeeper::run(std::stop_token stop) {
   cluster_.for_each_lease([&](const LeaseRecord& lease) {
     if (lease.status.phase == Phase::kHeld) shown.insert(lease.meta.ns);
   });
-  for (const std::string& ns : shown) wake(ns);
+  for (const std::string& ns : shown) wake(ns, Millis(0));
   while (!stop.stop_requested()) {
     tick_due();
     std::unique_lock lock(mutex_);
@@ -317,6 +324,13 @@ void SessionKeeper::check_published(const std::string& ns, WallTime renewal, Cov
 void SessionKeeper::tick(const std::string& ns) {
   const WallTime renewal = lock::to_millis(clock_.now());
   const MonoTime started = clock_.monotonic();
+  {
+    // Until it ends, this tick's wake-ups are ours to plan: a grant made meanwhile asks for
+    // the next one through wake(), counted from this tick's renewal.
+    std::lock_guard guard(mutex_);
+    ticking_since_[ns] = started;
+    due_.erase(ns);
+  }
   Coverage coverage;
   {
     // Held for the batch: a reconcile of one of these locks waits for its renewal.
@@ -348,15 +362,23 @@ void SessionKeeper::tick(const std::string& ns) {
     }
     if (options_.enqueue) options_.enqueue(lock_id);
   }
-  if (next == MonoTime::max()) {
-    {
-      std::lock_guard guard(mutex_);
-      due_.erase(ns);
+  bool idle = false;
+  {
+    std::lock_guard guard(mutex_);
+    ticking_since_.erase(ns);
+    if (coverage.renewed) renewal_picked_[ns] = started;
+    if (next != MonoTime::max()) {
+      schedule(ns, next);  // a tick that did not renew comes again soon: a grant made meanwhile waits no longer
+      return;
     }
-    forget_if_idle(ns);
-  } else {
-    schedule(ns, next);
+    renewal_picked_.erase(ns);
+    // Nothing was held: a grant made meanwhile is not covered by this tick and needs its own.
+    if (auto due = due_.find(ns); due != due_.end())
+      due->second = clock_.monotonic();
+    else
+      idle = true;
   }
+  if (idle) forget_if_idle(ns);
 }
 
 MonoTime SessionKeeper::write_session(
@@ -389,6 +411,7 @@ MonoTime SessionKeeper::write_session(
   if (Status written = write(n, renew ? std::optional<WallTime>(renewal) : std::nullopt, to_list);
       !written.ok())
     return clock_.monotonic() + options_.retry_after;
+  coverage.renewed = renew;
   for (const auto& [grant, lock_id] : listed_locks) {
     std::optional<MonoTime> hand_over;
     if (published_since) hand_over = *published_since + to_list[grant];

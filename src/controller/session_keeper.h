@@ -65,8 +65,12 @@ class SessionKeeper {
   void run(std::stop_token stop);
   // Ticks every namespace that is due now; returns how many were ticked. Exposed for tests.
   int tick_due();
-  // Ticks `ns` soon: it holds a grant the session does not cover yet (a new or adopted grant).
-  void wake(const std::string& ns);
+  // `ns` holds a grant of `lease_duration` the session may not cover yet (a new or adopted
+  // grant). A grant is usable at once (the design's "Fit for use"): when the validity the
+  // session would publish for it leaves less than two thirds of its duration, the namespace
+  // ticks now, one tick for every grant of that moment; otherwise its ticks come at least
+  // every third of that duration from now on.
+  void wake(const std::string& ns, Millis lease_duration);
 
   // Revokes `grant` (of a Lease with `lease_duration`) in its namespace's session, before its
   // Lease status changes. Returns when the validity published to its holder ends, on our
@@ -90,6 +94,7 @@ class SessionKeeper {
   // Writes the session: renewTime `renewal` (unset: as it is) and `add` listed (with their
   // hand-over times). Merges with another writer's version on a conflict.
   Status write(Namespace& n, std::optional<WallTime> renewal, const std::map<api::GrantRef, Millis>& add);
+  // Plans a tick of `ns` at `at` unless an earlier one is planned. Under mutex_.
   void schedule(const std::string& ns, MonoTime at);
   void renew_documents(const std::string& ns, WallTime renewal, std::vector<LockTable::Handle>& held,
                        Coverage& coverage);
@@ -113,6 +118,10 @@ class SessionKeeper {
   mutable std::mutex mutex_;  // namespaces_ and due_
   std::map<std::string, std::shared_ptr<Namespace>> namespaces_;
   std::map<std::string, MonoTime> due_;  // by namespace: its next tick
+  // By namespace, on our clock: when the renewal its session last published was picked (R),
+  // and when the tick under way picked its own (a grant made since is covered by it).
+  std::map<std::string, MonoTime> renewal_picked_;
+  std::map<std::string, MonoTime> ticking_since_;
   std::condition_variable_any cv_;
   bool woken_ = false;
 };

@@ -80,7 +80,10 @@ Status LockIndex::prepare(bool check_tokens) {
   bool foreign = false;
   if (Status fitted = fit_mapping(**described, foreign); !fitted.ok()) return fitted;
   std::lock_guard lock(check_mutex_);
-  if (!foreign) described_ = std::move(*described);  // else read again: its mapping just changed
+  // Kept for the first check only (foreign: read again, its mapping just changed). A check
+  // that ran meanwhile (the controller checks at the start of its leadership, maybe while
+  // this is still preparing) makes it stale: a later check would take it for the index.
+  if (!foreign && guard_.needs_check()) described_ = std::move(*described);
   return check_tokens ? check() : Status{};
 }
 

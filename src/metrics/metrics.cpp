@@ -118,7 +118,7 @@ struct Metrics::Families {
       {"phase", "priority"}};
   Gauge& waiters = BuildGauge()
                        .Name("eslease_lock_waiters")
-                       .Help("Claims waiting for a lock (phase Pending).")
+                       .Help("Claims waiting for a lock that a live pod could take (phase Pending).")
                        .Register(registry)
                        .Add({});
   Histogram& acquire_wait = BuildHistogram()

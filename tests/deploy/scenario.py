@@ -35,11 +35,26 @@ def wait_phase(env, name, wanted, timeout=TIMEOUT):
 def claim_counts(env):
     """What `eslease_claims` and `eslease_lock_waiters` must say, read from the API: every
     Lease by (phase, priority), a Lease without a status yet counting as Pending (as the
-    controller counts it), and how many of them wait (phase Pending)."""
+    controller counts it), and how many of them wait (phase Pending) with a live pod that
+    could take the lock (the scenario's pods are Ready until they are deleted or finish)."""
     items = json.loads(env.kubectl("get", "esl", "--all-namespaces", "-o", "json").stdout)["items"]
+    pods = json.loads(env.kubectl("get", "pods", "--all-namespaces", "-o", "json").stdout)["items"]
+    live = [p for p in pods if not p["metadata"].get("deletionTimestamp") and
+            p.get("status", {}).get("phase") not in ("Succeeded", "Failed")]
+
+    def servable(claim):
+        ns, holder = claim["metadata"]["namespace"], claim["spec"]["holder"]
+        wanted = holder.get("podSelector", {}).get("matchLabels")
+        return any(p["metadata"]["namespace"] == ns and
+                   (p["metadata"]["name"] == holder.get("podName") if wanted is None else
+                    all(p["metadata"].get("labels", {}).get(k) == v for k, v in wanted.items()))
+                   for p in live)
+
     claims = collections.Counter((i.get("status", {}).get("phase") or "Pending", i["spec"].get("priority", "Foreground"))
                                  for i in items)
-    return {"claims": dict(claims), "waiters": sum(n for (phase, _), n in claims.items() if phase == "Pending")}
+    waiting = [i for i in items if (i.get("status", {}).get("phase") or "Pending") == "Pending"
+               and not i["metadata"].get("deletionTimestamp")]
+    return {"claims": dict(claims), "waiters": sum(1 for i in waiting if servable(i))}
 
 
 def start_controllers(env, count=2):

@@ -371,7 +371,9 @@ class CliKubernetesMode(ShowsLogsOnFailure, unittest.TestCase):
         self.assertEqual(table.wait(), 0, table.stderr())
         lines = table.stdout().splitlines()
         self.assertEqual(lines[0].split()[:3], ["LOCK", "QUEUE", "LEASE"])
-        self.assertEqual([line.split()[1] for line in lines[1:]], ["held", "1", "2", "3", "4"])
+        # The QUEUE column is each claim's queuePosition: how many claims are ahead, 0 = next.
+        self.assertEqual([line.split()[1] for line in lines[1:]], ["held", "0", "1", "2", "3"])
+        self.assertEqual([q["queuePosition"] for q in lock["queue"]], [0, 1, 2, 3])
         self.assertEqual([line.split()[3] for line in lines[1:]], ["h", "fg-1", "fg-2", "bg-1", "bg-2"])
         print(table.stdout(), file=sys.stderr)
         every = self.tool("status-all", "status", "-A", "-o", "json")

@@ -103,11 +103,13 @@ class Serving {
 };
 
 // Creates (or checks) the lock index; keeps trying while Elasticsearch is away, as it may
-// start after us, but refuses an index whose mapping is wrong. Ok when stopped meanwhile.
-Status prepare_index(lock::LockStore& store, Clock& clock, std::stop_token stop) {
+// start after us, but refuses an index whose mapping is wrong. Ok when stopped meanwhile;
+// `waited` tells whether Elasticsearch was away at first.
+Status prepare_index(lock::LockStore& store, Clock& clock, std::stop_token stop, bool& waited) {
   for (Backoff backoff(BackoffPolicy{Millis(200), Millis(10000), 2.0}); !stop.stop_requested();) {
     Status prepared = store.prepare();
     if (prepared.ok() || !prepared.error().unavailable()) return prepared;
+    waited = true;
     log::warn("Elasticsearch not reachable yet; retrying", {{"error", prepared.error().describe()}});
     clock.sleep_for(backoff.next(), stop);
   }
@@ -171,10 +173,6 @@ int run(const config::ControllerConfig& opts, std::stop_source& stop) {
   Serving serving(metrics);
   auto endpoints = serving.start(opts);
   if (!endpoints.ok()) return fail(endpoints.error().describe());
-  if (Status prepared = prepare_index(**store, clock, stop.get_token()); !prepared.ok())
-    return fail(prepared.error().describe());
-  if (stop.stop_requested()) return 0;
-  serving.index_ready();
 
   kube::EventRecorderOptions event_options;
   event_options.host = opts.identity;
@@ -182,9 +180,26 @@ int run(const config::ControllerConfig& opts, std::stop_source& stop) {
   MetricsObserver observer(metrics);
   Controller controller(api, **store, &events, observer, clock, controller_options(opts, metrics));
   serving.set_controller(&controller);
+  // The controller runs while the index is prepared: with Elasticsearch away, the Leases it
+  // serves say so (BackendAvailable=False), and nothing is granted before the index's tokens
+  // are checked (lock/token_guard.h). A lock index that cannot be used stops it.
+  Status prepared;
+  std::jthread preparing([&] {
+    bool waited = false;
+    prepared = prepare_index(**store, clock, stop.get_token(), waited);
+    if (!prepared.ok()) {
+      stop.request_stop();
+    } else if (!stop.stop_requested()) {
+      serving.index_ready();
+      if (waited) controller.backend_returned();
+    }
+  });
   Status ran = controller.run(stop.get_token());
+  stop.request_stop();  // the controller is done: so is the preparing (its error, if any, stands)
+  preparing.join();
   events.flush(std::chrono::seconds(2));
   serving.set_controller(nullptr);
+  if (!prepared.ok()) return fail(prepared.error().describe());
   if (!ran.ok()) return fail(ran.error().describe());
   log::info("stopped cleanly");
   return 0;

@@ -244,10 +244,24 @@ TEST(StatusReport, QueueFollowsTheControllerThenPriorityThenAge) {
   std::getline(lines, row);
   EXPECT_NE(row.find("first"), std::string::npos);
   EXPECT_NE(row.find("1m9s"), std::string::npos) << row;
+  // QUEUE shows queuePosition as the Lease has it (0 = next), "-" where it has none.
+  const auto queue_cell = [](const std::string& line) {
+    std::istringstream cells(line);
+    std::string lock;
+    std::string queue;
+    cells >> lock >> queue;
+    return queue;
+  };
+  EXPECT_EQ(queue_cell(row), "0") << row;
+  std::getline(lines, row);
+  EXPECT_EQ(queue_cell(row), "1") << row;
+  std::getline(lines, row);
+  EXPECT_NE(row.find("late-fg"), std::string::npos);
+  EXPECT_EQ(queue_cell(row), "-") << row;
 
   const json j = lock_reports_json(reports, now);
   EXPECT_EQ(j["locks"][0]["queue"][0]["lease"], "first");
-  EXPECT_EQ(j["locks"][0]["queue"][0]["order"], 1);
+  EXPECT_EQ(j["locks"][0]["queue"][0]["order"], 0);
   EXPECT_EQ(j["locks"][0]["queue"][0]["waitingSeconds"], 69);
   EXPECT_EQ(j["locks"][0]["queue"][3]["queuePosition"], nullptr);
 }

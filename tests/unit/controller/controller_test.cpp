@@ -51,5 +51,65 @@ TEST(Controller, AStandbyTakesLeadershipOnceTheLeaderLeaseExpiresOnItsClock) {
   EXPECT_FALSE(controller.leading());
 }
 
+// What the claim gauges are told on a scrape.
+class ClaimCounts final : public Observer {
+ public:
+  void claims(const std::map<std::pair<std::string, std::string>, int>& counts, int waiters) override {
+    std::lock_guard lock(mutex);
+    pending = 0;
+    for (const auto& [key, n] : counts)
+      if (key.first == "Pending") pending += n;
+    this->waiters = waiters;
+  }
+  std::mutex mutex;
+  int pending = -1;
+  int waiters = -1;
+};
+
+json pod_object(const std::string& name, const std::string& app) {
+  json pod = kube::testing::make_object("batch", name, "1", "uid-" + name);
+  pod["metadata"]["labels"] = {{"app", app}};
+  pod["spec"] = {{"nodeName", "node-1"}};
+  pod["status"] = {{"phase", "Running"}, {"conditions", {{{"type", "Ready"}, {"status", "True"}}}}};
+  return pod;
+}
+
+json lease_object(const std::string& name, const std::string& lock, const json& holder, const char* phase) {
+  json lease = kube::testing::make_object("batch", name, "1", "uid-" + name);
+  lease["spec"] = {{"lockName", lock}, {"holder", holder}};
+  lease["status"] = {{"phase", phase}};
+  return lease;
+}
+
+// eslease_lock_waiters counts the claims a live pod could take the lock for: not a claim whose
+// pod is gone, nor an election claim no live pod matches. Both stay Pending, without a place
+// in the queue. Counted from the caches, as every replica counts.
+TEST(Controller, ClaimsThatNoLivePodCanServeAreNotWaiters) {
+  FakeClock clock;
+  kube::testing::MemoryApi api;
+  api.put_object(kube::resources::pods(), pod_object("worker-1", "worker"));
+  api.put_object(kube::resources::pods(), pod_object("worker-2", "worker"));
+  const json worker_1{{"podName", "worker-1"}};
+  const json worker_2{{"podName", "worker-2"}};
+  const json gone{{"podName", "gone"}};
+  const json nobody{{"podSelector", {{"matchLabels", {{"app", "nobody"}}}}}};
+  api.put_object(kube::resources::eslease_leases(), lease_object("first", "report", worker_1, "Held"));
+  api.put_object(kube::resources::eslease_leases(), lease_object("second", "report", worker_2, "Pending"));
+  api.put_object(kube::resources::eslease_leases(), lease_object("orphan", "report", gone, "Pending"));
+  api.put_object(kube::resources::eslease_leases(), lease_object("nobody", "elect", nobody, "Pending"));
+  FakeDocumentApi documents;
+  auto store = lock::make_es_lock_store(documents, clock);
+  ASSERT_TRUE(store.ok());
+  ClaimCounts observer;
+  // The in-memory API's watches stay quiet, so the caches keep the statuses above.
+  Controller controller(api, **store, nullptr, observer, clock, ControllerOptions{});
+  std::jthread running([&](std::stop_token stop) { (void)controller.run(stop); });
+  ASSERT_TRUE(wait_until([&] { return controller.synced(); }));
+  controller.publish_claim_metrics();
+  std::lock_guard lock(observer.mutex);
+  EXPECT_EQ(observer.pending, 3);
+  EXPECT_EQ(observer.waiters, 1) << "only 'second' can be served";
+}
+
 }  // namespace
 }  // namespace eslease::controller

@@ -510,6 +510,60 @@ TEST(Decision, ElectionPrefersReadyPodsThenTheOldest) {
   EXPECT_EQ(d.grant.pod, "reporter-young");
 }
 
+// A pod stuck Pending on a node that never ran it (no Ready condition at all) waits behind a
+// Ready pod, however old it is.
+TEST(Decision, ElectionGrantsAReadyPodBeforeOneThatWasNeverReady) {
+  World world;
+  world.election("leader", "reporter");
+  PodState& stuck = world.pod("reporter-stuck", "reporter", seconds(5000));
+  stuck.record.phase = "Pending";
+  stuck.record.ready = ReadyState::kAbsent;
+  stuck.record.shows_was_ready = false;
+  stuck.was_ready = false;
+  world.pod("reporter-ready", "reporter", seconds(10));
+  Decision d = world.decide();
+  ASSERT_EQ(d.action, Action::kAcquire);
+  EXPECT_EQ(d.grant.pod, "reporter-ready");
+}
+
+// The case: the stuck pod was granted while it was the only one; a Ready pod appears.
+// The grant is revoked once the stuck pod has had its grace, and handed to the Ready pod
+// only when the validity published to the stuck one has ended.
+TEST(Decision, ElectionHolderThatNeverBecameReadyYieldsToAReadyPodAfterItsValidity) {
+  World world;
+  world.election("leader", "reporter");
+  PodState& stuck = world.pod("reporter-stuck", "reporter", seconds(300));
+  stuck.record.phase = "Pending";
+  stuck.record.ready = ReadyState::kAbsent;
+  stuck.record.shows_was_ready = false;
+  stuck.was_ready = false;
+  stuck.never_ready_since = kM0 - seconds(300);
+  world.held("leader", "reporter-stuck");
+  world.status_held("leader", "reporter-stuck");
+  Decision d = world.decide();
+  EXPECT_EQ(d.action, Action::kNone) << "no other pod is Ready: it keeps the lock";
+  EXPECT_FALSE(d.requeue_at);
+
+  world.pod("reporter-ready", "reporter", seconds(5));
+  d = world.decide();
+  ASSERT_EQ(d.action, Action::kRevoke);
+  EXPECT_EQ(d.action_reason, Reason::kPodNotReady);
+
+  world.w.document->renewing = false;
+  world.w.document->revoked = Reason::kPodNotReady;
+  d = world.decide();
+  EXPECT_EQ(d.action, Action::kNone) << "not before its validity ends";
+  EXPECT_EQ(status_of(d, "leader").phase, Phase::kPending);
+  EXPECT_EQ(held_reason(status_of(d, "leader")), "False/PodNotReady");
+  EXPECT_EQ(d.requeue_at, kM0 + seconds(25));
+
+  world.w.mono = kM0 + seconds(25);
+  d = world.decide();
+  ASSERT_EQ(d.action, Action::kTakeOver);
+  EXPECT_EQ(d.grant.pod, "reporter-ready");
+  EXPECT_EQ(d.grant.takeover_reason, Reason::kPodNotReady);
+}
+
 // --- timeouts, invalid claims, deletion ------------------------------------------------------
 
 TEST(Decision, AcquireTimeoutEndsTheWaitAsTimedOut) {

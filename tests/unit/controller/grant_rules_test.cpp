@@ -45,6 +45,22 @@ void foreign_lock_with_a_waiter(World& w) {
   d.state.doc.lease_uid = "cli-1234";
 }
 
+// Election claim "leader" held by reporter-1, which was placed on a node that never ran it
+// `there_for` ago and has never been Ready; reporter-2 matches too and is Ready.
+void election_held_by_a_never_ready_pod(World& w, seconds there_for) {
+  w.election("leader", "reporter");
+  PodState& stuck = w.pod("reporter-1", "reporter", seconds(300));
+  stuck.record.phase = "Pending";
+  stuck.record.ready = ReadyState::kAbsent;
+  stuck.record.shows_was_ready = false;
+  stuck.record.node_name = "node-that-never-ran-it";
+  stuck.was_ready = false;
+  stuck.never_ready_since = kM0 - there_for;
+  w.pod("reporter-2", "reporter", seconds(100));
+  w.held("leader", "reporter-1");
+  w.status_held("leader", "reporter-1");
+}
+
 const std::vector<RuleCase>& cases() {
   static const std::vector<RuleCase> rows = {
       {"FreeLockGoesToTheNextClaim",
@@ -139,6 +155,39 @@ const std::vector<RuleCase>& cases() {
          w.w.pods["pod-h"].unready_since = kM0 - seconds(10);
        },
        "revoke_a_presumed_death", Action::kRevoke, Reason::kPodNotReady},
+      // Election prefers Ready pods (livenessGraceSeconds is 10 s).
+      {"ElectionHolderNeverReadyPastItsGraceWhileAnotherIsReadyIsRevoked",
+       [](World& w) { election_held_by_a_never_ready_pod(w, seconds(10)); }, "revoke_a_presumed_death",
+       Action::kRevoke, Reason::kPodNotReady},
+      {"ElectionHolderNeverReadyIsLookedAtAgainWhenItsGraceEnds",
+       [](World& w) { election_held_by_a_never_ready_pod(w, seconds(4)); }, "keep_a_live_holder",
+       Action::kNone, std::nullopt, kM0 + seconds(6)},
+      {"ElectionHolderNeverReadyIsKeptWhileNoOtherPodIsReady",
+       [](World& w) {
+         election_held_by_a_never_ready_pod(w, seconds(100));
+         PodState& other = w.w.pods["reporter-2"];
+         other.record.ready = ReadyState::kFalse;
+         other.record.shows_was_ready = false;
+         other.was_ready = false;
+         other.never_ready_since = kM0 - seconds(100);
+       },
+       "keep_a_live_holder", Action::kNone},
+      {"ElectionHolderNeverReadyIsKeptWhenTheGraceIsOff",
+       [](World& w) {
+         election_held_by_a_never_ready_pod(w, seconds(100));
+         w.find("leader").spec.liveness_grace_seconds = 0;
+       },
+       "keep_a_live_holder", Action::kNone},
+      {"ClaimModeHolderNeverReadyIsKept",
+       [](World& w) {
+         held_with_a_waiter(w);
+         PodState& holder = w.w.pods["pod-h"];
+         holder.record.ready = ReadyState::kAbsent;
+         holder.record.shows_was_ready = false;
+         holder.was_ready = false;
+         holder.never_ready_since = kM0 - seconds(100);
+       },
+       "keep_a_live_holder", Action::kNone},
       {"LiveHolderKeepsTheLock", held_with_a_waiter, "keep_a_live_holder", Action::kNone},
       {"UnreadyHolderIsLookedAtAgainWhenItsGraceEnds",
        [](World& w) {

@@ -41,24 +41,27 @@ class SessionKeeperTest : public ::testing::Test {
   }
 
   // Grants lock `lock` to Lease `lease` and shows it Held in the Lease's status.
-  std::string grant(const std::string& lock, const std::string& lease) {
+  std::string grant(const std::string& lock, const std::string& lease, Millis ttl = kTtl) {
     lock::Grantee grantee;
     grantee.lease = kNs + "/" + lease;
     grantee.lease_uid = "uid-" + lease;
     grantee.holder = kNs + "/pod-" + lease;
-    grantee.ttl = kTtl;
+    grantee.ttl = ttl;
     const lock::LockKey key = *lock::make_lock_key(kNs, lock);
     auto granted = ours_->acquire(key, grantee);
     EXPECT_TRUE(granted.ok() && granted->grant);
     table_.lock(key)->granted(*granted->grant, clock_.monotonic());
     const std::string token = std::to_string(granted->grant->state.token);
-    show_held(lock, lease, token);
+    show_held(lock, lease, token, ttl);
     return token;
   }
-  void show_held(const std::string& lock, const std::string& lease, const std::string& token) {
+  void show_held(const std::string& lock, const std::string& lease, const std::string& token,
+                 Millis ttl = kTtl) {
     json object = kube::testing::make_object(kNs, lease, "1", "uid-" + lease);
     object["spec"] = {
-        {"lockName", lock}, {"holder", {{"podName", "pod-" + lease}}}, {"leaseDurationSeconds", 30}};
+        {"lockName", lock},
+        {"holder", {{"podName", "pod-" + lease}}},
+        {"leaseDurationSeconds", std::chrono::duration_cast<std::chrono::seconds>(ttl).count()}};
     object["status"] = {{"phase", "Held"}, {"fencingToken", token}};
     api_.put_object(kube::resources::eslease_leases(), object);
     view_.sync_from(api_);
@@ -115,6 +118,58 @@ TEST_F(SessionKeeperTest, ATickRenewsEveryGrantInOneBulkAndWritesTheSessionOnce)
   EXPECT_EQ(es_.calls("bulk"), bulks + 2);
   EXPECT_EQ(session_writes(), 2);
   EXPECT_EQ(session()->renew_time, lock::to_millis(clock_.now()));
+}
+
+// A grant is usable at once (the design's "Fit for use"): a short Lease granted in a
+// namespace whose ticks are paced for a long one, well after its last renewal, would
+// otherwise be shown a validity that has already ended.
+TEST_F(SessionKeeperTest, AGrantThatWouldBeShownLittleValidityIsRenewedAtOnceOncePerBurst) {
+  constexpr Millis kLong{60000};
+  constexpr Millis kShort{6000};
+  grant("long", "claim-long", kLong);
+  keeper_->wake(kNs, kLong);
+  ASSERT_EQ(keeper_->tick_due(), 1);
+  const int writes = session_writes();
+  const int bulks = es_.calls("bulk");
+  clock_.advance(Millis(15000));  // the next tick is 5 s away
+  for (const char* lock : {"short-1", "short-2", "short-3"}) {
+    grant(lock, std::string("claim-") + lock, kShort);
+    keeper_->wake(kNs, kShort);
+  }
+  EXPECT_EQ(keeper_->tick_due(), 1) << "the burst of grants is covered by one tick, now";
+  EXPECT_EQ(session_writes(), writes + 1) << "one session write for the burst";
+  EXPECT_EQ(es_.calls("bulk"), bulks + 1);
+  const api::Session shown = *session();
+  for (const char* lease : {"claim-short-1", "claim-short-2", "claim-short-3"}) {
+    const auto validity = api::published_validity(shown, {lease, "0"}, kShort);
+    ASSERT_TRUE(validity);
+    EXPECT_EQ(*validity, lock::to_millis(clock_.now()) + kShort) << lease << ": its whole duration";
+  }
+  // From now on the namespace ticks every third of the shortest duration it holds.
+  EXPECT_EQ(keeper_->tick_due(), 0);
+  clock_.advance(kShort / 3);
+  EXPECT_EQ(keeper_->tick_due(), 1);
+  EXPECT_EQ(session_writes(), writes + 2);
+}
+
+// A grant whose validity is still long enough is not renewed at once, but a shorter duration
+// than the namespace's ticks were paced for brings its next tick forward.
+TEST_F(SessionKeeperTest, AShorterLeaseBringsTheNextTickForward) {
+  constexpr Millis kLong{60000};
+  constexpr Millis kShort{6000};
+  grant("long", "claim-long", kLong);
+  keeper_->wake(kNs, kLong);
+  ASSERT_EQ(keeper_->tick_due(), 1);
+  const MonoTime renewed = clock_.monotonic();
+  const int writes = session_writes();
+  clock_.advance(Millis(1000));
+  grant("short", "claim-short", kShort);
+  keeper_->wake(kNs, kShort);
+  EXPECT_EQ(keeper_->tick_due(), 0) << "5 s of its 6 s are left: usable as it is";
+  EXPECT_EQ(session_writes(), writes);
+  clock_.advance(std::chrono::duration_cast<Millis>(renewed + kShort / 3 - clock_.monotonic()));
+  EXPECT_EQ(keeper_->tick_due(), 1) << "a third of the short duration after the last renewal, not 20 s";
+  EXPECT_EQ(session_writes(), writes + 1);
 }
 
 TEST_F(SessionKeeperTest, ARenewalNotConfirmedHoldsTheSessionBackUntilItMustBeListed) {

@@ -112,6 +112,31 @@ TEST_F(TokenContinuityTest, AReCreatedIndexIsRefusedUntilEarlierGrantsExpireThen
   EXPECT_GE(refusals_, 2);
 }
 
+// The controller checks the tokens at the start of its leadership while the index may still
+// be being prepared beside it (Elasticsearch was away at start): what prepare() read after
+// that check must not stand in for the index at a later check.
+TEST_F(TokenContinuityTest, AnIndexPreparedAfterTheCheckIsReadAfreshAtTheNextCheck) {
+  FakeDocumentApi api;
+  StoreOptions options;
+  options.awaits_token_history = true;
+  auto store = std::move(make_es_lock_store(api, clock_, options).value());
+  ASSERT_TRUE(store->check_tokens([] { return IssuedBefore{}; }).ok());
+  ASSERT_TRUE(store->prepare().ok());
+  Grant g = acquire(*store, "a", "pod-a");
+  api.drop_index();  // an operator deletes the index
+
+  auto low = store->acquire(key("fresh"), claim("pod-x"));
+  ASSERT_FALSE(low.ok());
+  // The check that follows reads the index as it is now (gone), and raises the epoch.
+  auto paused = store->acquire(key("fresh"), claim("pod-x"));
+  ASSERT_FALSE(paused.ok());
+  EXPECT_NE(paused.error().message.find("grants wait"), std::string::npos) << paused.error().message;
+  clock_.advance(kTtl);
+  Grant fresh = acquire(*store, "fresh", "pod-x");
+  EXPECT_GT(fresh.state.token, g.state.token);
+  EXPECT_EQ(epoch_of(fresh.state.token), 1);
+}
+
 TEST_F(TokenContinuityTest, ARestoredIndexNeverHandsOutATokenLowerThanOneIssuedAfterItsSnapshot) {
   issue_tokens(1);
   api_.take_snapshot();
