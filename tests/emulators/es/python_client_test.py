@@ -222,14 +222,14 @@ class PythonClientTest(unittest.TestCase):
             self.assertLess(time.monotonic(), deadline, "a write never became searchable without a refresh")
             time.sleep(0.05)
         print("searchable after %.2f s" % (time.monotonic() - written))
-        self.assertEqual(es.search(index="auto", query={"term": {"holder": "pod-a"}})["hits"]["total"]["value"], 1)
+        self.assertEqual(es.search(index="auto", query={"match_all": {}})["hits"]["hits"][0]["_id"], "a")
         time.sleep(1.5)  # longer than the default interval
         self.assertEqual(es.count(index="manual")["count"], 0, "refresh_interval -1: only an explicit refresh")
-        es.indices.put_settings(index="manual", settings={"index": {"refresh_interval": "1s"}})
+        es.indices.put_settings(index="manual", body={"index": {"refresh_interval": "1s"}})
         while es.count(index="manual")["count"] == 0:
             self.assertLess(time.monotonic(), deadline + 10, "the new interval was not honoured")
             time.sleep(0.05)
-        es.indices.put_settings(index="manual", settings={"index": {"refresh_interval": "-1"}})
+        es.indices.put_settings(index="manual", body={"index": {"refresh_interval": "-1"}})
         es.index(index="manual", id="b", document={"holder": "pod-b"})
         time.sleep(1.5)
         self.assertEqual(es.count(index="manual")["count"], 1)
