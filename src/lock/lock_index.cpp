@@ -67,10 +67,16 @@ Result<std::optional<es::IndexDescription>> LockIndex::read() {
 }
 
 Status LockIndex::prepare(bool check_tokens) {
-  auto created = api_.ensure_index(name_, definition_in_epoch(0));
-  if (!created.ok()) return with_context(created.error(), "cannot create lock index " + name_);
-  if (*created) log::info("created lock index", {{"index", name_}});
+  // Read first and create only a missing index: a restart against an existing index then
+  // sends no create that Elasticsearch would answer with a 400 (resource_already_exists).
   auto described = read();
+  if (!described.ok()) return with_context(described.error(), "cannot read lock index " + name_);
+  if (!*described) {
+    auto created = api_.ensure_index(name_, definition_in_epoch(0));
+    if (!created.ok()) return with_context(created.error(), "cannot create lock index " + name_);
+    if (*created) log::info("created lock index", {{"index", name_}});
+    described = read();
+  }
   if (!described.ok()) {
     log::warn("cannot read the lock index now; it is checked before the first grant",
               {{"index", name_}, {"error", described.error().describe()}});

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kube/informer.h"
+#include "metrics/process_metrics.h"
 
 namespace eslease::metrics {
 namespace {
@@ -355,7 +356,9 @@ std::function<void(kube::RestartReason)> Metrics::watch_restart_observer(std::st
 }
 
 std::string Metrics::text() const {
-  return prometheus::TextSerializer().Serialize(f_->registry.Collect());
+  auto families = f_->registry.Collect();
+  for (auto& family : process_metric_families()) families.push_back(std::move(family));
+  return prometheus::TextSerializer().Serialize(families);
 }
 
 }  // namespace eslease::metrics

@@ -1,7 +1,8 @@
 """Keeps docs/ honest: every flag `eslease-controller --help` lists and every metric family
 its /metrics exports (after a scenario that makes each family appear) is documented in
 docs/reference.md, and nothing documented there is missing from the controller. The
-alerts documented in docs/alerts.md are exactly the chart's.
+numbers the guide states for defaults match the CRD, both programs' --help and the chart's
+values (doc_numbers.py). The alerts documented in docs/alerts.md are exactly the chart's.
 
 usage: docs_test.py BIN_DIR SOURCE_DIR WORK_DIR"""
 
@@ -14,6 +15,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import doc_numbers  # noqa: E402
 import scenario  # noqa: E402
 from scenario import Environment  # noqa: E402
 
@@ -26,7 +28,7 @@ def help_flags(bin_dir):
 
 
 def exported_families(text):
-    return set(re.findall(r"^# TYPE (eslease_[a-z_]+) ", text, re.M))
+    return set(re.findall(r"^# TYPE ((?:eslease|process)_[a-z_]+) ", text, re.M))
 
 
 def documented(path, pattern):
@@ -49,6 +51,9 @@ def main():
     problems += ["flag %s is in --help but not documented in docs/reference.md" % f for f in sorted(flags - doc_flags)]
     problems += ["docs/reference.md documents %s, which --help does not list" % f for f in sorted(doc_flags - flags)]
 
+    # Numbers the guide states for defaults, against the CRD, --help and the chart's values.
+    problems += doc_numbers.problems(bin_dir, source)
+
     with Environment(bin_dir, source) as env:
         replicas = scenario.start_controllers(env)
         scenario.run(env, bin_dir, log=lambda m: print("scenario:", m))
@@ -57,7 +62,9 @@ def main():
             exported |= exported_families(env.metrics(c))
     missing_from_run = set(scenario.EXPECTED_FAMILIES) - exported
     problems += ["the scenario did not make the controller export %s" % m for m in sorted(missing_from_run)]
-    doc_metrics = documented(os.path.join(docs, "reference.md"), r"^\| `(eslease_[a-z_]+)")
+    # A documented metric is a table row naming it (one row may name two: `a`, `b`).
+    doc_metrics = documented(os.path.join(docs, "reference.md"), r"^\| `((?:eslease|process)_[a-z_]+)")
+    doc_metrics |= documented(os.path.join(docs, "reference.md"), r"^\| `(?:eslease|process)_[a-z_]+`, `((?:eslease|process)_[a-z_]+)")
     problems += ["metric %s is exported but not documented in docs/reference.md" % m for m in sorted(exported - doc_metrics)]
     problems += ["docs/reference.md documents %s, which the controller does not export" % m
                  for m in sorted(doc_metrics - exported)]

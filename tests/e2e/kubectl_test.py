@@ -196,6 +196,9 @@ class KubectlAgainstEmulator(unittest.TestCase):
                              '"spec.holder" must validate one and only one schema (oneOf). Found 2 valid '
                              'alternatives'),
             "no-lock-name": ({"holder": {"podName": "p"}}, "spec.lockName: Required value"),
+            "bad-lock-name": ({"lockName": "Bad Name", "holder": {"podName": "p"}},
+                              'spec.lockName: Invalid value: "Bad Name": spec.lockName in body should match '
+                              "'^[a-z0-9]([-a-z0-9_.]*[a-z0-9])?$'"),
             "zero-duration": ({"lockName": "x", "holder": {"podName": "p"}, "leaseDurationSeconds": 0},
                               "spec.leaseDurationSeconds: Invalid value: 0: spec.leaseDurationSeconds in body "
                               "should be greater than or equal to 1"),
@@ -223,6 +226,25 @@ class KubectlAgainstEmulator(unittest.TestCase):
         self.assertIn("KIND:       Lease", text)
         self.assertIn("lockName\t<string> -required-", text)
         self.assertIn("enum: Foreground, Background", text)
+
+
+class EmulatorHelp(unittest.TestCase):
+    def test_help_prints_the_usage_and_exits_0(self):
+        result = subprocess.run([EMULATOR, "--help"], capture_output=True, text=True, timeout=30)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("usage: kube-emulator --listen HOST:PORT --kubeconfig-out FILE", result.stdout)
+        self.assertIn("--simulate-kubelet", result.stdout)
+        unknown = subprocess.run([EMULATOR, "--colour"], capture_output=True, text=True, timeout=30)
+        self.assertEqual(unknown.returncode, 2)
+        self.assertIn("unknown flag --colour", unknown.stderr)
+
+
+def deployment_manifest(name, replicas):
+    labels = {"app": name}
+    return json.dumps({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": "default"},
+                       "spec": {"replicas": replicas, "selector": {"matchLabels": labels},
+                                "template": {"metadata": {"labels": labels},
+                                             "spec": {"containers": [{"name": "app", "image": "nginx:1.27"}]}}}})
 
 
 def pod_manifest(name, grace=None):
@@ -282,6 +304,41 @@ class KubectlWithSimulatedKubelet(unittest.TestCase):
         self.assertTrue(pod["status"]["podIP"])
         nodes = self.kubectl_ok("get", "nodes", "-o", "name").split()
         self.assertEqual(nodes, ["node/node-1", "node/node-2", "node/node-3"])
+
+    def test_get_prints_the_columns_a_real_server_prints(self):
+        self.running_pod("columns-pod")
+        pods = self.kubectl_ok("get", "pods", "columns-pod").splitlines()
+        self.assertEqual(pods[0].split(), ["NAME", "READY", "STATUS", "RESTARTS", "AGE"])
+        self.assertEqual(pods[1].split()[:4], ["columns-pod", "1/1", "Running", "0"])
+        wide = self.kubectl_ok("get", "pods", "columns-pod", "-o", "wide").splitlines()
+        self.assertEqual(wide[0].split()[:7], ["NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE"])
+        nodes = self.kubectl_ok("get", "nodes").splitlines()
+        self.assertEqual(nodes[0].split(), ["NAME", "STATUS", "ROLES", "AGE", "VERSION"])
+        self.assertEqual(nodes[1].split()[1], "Ready")
+        self.kubectl_ok("create", "-f", "-", stdin=json.dumps({
+            "apiVersion": "v1", "kind": "Event", "metadata": {"name": "columns-pod.1", "namespace": "default"},
+            "involvedObject": {"kind": "Pod", "name": "columns-pod", "namespace": "default"},
+            "reason": "Acquired", "message": "lock nightly granted", "type": "Normal",
+            "lastTimestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}))
+        events = self.kubectl_ok("get", "events", "--field-selector", "involvedObject.name=columns-pod").splitlines()
+        self.assertEqual(events[0].split(), ["LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"])
+        self.assertEqual(events[1].split()[1:], ["Normal", "Acquired", "pod/columns-pod", "lock", "nightly", "granted"])
+        self.kubectl_ok("apply", "-f", "-", stdin=deployment_manifest("columns-web", 2))
+        deployments = self.kubectl_ok("get", "deployments", "columns-web").splitlines()
+        self.assertEqual(deployments[0].split(), ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"])
+        self.assertEqual(deployments[1].split()[:2], ["columns-web", "0/2"])
+
+    def test_scale_deployment(self):
+        self.kubectl_ok("apply", "-f", "-", stdin=deployment_manifest("scaled", 1))
+        self.assertIn("deployment.apps/scaled scaled", self.kubectl_ok("scale", "deployment", "scaled", "--replicas=3"))
+        deployment = json.loads(self.kubectl_ok("get", "deployment", "scaled", "-o", "json"))
+        self.assertEqual(deployment["spec"]["replicas"], 3)
+        stale = self.kubectl("scale", "deployment", "scaled", "--replicas=5", "--current-replicas=1")
+        self.assertNotEqual(stale.returncode, 0)
+        self.assertIn("Expected replicas to be 1, was 3", stale.stderr)
+        self.assertEqual(json.loads(self.kubectl_ok("get", "deployment", "scaled", "-o", "json"))["spec"]["replicas"], 3)
+        missing = self.kubectl("scale", "deployment", "nothing", "--replicas=1")
+        self.assertIn('deployments.apps "nothing" not found', missing.stderr)
 
     def test_force_delete_removes_the_pod_at_once(self):
         self.running_pod("forced", grace=600)

@@ -32,6 +32,7 @@ enum class Endpoint {
   kIndexGet,
   kMapping,
   kPutMapping,
+  kPutSettings,
   kRefresh,
   kDocIndex,
   kDocCreate,
@@ -209,6 +210,10 @@ std::variant<Route, RouteMiss> route(const std::string& method, const std::vecto
                    {"POST", r(Endpoint::kPutMapping, "indices.put_mapping", put, true, first)},
                    {"PUT", r(Endpoint::kPutMapping, "indices.put_mapping", put, true, first)}});
     }
+    if (seg[1] == "_settings") {
+      auto put = with(kIndicesOptions, {"timeout", "master_timeout", "preserve_existing", "flat_settings"});
+      return pick({{"PUT", r(Endpoint::kPutSettings, "indices.put_settings", put, true, first)}});
+    }
     if (seg[1] == "_doc") {
       return pick({{"POST", r(Endpoint::kDocIndex, "index", kIndexParams, true, first)}});
     }
@@ -294,6 +299,8 @@ ApiResponse dispatch(Endpoint endpoint, Call& call) {
       return handle_index_get(call, true);
     case Endpoint::kPutMapping:
       return handle_put_mapping(call);
+    case Endpoint::kPutSettings:
+      return handle_put_settings(call);
     case Endpoint::kRefresh:
       return handle_refresh(call);
     case Endpoint::kDocIndex:

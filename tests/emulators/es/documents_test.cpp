@@ -429,7 +429,7 @@ TEST(EsDocuments, UpdateBodiesMayCarryTheirCondition) {
 }
 
 TEST(EsDocuments, SourceFilteringAndRealtimeFlag) {
-  TestClient es;
+  TestClient es({}, [] { return 1'000'000LL; });  // no scheduled refresh while it stands still
   es.call("PUT", "/idx/_doc/1", R"({"a":1,"b":{"c":2,"d":3}})");
   EXPECT_FALSE(es.call("GET", "/idx/_doc/1?_source=false").body.contains("_source"));
   EXPECT_EQ(es.call("GET", "/idx/_doc/1?_source_includes=b.c").body["_source"], (json{{"b", {{"c", 2}}}}));

@@ -92,6 +92,7 @@ ApiResponse handle_index_delete(Call& call);
 ApiResponse handle_index_exists(Call& call);
 ApiResponse handle_index_get(Call& call, bool mappings_only);
 ApiResponse handle_put_mapping(Call& call);
+ApiResponse handle_put_settings(Call& call);
 ApiResponse handle_refresh(Call& call);
 
 ApiResponse handle_doc_write(Call& call, WriteKind kind);  // index (with or without id) and create

@@ -118,6 +118,13 @@ ApiResponse handle_put_mapping(Call& call) {
   return json_reply(200, {{"acknowledged", true}});
 }
 
+ApiResponse handle_put_settings(Call& call) {
+  auto body = optional_body(call);
+  if (auto* err = std::get_if<EsError>(&body)) return error_reply(*err);
+  if (auto err = call.store.put_settings(call.index, std::get<json>(body))) return error_reply(*err);
+  return json_reply(200, {{"acknowledged", true}});
+}
+
 ApiResponse handle_refresh(Call& call) {
   auto names = call.store.resolve(call.index);
   if (auto* err = std::get_if<EsError>(&names)) return error_reply(*err);

@@ -11,11 +11,15 @@
 
 namespace {
 
+constexpr const char* kUsage =
+    "usage: es-emulator --listen HOST:PORT [--tls-cert FILE --tls-key FILE]\n"
+    "                   [--basic-auth-file FILE (one line user:password)]\n"
+    "                   [--api-key-file FILE (one line id:key)]\n"
+    "It serves an Elasticsearch 8 stand-in on HOST:PORT (port 0: any free port), prints\n"
+    "\"es-emulator listening on URL\" and serves until SIGINT or SIGTERM.\n";
+
 int usage(const std::string& problem) {
-  std::cerr << "es-emulator: " << problem << "\n"
-            << "usage: es-emulator --listen HOST:PORT [--tls-cert FILE --tls-key FILE]\n"
-            << "                   [--basic-auth-file FILE (one line user:password)]\n"
-            << "                   [--api-key-file FILE (one line id:key)]\n";
+  std::cerr << "es-emulator: " << problem << "\n" << kUsage;
   return 2;
 }
 
@@ -33,6 +37,10 @@ int main(int argc, char** argv) {
   bool listen_given = false;
   for (int i = 1; i < argc; ++i) {
     std::string flag = argv[i];
+    if (flag == "--help" || flag == "-h") {
+      std::cout << kUsage;
+      return 0;
+    }
     if (flag != "--listen" && flag != "--tls-cert" && flag != "--tls-key" && flag != "--basic-auth-file" &&
         flag != "--api-key-file") {
       return usage("unknown flag " + flag);

@@ -56,7 +56,8 @@ class PythonClientTest(unittest.TestCase):
 
         created = es.indices.create(
             index="locks",
-            settings={"number_of_shards": 1, "number_of_replicas": 0},
+            # No scheduled refresh, so that what search sees changes only with explicit refreshes.
+            settings={"number_of_shards": 1, "number_of_replicas": 0, "refresh_interval": "-1"},
             mappings={"dynamic": "strict", "properties": {
                 "holder": {"type": "keyword"},
                 "ttlMillis": {"type": "long"},
@@ -109,7 +110,7 @@ class PythonClientTest(unittest.TestCase):
         self.assertEqual(noop["_seq_no"], 2)
 
         self.assertEqual(es.search(index="locks", query={"match_all": {}})["hits"]["total"]["value"], 0,
-                         "nothing is searchable before a refresh")
+                         "nothing is searchable before a refresh (refresh_interval -1)")
         es.indices.refresh(index="locks")
         found = es.search(index="locks", query={"term": {"holder": "pod-c"}},
                           seq_no_primary_term=True)
@@ -207,6 +208,41 @@ class PythonClientTest(unittest.TestCase):
         while self.admin("GET", "/_emulator/stats")["es_write_applied_unanswered"] != 1:
             self.assertLess(time.monotonic(), deadline, "the lost answer was not counted")
             time.sleep(0.01)
+
+
+    def test_writes_become_searchable_within_the_refresh_interval(self):
+        es = self.es
+        es.indices.create(index="auto")  # refresh_interval: the default 1s
+        es.indices.create(index="manual", settings={"refresh_interval": "-1"})
+        for index in ("auto", "manual"):
+            es.index(index=index, id="a", document={"holder": "pod-a"})
+        written = time.monotonic()
+        deadline = written + 10  # generous on a loaded machine; Elasticsearch takes at most 1 s
+        while es.count(index="auto")["count"] == 0:
+            self.assertLess(time.monotonic(), deadline, "a write never became searchable without a refresh")
+            time.sleep(0.05)
+        print("searchable after %.2f s" % (time.monotonic() - written))
+        self.assertEqual(es.search(index="auto", query={"match_all": {}})["hits"]["hits"][0]["_id"], "a")
+        time.sleep(1.5)  # longer than the default interval
+        self.assertEqual(es.count(index="manual")["count"], 0, "refresh_interval -1: only an explicit refresh")
+        es.indices.put_settings(index="manual", body={"index": {"refresh_interval": "1s"}})
+        while es.count(index="manual")["count"] == 0:
+            self.assertLess(time.monotonic(), deadline + 10, "the new interval was not honoured")
+            time.sleep(0.05)
+        es.indices.put_settings(index="manual", body={"index": {"refresh_interval": "-1"}})
+        es.index(index="manual", id="b", document={"holder": "pod-b"})
+        time.sleep(1.5)
+        self.assertEqual(es.count(index="manual")["count"], 1)
+        es.indices.refresh(index="manual")
+        self.assertEqual(es.count(index="manual")["count"], 2)
+
+    def test_help(self):
+        result = subprocess.run([EMULATOR, "--help"], capture_output=True, text=True, timeout=30)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("usage: es-emulator --listen HOST:PORT", result.stdout)
+        unknown = subprocess.run([EMULATOR, "--colour"], capture_output=True, text=True, timeout=30)
+        self.assertEqual(unknown.returncode, 2)
+        self.assertIn("unknown flag --colour", unknown.stderr)
 
 
 if __name__ == "__main__":

@@ -49,7 +49,8 @@ class EsSearch : public ::testing::Test {
     std::sort(out.begin(), out.end());
     return out;
   }
-  TestClient es;
+  // A clock that stands still (2026-06-01), so that only an explicit refresh shows writes.
+  TestClient es{{}, [] { return 1'780'272'000'000LL; }};
 };
 
 using Ids = std::vector<std::string>;

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <random>
 
+#include "emulators/es/index_settings.h"
 #include "emulators/es/mapping.h"
 #include "emulators/es/mapping_merge.h"
 
@@ -12,68 +13,6 @@ namespace eslease::esemu {
 using json = nlohmann::ordered_json;
 
 namespace {
-
-std::string setting_string(const json& v) {
-  if (v.is_string()) return v.get<std::string>();
-  return v.dump();
-}
-
-void flatten_settings(const json& in, const std::string& prefix, json& out) {
-  for (const auto& [key, value] : in.items()) {
-    std::string full = prefix.empty() ? key : prefix + "." + key;
-    if (value.is_object()) {
-      flatten_settings(value, full, out);
-    } else if (value.is_array()) {
-      json list = json::array();
-      for (const auto& v : value) list.push_back(setting_string(v));
-      out[full] = list;
-    } else if (!value.is_null()) {
-      out[full] = setting_string(value);
-    }
-  }
-}
-
-json nest_settings(const json& flat) {
-  json out = json::object();
-  for (const auto& [key, value] : flat.items()) {
-    json* node = &out;
-    std::size_t start = 0;
-    while (true) {
-      auto dot = key.find('.', start);
-      std::string part = key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-      if (dot == std::string::npos) {
-        (*node)[part] = value;
-        break;
-      }
-      node = &(*node)[part];
-      start = dot + 1;
-    }
-  }
-  return out;
-}
-
-std::optional<long long> parse_int_setting(const json& settings, const std::string& key) {
-  auto it = settings.find(key);
-  if (it == settings.end() || !it->is_string()) return std::nullopt;
-  const auto& s = it->get_ref<const std::string&>();
-  long long v = 0;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || ptr != s.data() + s.size()) return LLONG_MIN;
-  return v;
-}
-
-std::optional<long long> parse_time_setting(const std::string& s) {
-  long long v = 0;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc()) return std::nullopt;
-  std::string_view unit(ptr, s.data() + s.size() - ptr);
-  if (unit == "ms") return v;
-  if (unit == "s") return v * 1000;
-  if (unit == "m") return v * 60000;
-  if (unit == "h") return v * 3600000;
-  if (unit == "d") return v * 86400000;
-  return std::nullopt;
-}
 
 // XContentHelper.update: merges `changes` into `target`; true when anything changed.
 bool merge_into(json& target, const json& changes) {
@@ -182,6 +121,9 @@ Index& Store::create_locked(const std::string& name, json settings, json mapping
   if (settings.contains("index.gc_deletes") && settings["index.gc_deletes"].is_string()) {
     index.gc_deletes_ms = parse_time_setting(settings["index.gc_deletes"].get<std::string>()).value_or(60000);
   }
+  if (auto interval = refresh_interval_setting(settings)) index.refresh_interval_ms = *interval;
+  index.refresh_schedule_start_ms = index.creation_date_ms;
+  index.last_scheduled_refresh_ms = index.creation_date_ms;
   index.settings = std::move(settings);
   index.mappings = std::move(mappings);
   index.aliases = aliases.is_object() ? std::move(aliases) : json::object();
@@ -219,6 +161,11 @@ std::optional<EsError> Store::create_index(const std::string& name, const json& 
       return illegal_argument("Failed to parse value [" + settings[key].get<std::string>() +
                               "] for setting [" + key + "] must be >= " + std::to_string(minimum));
     }
+  }
+  if (refresh_interval_setting(settings) == LLONG_MIN) {
+    return illegal_argument("failed to parse setting [index.refresh_interval] with value [" +
+                            settings["index.refresh_interval"].get<std::string>() +
+                            "] as a time value: unit is missing or unrecognized");
   }
   std::lock_guard lock(mutex_);
   if (auto it = indices_.find(name); it != indices_.end()) {
@@ -326,7 +273,7 @@ const Doc* Store::current(const Index& index, const std::string& id) const {
   return &it->second;
 }
 
-GetOutcome Store::get(const std::string& index_name, const std::string& id, bool realtime) const {
+GetOutcome Store::get(const std::string& index_name, const std::string& id, bool realtime) {
   std::lock_guard lock(mutex_);
   GetOutcome out;
   out.index = index_name;
@@ -335,58 +282,19 @@ GetOutcome Store::get(const std::string& index_name, const std::string& id, bool
     out.error = index_not_found(index_name);
     return out;
   }
-  const Index& index = it->second;
+  Index& index = it->second;
   const Doc* doc = nullptr;
   if (realtime) {
     doc = current(index, id);
-  } else if (auto s = index.searchable.find(id); s != index.searchable.end()) {
-    doc = &s->second;
+  } else {
+    refresh_if_due_locked(index);
+    if (auto s = index.searchable.find(id); s != index.searchable.end()) doc = &s->second;
   }
   if (doc != nullptr && !doc->deleted) {
     out.found = true;
     out.doc = *doc;
   }
   return out;
-}
-
-void Store::for_each_searchable(const std::vector<std::string>& names, const SearchVisitor& visit) const {
-  std::lock_guard lock(mutex_);
-  for (const auto& name : names) {
-    auto it = indices_.find(name);
-    if (it == indices_.end()) continue;
-    std::vector<std::pair<const std::string*, const Doc*>> ordered;
-    ordered.reserve(it->second.searchable.size());
-    for (const auto& [id, doc] : it->second.searchable) ordered.emplace_back(&id, &doc);
-    // Lucene appends every new version of a document, so one shard returns equal-score
-    // hits in the order of their last write.
-    std::sort(ordered.begin(), ordered.end(),
-              [](const auto& a, const auto& b) { return a.second->seq_no < b.second->seq_no; });
-    for (const auto& [id, doc] : ordered) visit(it->second, *id, *doc);
-  }
-}
-
-void Store::refresh_locked(Index& index) {
-  for (const auto& id : index.dirty) {
-    auto it = index.docs.find(id);
-    if (it != index.docs.end() && !it->second.deleted) {
-      index.searchable[id] = it->second;
-    } else {
-      index.searchable.erase(id);
-    }
-  }
-  index.dirty.clear();
-}
-
-int Store::refresh(const std::vector<std::string>& names) {
-  std::lock_guard lock(mutex_);
-  int shards = 0;
-  for (const auto& name : names) {
-    auto it = indices_.find(name);
-    if (it == indices_.end()) continue;
-    refresh_locked(it->second);
-    shards += shards_total(it->second);
-  }
-  return shards;
 }
 
 int Store::replicas_of(const std::string& name) const {

@@ -47,6 +47,11 @@ struct Index {
   nlohmann::ordered_json aliases;
   int replicas = 1;
   long long gc_deletes_ms = 60000;
+  // index.refresh_interval: search sees writes after the next scheduled refresh; -1: only
+  // after an explicit one.
+  long long refresh_interval_ms = 1000;
+  long long refresh_schedule_start_ms = 0;  // creation, or the last change of the interval
+  long long last_scheduled_refresh_ms = 0;  // the latest schedule point already refreshed
   std::int64_t next_seq_no = 0;
   std::int64_t primary_term = 1;
   std::map<std::string, Doc> docs;        // realtime: live documents and tombstones
@@ -120,19 +125,27 @@ class Store {
   std::optional<EsError> delete_indices(const std::string& expression);
   // PUT /{index}/_mapping: merges `body` into the mapping of every index the expression names.
   std::optional<EsError> put_mapping(const std::string& expression, const nlohmann::ordered_json& body);
+  // PUT /{index}/_settings: the dynamic settings the emulator honours (refresh_interval,
+  // number_of_replicas, gc_deletes).
+  std::optional<EsError> put_settings(const std::string& expression, const nlohmann::ordered_json& body);
   bool exists(const std::string& name) const;
   // GET /{index} and GET /{index}/_mapping bodies.
   std::variant<nlohmann::ordered_json, EsError> describe(const std::string& expression,
                                                          bool mappings_only) const;
 
-  GetOutcome get(const std::string& index, const std::string& id, bool realtime) const;
+  // A non-realtime get reads the refreshed view, so it first catches up with the refresh
+  // schedule, as searches do.
+  GetOutcome get(const std::string& index, const std::string& id, bool realtime);
 
   // Names matching "a,b,logs-*" ("" / "_all" / "*" = all). A missing concrete name is an
   // error; wildcards matching nothing are not.
   std::variant<std::vector<std::string>, EsError> resolve(const std::string& expression) const;
   using SearchVisitor = std::function<void(const Index& index, const std::string& id, const Doc& doc)>;
   // Visits refreshed documents of the named indices, in index order then _seq_no order.
-  void for_each_searchable(const std::vector<std::string>& names, const SearchVisitor& visit) const;
+  // Indices whose refresh_interval has passed since their last scheduled refresh are
+  // refreshed first: Elasticsearch refreshes on a timer, and a search-idle shard when it is
+  // searched; refreshing when read shows a reader the same thing.
+  void for_each_searchable(const std::vector<std::string>& names, const SearchVisitor& visit);
   // Number of shards (one per index) the names cover, and the replica count of each.
   int refresh(const std::vector<std::string>& names);
   int replicas_of(const std::string& name) const;
@@ -161,6 +174,7 @@ class Store {
   Index& create_locked(const std::string& name, nlohmann::ordered_json settings,
                        nlohmann::ordered_json mappings, nlohmann::ordered_json aliases);
   void refresh_locked(Index& index);
+  void refresh_if_due_locked(Index& index);
 
   NowMillis now_millis_;
   mutable std::mutex mutex_;

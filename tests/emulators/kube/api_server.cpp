@@ -142,6 +142,7 @@ void ApiServer::handle(const http::ServerRequest& request, http::ServerResponse&
       }
     }
     auto serve = [&](http::ServerResponse& out) {
+      if (call.subresource == "scale" && call.verb != "watch") return scale(call, out);
       if (call.verb == "get") return get(call, out);
       if (call.verb == "list") return list(call, out);
       if (call.verb == "watch") return watch(call, out);
@@ -189,8 +190,9 @@ std::optional<ApiError> ApiServer::parse_call(const std::vector<std::string>& se
   if (rest.size() >= 2) call.name = rest[1];
   if (rest.size() == 3) {
     call.subresource = rest[2];
-    if (call.subresource != "status" || !call.type->has_status_subresource(call.version))
-      return path_not_found();
+    const bool status = call.subresource == "status" && call.type->has_status_subresource(call.version);
+    const bool scale = call.subresource == "scale" && has_scale_subresource(*call.type);
+    if (!status && !scale) return path_not_found();
   }
   for (auto& [key, value] : http::parse_query(request.query)) call.query[key] = value;
   call.request = &request;

@@ -61,7 +61,7 @@ class ApiServer : private GarbageCollectorTarget {
     std::string version;
     std::string ns;
     std::string name;
-    std::string subresource;  // "" or "status"
+    std::string subresource;  // "", "status" or "scale"
     std::map<std::string, std::string> query;
     const http::ServerRequest* request = nullptr;  // null for the server's own calls
     std::string acting_manager;                    // their field manager
@@ -97,6 +97,8 @@ class ApiServer : private GarbageCollectorTarget {
   void create(const Call& call, http::ServerResponse& response);
   void update(const Call& call, http::ServerResponse& response);
   void patch(const Call& call, http::ServerResponse& response);
+  // GET, PUT and PATCH of a Deployment's (ReplicaSet's, StatefulSet's) scale (scale.cpp).
+  void scale(const Call& call, http::ServerResponse& response);
   // Server-side apply (apply.cpp).
   void apply(const Call& call, http::ServerResponse& response);
   // The end of POST (and of an apply that creates), with mutex_ held: `applied` is the

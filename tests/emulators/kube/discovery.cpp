@@ -81,6 +81,15 @@ json api_resource_list(const ResourceRegistry& registry, const std::string& grou
                            {"kind", type->kind},
                            {"verbs", {"get", "patch", "update"}}});
     }
+    if (has_scale_subresource(*type)) {
+      resources.push_back({{"name", type->plural + "/scale"},
+                           {"singularName", ""},
+                           {"namespaced", type->namespaced},
+                           {"group", "autoscaling"},
+                           {"version", "v1"},
+                           {"kind", "Scale"},
+                           {"verbs", {"get", "patch", "update"}}});
+    }
   }
   if (resources.empty()) return nullptr;
   const std::string group_version = group.empty() ? version : group + "/" + version;

@@ -4,6 +4,7 @@
 #include <csignal>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <sstream>
 
 #include "common/duration.h"
@@ -13,13 +14,18 @@
 
 namespace {
 
+constexpr const char* kUsage =
+    "usage: kube-emulator --listen HOST:PORT --kubeconfig-out FILE [--token-file FILE]\n"
+    "                     [--tls-cert FILE --tls-key FILE]\n"
+    "                     [--simulate-kubelet [--kubelet-nodes N] [--kubelet-schedule-delay D]\n"
+    "                      [--kubelet-start-delay D] [--kubelet-grace-scale X] [--kubelet-max-grace D]]\n"
+    "durations D: 250ms, 2s, 1m, 1m30s\n"
+    "It serves a Kubernetes API server stand-in on HOST:PORT (port 0: any free port), writes a\n"
+    "kubeconfig for it to FILE, prints \"kube-emulator listening on URL\" and serves until SIGINT or\n"
+    "SIGTERM. --simulate-kubelet schedules and runs pods on simulated nodes.\n";
+
 int usage() {
-  std::cerr << "usage: kube-emulator --listen HOST:PORT --kubeconfig-out FILE [--token-file FILE]\n"
-               "                     [--tls-cert FILE --tls-key FILE]\n"
-               "                     [--simulate-kubelet [--kubelet-nodes N] [--kubelet-schedule-delay D]\n"
-               "                      [--kubelet-start-delay D] [--kubelet-grace-scale X] "
-               "[--kubelet-max-grace D]]\n"
-               "durations D: 250ms, 2s, 1m, 1m30s\n";
+  std::cerr << kUsage;
   return 2;
 }
 
@@ -82,11 +88,32 @@ int main(int argc, char** argv) {
   bool kubelet_tuned = false;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
+    if (flag == "--help" || flag == "-h") {
+      std::cout << kUsage;
+      return 0;
+    }
     if (flag == "--simulate-kubelet") {
       options.simulate_kubelet = true;
       continue;
     }
-    if (i + 1 >= argc) return usage();
+    static const std::set<std::string> kValued = {"--listen",
+                                                  "--kubeconfig-out",
+                                                  "--token-file",
+                                                  "--tls-cert",
+                                                  "--tls-key",
+                                                  "--kubelet-nodes",
+                                                  "--kubelet-schedule-delay",
+                                                  "--kubelet-start-delay",
+                                                  "--kubelet-grace-scale",
+                                                  "--kubelet-max-grace"};
+    if (!kValued.contains(flag)) {
+      std::cerr << "kube-emulator: unknown flag " << flag << "\n";
+      return usage();
+    }
+    if (i + 1 >= argc) {
+      std::cerr << "kube-emulator: missing value for " << flag << "\n";
+      return usage();
+    }
     const std::string value = argv[++i];
     bool kubelet_flag = false;
     const bool parsed = parse_kubelet_flag(flag, value, options.kubelet, kubelet_flag);
@@ -105,8 +132,6 @@ int main(int argc, char** argv) {
       options.tls_cert_file = value;
     } else if (flag == "--tls-key") {
       options.tls_key_file = value;
-    } else {
-      return usage();
     }
   }
   if (listen.empty() || kubeconfig.empty()) return usage();

@@ -55,6 +55,9 @@ struct ResourceType {
   bool has_status_subresource(const std::string& version) const;
 };
 
+// Deployments, ReplicaSets and StatefulSets serve /scale (scale.cpp).
+bool has_scale_subresource(const ResourceType& type);
+
 class ResourceRegistry {
  public:
   ResourceRegistry();  // registers the built-in resources

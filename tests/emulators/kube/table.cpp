@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "common/text.h"
+#include "emulators/kube/printers.h"
 
 namespace eslease::kubeemu {
 
@@ -102,22 +103,26 @@ json partial_metadata(const json& object) {
 json make_table(const ResourceType& type, const std::string& version, const std::vector<json>& objects,
                 const std::string& list_resource_version, const std::string& continue_token,
                 IncludeObject include, WallTime now) {
+  const BuiltinPrinter* builtin = type.custom ? nullptr : builtin_printer(type.group, type.plural);
+  std::vector<TableColumn> definitions_in;
   std::vector<PrinterColumn> columns;
-  if (type.custom) {
-    if (const auto* v = type.version(version)) columns = v->columns;
+  if (builtin != nullptr) {
+    definitions_in = builtin->columns;
   } else {
-    columns.push_back({"Age", "date", "",
-                       "CreationTimestamp is a timestamp representing the server time "
-                       "when this object was created.",
-                       ".metadata.creationTimestamp", 0});
+    if (type.custom) {
+      if (const auto* v = type.version(version)) columns = v->columns;
+    } else {
+      columns.push_back({"Age", "date", "",
+                         "CreationTimestamp is a timestamp representing the server time "
+                         "when this object was created.",
+                         ".metadata.creationTimestamp", 0});
+    }
+    definitions_in.push_back({"Name", "string", "name", "Name must be unique within a namespace.", 0});
+    for (const auto& c : columns)
+      definitions_in.push_back({c.name, c.type, c.format, c.description, c.priority});
   }
   json definitions = json::array();
-  definitions.push_back({{"name", "Name"},
-                         {"type", "string"},
-                         {"format", "name"},
-                         {"description", "Name must be unique within a namespace."},
-                         {"priority", 0}});
-  for (const auto& c : columns) {
+  for (const auto& c : definitions_in) {
     definitions.push_back({{"name", c.name},
                            {"type", c.type},
                            {"format", c.format},
@@ -127,8 +132,12 @@ json make_table(const ResourceType& type, const std::string& version, const std:
   json rows = json::array();
   for (const auto& object : objects) {
     json cells = json::array();
-    cells.push_back(object["metadata"].value("name", ""));
-    for (const auto& c : columns) cells.push_back(cell_for(c, resolve_path(object, c.json_path), now));
+    if (builtin != nullptr) {
+      cells = builtin->cells(object, now);
+    } else {
+      cells.push_back(object["metadata"].value("name", ""));
+      for (const auto& c : columns) cells.push_back(cell_for(c, resolve_path(object, c.json_path), now));
+    }
     json row = {{"cells", cells}};
     if (include == IncludeObject::kMetadata) row["object"] = partial_metadata(object);
     if (include == IncludeObject::kObject) row["object"] = object;

@@ -16,8 +16,8 @@ enum class IncludeObject { kNone, kMetadata, kObject };
 IncludeObject include_object_of(const std::string& query_value);
 
 // A Table of `objects` (already in the requested version) of `type`. Custom resources
-// use the CRD's additionalPrinterColumns (JSONPath subset: ".a.b" and ".a[0].b"); other
-// resources print Name and Age.
+// use the CRD's additionalPrinterColumns (JSONPath subset: ".a.b" and ".a[0].b"); built-in
+// resources with a printer (printers.h) print its columns; others print Name and Age.
 nlohmann::json make_table(const ResourceType& type, const std::string& version,
                           const std::vector<nlohmann::json>& objects,
                           const std::string& list_resource_version, const std::string& continue_token,

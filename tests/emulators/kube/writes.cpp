@@ -158,6 +158,11 @@ FieldSet ApiServer::tracked_fields(const Call& call, const json& object) const {
     return fields_of(json{{"status", object.contains("status") ? object["status"] : json()}},
                      list_types(call), true);
   }
+  // A scale write owns spec.replicas only.
+  if (call.subresource == "scale") {
+    const json replicas = object.contains("spec") ? object["spec"].value("replicas", json()) : json();
+    return fields_of(json{{"spec", {{"replicas", replicas}}}}, list_types(call), true);
+  }
   return fields_of(object, list_types(call), !call.type->has_status_subresource(call.version));
 }
 

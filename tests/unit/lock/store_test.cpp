@@ -39,6 +39,18 @@ class StoreTest : public ::testing::Test {
   std::unique_ptr<LockStore> store_;
 };
 
+TEST_F(StoreTest, PrepareCreatesAMissingIndexOnlyAndARestartSendsNoCreate) {
+  EXPECT_EQ(api_.calls("indices.create"), 1) << "the first start found no index";
+  const int reads = api_.calls("indices.get");
+  auto restarted = make_es_lock_store(api_, clock_);
+  ASSERT_TRUE(restarted.ok());
+  ASSERT_TRUE((*restarted)->prepare().ok());
+  // Elasticsearch answers a create of an existing index with a 400, which the request
+  // metrics would record as an error after every restart.
+  EXPECT_EQ(api_.calls("indices.create"), 1) << "the index exists: read, not created again";
+  EXPECT_GT(api_.calls("indices.get"), reads);
+}
+
 TEST_F(StoreTest, AcquireIsOneCreateAndTokenIsTheVersions) {
   const int before = api_.total_calls();
   const MonoTime sent = clock_.monotonic();

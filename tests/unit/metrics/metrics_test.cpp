@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -67,6 +68,33 @@ TEST(Metrics, EveryFamilyIsExportedWithHelpAndType) {
     EXPECT_NE(text.find(std::string("# TYPE ") + name + " " + type + "\n"), std::string::npos) << name;
   }
   EXPECT_EQ(sample(text, "eslease_build_info{version=\"1.2.3\"}"), 1);
+}
+
+TEST(Metrics, TheProcessIsDescribedAsTheGoClientNamesIt) {
+  Metrics m("1.2.3");
+  std::vector<char> ballast(8 << 20, 1);  // 8 MiB touched, so resident memory is well above it
+  const std::string text = m.text();
+  for (const auto& [name, type] :
+       std::vector<std::pair<std::string, std::string>>{{"process_cpu_seconds_total", "counter"},
+                                                        {"process_resident_memory_bytes", "gauge"},
+                                                        {"process_virtual_memory_bytes", "gauge"},
+                                                        {"process_virtual_memory_max_bytes", "gauge"},
+                                                        {"process_start_time_seconds", "gauge"},
+                                                        {"process_open_fds", "gauge"},
+                                                        {"process_max_fds", "gauge"}}) {
+    EXPECT_NE(text.find("# TYPE " + name + " " + type + "\n"), std::string::npos) << name;
+    EXPECT_TRUE(sample(text, name).has_value()) << name;
+  }
+  EXPECT_GT(*sample(text, "process_resident_memory_bytes"), 8 << 20);
+  EXPECT_GE(*sample(text, "process_virtual_memory_bytes"), *sample(text, "process_resident_memory_bytes"));
+  EXPECT_GE(*sample(text, "process_cpu_seconds_total"), 0);
+  EXPECT_GE(*sample(text, "process_open_fds"), 3) << "at least stdin, stdout and stderr";
+  EXPECT_GE(*sample(text, "process_max_fds"), *sample(text, "process_open_fds"));
+  const double now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  EXPECT_LE(*sample(text, "process_start_time_seconds"), now + 1);
+  EXPECT_GT(*sample(text, "process_start_time_seconds"), now - 24 * 3600) << "a test process started today";
+  EXPECT_EQ(ballast.back(), 1);
 }
 
 TEST(Metrics, SeriesThatAlertsNeedStartAtZero) {
