@@ -325,7 +325,7 @@ TEST_F(SessionKeeperTest, TheSessionGoesOnceNothingIsHeldOrListed) {
 
   // The namespace holds again: a session as before.
   grant("b", "claim-b");
-  keeper_->wake(kNs);
+  keeper_->wake(kNs, kTtl);
   keeper_->tick_due();
   ASSERT_TRUE(session());
   EXPECT_EQ(keeper_->namespaces(), 1u);
