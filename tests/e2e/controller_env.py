@@ -155,6 +155,23 @@ class Process:
         return self.proc.returncode
 
 
+class WithEsEmulator:
+    """For a TestCase class: one Elasticsearch emulator on loopback (cls.url, cls.es) and a
+    directory (cls.dir) for its output and the tests' own files, stopped after the last test."""
+
+    @classmethod
+    def start_es_emulator(cls, bin_dir, prefix):
+        cls.dir = tempfile.TemporaryDirectory(prefix=prefix)
+        cls.es = Process("es-emulator", [os.path.join(bin_dir, "es-emulator"), "--listen", "127.0.0.1:0"],
+                         cls.dir.name)
+        cls.url = cls.es.announced(r"listening on (\S+)").group(1)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.es.stop()
+        cls.dir.cleanup()
+
+
 class Environment:
     """es-emulator + kube-emulator (kubelet simulated) + CRD, and controllers on demand."""
 
