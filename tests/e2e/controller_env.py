@@ -107,6 +107,20 @@ class ShowsLogsOnFailure:
         return outcome
 
 
+class WithOneController(ShowsLogsOnFailure):
+    """For a TestCase class whose tests each add objects of their own namespace: one
+    Environment with one controller (cls.env, cls.controller) for them all."""
+
+    @classmethod
+    def start_controller(cls, bin_dir, source):
+        cls.env = Environment(bin_dir, source).start_with_controller()
+        cls.controller = cls.env.controllers[0]
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.env.stop()
+
+
 class Process:
     """A child process whose stdout/stderr go to files; `announced(regex)` waits for a line."""
 
