@@ -11,7 +11,13 @@ namespace eslease::cli {
 std::unique_ptr<Hold> make_store_hold(lock::LockStore& store, Clock& clock, lock::LockKey key,
                                       lock::Grant grant, Millis ttl, std::ostream& err) {
   using Step = RenewStep<lock::Grant>;
-  auto renew = [&store, key, ttl](const lock::Grant& held) {
+  std::string name = key.id();
+  auto release = [&store, key](const lock::Grant& held) -> std::optional<std::string> {
+    auto released = store.release(key, held, lock::ReleaseScope::kGrant);
+    if (released.ok()) return std::nullopt;
+    return released.error().message;
+  };
+  auto renew = [&store, key = std::move(key), ttl](const lock::Grant& held) {
     Result<lock::RenewOutcome> renewed = store.renew(key, held, ttl);
     Step step;
     if (renewed.ok() && renewed->grant) {
@@ -26,12 +32,6 @@ std::unique_ptr<Hold> make_store_hold(lock::LockStore& store, Clock& clock, lock
     }
     return step;
   };
-  auto release = [&store, key](const lock::Grant& held) -> std::optional<std::string> {
-    auto released = store.release(key, held, lock::ReleaseScope::kGrant);
-    if (released.ok()) return std::nullopt;
-    return released.error().message;
-  };
-  std::string name = key.id();
   return std::make_unique<RenewingHold<lock::Grant>>(clock, std::move(name), std::move(grant), ttl, err,
                                                      std::move(renew), std::move(release));
 }
