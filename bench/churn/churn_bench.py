@@ -24,7 +24,7 @@ import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
-from cluster import bench_arguments, call, in_parallel  # noqa: E402
+from cluster import bench_arguments, call, in_parallel, rss_kib  # noqa: E402
 from controller_env import Environment, lease, namespace, pod, wait_for  # noqa: E402
 from validity import SESSION_NAME  # noqa: E402
 
@@ -32,14 +32,6 @@ NS = "churn"
 LEASES = "/apis/eslease.io/v1alpha1"
 INDEX = "eslease-locks"
 RELEASED_ANNOTATION = "eslease.io/released"
-
-
-def rss_kib(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
 
 
 class LeasePhases:

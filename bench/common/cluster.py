@@ -222,6 +222,15 @@ class Cluster:
 
 
 # --- figures ----------------------------------------------------------------------------
+def rss_kib(pid):
+    """A process's resident memory now, from /proc."""
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
 def percentile(values, p):
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(p / 100.0 * (len(ordered) - 1))))]

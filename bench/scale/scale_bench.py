@@ -31,7 +31,8 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
-from cluster import Cluster, bench_arguments, controller_default, kube_writes, writes_between  # noqa: E402
+from cluster import (Cluster, bench_arguments, controller_default, kube_writes, rss_kib,  # noqa: E402
+                     writes_between)
 from controller_env import Environment, lease, namespace, pod  # noqa: E402
 from validity import DEFAULT_LEASE_DURATION_SECONDS  # noqa: E402
 
@@ -68,14 +69,6 @@ def cpu_seconds(pid):
     with open("/proc/%d/stat" % pid) as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def rss_kib(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
 
 
 def seed(env, args):

@@ -16,9 +16,9 @@ namespace {
 using nlohmann::json;
 
 // Messages name what failed in words; the error's code is for the program, not for people.
-int fail(Environment& env, const Error& error) {
+int fail(Environment& env, const Error& error, int exit_code = kExitFailed) {
   env.err << "eslease: " << error.message << "\n";
-  return kExitFailed;
+  return exit_code;
 }
 
 // Acquiring in direct mode, with the same default as Kubernetes mode: without --wait it
@@ -36,23 +36,13 @@ Result<lock::Grant> acquire_direct(const Options& options, const lock::LockKey& 
   return lock::acquire_waiting(store, env.clock, key, lock::direct_grantee(holder, options.ttl), wait);
 }
 
-int acquire_failed(Environment& env, const Error& error) {
-  (void)fail(env, error);
-  return error.code == ErrorCode::kConflict ? kExitWaitTimedOut : kExitFailed;
-}
-
 json state_json(const lock::LockState& state) {
-  return json{{"lock", state.doc.lock},
-              {"held", true},
-              {"holder", state.doc.holder},
-              {"fencingToken", std::to_string(state.token)},
-              {"acquiredAt", format_rfc3339_millis(state.doc.acquired_at)},
-              {"renewedAt", format_rfc3339_millis(state.doc.renewed_at)},
-              {"expiresAt", format_rfc3339_millis(state.doc.expires_at)},
-              {"ttlMillis", state.doc.ttl_millis},
-              {"transitions", state.doc.transitions},
-              {"lease", state.doc.lease},
-              {"writer", state.doc.writer}};
+  json out = holder_fields_json(state);
+  out["lock"] = state.doc.lock;
+  out["held"] = true;
+  out["transitions"] = state.doc.transitions;
+  out["lease"] = state.doc.lease;
+  return out;
 }
 
 void print_table(std::ostream& out, const std::vector<lock::LockState>& states) {
@@ -81,7 +71,7 @@ Result<lock::Grant> held_by(lock::LockStore& store, Clock& clock, const lock::Lo
 int command_acquire(const Options& options, const lock::LockKey& key, lock::LockStore& store,
                     Environment& env, const std::string& holder) {
   auto grant = acquire_direct(options, key, store, env, holder);
-  if (!grant.ok()) return acquire_failed(env, grant.error());
+  if (!grant.ok()) return fail(env, grant.error(), acquire_exit_code(grant.error()));
   env.out << grant->state.token << "\n";
   env.err << "eslease: acquired " << key.id() << " as " << holder << " (token " << grant->state.token
           << ", ttl " << format_duration(options.ttl) << ")\n";
@@ -161,7 +151,7 @@ int command_status(const Options& options, lock::LockStore& store, Environment& 
 int command_run(const Options& options, const lock::LockKey& key, lock::LockStore& store, Environment& env,
                 const std::string& holder) {
   auto grant = acquire_direct(options, key, store, env, holder);
-  if (!grant.ok()) return acquire_failed(env, grant.error());
+  if (!grant.ok()) return fail(env, grant.error(), acquire_exit_code(grant.error()));
   SuperviseOptions supervise_options;
   supervise_options.command = options.child;
   supervise_options.environment = {{"ESLEASE_FENCING_TOKEN", std::to_string(grant->state.token)},

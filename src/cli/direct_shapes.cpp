@@ -16,16 +16,9 @@ namespace {
 
 using nlohmann::json;
 
-int fail(Environment& env, const Error& error) {
+int fail(Environment& env, const Error& error, int exit_code = kExitFailed) {
   env.err << "eslease: " << error.describe() << "\n";
-  return kExitFailed;
-}
-
-// As for one lock (cli.cpp): locks still held when --wait runs out exit 3; a backend that
-// cannot be reached stays a failure.
-int acquire_failed(Environment& env, const Error& error) {
-  (void)fail(env, error);
-  return error.code == ErrorCode::kConflict ? kExitWaitTimedOut : kExitFailed;
+  return exit_code;
 }
 
 lock::ClaimShape shape_of(const Options& options) {
@@ -139,15 +132,9 @@ Result<std::vector<lock::HeldGrant>> grants_of(const Options& options, const std
 }
 
 json holder_json(const lock::LockState& s) {
-  json out{{"slot", s.doc.slot},
-           {"access", lock::to_string(s.doc.access)},
-           {"holder", s.doc.holder},
-           {"fencingToken", std::to_string(s.token)},
-           {"acquiredAt", format_rfc3339_millis(s.doc.acquired_at)},
-           {"renewedAt", format_rfc3339_millis(s.doc.renewed_at)},
-           {"expiresAt", format_rfc3339_millis(s.doc.expires_at)},
-           {"ttlMillis", s.doc.ttl_millis},
-           {"writer", s.doc.writer}};
+  json out = holder_fields_json(s);
+  out["slot"] = s.doc.slot;
+  out["access"] = lock::to_string(s.doc.access);
   if (!s.doc.grant.empty()) {
     out["grant"] = s.doc.grant;
     out["grantDocs"] = s.doc.grant_docs;
@@ -160,7 +147,7 @@ json holder_json(const lock::LockState& s) {
 int shaped_acquire(const Options& options, const std::vector<lock::LockKey>& keys, lock::LockStore& store,
                    Environment& env, const std::string& holder) {
   auto grant = acquire(options, keys, store, env, holder);
-  if (!grant.ok()) return acquire_failed(env, grant.error());
+  if (!grant.ok()) return fail(env, grant.error(), acquire_exit_code(grant.error()));
   env.out << grant->token << "\n";
   env.err << "eslease: acquired " << joined(keys, ", ") << " as " << holder << " ("
           << describe(*grant, options) << ")\n";
@@ -170,7 +157,7 @@ int shaped_acquire(const Options& options, const std::vector<lock::LockKey>& key
 int shaped_run(const Options& options, const std::vector<lock::LockKey>& keys, lock::LockStore& store,
                Environment& env, const std::string& holder) {
   auto grant = acquire(options, keys, store, env, holder);
-  if (!grant.ok()) return acquire_failed(env, grant.error());
+  if (!grant.ok()) return fail(env, grant.error(), acquire_exit_code(grant.error()));
   SuperviseOptions supervise_options;
   supervise_options.command = options.child;
   supervise_options.environment = {{"ESLEASE_FENCING_TOKEN", std::to_string(grant->token)},
@@ -258,6 +245,20 @@ std::optional<int> shaped_status(const Options& options, const lock::LockKey& ke
   }
   env.out << format_columns(rows);
   return kExitOk;
+}
+
+int acquire_exit_code(const Error& error) {
+  return error.code == ErrorCode::kConflict ? kExitWaitTimedOut : kExitFailed;
+}
+
+json holder_fields_json(const lock::LockState& state) {
+  return json{{"holder", state.doc.holder},
+              {"fencingToken", std::to_string(state.token)},
+              {"acquiredAt", format_rfc3339_millis(state.doc.acquired_at)},
+              {"renewedAt", format_rfc3339_millis(state.doc.renewed_at)},
+              {"expiresAt", format_rfc3339_millis(state.doc.expires_at)},
+              {"ttlMillis", state.doc.ttl_millis},
+              {"writer", state.doc.writer}};
 }
 
 }  // namespace eslease::cli

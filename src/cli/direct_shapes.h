@@ -4,6 +4,7 @@
 // to cli.cpp's commands.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +12,12 @@
 #include "cli/cli.h"
 
 namespace eslease::cli {
+
+// A lock still held when --wait runs out exits 3, as in Kubernetes mode; a backend that
+// cannot be reached stays a failure (1).
+int acquire_exit_code(const Error& error);
+// What `status -o json` says of one holder's document, whatever the lock's shape.
+nlohmann::json holder_fields_json(const lock::LockState& state);
 
 int shaped_acquire(const Options& options, const std::vector<lock::LockKey>& keys, lock::LockStore& store,
                    Environment& env, const std::string& holder);

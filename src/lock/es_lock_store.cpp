@@ -362,22 +362,7 @@ class EsLockStore final : public LockStore {
   LockDocument grant_document(const LockKey& key, const Grantee& grantee, std::int64_t transitions,
                               const LockDocument* replaced = nullptr) {
     const WallTime now = write_time(replaced ? replaced->acquired_at : WallTime{});
-    LockDocument doc;
-    doc.lock = key.id();
-    doc.lease = grantee.lease;
-    doc.lease_uid = grantee.lease_uid;
-    doc.holder = grantee.holder;
-    doc.holder_uid = grantee.holder_uid;
-    doc.node = grantee.node;
-    doc.priority = grantee.priority;
-    doc.acquired_at = now;
-    doc.renewed_at = now;
-    doc.expires_at = now + grantee.ttl;
-    doc.ttl_millis = grantee.ttl.count();
-    doc.fencing_token = epoch_base(guard_.epoch());  // "this base plus this version's own pair": document.h
-    doc.transitions = transitions;
-    doc.writer = options_.writer;
-    return doc;
+    return granted_document(key, grantee, now, guard_.epoch(), transitions, options_.writer);
   }
 
   LockDocument renewal_document(const Grant& held, Millis ttl, std::optional<WallTime> at = std::nullopt) {

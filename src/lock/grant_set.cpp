@@ -66,6 +66,30 @@ WallTime grant_time(Clock& clock, const GrantRequest& request) {
   return now;
 }
 
+}  // namespace
+
+LockDocument granted_document(const LockKey& key, const Grantee& grantee, WallTime now, std::int64_t epoch,
+                              std::int64_t transitions, const std::string& writer) {
+  LockDocument doc;
+  doc.lock = key.id();
+  doc.lease = grantee.lease;
+  doc.lease_uid = grantee.lease_uid;
+  doc.holder = grantee.holder;
+  doc.holder_uid = grantee.holder_uid;
+  doc.node = grantee.node;
+  doc.priority = grantee.priority;
+  doc.acquired_at = now;
+  doc.renewed_at = now;
+  doc.expires_at = now + grantee.ttl;
+  doc.ttl_millis = grantee.ttl.count();
+  doc.fencing_token = epoch_base(epoch);  // "this base plus the version's own pair": document.h
+  doc.transitions = transitions;
+  doc.writer = writer;
+  return doc;
+}
+
+namespace {
+
 std::vector<LockDocument> grant_documents(const GrantContext& context, const GrantRequest& request,
                                           const std::vector<std::string>& ids) {
   const WallTime now = grant_time(context.clock, request);
@@ -74,22 +98,9 @@ std::vector<LockDocument> grant_documents(const GrantContext& context, const Gra
   std::vector<LockDocument> docs;
   docs.reserve(request.writes.size());
   for (const SlotWrite& write : request.writes) {
-    const Grantee& g = request.grantee;
-    LockDocument doc;
-    doc.lock = write.key.id();
-    doc.lease = g.lease;
-    doc.lease_uid = g.lease_uid;
-    doc.holder = g.holder;
-    doc.holder_uid = g.holder_uid;
-    doc.node = g.node;
-    doc.priority = g.priority;
-    doc.acquired_at = now;
-    doc.renewed_at = now;
-    doc.expires_at = now + g.ttl;
-    doc.ttl_millis = g.ttl.count();
-    doc.fencing_token = epoch_base(context.guard.epoch());  // "this base plus the version's pair": document.h
-    doc.transitions = write.replaces ? write.replaces->doc.transitions + 1 : 1;
-    doc.writer = context.writer;
+    LockDocument doc =
+        granted_document(write.key, request.grantee, now, context.guard.epoch(),
+                         write.replaces ? write.replaces->doc.transitions + 1 : 1, context.writer);
     doc.slot = write.slot;
     doc.capacity = request.capacity;
     doc.access = request.access;

@@ -47,6 +47,11 @@ Result<std::vector<std::vector<std::optional<LockState>>>> read_lock_slots(const
 
 // The grant itself; the caller has validated the grantee and checked that grants may go ahead
 // (LockIndex::ready_to_grant). kInvalidArgument for a request that cannot be a grant.
+// The document granting `key` to `grantee` from `now`, as every write of a grant fills it; the
+// caller adds what differs (slot, shape, the grant's id).
+LockDocument granted_document(const LockKey& key, const Grantee& grantee, WallTime now, std::int64_t epoch,
+                              std::int64_t transitions, const std::string& writer);
+
 Result<GrantOutcome> write_grant(const GrantContext& context, const GrantRequest& request);
 
 Result<ReleaseOutcome> release_held_grant(const GrantContext& context, const HeldGrant& held);

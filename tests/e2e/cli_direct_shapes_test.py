@@ -9,12 +9,11 @@ import random
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from controller_env import Process, wait_for  # noqa: E402
+from controller_env import Process, WithEsEmulator, wait_for  # noqa: E402
 
 BIN = None
 WAIT = "180s"  # --wait of every claim: long enough for a loaded machine
@@ -58,17 +57,10 @@ def overlaps(a, b):
     return a[0] < b[1] and b[0] < a[1]
 
 
-class DirectShapes(unittest.TestCase):
+class DirectShapes(WithEsEmulator, unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.TemporaryDirectory(prefix="eslease-shapes-e2e-")
-        cls.es = Process("es-emulator", [os.path.join(BIN, "es-emulator"), "--listen", "127.0.0.1:0"], cls.dir.name)
-        cls.url = cls.es.announced(r"listening on (\S+)").group(1)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.es.stop()
-        cls.dir.cleanup()
+        cls.start_es_emulator(BIN, "eslease-shapes-e2e-")
 
     def eslease(self, *args):
         return [os.path.join(BIN, "eslease"), "--es", self.url, "--index", "eslease-shapes-e2e"] + list(args)

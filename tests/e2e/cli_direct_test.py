@@ -6,12 +6,11 @@ import os
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from controller_env import Process, wait_for  # noqa: E402
+from controller_env import Process, WithEsEmulator, wait_for  # noqa: E402
 
 BIN = None
 TIMEOUT = 20
@@ -24,17 +23,10 @@ def closed_port():
         return s.getsockname()[1]
 
 
-class CliDirectMode(unittest.TestCase):
+class CliDirectMode(WithEsEmulator, unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.TemporaryDirectory(prefix="eslease-direct-")
-        cls.es = Process("es-emulator", [os.path.join(BIN, "es-emulator"), "--listen", "127.0.0.1:0"], cls.dir.name)
-        cls.url = cls.es.announced(r"listening on (\S+)").group(1)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.es.stop()
-        cls.dir.cleanup()
+        cls.start_es_emulator(BIN, "eslease-direct-")
 
     def eslease(self, *args, url=None):
         return subprocess.run([os.path.join(BIN, "eslease"), "--es", url or self.url] + list(args),

@@ -107,6 +107,20 @@ class ShowsLogsOnFailure:
         return outcome
 
 
+class WithOneController(ShowsLogsOnFailure):
+    """For a TestCase class whose tests each add objects of their own namespace: one
+    Environment with one controller (cls.env, cls.controller) for them all."""
+
+    @classmethod
+    def start_controller(cls, bin_dir, source):
+        cls.env = Environment(bin_dir, source).start_with_controller()
+        cls.controller = cls.env.controllers[0]
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.env.stop()
+
+
 class Process:
     """A child process whose stdout/stderr go to files; `announced(regex)` waits for a line."""
 
@@ -153,6 +167,23 @@ class Process:
         self._out.close()
         self._err.close()
         return self.proc.returncode
+
+
+class WithEsEmulator:
+    """For a TestCase class: one Elasticsearch emulator on loopback (cls.url, cls.es) and a
+    directory (cls.dir) for its output and the tests' own files, stopped after the last test."""
+
+    @classmethod
+    def start_es_emulator(cls, bin_dir, prefix):
+        cls.dir = tempfile.TemporaryDirectory(prefix=prefix)
+        cls.es = Process("es-emulator", [os.path.join(bin_dir, "es-emulator"), "--listen", "127.0.0.1:0"],
+                         cls.dir.name)
+        cls.url = cls.es.announced(r"listening on (\S+)").group(1)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.es.stop()
+        cls.dir.cleanup()
 
 
 class Environment:

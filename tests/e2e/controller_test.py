@@ -12,8 +12,8 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from controller_env import (Environment, ShowsLogsOnFailure, ValidityRecorder, condition, lease, namespace,  # noqa: E402
-                            pod, wait_for)
+from controller_env import (Environment, ShowsLogsOnFailure, ValidityRecorder, WithOneController,  # noqa: E402
+                            condition, lease, namespace, pod, wait_for)
 from validity import parse_time  # noqa: E402
 
 BIN = None
@@ -21,15 +21,10 @@ SOURCE = None
 TIMEOUT = 20
 
 
-class ControllerEndToEnd(ShowsLogsOnFailure, unittest.TestCase):
+class ControllerEndToEnd(WithOneController, unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.env = Environment(BIN, SOURCE).start_with_controller()
-        cls.controller = cls.env.controllers[0]
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.env.stop()
+        cls.start_controller(BIN, SOURCE)
 
     # --- helpers -------------------------------------------------------------------------
     def setUp(self):

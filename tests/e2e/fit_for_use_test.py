@@ -17,7 +17,8 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from controller_env import Environment, ShowsLogsOnFailure, condition, lease, namespace, pod, wait_for  # noqa: E402
+from controller_env import (Environment, ShowsLogsOnFailure, WithOneController, condition, lease,  # noqa: E402
+                            namespace, pod, wait_for)
 
 BIN = None
 SOURCE = None
@@ -49,17 +50,12 @@ def lease_status_writes(env):
                if what.split(" ", 1)[0] in ("patch", "update") and what.endswith("leases.eslease.io"))
 
 
-class Shared(ShowsLogsOnFailure, unittest.TestCase):
+class Shared(WithOneController, unittest.TestCase):
     """One controller for the tests that only add objects of their own namespace."""
 
     @classmethod
     def setUpClass(cls):
-        cls.env = Environment(BIN, SOURCE).start_with_controller()
-        cls.controller = cls.env.controllers[0]
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.env.stop()
+        cls.start_controller(BIN, SOURCE)
 
     def setUp(self):
         self.ns = ("f-" + self.id().split(".")[-1].lower().replace("_", "-")[5:50]).strip("-")

@@ -10,50 +10,13 @@
 #include <sstream>
 #include <thread>
 
-#include "support/fake_clock.h"
-#include "support/fake_document_api.h"
 #include "support/wait.h"
+#include "unit/cli/direct_cli_fixture.h"
 
 namespace eslease::cli {
 namespace {
 
-using testing::FakeClock;
-using testing::FakeDocumentApi;
-
-class CliTest : public ::testing::Test {
- protected:
-  struct Run {
-    int code;
-    std::string out;
-    std::string err;
-  };
-
-  Run cli(std::vector<std::string> args, Clock* clock = nullptr) {
-    args.insert(args.begin(), {"--es", "http://127.0.0.1:9"});
-    std::ostringstream out;
-    std::ostringstream err;
-    Clock& used = clock != nullptr ? *clock : static_cast<Clock&>(clock_);
-    Environment env{
-        out,
-        err,
-        used,
-        [this, &used](const lock::ConnectionSettings&) -> Result<std::unique_ptr<lock::LockStore>> {
-          ++stores_opened_;
-          return lock::make_es_lock_store(api_, used);
-        },
-        "host",
-        42,
-        /*connect_kube=*/{},
-        /*getenv=*/{},
-        /*read_file=*/{}};
-    const int code = run_cli(args, env);
-    return Run{code, out.str(), err.str()};
-  }
-
-  FakeDocumentApi api_;
-  FakeClock clock_;
-  int stores_opened_ = 0;
-};
+class CliTest : public DirectCliTest {};
 
 TEST_F(CliTest, AcquirePrintsTheTokenAndBlocksOthers) {
   auto first = cli({"acquire", "report", "--namespace", "batch", "--holder", "me"});

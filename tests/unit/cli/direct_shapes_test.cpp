@@ -6,45 +6,12 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "support/fake_clock.h"
-#include "support/fake_document_api.h"
+#include "unit/cli/direct_cli_fixture.h"
 
 namespace eslease::cli {
 namespace {
 
-using testing::FakeClock;
-using testing::FakeDocumentApi;
-
-class DirectShapesTest : public ::testing::Test {
- protected:
-  struct Run {
-    int code;
-    std::string out;
-    std::string err;
-  };
-
-  Run cli(std::vector<std::string> args) {
-    args.insert(args.begin(), {"--es", "http://127.0.0.1:9"});
-    std::ostringstream out;
-    std::ostringstream err;
-    Environment env{out,
-                    err,
-                    clock_,
-                    [this](const lock::ConnectionSettings&) -> Result<std::unique_ptr<lock::LockStore>> {
-                      return lock::make_es_lock_store(api_, clock_);
-                    },
-                    "host",
-                    42,
-                    /*connect_kube=*/{},
-                    /*getenv=*/{},
-                    /*read_file=*/{}};
-    const int code = run_cli(args, env);
-    return Run{code, out.str(), err.str()};
-  }
-
-  FakeDocumentApi api_;
-  FakeClock clock_;
-};
+class DirectShapesTest : public DirectCliTest {};
 
 TEST_F(DirectShapesTest, ASetIsGrantedWholeWithOneTokenAndReleasedWhole) {
   auto set = cli({"acquire", "orders", "customers", "--holder", "job"});
