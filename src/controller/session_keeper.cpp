@@ -368,7 +368,8 @@ void SessionKeeper::tick(const std::string& ns) {
     ticking_since_.erase(ns);
     if (coverage.renewed) renewal_picked_[ns] = started;
     if (next != MonoTime::max()) {
-      schedule(ns, next);  // a tick that did not renew comes again soon: a grant made meanwhile waits no longer
+      // A tick that did not renew comes again soon: a grant made meanwhile waits no longer.
+      schedule(ns, next);
       return;
     }
     renewal_picked_.erase(ns);
