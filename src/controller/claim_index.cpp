@@ -7,7 +7,8 @@ std::vector<std::string> ClaimIndex::lease_changed(const LeaseRecord* before, co
   std::lock_guard lock(mutex_);
   if (before) {
     const std::string key = before->meta.key();
-    if (auto it = leases_.find(key); it != leases_.end()) touched.insert(it->second.lock_id);
+    if (auto it = leases_.find(key); it != leases_.end() && !it->second.lock_id.empty())
+      touched.insert(it->second.lock_id);
     remove(key);
   }
   if (now) {
@@ -21,6 +22,8 @@ void ClaimIndex::remove(const std::string& lease_key) {
   auto it = leases_.find(lease_key);
   if (it == leases_.end()) return;
   const IndexedLease& claim = it->second;
+  if (auto c = counts_.find({claim.phase, claim.priority}); c != counts_.end() && --c->second <= 0)
+    counts_.erase(c);
   if (auto l = by_lock_.find(claim.lock_id); l != by_lock_.end()) {
     l->second.erase(lease_key);
     if (l->second.empty()) by_lock_.erase(l);
@@ -43,8 +46,12 @@ void ClaimIndex::remove(const std::string& lease_key) {
 }
 
 void ClaimIndex::add(const std::string& lease_key, const LeaseRecord& lease) {
-  if (lease.spec.lock_name.empty()) return;
-  IndexedLease claim{lease.lock_id(), "", lease.spec.selector};
+  ++counts_[{lease.status.phase, lease.spec.priority}];
+  if (lease.spec.lock_name.empty()) {
+    leases_[lease_key] = IndexedLease{"", "", std::nullopt, lease.status.phase, lease.spec.priority};
+    return;
+  }
+  IndexedLease claim{lease.lock_id(), "", lease.spec.selector, lease.status.phase, lease.spec.priority};
   if (!lease.spec.pod_name.empty()) {
     claim.pod_key = lease.meta.ns + "/" + lease.spec.pod_name;
     ++by_pod_[claim.pod_key][claim.lock_id];
@@ -103,6 +110,18 @@ void ClaimIndex::set_holder(const std::string& lock_id, const std::string& pod_k
   if (pod_key.empty()) return;
   holder_of_[lock_id] = pod_key;
   held_by_[pod_key].insert(lock_id);
+}
+
+ClaimCounts ClaimIndex::counts() const {
+  ClaimCounts out;
+  std::lock_guard lock(mutex_);
+  for (const auto& [phase_priority, count] : counts_) {
+    const auto [phase, priority] = phase_priority;
+    const char* shown = to_string(phase);
+    out.by_phase_priority[{*shown ? shown : "Pending", to_string(priority)}] += count;
+    if (phase == Phase::kPending || phase == Phase::kNone) out.waiters += count;
+  }
+  return out;
 }
 
 }  // namespace eslease::controller

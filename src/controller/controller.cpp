@@ -330,14 +330,8 @@ void Controller::enqueue(const std::vector<std::string>& lock_ids) {
 }
 
 void Controller::publish_claim_metrics() {
-  std::map<std::pair<std::string, std::string>, int> counts;
-  int waiters = 0;
-  caches_->for_each_lease([&](const LeaseRecord& lease) {
-    const char* phase = to_string(lease.status.phase);
-    ++counts[{*phase ? phase : "Pending", to_string(lease.spec.priority)}];
-    if (lease.status.phase == Phase::kPending || lease.status.phase == Phase::kNone) ++waiters;
-  });
-  observer_.claims(counts, waiters);
+  const ClaimCounts counts = index_.counts();
+  observer_.claims(counts.by_phase_priority, counts.waiters);
 }
 
 void Controller::lead(std::stop_token stop) {

@@ -4,6 +4,7 @@
 // another machine's timestamps, and a restart only makes the controller wait longer.
 #pragma once
 
+#include <deque>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -37,6 +38,7 @@ class PodTracker {
     std::optional<MonoTime> unready_since;
     std::optional<MonoTime> finished_at;
   };
+  void record_death(const std::string& key, MonoTime now);
   void forget_old_deaths(MonoTime now);
 
   Clock& clock_;
@@ -44,6 +46,8 @@ class PodTracker {
   std::map<std::string, PodMemory> pods_;                 // by ns/name
   std::map<std::string, std::optional<MonoTime>> nodes_;  // unready since, by node name
   std::map<std::string, MonoTime> deaths_;                // pod key -> seen gone or replaced
+  // Every death recorded, oldest first, so forgetting the old ones never scans the young.
+  std::deque<std::pair<MonoTime, std::string>> death_order_;
 };
 
 }  // namespace eslease::controller
