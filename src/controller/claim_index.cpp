@@ -69,6 +69,15 @@ std::vector<std::string> ClaimIndex::locks() const {
   return out;
 }
 
+std::vector<std::string> ClaimIndex::leases_in(const std::string& ns) const {
+  const std::string prefix = ns + "/";  // keys are ns/name, in order: the namespace's are together
+  std::lock_guard lock(mutex_);
+  std::vector<std::string> out;
+  for (auto it = leases_.lower_bound(prefix); it != leases_.end() && it->first.starts_with(prefix); ++it)
+    out.push_back(it->first);
+  return out;
+}
+
 std::vector<std::string> ClaimIndex::claims_of(const std::string& lock_id) const {
   std::lock_guard lock(mutex_);
   auto it = by_lock_.find(lock_id);

@@ -30,6 +30,8 @@ class ClaimIndex {
 
   // Every lock with at least one claim.
   std::vector<std::string> locks() const;
+  // Keys (ns/name) of every Lease of namespace `ns`, claiming a lock or not.
+  std::vector<std::string> leases_in(const std::string& ns) const;
   // Lease keys (ns/name) claiming `lock_id`.
   std::vector<std::string> claims_of(const std::string& lock_id) const;
   // Locks a change to this pod may concern: named by a claim, selectable by an election

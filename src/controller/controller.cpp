@@ -22,6 +22,7 @@ using NodeInformer = kube::TypedInformer<NodeRecord>;
 // each object arrives (the JSON is not kept).
 class Controller::Caches final : public ClusterView {
  public:
+  explicit Caches(const ClaimIndex& index) : index_(index) {}
   std::optional<LeaseRecord> lease(const std::string& key) const override {
     const LeaseInformer* informer = for_namespace(leases, key);
     return informer ? informer->cache().get(key) : std::nullopt;
@@ -46,6 +47,14 @@ class Controller::Caches final : public ClusterView {
     for (const auto& [ns, informer] : leases) {
       informer->cache().for_each([&](const std::string&, const LeaseRecord& lease) { fn(lease); });
     }
+  }
+  // The claim index knows the keys of a namespace's Leases; the cache has their latest state.
+  // (The index learns of a new Lease just after the cache does; a Lease that new shows no
+  // status yet.)
+  void for_each_lease(const std::string& ns,
+                      const std::function<void(const LeaseRecord&)>& fn) const override {
+    for (const std::string& key : index_.leases_in(ns))
+      if (std::optional<LeaseRecord> lease = this->lease(key)) fn(*lease);
   }
 
   bool synced() const {
@@ -72,6 +81,7 @@ class Controller::Caches final : public ClusterView {
   std::unique_ptr<NodeInformer> nodes;
 
  private:
+  const ClaimIndex& index_;
   template <typename Informer>
   static const Informer* for_namespace(const std::map<std::string, std::unique_ptr<Informer>>& informers,
                                        const std::string& key) {
@@ -196,7 +206,7 @@ Controller::Controller(kube::Api& api, lock::LockStore& store, kube::EventRecord
       clock_(clock),
       options_(std::move(options)),
       tracker_(clock),
-      caches_(std::make_unique<Caches>()) {
+      caches_(std::make_unique<Caches>(index_)) {
   std::vector<std::string> namespaces = options_.namespaces;
   if (namespaces.empty()) namespaces.push_back("");
   for (const std::string& ns : namespaces) {

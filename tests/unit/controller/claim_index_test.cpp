@@ -1,6 +1,6 @@
 // The claim index's counts of Leases by phase and priority (the eslease_claims gauge): they
 // follow every add, change and deletion, as the Lease was last seen, whatever the deletion
-// event carries.
+// event carries. And the Leases of one namespace, for the session of that namespace.
 #include "controller/claim_index.h"
 
 #include <gtest/gtest.h>
@@ -72,6 +72,23 @@ TEST(ClaimIndexCounts, ALeaseThatMovesToAnotherLockIsCountedOnce) {
   EXPECT_EQ(index.counts().by_phase_priority, (Counts{{{"Pending", "Foreground"}, 1}}));
   EXPECT_EQ(index.claims_of("ns/two"), std::vector<std::string>{"ns/a"});
   EXPECT_TRUE(index.claims_of("ns/one").empty());
+}
+
+TEST(ClaimIndex, LeasesInANamespaceAreThoseOfThatNamespaceOnly) {
+  ClaimIndex index;
+  std::vector<LeaseRecord> leases;
+  for (const char* ns : {"ns", "ns-2", "n", "other"}) {
+    LeaseRecord l = lease("a", Phase::kHeld);
+    l.meta.ns = ns;
+    leases.push_back(l);
+  }
+  leases.push_back(lease("b", Phase::kNone, Priority::kForeground, ""));  // no lock name: listed too
+  for (const LeaseRecord& l : leases) index.lease_changed(nullptr, &l);
+  EXPECT_EQ(index.leases_in("ns"), (std::vector<std::string>{"ns/a", "ns/b"}));
+  EXPECT_EQ(index.leases_in("n"), std::vector<std::string>{"n/a"});
+  index.lease_changed(&leases[0], nullptr);
+  EXPECT_EQ(index.leases_in("ns"), std::vector<std::string>{"ns/b"});
+  EXPECT_TRUE(index.leases_in("missing").empty());
 }
 
 }  // namespace
