@@ -7,7 +7,8 @@ std::vector<std::string> ClaimIndex::lease_changed(const LeaseRecord* before, co
   std::lock_guard lock(mutex_);
   if (before) {
     const std::string key = before->meta.key();
-    if (auto it = leases_.find(key); it != leases_.end()) touched.insert(it->second.lock_id);
+    if (auto it = leases_.find(key); it != leases_.end() && !it->second.lock_id.empty())
+      touched.insert(it->second.lock_id);
     remove(key);
   }
   if (now) {
@@ -21,6 +22,9 @@ void ClaimIndex::remove(const std::string& lease_key) {
   auto it = leases_.find(lease_key);
   if (it == leases_.end()) return;
   const IndexedLease& claim = it->second;
+  if (auto c = counts_.find({claim.phase, claim.priority}); c != counts_.end() && --c->second <= 0)
+    counts_.erase(c);
+  unserved_.erase(lease_key);
   if (auto l = by_lock_.find(claim.lock_id); l != by_lock_.end()) {
     l->second.erase(lease_key);
     if (l->second.empty()) by_lock_.erase(l);
@@ -43,8 +47,14 @@ void ClaimIndex::remove(const std::string& lease_key) {
 }
 
 void ClaimIndex::add(const std::string& lease_key, const LeaseRecord& lease) {
-  if (lease.spec.lock_name.empty()) return;
-  IndexedLease claim{lease.lock_id(), "", lease.spec.selector};
+  ++counts_[{lease.status.phase, lease.spec.priority}];
+  const bool unserved = lease.status.phase == Phase::kPending || lease.status.phase == Phase::kNone;
+  if (unserved && !lease.being_deleted) unserved_.insert(lease_key);
+  if (lease.spec.lock_name.empty()) {
+    leases_[lease_key] = IndexedLease{"", "", std::nullopt, lease.status.phase, lease.spec.priority};
+    return;
+  }
+  IndexedLease claim{lease.lock_id(), "", lease.spec.selector, lease.status.phase, lease.spec.priority};
   if (!lease.spec.pod_name.empty()) {
     claim.pod_key = lease.meta.ns + "/" + lease.spec.pod_name;
     ++by_pod_[claim.pod_key][claim.lock_id];
@@ -59,6 +69,15 @@ std::vector<std::string> ClaimIndex::locks() const {
   std::vector<std::string> out;
   out.reserve(by_lock_.size());
   for (const auto& [id, leases] : by_lock_) out.push_back(id);
+  return out;
+}
+
+std::vector<std::string> ClaimIndex::leases_in(const std::string& ns) const {
+  const std::string prefix = ns + "/";  // keys are ns/name, in order: the namespace's are together
+  std::lock_guard lock(mutex_);
+  std::vector<std::string> out;
+  for (auto it = leases_.lower_bound(prefix); it != leases_.end() && it->first.starts_with(prefix); ++it)
+    out.push_back(it->first);
   return out;
 }
 
@@ -103,6 +122,22 @@ void ClaimIndex::set_holder(const std::string& lock_id, const std::string& pod_k
   if (pod_key.empty()) return;
   holder_of_[lock_id] = pod_key;
   held_by_[pod_key].insert(lock_id);
+}
+
+ClaimCounts ClaimIndex::counts() const {
+  ClaimCounts out;
+  std::lock_guard lock(mutex_);
+  for (const auto& [phase_priority, count] : counts_) {
+    const auto [phase, priority] = phase_priority;
+    const char* shown = to_string(phase);
+    out.by_phase_priority[{*shown ? shown : "Pending", to_string(priority)}] += count;
+  }
+  return out;
+}
+
+std::vector<std::string> ClaimIndex::unserved_leases() const {
+  std::lock_guard lock(mutex_);
+  return {unserved_.begin(), unserved_.end()};
 }
 
 }  // namespace eslease::controller

@@ -1,6 +1,8 @@
 // Which locks an event concerns. Leases are indexed by the lock they claim; pods map to the
 // locks that name them (claim mode), that may select them (election claims of their
 // namespace) or that they hold. An event on a pod or a Lease then wakes exactly those locks.
+// The index also counts the Leases by phase and priority as they change, so reporting the
+// counts does not walk every Lease.
 #pragma once
 
 #include <map>
@@ -14,6 +16,12 @@
 
 namespace eslease::controller {
 
+// Leases by phase and priority (a Lease without a status yet counts as Pending), and how
+// many of them wait (Pending, or no status yet).
+struct ClaimCounts {
+  std::map<std::pair<std::string, std::string>, int> by_phase_priority;  // only counts above 0
+};
+
 class ClaimIndex {
  public:
   // Returns the locks the Lease claimed before and claims now (both need a reconcile).
@@ -21,6 +29,8 @@ class ClaimIndex {
 
   // Every lock with at least one claim.
   std::vector<std::string> locks() const;
+  // Keys (ns/name) of every Lease of namespace `ns`, claiming a lock or not.
+  std::vector<std::string> leases_in(const std::string& ns) const;
   // Lease keys (ns/name) claiming `lock_id`.
   std::vector<std::string> claims_of(const std::string& lock_id) const;
   // Locks a change to this pod may concern: named by a claim, selectable by an election
@@ -30,12 +40,20 @@ class ClaimIndex {
   // The reconciler records who holds each lock, so a holder's events reach its lock.
   void set_holder(const std::string& lock_id, const std::string& pod_key);
 
+  // Every Lease seen, counted as it was last seen.
+  ClaimCounts counts() const;
+  // Keys of the Leases not served yet (Pending, or no phase) and not being deleted: the
+  // candidates for waiters, kept so that counting them does not walk every Lease.
+  std::vector<std::string> unserved_leases() const;
+
  private:
-  // What the index keeps of one Lease.
+  // What the index keeps of one Lease (a Lease without a lock name is only counted).
   struct IndexedLease {
-    std::string lock_id;
+    std::string lock_id;  // empty: no lock name
     std::string pod_key;  // claim mode
     std::optional<LabelSelector> selector;
+    Phase phase = Phase::kNone;
+    Priority priority = Priority::kForeground;
   };
   void remove(const std::string& lease_key);
   void add(const std::string& lease_key, const LeaseRecord& lease);
@@ -47,6 +65,8 @@ class ClaimIndex {
   std::map<std::string, std::set<std::string>> elections_by_ns_;  // ns -> lease keys
   std::map<std::string, std::string> holder_of_;                  // lock id -> pod key
   std::map<std::string, std::set<std::string>> held_by_;          // pod key -> lock ids
+  std::map<std::pair<Phase, Priority>, int> counts_;              // Leases, only counts above 0
+  std::set<std::string> unserved_;                                // lease keys, see unserved_leases()
 };
 
 }  // namespace eslease::controller

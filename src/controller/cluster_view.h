@@ -17,6 +17,9 @@ class ClusterView {
   virtual std::optional<PodRecord> pod(const std::string& key) const = 0;      // "ns/name"
   virtual void for_each_pod(const std::string& ns, const std::function<void(const PodRecord&)>& fn) const = 0;
   virtual void for_each_lease(const std::function<void(const LeaseRecord&)>& fn) const = 0;
+  // The Leases of namespace `ns` only, at a cost that does not grow with the other namespaces.
+  virtual void for_each_lease(const std::string& ns,
+                              const std::function<void(const LeaseRecord&)>& fn) const = 0;
 };
 
 }  // namespace eslease::controller

@@ -23,6 +23,7 @@ using NodeInformer = kube::TypedInformer<NodeRecord>;
 // each object arrives (the JSON is not kept).
 class Controller::Caches final : public ClusterView {
  public:
+  explicit Caches(const ClaimIndex& index) : index_(index) {}
   std::optional<LeaseRecord> lease(const std::string& key) const override {
     const LeaseInformer* informer = for_namespace(leases, key);
     return informer ? informer->cache().get(key) : std::nullopt;
@@ -47,6 +48,14 @@ class Controller::Caches final : public ClusterView {
     for (const auto& [ns, informer] : leases) {
       informer->cache().for_each([&](const std::string&, const LeaseRecord& lease) { fn(lease); });
     }
+  }
+  // The claim index knows the keys of a namespace's Leases; the cache has their latest state.
+  // (The index learns of a new Lease just after the cache does; a Lease that new shows no
+  // status yet.)
+  void for_each_lease(const std::string& ns,
+                      const std::function<void(const LeaseRecord&)>& fn) const override {
+    for (const std::string& key : index_.leases_in(ns))
+      if (std::optional<LeaseRecord> lease = this->lease(key)) fn(*lease);
   }
 
   bool synced() const {
@@ -73,6 +82,7 @@ class Controller::Caches final : public ClusterView {
   std::unique_ptr<NodeInformer> nodes;
 
  private:
+  const ClaimIndex& index_;
   template <typename Informer>
   static const Informer* for_namespace(const std::map<std::string, std::unique_ptr<Informer>>& informers,
                                        const std::string& key) {
@@ -197,7 +207,7 @@ Controller::Controller(kube::Api& api, lock::LockStore& store, kube::EventRecord
       clock_(clock),
       options_(std::move(options)),
       tracker_(clock),
-      caches_(std::make_unique<Caches>()) {
+      caches_(std::make_unique<Caches>(index_)) {
   std::vector<std::string> namespaces = options_.namespaces;
   if (namespaces.empty()) namespaces.push_back("");
   for (const std::string& ns : namespaces) {
@@ -335,14 +345,7 @@ void Controller::backend_returned() {
 }
 
 void Controller::publish_claim_metrics() {
-  std::map<std::pair<std::string, std::string>, int> counts;
-  std::vector<LeaseRecord> pending;
-  caches_->for_each_lease([&](const LeaseRecord& lease) {
-    const char* phase = to_string(lease.status.phase);
-    ++counts[{*phase ? phase : "Pending", to_string(lease.spec.priority)}];
-    const bool unserved = lease.status.phase == Phase::kPending || lease.status.phase == Phase::kNone;
-    if (unserved && !lease.being_deleted) pending.push_back(lease);
-  });
+  const ClaimCounts counts = index_.counts();
   // A waiter is a claim that can be served: a claim whose pod is gone, finished or unready
   // (election: no live pod matches) waits for a live pod, not for the lock.
   std::map<std::string, std::vector<PodRecord>> live_pods;  // by namespace, read once
@@ -356,18 +359,20 @@ void Controller::publish_claim_metrics() {
     return live;
   };
   int waiters = 0;
-  for (const LeaseRecord& lease : pending) {
+  for (const std::string& key : index_.unserved_leases()) {
+    const auto lease = caches_->lease(key);
+    if (!lease || lease->being_deleted || lease->spec.lock_name.empty()) continue;
     bool live = false;
-    if (lease.spec.election_mode()) {
-      const auto& pods = live_in(lease.meta.ns);
+    if (lease->spec.election_mode()) {
+      const auto& pods = live_in(lease->meta.ns);
       live = std::any_of(pods.begin(), pods.end(),
-                         [&](const PodRecord& pod) { return lease.spec.selector->matches(pod.labels); });
-    } else if (auto pod = caches_->pod(lease.meta.ns + "/" + lease.spec.pod_name)) {
+                         [&](const PodRecord& pod) { return lease->spec.selector->matches(pod.labels); });
+    } else if (auto pod = caches_->pod(lease->meta.ns + "/" + lease->spec.pod_name)) {
       live = grantable(tracker_.state_of(*pod));
     }
     waiters += live ? 1 : 0;
   }
-  observer_.claims(counts, waiters);
+  observer_.claims(counts.by_phase_priority, waiters);
 }
 
 void Controller::lead(std::stop_token stop) {

@@ -44,7 +44,7 @@ class Controller {
   // /healthz: the process works. /readyz: caches synced (and, leading or not, serving).
   bool synced() const;
   bool leading() const { return leading_.load(); }
-  // Counts claims by phase and priority from the cache and reports them (on every scrape).
+  // Reports the claims by phase and priority, as the claim index counts them (on every scrape).
   void publish_claim_metrics();
   // Elasticsearch answers again after it could not be reached: every lock is looked at now,
   // not when its backoff ends.

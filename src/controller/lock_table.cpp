@@ -160,11 +160,12 @@ std::size_t LockTable::size() const {
   return slots_.size();
 }
 
-std::vector<std::string> LockTable::renewing_ids() const {
+std::vector<std::string> LockTable::renewing_ids(const std::string& ns) const {
+  const std::string prefix = ns + "/";  // lock ids are ns/name, in order: the namespace's are together
   std::lock_guard guard(mutex_);
   std::vector<std::string> out;
-  for (const auto& [id, slot] : slots_)
-    if (slot->entry.renewing()) out.push_back(id);
+  for (auto it = slots_.lower_bound(prefix); it != slots_.end() && it->first.starts_with(prefix); ++it)
+    if (it->second->entry.renewing()) out.push_back(it->first);
   return out;
 }
 

@@ -129,9 +129,9 @@ class LockTable {
   std::optional<Handle> lock_existing(const std::string& lock_id);
   // The entry of `lock_id` if it exists and nobody holds it now.
   std::optional<Handle> try_lock(const std::string& lock_id);
-  // Ids of the entries we renew, read without their mutexes: an entry that changes
-  // meanwhile is seen at the next renewal tick.
-  std::vector<std::string> renewing_ids() const;
+  // Ids of the entries of namespace `ns` we renew, read without their mutexes: an entry that
+  // changes meanwhile is seen at the next renewal tick.
+  std::vector<std::string> renewing_ids(const std::string& ns) const;
   // How many entries there are.
   std::size_t size() const;
 

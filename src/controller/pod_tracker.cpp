@@ -1,5 +1,8 @@
 #include "controller/pod_tracker.h"
 
+#include <algorithm>
+#include <vector>
+
 namespace eslease::controller {
 namespace {
 
@@ -18,7 +21,7 @@ void PodTracker::pod_seen(const PodRecord& pod) {
   const std::string key = pod.meta.key();
   PodMemory& memory = pods_[key];
   if (memory.uid != pod.meta.uid) {
-    if (!memory.uid.empty()) deaths_[key] = now;  // replaced under the same name
+    if (!memory.uid.empty()) record_death(key, now);  // replaced under the same name
     memory = PodMemory{};
     memory.uid = pod.meta.uid;
     memory.started_at = now;
@@ -44,7 +47,7 @@ void PodTracker::pod_gone(const PodRecord& pod) {
   const std::string key = pod.meta.key();
   auto it = pods_.find(key);
   if (it != pods_.end() && it->second.uid == pod.meta.uid) pods_.erase(it);
-  deaths_[key] = now;
+  record_death(key, now);
 }
 
 void PodTracker::node_seen(const NodeRecord& node) {
@@ -90,9 +93,27 @@ std::optional<MonoTime> PodTracker::death_seen_at(const std::string& pod_key) co
   return std::nullopt;
 }
 
+void PodTracker::record_death(const std::string& key, MonoTime now) {
+  deaths_[key] = now;
+  death_order_.emplace_back(now, key);
+  // A name that dies again and again leaves its earlier deaths in the order: they are
+  // dropped once they outnumber the deaths remembered.
+  if (death_order_.size() > 2 * deaths_.size() + 1024) {
+    std::vector<std::pair<MonoTime, std::string>> order;
+    order.reserve(deaths_.size());
+    for (const auto& [name, at] : deaths_) order.emplace_back(at, name);
+    std::sort(order.begin(), order.end());
+    death_order_.assign(order.begin(), order.end());
+  }
+}
+
+// Past 1,024 deaths, those older than kDeathMemory go. The monotonic clock records them in
+// order, so they are at the front; a key that died again since keeps its later death.
 void PodTracker::forget_old_deaths(MonoTime now) {
-  for (auto it = deaths_.begin(); it != deaths_.end();) {
-    it = now - it->second > kDeathMemory ? deaths_.erase(it) : std::next(it);
+  while (!death_order_.empty() && now - death_order_.front().first > kDeathMemory) {
+    const auto& [at, key] = death_order_.front();
+    if (auto it = deaths_.find(key); it != deaths_.end() && it->second == at) deaths_.erase(it);
+    death_order_.pop_front();
   }
 }
 

@@ -5,6 +5,7 @@
 // only makes the controller wait longer.
 #pragma once
 
+#include <deque>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -40,6 +41,7 @@ class PodTracker {
     MonoTime started_at{};   // first seen, or seen bound to its node
     bool scheduled = false;  // seen with a node
   };
+  void record_death(const std::string& key, MonoTime now);
   void forget_old_deaths(MonoTime now);
 
   Clock& clock_;
@@ -47,6 +49,8 @@ class PodTracker {
   std::map<std::string, PodMemory> pods_;                 // by ns/name
   std::map<std::string, std::optional<MonoTime>> nodes_;  // unready since, by node name
   std::map<std::string, MonoTime> deaths_;                // pod key -> seen gone or replaced
+  // Every death recorded, oldest first, so forgetting the old ones never scans the young.
+  std::deque<std::pair<MonoTime, std::string>> death_order_;
 };
 
 }  // namespace eslease::controller

@@ -12,10 +12,6 @@ namespace {
 // A lease duration nobody can exceed (the CRD's maximum), for listings of Leases we cannot see.
 constexpr Millis kLongestLease{std::chrono::hours(1)};
 
-bool in_namespace(const std::string& lock_id, const std::string& ns) {
-  return lock_id.size() > ns.size() && lock_id.compare(0, ns.size(), ns) == 0 && lock_id[ns.size()] == '/';
-}
-
 }  // namespace
 
 struct SessionKeeper::Namespace {
@@ -295,8 +291,8 @@ void SessionKeeper::renew_documents(const std::string& ns, WallTime renewal,
 
 void SessionKeeper::check_published(const std::string& ns, WallTime renewal, Coverage& coverage) {
   std::vector<std::pair<api::GrantRef, LeaseRecord>> shown;
-  cluster_.for_each_lease([&](const LeaseRecord& lease) {
-    if (lease.meta.ns == ns && lease.status.phase == Phase::kHeld && !lease.status.fencing_token.empty())
+  cluster_.for_each_lease(ns, [&](const LeaseRecord& lease) {
+    if (lease.status.phase == Phase::kHeld && !lease.status.fencing_token.empty())
       shown.emplace_back(api::GrantRef{lease.meta.name, lease.status.fencing_token}, lease);
   });
   for (const auto& [grant, lease] : shown) {
@@ -336,8 +332,7 @@ void SessionKeeper::tick(const std::string& ns) {
     // Held for the batch: a reconcile of one of these locks waits for its renewal.
     // An entry gone meanwhile (released and forgotten) is not made again.
     std::vector<LockTable::Handle> held;
-    for (const std::string& id : table_.renewing_ids()) {
-      if (!in_namespace(id, ns)) continue;
+    for (const std::string& id : table_.renewing_ids(ns)) {
       if (std::optional<LockTable::Handle> entry = table_.lock_existing(id))
         held.push_back(std::move(*entry));
     }

@@ -110,9 +110,20 @@ TEST(LockTable, AHeldEntryIsNotHandedOutTwice) {
     EXPECT_FALSE(table.try_lock(kKey.id()));
   }
   EXPECT_TRUE(table.try_lock(kKey.id()));
-  EXPECT_EQ(table.renewing_ids(), std::vector<std::string>{kKey.id()});
+  EXPECT_EQ(table.renewing_ids("batch"), std::vector<std::string>{kKey.id()});
   table.lock(kKey)->revoke(api::Reason::kExpired);
-  EXPECT_TRUE(table.renewing_ids().empty());
+  EXPECT_TRUE(table.renewing_ids("batch").empty());
+}
+
+TEST(LockTable, RenewingIdsAreThoseOfOneNamespace) {
+  LockTable table;
+  for (const char* ns : {"batch", "batch-2", "a", "z"}) {
+    LockTable::Handle held = table.lock(*lock::make_lock_key(ns, "nightly"));
+    held->granted(lock::Grant{grant_version(1), kT0 + Millis(10000)}, kT0);
+  }
+  EXPECT_EQ(table.renewing_ids("batch"), std::vector<std::string>{"batch/nightly"});
+  EXPECT_EQ(table.renewing_ids("z"), std::vector<std::string>{"z/nightly"});
+  EXPECT_TRUE(table.renewing_ids("bat").empty());
 }
 
 TEST(LockEntry, OnlyAnEntryKnownToStandForNothingIsForgettable) {

@@ -26,6 +26,11 @@ class MapClusterView final : public ClusterView {
   void for_each_lease(const std::function<void(const LeaseRecord&)>& fn) const override {
     for (const auto& [key, lease] : leases_) fn(lease);
   }
+  void for_each_lease(const std::string& ns,
+                      const std::function<void(const LeaseRecord&)>& fn) const override {
+    for (const auto& [key, lease] : leases_)
+      if (lease.meta.ns == ns) fn(lease);
+  }
 
   void sync_from(kube::Api& api) {
     leases_ = decoded(api, kube::resources::eslease_leases(), decode_lease);

@@ -1,5 +1,8 @@
 // What the pod tracker remembers on the controller's own clock: how long a pod has been there
-// without ever being Ready, counted from when it was seen bound to its node.
+// without ever being Ready, counted from when it was seen bound to its node; and its memory of
+// deaths: a pod seen gone or replaced is remembered with when it was seen; past 1,024 deaths
+// those older than five minutes are forgotten on the next pod event, and a name that died
+// again keeps its latest death.
 #include "controller/pod_tracker.h"
 
 #include <gtest/gtest.h>
@@ -9,8 +12,8 @@
 namespace eslease::controller {
 namespace {
 
+using eslease::testing::FakeClock;
 using std::chrono::seconds;
-using testing::FakeClock;
 
 PodRecord pod(const std::string& node, ReadyState ready) {
   PodRecord p;
@@ -44,6 +47,78 @@ TEST(PodTracker, ANeverReadyPodCountsFromWhenItWasSeenOnItsNode) {
   const PodState unready = tracker.state_of(pod("node-1", ReadyState::kFalse));
   EXPECT_FALSE(unready.never_ready_since) << "it was Ready once: the ordinary grace applies";
   EXPECT_EQ(unready.unready_since, clock.monotonic());
+}
+
+PodRecord named_pod(const std::string& name, const std::string& uid) {
+  PodRecord out;
+  out.meta.ns = "ns";
+  out.meta.name = name;
+  out.meta.uid = uid;
+  out.phase = "Running";
+  out.ready = ReadyState::kTrue;
+  return out;
+}
+
+TEST(PodTracker, ADeathIsRememberedWithWhenItWasSeen) {
+  FakeClock clock;
+  PodTracker tracker(clock);
+  tracker.pod_seen(named_pod("gone", "u1"));
+  tracker.pod_seen(named_pod("replaced", "u2"));
+  clock.advance(Millis(100));
+  const MonoTime seen = clock.monotonic();
+  tracker.pod_gone(named_pod("gone", "u1"));
+  tracker.pod_seen(named_pod("replaced", "u3"));  // a new pod under the same name
+  EXPECT_EQ(tracker.death_seen_at("ns/gone"), seen);
+  EXPECT_EQ(tracker.death_seen_at("ns/replaced"), seen);
+  EXPECT_EQ(tracker.death_seen_at("ns/never-seen"), std::nullopt);
+}
+
+TEST(PodTracker, PastManyDeathsTheOldOnesAreForgottenAndTheYoungKept) {
+  FakeClock clock;
+  PodTracker tracker(clock);
+  for (int i = 0; i < 1000; ++i) tracker.pod_gone(named_pod("old-" + std::to_string(i), "u"));
+  tracker.pod_gone(named_pod("again", "u"));
+  clock.advance(std::chrono::minutes(4));
+  const MonoTime young = clock.monotonic();
+  for (int i = 0; i < 100; ++i) tracker.pod_gone(named_pod("young-" + std::to_string(i), "u"));
+  tracker.pod_gone(named_pod("again", "u"));  // died again, later
+
+  tracker.pod_seen(named_pod("other", "u"));
+  EXPECT_TRUE(tracker.death_seen_at("ns/old-0")) << "nothing is older than five minutes yet";
+
+  clock.advance(std::chrono::minutes(2));
+  tracker.pod_seen(named_pod("other", "u"));
+  EXPECT_EQ(tracker.death_seen_at("ns/old-0"), std::nullopt);
+  EXPECT_EQ(tracker.death_seen_at("ns/old-999"), std::nullopt);
+  EXPECT_EQ(tracker.death_seen_at("ns/young-0"), young);
+  EXPECT_EQ(tracker.death_seen_at("ns/young-99"), young);
+  EXPECT_EQ(tracker.death_seen_at("ns/again"), young) << "the later death is kept";
+}
+
+TEST(PodTracker, FewDeathsAreKeptHoweverOld) {
+  FakeClock clock;
+  PodTracker tracker(clock);
+  const MonoTime seen = clock.monotonic();
+  tracker.pod_gone(named_pod("gone", "u"));
+  clock.advance(std::chrono::hours(1));
+  tracker.pod_seen(named_pod("other", "u"));
+  EXPECT_EQ(tracker.death_seen_at("ns/gone"), seen);
+}
+
+TEST(PodTracker, ANameThatDiesOverAndOverKeepsItsLatestDeath) {
+  FakeClock clock;
+  PodTracker tracker(clock);
+  for (int i = 0; i < 5000; ++i) {
+    clock.advance(Millis(10));
+    tracker.pod_seen(named_pod("web-0", "u" + std::to_string(i)));
+  }
+  const MonoTime last = clock.monotonic();
+  EXPECT_EQ(tracker.death_seen_at("ns/web-0"), last);
+  for (int i = 0; i < 1100; ++i) tracker.pod_gone(named_pod("other-" + std::to_string(i), "u"));
+  clock.advance(std::chrono::minutes(6));
+  tracker.pod_seen(named_pod("web-0", "u4999"));
+  EXPECT_EQ(tracker.death_seen_at("ns/web-0"), std::nullopt);
+  EXPECT_EQ(tracker.death_seen_at("ns/other-0"), std::nullopt);
 }
 
 }  // namespace

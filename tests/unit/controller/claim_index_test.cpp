@@ -1,0 +1,95 @@
+// The claim index's counts of Leases by phase and priority (the eslease_claims gauge): they
+// follow every add, change and deletion, as the Lease was last seen, whatever the deletion
+// event carries. And the Leases of one namespace, for the session of that namespace.
+#include "controller/claim_index.h"
+
+#include <gtest/gtest.h>
+
+namespace eslease::controller {
+namespace {
+
+using Counts = std::map<std::pair<std::string, std::string>, int>;
+
+LeaseRecord lease(const std::string& name, Phase phase, Priority priority = Priority::kForeground,
+                  const std::string& lock = "lock") {
+  LeaseRecord out;
+  out.meta.ns = "ns";
+  out.meta.name = name;
+  out.meta.uid = "uid-" + name;
+  out.spec.lock_name = lock;
+  out.spec.pod_name = "pod-" + name;
+  out.spec.priority = priority;
+  out.status.phase = phase;
+  return out;
+}
+
+TEST(ClaimIndexCounts, LeasesAreCountedByPhaseAndPriorityWithoutAStatusAsPending) {
+  ClaimIndex index;
+  const LeaseRecord held = lease("a", Phase::kHeld);
+  const LeaseRecord waiting = lease("b", Phase::kPending, Priority::kBackground);
+  const LeaseRecord fresh = lease("c", Phase::kNone, Priority::kBackground);
+  const LeaseRecord invalid = lease("d", Phase::kInvalid);
+  for (const LeaseRecord* l : {&held, &waiting, &fresh, &invalid}) index.lease_changed(nullptr, l);
+  const ClaimCounts counts = index.counts();
+  EXPECT_EQ(
+      counts.by_phase_priority,
+      (Counts{{{"Held", "Foreground"}, 1}, {{"Pending", "Background"}, 2}, {{"Invalid", "Foreground"}, 1}}));
+  EXPECT_EQ(index.unserved_leases(), (std::vector<std::string>{"ns/b", "ns/c"})) << "the waiter candidates";
+}
+
+TEST(ClaimIndexCounts, AChangeMovesTheLeaseAndADeletionRemovesItAsLastSeen) {
+  ClaimIndex index;
+  const LeaseRecord pending = lease("a", Phase::kPending);
+  index.lease_changed(nullptr, &pending);
+  const LeaseRecord held = lease("a", Phase::kHeld);
+  index.lease_changed(&pending, &held);
+  EXPECT_EQ(index.counts().by_phase_priority, (Counts{{{"Held", "Foreground"}, 1}}));
+  EXPECT_TRUE(index.unserved_leases().empty());
+
+  // The deletion event may carry a later state than the one counted: the counted one goes.
+  const LeaseRecord released = lease("a", Phase::kReleased);
+  index.lease_changed(&released, nullptr);
+  EXPECT_EQ(index.counts().by_phase_priority, Counts{});
+  EXPECT_TRUE(index.unserved_leases().empty());
+}
+
+TEST(ClaimIndexCounts, ALeaseWithoutALockNameIsCountedButWakesNoLock) {
+  ClaimIndex index;
+  const LeaseRecord nameless = lease("a", Phase::kInvalid, Priority::kForeground, "");
+  EXPECT_TRUE(index.lease_changed(nullptr, &nameless).empty());
+  EXPECT_EQ(index.counts().by_phase_priority, (Counts{{{"Invalid", "Foreground"}, 1}}));
+  EXPECT_TRUE(index.locks().empty());
+  EXPECT_TRUE(index.lease_changed(&nameless, nullptr).empty());
+  EXPECT_EQ(index.counts().by_phase_priority, Counts{});
+}
+
+TEST(ClaimIndexCounts, ALeaseThatMovesToAnotherLockIsCountedOnce) {
+  ClaimIndex index;
+  const LeaseRecord first = lease("a", Phase::kHeld, Priority::kForeground, "one");
+  index.lease_changed(nullptr, &first);
+  const LeaseRecord moved = lease("a", Phase::kPending, Priority::kForeground, "two");
+  EXPECT_EQ(index.lease_changed(&first, &moved), (std::vector<std::string>{"ns/one", "ns/two"}));
+  EXPECT_EQ(index.counts().by_phase_priority, (Counts{{{"Pending", "Foreground"}, 1}}));
+  EXPECT_EQ(index.claims_of("ns/two"), std::vector<std::string>{"ns/a"});
+  EXPECT_TRUE(index.claims_of("ns/one").empty());
+}
+
+TEST(ClaimIndex, LeasesInANamespaceAreThoseOfThatNamespaceOnly) {
+  ClaimIndex index;
+  std::vector<LeaseRecord> leases;
+  for (const char* ns : {"ns", "ns-2", "n", "other"}) {
+    LeaseRecord l = lease("a", Phase::kHeld);
+    l.meta.ns = ns;
+    leases.push_back(l);
+  }
+  leases.push_back(lease("b", Phase::kNone, Priority::kForeground, ""));  // no lock name: listed too
+  for (const LeaseRecord& l : leases) index.lease_changed(nullptr, &l);
+  EXPECT_EQ(index.leases_in("ns"), (std::vector<std::string>{"ns/a", "ns/b"}));
+  EXPECT_EQ(index.leases_in("n"), std::vector<std::string>{"n/a"});
+  index.lease_changed(&leases[0], nullptr);
+  EXPECT_EQ(index.leases_in("ns"), std::vector<std::string>{"ns/b"});
+  EXPECT_TRUE(index.leases_in("missing").empty());
+}
+
+}  // namespace
+}  // namespace eslease::controller
