@@ -170,7 +170,7 @@ class LeadershipTerm {
   void work(std::stop_token stop) {
     while (auto key = queue_.get(stop)) {
       const MonoTime started = clock_.monotonic();
-      ReconcileOutcome outcome = reconciler_.reconcile(*key);
+      ReconcileOutcome outcome = reconciler_.reconcile(*key, stop);
       const double seconds = std::chrono::duration<double>(clock_.monotonic() - started).count();
       if (!outcome.status.ok()) {
         observer_.reconciled("error", seconds);

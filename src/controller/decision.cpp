@@ -53,7 +53,9 @@ void plan_finalizers(const LockWorld& world, const ClaimQueue& queue, Decision& 
 
 HolderHealth shown_holder_health(const LockWorld& world, const LeaseRecord& lease) {
   if (!lease.status.holder) return {};
-  return judge_holder(world.pod(lease.status.holder->pod_name), lease.status.holder->pod_uid, 0, world.mono);
+  // For the status only: the cache's word is enough to say how the shown holder fares.
+  return judge_holder(world.pod(lease.status.holder->pod_name), lease.status.holder->pod_uid,
+                      /*seen_gone=*/true, 0, world.mono);
 }
 
 const char* to_string(Action action) {

@@ -36,6 +36,9 @@ struct DocumentView {
   bool renewing = false;
   // We stopped renewing it (PodNotReady, RenewalFailed, Expired, Released); final for this grant.
   std::optional<api::Reason> revoked;
+  // This controller saw the pod the document names (its UID) go: only then is a holder missing
+  // from the cache confirmed dead (PodTracker::saw_gone).
+  bool holder_seen_gone = false;
   // The Lease the document names, when it exists (same UID) but no longer claims this lock
   // (its lockName changed): its grant is ours to end.
   bool owner_moved = false;
@@ -127,8 +130,8 @@ struct Decision {
 
 Decision decide(const LockWorld& world);
 
-// How the pod a claim's status names as its holder is, judged with no readiness grace (so
-// only a death the caches confirm counts); kAlive when the status names no holder.
+// How the pod a claim's status names as its holder is, judged with no readiness grace and on
+// the cache's word, for the status it shows; kAlive when the status names no holder.
 HolderHealth shown_holder_health(const LockWorld& world, const LeaseRecord& lease);
 
 // How long a claim has waited counts from here: its creation, or when it last lost the lock.

@@ -48,7 +48,7 @@ Situation situation(const LockWorld& world, const ClaimQueue& queue) {
   s.holder_pod = name_of(s.doc->state.doc.holder);
   s.holder = world.pod(s.holder_pod);
   const int grace = s.owner ? s.owner->lease->spec.liveness_grace_seconds : 0;
-  s.health = judge_holder(s.holder, s.doc->state.doc.holder_uid, grace, world.mono);
+  s.health = judge_holder(s.holder, s.doc->state.doc.holder_uid, s.doc->holder_seen_gone, grace, world.mono);
   // Election prefers Ready pods: a holder that never became Ready yields to one that is.
   const bool election = s.owner && s.owner->lease->spec.election_mode();
   if (election && s.health.health == Health::kAlive && !s.health.presumed_dead_at && s.holder &&
@@ -157,11 +157,15 @@ std::optional<ActionPlan> hand_over_from_a_confirmed_death(const Situation& s) {
       std::string("holder is gone (") + api::to_string(*s.health.reason) + "); liveness takeover is off");
 }
 
+// Presumed dead: unready past the grace, or missing from a cache that never saw it go.
 std::optional<ActionPlan> revoke_a_presumed_death(const Situation& s) {
-  if (!s.ours() || s.health.health != Health::kPresumedDead || !s.world.liveness_takeover)
-    return std::nullopt;
-  return revoke("revoke_a_presumed_death", Reason::kPodNotReady,
-                describe_loss(Reason::kPodNotReady, s.holder_pod));
+  if (!s.ours() || s.health.health != Health::kPresumedDead) return std::nullopt;
+  const char* rule = "revoke_a_presumed_death";
+  const Reason why = *s.health.reason;
+  if (s.world.liveness_takeover) return revoke(rule, why, describe_loss(why, s.holder_pod));
+  if (why == Reason::kPodNotReady) return std::nullopt;  // readiness is not judged
+  return revoke(rule, Reason::kExpired,
+                std::string("holder is gone (") + api::to_string(why) + "); liveness takeover is off");
 }
 
 std::optional<ActionPlan> keep_a_live_holder(const Situation& s) {

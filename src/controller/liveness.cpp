@@ -2,12 +2,14 @@
 
 namespace eslease::controller {
 
-HolderHealth judge_holder(const PodState* pod, const std::string& holder_uid, int grace_seconds,
-                          MonoTime now) {
-  if (!pod) return {Health::kConfirmedDead, api::Reason::kPodDeleted, std::nullopt};
+HolderHealth judge_holder(const PodState* pod, const std::string& holder_uid, bool seen_gone,
+                          int grace_seconds, MonoTime now) {
+  // Missing from the cache, or another pod under its name: dead only if we saw it go.
+  const Health missing = seen_gone ? Health::kConfirmedDead : Health::kPresumedDead;
+  if (!pod) return {missing, api::Reason::kPodDeleted, std::nullopt};
   const PodRecord& record = pod->record;
   if (!holder_uid.empty() && record.meta.uid != holder_uid)
-    return {Health::kConfirmedDead, api::Reason::kPodReplaced, std::nullopt};
+    return {missing, api::Reason::kPodReplaced, std::nullopt};
   if (record.phase == "Failed") return {Health::kConfirmedDead, api::Reason::kPodFailed, std::nullopt};
   if (record.phase == "Succeeded") return {Health::kConfirmedDead, api::Reason::kPodSucceeded, std::nullopt};
   if (grace_seconds > 0 && pod->unready_since) {

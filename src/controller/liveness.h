@@ -1,12 +1,16 @@
 // Is a holder alive? The design's "Liveness" rules as pure functions of what the caches
 // show and the controller's own monotonic clock.
 //
-//   confirmed dead  the pod object is gone (PodDeleted), a pod of that name has another UID
-//                   (PodReplaced), or its phase is Failed/Succeeded (PodFailed/PodSucceeded):
-//                   its containers have stopped, so the lock may move at once.
+//   confirmed dead  this controller saw the pod go (PodDeleted) or replaced by another pod of
+//                   that name (PodReplaced), or its phase is Failed/Succeeded
+//                   (PodFailed/PodSucceeded): its containers have stopped, so the lock may
+//                   move at once.
 //   presumed dead   its Ready condition, or its node's, has been False/Unknown for
-//                   livenessGraceSeconds on our clock (PodNotReady): it may still run, so its
-//                   grant is revoked and handed over only after it expires.
+//                   livenessGraceSeconds on our clock (PodNotReady), or the cache lacks the
+//                   pod (or shows another of its name) though we never saw it go: a cache can
+//                   lag behind a grant another replica made (a paused process, a slow watch),
+//                   so it may still run; its grant is revoked and handed over only after it
+//                   expires.
 //   alive           anything else, including a pod being deleted (its containers may run
 //                   through their grace period) and a pod that has never been Ready yet,
 //                   except that an election holder never Ready for livenessGraceSeconds
@@ -47,10 +51,11 @@ struct HolderHealth {
 };
 
 // `pod` is the pod now named like the holder (nullptr: none); `holder_uid` the UID the grant
-// was made to (empty: unknown, so a replacement cannot be told). A grace of 0 turns the
-// readiness check off.
-HolderHealth judge_holder(const PodState* pod, const std::string& holder_uid, int grace_seconds,
-                          MonoTime now);
+// was made to (empty: unknown, so a replacement cannot be told); `seen_gone` whether this
+// controller saw that pod go (PodTracker::saw_gone). A grace of 0 turns the readiness check
+// off.
+HolderHealth judge_holder(const PodState* pod, const std::string& holder_uid, bool seen_gone,
+                          int grace_seconds, MonoTime now);
 
 // An election holder `pod` while another pod of its claim is Ready: presumed dead once it has
 // been there `grace_seconds` without ever being Ready (0 turns this off).

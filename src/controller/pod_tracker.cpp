@@ -21,7 +21,7 @@ void PodTracker::pod_seen(const PodRecord& pod) {
   const std::string key = pod.meta.key();
   PodMemory& memory = pods_[key];
   if (memory.uid != pod.meta.uid) {
-    if (!memory.uid.empty()) record_death(key, now);  // replaced under the same name
+    if (!memory.uid.empty()) record_death(key, memory.uid, now);  // replaced under the same name
     memory = PodMemory{};
     memory.uid = pod.meta.uid;
     memory.started_at = now;
@@ -47,7 +47,7 @@ void PodTracker::pod_gone(const PodRecord& pod) {
   const std::string key = pod.meta.key();
   auto it = pods_.find(key);
   if (it != pods_.end() && it->second.uid == pod.meta.uid) pods_.erase(it);
-  record_death(key, now);
+  record_death(key, pod.meta.uid, now);
 }
 
 void PodTracker::node_seen(const NodeRecord& node) {
@@ -88,20 +88,26 @@ PodState PodTracker::state_of(const PodRecord& pod) const {
 
 std::optional<MonoTime> PodTracker::death_seen_at(const std::string& pod_key) const {
   std::lock_guard lock(mutex_);
-  if (auto it = deaths_.find(pod_key); it != deaths_.end()) return it->second;
+  if (auto it = deaths_.find(pod_key); it != deaths_.end()) return it->second.at;
   if (auto it = pods_.find(pod_key); it != pods_.end()) return it->second.finished_at;
   return std::nullopt;
 }
 
-void PodTracker::record_death(const std::string& key, MonoTime now) {
-  deaths_[key] = now;
+bool PodTracker::saw_gone(const std::string& pod_key, const std::string& uid) const {
+  std::lock_guard lock(mutex_);
+  auto it = deaths_.find(pod_key);
+  return it != deaths_.end() && (uid.empty() || it->second.uid == uid);
+}
+
+void PodTracker::record_death(const std::string& key, const std::string& uid, MonoTime now) {
+  deaths_[key] = Death{now, uid};
   death_order_.emplace_back(now, key);
   // A name that dies again and again leaves its earlier deaths in the order: they are
   // dropped once they outnumber the deaths remembered.
   if (death_order_.size() > 2 * deaths_.size() + 1024) {
     std::vector<std::pair<MonoTime, std::string>> order;
     order.reserve(deaths_.size());
-    for (const auto& [name, at] : deaths_) order.emplace_back(at, name);
+    for (const auto& [name, death] : deaths_) order.emplace_back(death.at, name);
     std::sort(order.begin(), order.end());
     death_order_.assign(order.begin(), order.end());
   }
@@ -112,7 +118,7 @@ void PodTracker::record_death(const std::string& key, MonoTime now) {
 void PodTracker::forget_old_deaths(MonoTime now) {
   while (!death_order_.empty() && now - death_order_.front().first > kDeathMemory) {
     const auto& [at, key] = death_order_.front();
-    if (auto it = deaths_.find(key); it != deaths_.end() && it->second == at) deaths_.erase(it);
+    if (auto it = deaths_.find(key); it != deaths_.end() && it->second.at == at) deaths_.erase(it);
     death_order_.pop_front();
   }
 }

@@ -31,6 +31,11 @@ class PodTracker {
   PodState state_of(const PodRecord& pod) const;
   // When the pod named ns/name was seen gone, replaced or finished (for takeover latency).
   std::optional<MonoTime> death_seen_at(const std::string& pod_key) const;
+  // This controller saw the pod ns/name with this UID go (deleted, or replaced under its
+  // name); an empty UID asks about any pod of that name. Only such a sighting proves a pod
+  // gone: a pod missing from the cache may be one the cache has not caught up with (a
+  // paused process, a lagging watch), granted by another replica.
+  bool saw_gone(const std::string& pod_key, const std::string& uid) const;
 
  private:
   struct PodMemory {
@@ -41,14 +46,18 @@ class PodTracker {
     MonoTime started_at{};   // first seen, or seen bound to its node
     bool scheduled = false;  // seen with a node
   };
-  void record_death(const std::string& key, MonoTime now);
+  struct Death {
+    MonoTime at{};
+    std::string uid;
+  };
+  void record_death(const std::string& key, const std::string& uid, MonoTime now);
   void forget_old_deaths(MonoTime now);
 
   Clock& clock_;
   mutable std::mutex mutex_;
   std::map<std::string, PodMemory> pods_;                 // by ns/name
   std::map<std::string, std::optional<MonoTime>> nodes_;  // unready since, by node name
-  std::map<std::string, MonoTime> deaths_;                // pod key -> seen gone or replaced
+  std::map<std::string, Death> deaths_;                   // pod key -> its last pod seen gone or replaced
   // Every death recorded, oldest first, so forgetting the old ones never scans the young.
   std::deque<std::pair<MonoTime, std::string>> death_order_;
 };

@@ -121,6 +121,7 @@ std::optional<DocumentView> Reconciler::document_view(const LockWorld& world, co
   view.renewing = entry.renewing();
   view.revoked = entry.revoked();
   const lock::LockDocument& doc = view.state.doc;
+  view.holder_seen_gone = tracker_.saw_gone(doc.holder, doc.holder_uid);
   // A Lease that still exists but claims another lock now.
   const bool claims_here = std::any_of(world.claims.begin(), world.claims.end(),
                                        [&](const LeaseRecord& l) { return l.meta.uid == doc.lease_uid; });
@@ -244,7 +245,7 @@ Status Reconciler::carry_out(LockEntry& entry, const Decision& decision, const L
   return {};
 }
 
-ReconcileOutcome Reconciler::reconcile(const std::string& lock_id) {
+ReconcileOutcome Reconciler::reconcile(const std::string& lock_id, std::stop_token stop) {
   ReconcileOutcome outcome;
   auto key = lock::parse_lock_id(lock_id);
   if (!key.ok()) {
@@ -272,6 +273,8 @@ ReconcileOutcome Reconciler::reconcile(const std::string& lock_id) {
                                                               std::to_string(kMaxSteps) + " steps");
         return outcome;
       }
+      // Leadership ended while this reconcile ran: a former leader writes nothing more.
+      if (stop.stop_requested()) return outcome;
       Status done = carry_out(*entry, decision, world, recent);
       if (!done.ok()) {
         note_error(done.error());
@@ -292,6 +295,7 @@ ReconcileOutcome Reconciler::reconcile(const std::string& lock_id) {
       outcome.status = make_error(ErrorCode::kUnavailable, "lock document " + lock_id + " could not be read");
     if (world.claims.empty()) entry.drop_when_idle();  // a per-job lock leaves nothing behind
   }
+  if (stop.stop_requested()) return outcome;
   outcome.requeue_at = decision.requeue_at;
   Status written = write_to_cluster(world, decision, outcome.requeue_at);
   if (outcome.status.ok() && !written.ok()) outcome.status = written;

@@ -10,6 +10,7 @@
 #include <functional>
 #include <optional>
 #include <set>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -54,7 +55,8 @@ class Reconciler {
              lock::LockStore& store, SessionKeeper& sessions, kube::Api& api, kube::EventRecorder* events,
              Observer& observer, Clock& clock, ReconcilerOptions options = {});
 
-  ReconcileOutcome reconcile(const std::string& lock_id);
+  // `stop` ends the term of leadership: once requested nothing more is written.
+  ReconcileOutcome reconcile(const std::string& lock_id, std::stop_token stop = {});
 
   // Start-up: reads every lock document in batches (_mget) and grants the free locks whose
   // next claim is clear in batches (_bulk creates). The reconciles that follow then only

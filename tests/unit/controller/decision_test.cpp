@@ -197,13 +197,12 @@ TEST_P(ConfirmedDeath, HandsTheLockToTheNextClaimInOneStep) {
 
 INSTANTIATE_TEST_SUITE_P(
     Rows, ConfirmedDeath,
-    ::testing::Values(DeathCase{"deleted", [](World& w) { w.w.pods.erase("pod-h"); }, Reason::kPodDeleted},
-                      DeathCase{"replaced", [](World& w) { w.w.pods["pod-h"].record.meta.uid = "other"; },
-                                Reason::kPodReplaced},
-                      DeathCase{"failed", [](World& w) { w.w.pods["pod-h"].record.phase = "Failed"; },
-                                Reason::kPodFailed},
-                      DeathCase{"succeeded", [](World& w) { w.w.pods["pod-h"].record.phase = "Succeeded"; },
-                                Reason::kPodSucceeded}),
+    ::testing::Values(
+        DeathCase{"deleted", [](World& w) { w.pod_seen_gone("pod-h"); }, Reason::kPodDeleted},
+        DeathCase{"replaced", [](World& w) { w.pod_replaced("pod-h", "other"); }, Reason::kPodReplaced},
+        DeathCase{"failed", [](World& w) { w.w.pods["pod-h"].record.phase = "Failed"; }, Reason::kPodFailed},
+        DeathCase{"succeeded", [](World& w) { w.w.pods["pod-h"].record.phase = "Succeeded"; },
+                  Reason::kPodSucceeded}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(Decision, TerminatingHolderKeepsTheLockUntilItsObjectIsGone) {
@@ -221,7 +220,8 @@ TEST(Decision, TerminatingHolderKeepsTheLockUntilItsObjectIsGone) {
 TEST(Decision, ReplacedPodInClaimModeGetsTheLockBackOnlyWhenNobodyWaits) {
   World world;
   world.claim("holder", "pod-h");
-  world.pod("pod-h").record.meta.uid = "new-uid";
+  world.pod("pod-h");
+  world.pod_replaced("pod-h", "new-uid");
   world.held("holder", "pod-h");
   world.status_held("holder", "pod-h");
   Decision d = world.decide();
@@ -342,7 +342,7 @@ TEST(Decision, RevokedHolderIsHandedOverAtOnceOnlyOnProofItLetGo) {
     world.pod("pod-n");
     world.held("holder", "pod-h").revoked = Reason::kPodNotReady;
     const std::string what = change;
-    if (what == "pod deleted") world.w.pods.erase("pod-h");
+    if (what == "pod deleted") world.pod_seen_gone("pod-h");
     if (what != "pod deleted") world.find("holder").being_deleted = true;
     if (what == "claim released by its holder") world.find("holder").released_token = "4294967300";
     Decision d = world.decide();
@@ -473,7 +473,7 @@ TEST(Decision, ElectionFailsOverToAnotherMatchingPodInTheSameWrite) {
   world.pod("reporter-2", "reporter", seconds(200));
   world.held("leader", "reporter-1");
   world.status_held("leader", "reporter-1");
-  world.w.pods.erase("reporter-1");
+  world.pod_seen_gone("reporter-1");
   Decision d = world.decide();
   ASSERT_EQ(d.action, Action::kTakeOver);
   EXPECT_EQ(d.grant.lease, "leader");

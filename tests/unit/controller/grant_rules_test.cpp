@@ -124,7 +124,7 @@ const std::vector<RuleCase>& cases() {
       {"ConfirmedDeathHandsOverInOneWrite",
        [](World& w) {
          held_with_a_waiter(w);
-         w.w.pods.erase("pod-h");
+         w.pod_seen_gone("pod-h");
        },
        "hand_over_from_a_confirmed_death", Action::kTakeOver, Reason::kPodDeleted},
       {"ConfirmedDeathWithNobodyWaitingReleases",
@@ -137,7 +137,7 @@ const std::vector<RuleCase>& cases() {
       {"ConfirmedDeathWithLivenessOffOnlyStopsRenewing",
        [](World& w) {
          held_with_a_waiter(w);
-         w.w.pods.erase("pod-h");
+         w.pod_seen_gone("pod-h");
          w.w.liveness_takeover = false;
        },
        "hand_over_from_a_confirmed_death", Action::kRevoke, Reason::kExpired},
@@ -145,9 +145,38 @@ const std::vector<RuleCase>& cases() {
        [](World& w) {
          held_with_a_waiter(w);
          w.w.document->revoked = Reason::kPodNotReady;
-         w.w.pods.erase("pod-h");
+         w.pod_seen_gone("pod-h");
        },
        "hand_over_from_a_confirmed_death", Action::kTakeOver, Reason::kPodDeleted},
+      // A cache may lag behind a grant another replica made (a paused controller, a slow
+      // watch): a holder missing from it, or another pod under its name, is only presumed
+      // dead until this controller saw it go.
+      {"HolderMissingButNeverSeenGoneIsRevokedNotHandedOver",
+       [](World& w) {
+         held_with_a_waiter(w);
+         w.w.pods.erase("pod-h");
+       },
+       "revoke_a_presumed_death", Action::kRevoke, Reason::kPodDeleted},
+      {"AnotherPodUnderTheHoldersNameNeverSeenReplacingIsRevoked",
+       [](World& w) {
+         held_with_a_waiter(w);
+         w.w.pods["pod-h"].record.meta.uid = "an-older-pod";
+       },
+       "revoke_a_presumed_death", Action::kRevoke, Reason::kPodReplaced},
+      {"HolderMissingFromAGrantWeDoNotRenewWaitsForItsExpiry",
+       [](World& w) {
+         held_with_a_waiter(w);
+         w.w.document->renewing = false;
+         w.w.pods.erase("pod-h");
+       },
+       "hand_over_when_it_expires", Action::kNone, std::nullopt, kM0 + seconds(25)},
+      {"HolderMissingWithLivenessOffOnlyStopsRenewing",
+       [](World& w) {
+         held_with_a_waiter(w);
+         w.w.pods.erase("pod-h");
+         w.w.liveness_takeover = false;
+       },
+       "revoke_a_presumed_death", Action::kRevoke, Reason::kExpired},
       {"PresumedDeathIsRevoked",
        [](World& w) {
          held_with_a_waiter(w);

@@ -2,6 +2,7 @@
 // clock, with claims, pods and a lock document added by name.
 #pragma once
 
+#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -81,8 +82,19 @@ class World {
     d.state.token = token;
     d.expires_at = kM0 + seconds(25);
     d.renewing = renewing;
+    d.holder_seen_gone = seen_gone_.count(pod) > 0;
     w.document = d;
     return *w.document;
+  }
+  // The pod `name` is gone, and this controller saw it go.
+  void pod_seen_gone(const std::string& name) {
+    w.pods.erase(name);
+    saw_go(name);
+  }
+  // Another pod (`uid`) now has the name `name`, and this controller saw the first one go.
+  void pod_replaced(const std::string& name, const std::string& uid) {
+    w.pods[name].record.meta.uid = uid;
+    saw_go(name);
   }
   // The status a previous reconcile would have written for `lease` holding the document.
   void status_held(const std::string& lease_name, const std::string& pod, std::int64_t token = 4294967300) {
@@ -100,6 +112,13 @@ class World {
   Decision decide() const { return controller::decide(w); }
 
   LockWorld w;
+
+ private:
+  void saw_go(const std::string& pod) {
+    seen_gone_.insert(pod);
+    if (w.document && w.document->state.doc.holder == "batch/" + pod) w.document->holder_seen_gone = true;
+  }
+  std::set<std::string> seen_gone_;
 };
 
 inline const LeaseStatus& status_of(const Decision& d, const std::string& lease) {

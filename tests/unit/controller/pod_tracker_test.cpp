@@ -73,6 +73,25 @@ TEST(PodTracker, ADeathIsRememberedWithWhenItWasSeen) {
   EXPECT_EQ(tracker.death_seen_at("ns/never-seen"), std::nullopt);
 }
 
+// Only a pod seen going proves a holder gone: a pod never seen may be one the cache has not
+// caught up with.
+TEST(PodTracker, APodIsProvenGoneOnlyByItsOwnUidSeenGoing) {
+  FakeClock clock;
+  PodTracker tracker(clock);
+  tracker.pod_seen(named_pod("gone", "u1"));
+  tracker.pod_seen(named_pod("replaced", "u2"));
+  tracker.pod_seen(named_pod("alive", "u4"));
+  tracker.pod_gone(named_pod("gone", "u1"));
+  tracker.pod_seen(named_pod("replaced", "u3"));
+  EXPECT_TRUE(tracker.saw_gone("ns/gone", "u1"));
+  EXPECT_TRUE(tracker.saw_gone("ns/replaced", "u2"));
+  EXPECT_TRUE(tracker.saw_gone("ns/gone", ""));         // no UID: any pod of that name
+  EXPECT_FALSE(tracker.saw_gone("ns/replaced", "u3"));  // the pod that replaced it runs
+  EXPECT_FALSE(tracker.saw_gone("ns/gone", "u9"));      // a later pod of that name, never seen
+  EXPECT_FALSE(tracker.saw_gone("ns/alive", "u4"));
+  EXPECT_FALSE(tracker.saw_gone("ns/never-seen", ""));
+}
+
 TEST(PodTracker, PastManyDeathsTheOldOnesAreForgottenAndTheYoungKept) {
   FakeClock clock;
   PodTracker tracker(clock);
