@@ -116,7 +116,7 @@ Status HoldsAnnotation::update(const LockWorld& world, const std::map<std::strin
   std::vector<PodWrite> removing;
   std::vector<PodWrite> others;
   for (const auto& [pod_key, plan] : plans) {
-    auto change = work_out(pod_key, plan);
+    auto change = work_out(pod_key, plan, world.mono);
     if (change && !change->remove.empty()) {
       removing.push_back(std::move(*change));
       continue;
@@ -130,7 +130,7 @@ Status HoldsAnnotation::update(const LockWorld& world, const std::map<std::strin
   const std::set<std::string> carried_before = pending_labels(lock);
   for (PodWrite& change : removing) {
     keep_first_error(withhold(change, carried_before));
-    Status written = write(change);
+    Status written = write(change, world.mono);
     {
       std::lock_guard guard(mutex_);
       note_removal(lock, change.pod.meta.key(), change.remove, written.ok());
@@ -144,7 +144,7 @@ Status HoldsAnnotation::update(const LockWorld& world, const std::map<std::strin
   for (PodWrite& change : others) {
     keep_first_error(withhold(change, carried));
     if (!change.holds && change.add.empty()) continue;
-    Status written = write(change);
+    Status written = write(change, world.mono);
     if (!written.ok()) {
       std::lock_guard guard(mutex_);
       holders_[lock].insert(change.pod.meta.key());  // as above
@@ -191,7 +191,7 @@ void HoldsAnnotation::note_removal(const std::string& lock, const std::string& p
 }
 
 std::optional<HoldsAnnotation::PodWrite> HoldsAnnotation::work_out(const std::string& pod_key,
-                                                                   const PodPlan& plan) {
+                                                                   const PodPlan& plan, MonoTime now) {
   auto pod = cluster_.pod(pod_key);
   if (!pod) return std::nullopt;  // gone: nothing to write, and no label left on it
   std::lock_guard lock(mutex_);
@@ -202,8 +202,8 @@ std::optional<HoldsAnnotation::PodWrite> HoldsAnnotation::work_out(const std::st
                            std::all_of(w->second.labels.begin(), w->second.labels.end(), [&](const auto& l) {
                              return carries_label(*pod, l.first) == l.second;
                            });
-    if (caught_up) {
-      written_.erase(w);
+    if (caught_up || w->second.mark.expired(now)) {
+      written_.erase(w);  // the cache has caught up, or is the truth again
     } else {
       current = w->second.value;
       ours = &w->second;
@@ -224,7 +224,7 @@ std::optional<HoldsAnnotation::PodWrite> HoldsAnnotation::work_out(const std::st
   return change;
 }
 
-Status HoldsAnnotation::write(const PodWrite& change) {
+Status HoldsAnnotation::write(const PodWrite& change, MonoTime now) {
   const PodRecord& pod = change.pod;
   json metadata = json::object();
   if (change.holds)
@@ -243,18 +243,19 @@ Status HoldsAnnotation::write(const PodWrite& change) {
   Written& written = written_[pod.meta.uid];
   if (change.holds) {
     written.value = *change.holds;
-  } else if (written.version.empty()) {
+  } else if (written.mark.version.empty()) {
     written.value = pod.holds_annotation;
   }
   for (const std::string& key : change.add) written.labels[key] = true;
   for (const std::string& key : change.remove) written.labels[key] = false;
-  written.version = resource_version_of(*patched);
+  written.mark = OwnWriteMark{resource_version_of(*patched), now};
   return {};
 }
 
 void HoldsAnnotation::seen(const std::string& uid, const std::string& version) {
   std::lock_guard lock(mutex_);
-  if (auto it = written_.find(uid); it != written_.end() && it->second.version == version) written_.erase(it);
+  if (auto it = written_.find(uid); it != written_.end() && it->second.mark.version == version)
+    written_.erase(it);
 }
 
 void HoldsAnnotation::forget(const std::string& uid) {

@@ -22,6 +22,7 @@
 #include "common/result.h"
 #include "controller/cluster_view.h"
 #include "controller/decision.h"
+#include "controller/own_write.h"
 #include "kube/api.h"
 
 namespace eslease::controller {
@@ -46,10 +47,11 @@ class HoldsAnnotation {
     std::string token;
     std::string label;  // its Lease's spec.holderLabel; empty: none
   };
+  // Our writes to one pod, overlaid until the cache shows them (own_write.h).
   struct Written {
     std::string value;
     std::map<std::string, bool> labels;  // holder labels set (true) or removed (false)
-    std::string version;                 // the resourceVersion our write produced
+    OwnWriteMark mark;
   };
   // What one reconcile wants of one pod.
   struct PodPlan {
@@ -75,8 +77,8 @@ class HoldsAnnotation {
   // Takes in the entries of a pod we have no record of. Needs mutex_.
   void adopt(const std::string& pod_key, const PodRecord& pod, std::set<std::string>& touched);
   // The patch `plan` needs; nullopt when the pod is gone or nothing changes.
-  std::optional<PodWrite> work_out(const std::string& pod_key, const PodPlan& plan);
-  Status write(const PodWrite& change);
+  std::optional<PodWrite> work_out(const std::string& pod_key, const PodPlan& plan, MonoTime now);
+  Status write(const PodWrite& change, MonoTime now);
   // The holder labels of `lock` that a pod may still carry after failed removals.
   std::set<std::string> pending_labels(const std::string& lock);
   // Drops from `change` the labels in `carried`; an error when it dropped any.

@@ -15,13 +15,14 @@ std::string resource_version_of(const json& object) {
   return meta ? json_fields::string_at(*meta, "resourceVersion") : std::string();
 }
 
-void LeaseWriter::overlay(LeaseRecord& lease) const {
+void LeaseWriter::overlay(LeaseRecord& lease, MonoTime now) const {
   std::lock_guard lock(mutex_);
   auto written = pending_.find(lease.meta.uid);
   if (written == pending_.end()) return;
   // Compared as written: the API keeps times to the millisecond or second.
-  if (status_patch(lease.status) == status_patch(written->second.status)) {
-    pending_.erase(written);  // the cache has caught up: the memory is not needed
+  if (status_patch(lease.status) == status_patch(written->second.status) ||
+      written->second.mark.expired(now)) {
+    pending_.erase(written);  // the cache has caught up, or is the truth again
   } else {
     lease.status = written->second.status;
   }
@@ -75,7 +76,7 @@ Status LeaseWriter::write_status(const LeaseRecord& lease, const LeaseStatus& de
   }
   std::lock_guard lock(mutex_);
   const std::string version = resource_version_of(*patched);
-  pending_[lease.meta.uid] = Written{desired, version};
+  pending_[lease.meta.uid] = Written{desired, OwnWriteMark{version, now}};
   last_version_[lease.meta.uid] = version;
   if (sent) *sent = true;
   return {};
@@ -103,7 +104,8 @@ Status LeaseWriter::write_finalizer(const LeaseRecord& lease, bool present) {
 
 void LeaseWriter::seen(const std::string& uid, const std::string& version) {
   std::lock_guard lock(mutex_);
-  if (auto it = pending_.find(uid); it != pending_.end() && it->second.version == version) pending_.erase(it);
+  if (auto it = pending_.find(uid); it != pending_.end() && it->second.mark.version == version)
+    pending_.erase(it);
 }
 
 void LeaseWriter::forget(const std::string& uid) {

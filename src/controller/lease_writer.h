@@ -1,9 +1,9 @@
 // Writes what the reconciler decided to Lease objects: their status and the release
-// finalizer. It remembers its own status writes until the informer delivers them, so a
-// cache that has not caught up is not mistaken for the truth; from then on the cache is the
-// truth again, so a status another writer put there (a second replica that also believes it
-// leads, a hand edit) is seen and put right, at most once per kCorrectionPace so two
-// replicas cannot overwrite each other as fast as the API answers.
+// finalizer. It remembers its own status writes until the informer delivers them
+// (own_write.h), so a cache that has not caught up is not mistaken for the truth; from then
+// on the cache is the truth again, so a status another writer put there (a second replica
+// that also believes it leads, a hand edit) is seen and put right, at most once per
+// kCorrectionPace so two replicas cannot overwrite each other as fast as the API answers.
 #pragma once
 
 #include <map>
@@ -14,6 +14,7 @@
 #include "common/clock.h"
 #include "common/result.h"
 #include "controller/model.h"
+#include "controller/own_write.h"
 #include "kube/api.h"
 
 namespace eslease::controller {
@@ -37,7 +38,7 @@ class LeaseWriter {
   explicit LeaseWriter(kube::Api& api) : api_(api) {}
 
   // Replaces `lease`'s status by the one we last wrote while the cache has not caught up.
-  void overlay(LeaseRecord& lease) const;
+  void overlay(LeaseRecord& lease, MonoTime now) const;
 
   // Writes `desired` when it differs from `lease.status`, ranked by `urgency`
   // (status_write_urgency): one that can wait is deferred (kDeferred) while the client is
@@ -61,7 +62,7 @@ class LeaseWriter {
  private:
   struct Written {
     LeaseStatus status;
-    std::string version;  // the resourceVersion our write produced
+    OwnWriteMark mark;
   };
   // False when the write must wait for the correction pace.
   bool may_write(const LeaseRecord& lease, MonoTime now, std::optional<MonoTime>& retry_at);

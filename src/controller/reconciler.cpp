@@ -76,7 +76,7 @@ LockWorld Reconciler::gather(const LockEntry& entry, const std::optional<RecentG
   for (const std::string& key : index_.claims_of(entry.key().id())) {
     auto lease = cluster_.lease(key);
     if (!lease || lease->spec.lock_name != entry.key().name()) continue;
-    leases_.overlay(*lease);
+    leases_.overlay(*lease, world.mono);
     world.claims.push_back(std::move(*lease));
   }
   gather_pods(world, entry);

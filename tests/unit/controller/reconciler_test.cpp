@@ -230,6 +230,23 @@ TEST_F(ReconcilerTest, ADeletedHolderIsTakenOverInOneReconcile) {
   EXPECT_EQ(holds("worker-b"), "claim-b=" + taken["fencingToken"].get<std::string>());
 }
 
+// The cache can drop a pod before the informer's handler tells the tracker (another event
+// woke the lock in between): the grant is revoked first, and handed over at once, as a
+// takeover from the deleted pod, when the tracker hears.
+TEST_F(ReconcilerTest, AHolderGoneFromTheCacheBeforeTheTrackerHeardIsTakenOverWhenItHears) {
+  ASSERT_NO_FATAL_FAILURE(add_holder_and_waiter());
+  const PodRecord gone = *view_.pod("batch/worker-a");
+  api_.erase_object(kube::resources::pods(), "batch/worker-a");
+  sync();
+  ASSERT_TRUE(reconcile().status.ok());
+  EXPECT_EQ(status("claim-b")["phase"], "Pending") << "not seen gone: revoked, not handed over";
+  tracker_.pod_gone(gone);
+  ASSERT_TRUE(reconcile().status.ok());
+  const json taken = status("claim-b");
+  EXPECT_EQ(taken["phase"], "Held");
+  EXPECT_EQ(taken["lastTakeover"]["reason"], "PodDeleted");
+}
+
 // In a burst of deaths the client's rate limit is busy: the successor must hear first, and
 // the Lease of a holder whose pod is gone (it reads nothing) is told when the limit is free.
 TEST_F(ReconcilerTest, ATakeoverFromAGonePodTellsTheSuccessorBeforeTheDeadHolder) {
@@ -309,6 +326,33 @@ TEST_F(ReconcilerTest, AStatusSomeoneElseWroteIsPutRightAtMostOncePerPace) {
   clock_.advance(LeaseWriter::kCorrectionPace);
   ASSERT_TRUE(reconcile().status.ok());
   EXPECT_EQ(status("claim-a"), held);
+}
+
+// Our memory of a write overlays a cache that has not caught up, but not for ever: another
+// writer's status (or annotation) that the cache shows without ever having shown ours (a
+// re-list, or a watch event that came before the write's answer) is put right once the
+// memory has expired.
+TEST_F(ReconcilerTest, AnOverwriteTheCacheShowsBeforeOurWriteIsPutRight) {
+  add_pod("worker-a");
+  add_claim("claim-a", "worker-a", 0);
+  ASSERT_TRUE(reconciler().reconcile(kLock).status.ok());  // the cache does not see this write
+  const json held = *api_.get(kube::resources::eslease_leases(), "batch", "claim-a", {});
+  ASSERT_EQ(held["status"]["phase"], "Held");
+  const std::string annotation = holds("worker-a");
+  ASSERT_NE(annotation, "");
+  ASSERT_TRUE(api_.patch(kube::resources::eslease_leases(), "batch", "claim-a", kube::PatchType::kMerge,
+                         {{"status", {{"phase", "Pending"}}}}, true, {})
+                  .ok());
+  ASSERT_TRUE(api_.patch(kube::resources::pods(), "batch", "worker-a", kube::PatchType::kMerge,
+                         {{"metadata", {{"annotations", {{"eslease.io/holds", nullptr}}}}}}, false, {})
+                  .ok());
+  sync();
+  ASSERT_TRUE(reconcile().status.ok());
+  EXPECT_EQ(status("claim-a")["phase"], "Pending") << "the memory of our write stands in for a lagging cache";
+  clock_.advance(kOwnWriteMemory);
+  ASSERT_TRUE(reconcile().status.ok());
+  EXPECT_EQ(status("claim-a")["phase"], "Held");
+  EXPECT_EQ(holds("worker-a"), annotation);
 }
 
 // Every takeover meets a newer version of the grant (a second replica renews it): once the
