@@ -202,7 +202,7 @@ std::optional<HoldsAnnotation::PodWrite> HoldsAnnotation::work_out(const std::st
                            std::all_of(w->second.labels.begin(), w->second.labels.end(), [&](const auto& l) {
                              return carries_label(*pod, l.first) == l.second;
                            });
-    if (caught_up || w->second.mark.expired(now)) {
+    if (caught_up || w->second.mark.expired(pod->meta.resource_version, now)) {
       written_.erase(w);  // the cache has caught up, or is the truth again
     } else {
       current = w->second.value;
@@ -248,7 +248,7 @@ Status HoldsAnnotation::write(const PodWrite& change, MonoTime now) {
   }
   for (const std::string& key : change.add) written.labels[key] = true;
   for (const std::string& key : change.remove) written.labels[key] = false;
-  written.mark = OwnWriteMark{resource_version_of(*patched), now};
+  written.mark = OwnWriteMark{pod.meta.resource_version, resource_version_of(*patched), now};
   return {};
 }
 

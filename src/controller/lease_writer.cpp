@@ -21,7 +21,7 @@ void LeaseWriter::overlay(LeaseRecord& lease, MonoTime now) const {
   if (written == pending_.end()) return;
   // Compared as written: the API keeps times to the millisecond or second.
   if (status_patch(lease.status) == status_patch(written->second.status) ||
-      written->second.mark.expired(now)) {
+      written->second.mark.expired(lease.meta.resource_version, now)) {
     pending_.erase(written);  // the cache has caught up, or is the truth again
   } else {
     lease.status = written->second.status;
@@ -76,7 +76,7 @@ Status LeaseWriter::write_status(const LeaseRecord& lease, const LeaseStatus& de
   }
   std::lock_guard lock(mutex_);
   const std::string version = resource_version_of(*patched);
-  pending_[lease.meta.uid] = Written{desired, OwnWriteMark{version, now}};
+  pending_[lease.meta.uid] = Written{desired, OwnWriteMark{lease.meta.resource_version, version, now}};
   last_version_[lease.meta.uid] = version;
   if (sent) *sent = true;
   return {};

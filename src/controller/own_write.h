@@ -2,10 +2,13 @@
 // The answer to a write can come before the watch event, and a reconcile that reads the older
 // cached version would make the same write again; so the cache is overlaid with our write
 // until it shows what we wrote, the watch delivers the version our write produced, or the
-// memory is kOwnWriteMemory old. A watch delivers our writes within milliseconds: an older
-// memory belongs to a version the cache skipped (a re-list) or overtook before the write's
-// answer came back, and must not hide forever what another writer (a second replica, a hand
-// edit) put there since. client-go's controller expectations expire the same way.
+// cache has shown another version than the one the write was decided on for kOwnWriteMemory.
+// A watch delivers our writes within milliseconds of that other version: a memory that old
+// belongs to a version the cache skipped (a re-list) or overtook before the write's answer
+// came back, and must not hide for ever what another writer (a second replica, a hand edit)
+// put there since. A cache that simply lags still shows the old version and keeps the memory,
+// so a slow watch never causes the same write twice. client-go's controller expectations
+// expire the same way.
 #pragma once
 
 #include <string>
@@ -17,10 +20,13 @@ namespace eslease::controller {
 inline constexpr Millis kOwnWriteMemory{5000};
 
 struct OwnWriteMark {
+  std::string base;     // the cached resourceVersion the write was decided on
   std::string version;  // the resourceVersion our write produced
   MonoTime at{};        // when its answer came
 
-  bool expired(MonoTime now) const { return now - at >= kOwnWriteMemory; }
+  bool expired(const std::string& cached_version, MonoTime now) const {
+    return cached_version != base && now - at >= kOwnWriteMemory;
+  }
 };
 
 }  // namespace eslease::controller

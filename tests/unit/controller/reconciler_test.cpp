@@ -355,6 +355,28 @@ TEST_F(ReconcilerTest, AnOverwriteTheCacheShowsBeforeOurWriteIsPutRight) {
   EXPECT_EQ(holds("worker-a"), annotation);
 }
 
+// A cache that simply lags (it still shows the version our write was decided on) keeps the
+// memory however long it lags: the same write is never made twice.
+TEST_F(ReconcilerTest, ALaggingCacheNeverCausesTheSameWriteTwice) {
+  add_pod("worker-a");
+  add_claim("claim-a", "worker-a", 0);
+  // Status and annotation writes (the finalizer's patch is conditional on the version, so a
+  // real API server refuses a repeated one).
+  auto remembered_writes = [&] {
+    int n = 0;
+    for (const auto& [verb, body] : api_.writes())
+      if (body.contains("status") || body.value("/metadata/annotations"_json_pointer, json()).is_object())
+        ++n;
+    return n;
+  };
+  ASSERT_TRUE(reconciler().reconcile(kLock).status.ok());  // the cache does not see this write
+  const int writes = remembered_writes();
+  ASSERT_EQ(writes, 2);
+  clock_.advance(kOwnWriteMemory * 3);
+  ASSERT_TRUE(reconciler().reconcile(kLock).status.ok());
+  EXPECT_EQ(remembered_writes(), writes);
+}
+
 // Every takeover meets a newer version of the grant (a second replica renews it): once the
 // steps run out the reconcile reports an error, so the lock is retried with backoff, and
 // writes nothing decided from a world still changing under it.
