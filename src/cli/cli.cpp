@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "cli/direct_shapes.h"
+#include "cli/flags.h"
 #include "cli/store_hold.h"
 #include "cli/supervisor.h"
 #include "common/duration.h"

@@ -267,6 +267,13 @@ std::string to_lower(std::string_view in) {
   return out;
 }
 
+Result<bool> parse_bool(std::string_view value) {
+  const std::string v = to_lower(value);
+  if (v == "true" || v == "t" || v == "1") return true;
+  if (v == "false" || v == "f" || v == "0") return false;
+  return make_error(ErrorCode::kInvalidArgument, "must be true or false, not \"" + printable(value) + "\"");
+}
+
 std::string trim(std::string_view in) {
   const char* ws = " \t\r\n";
   const auto b = in.find_first_not_of(ws);
