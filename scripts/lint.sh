@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The static checks CI runs beside the tests (scripts/test.sh calls this after the build):
 #   - clang-format: every C++ file is formatted as .clang-format says;
-#   - clang-tidy: the checks in .clang-tidy on src/ (src/controller/.clang-tidy adds the
-#     60-line limit on functions); every warning is an error;
+#   - clang-tidy: the checks in .clang-tidy on src/, among them the 60-line limit on
+#     functions; every warning is an error;
 #   - no source file under src/ is longer than 500 lines.
 # Usage: scripts/lint.sh [BUILD_DIR]   (default build; it needs compile_commands.json)
 set -euo pipefail

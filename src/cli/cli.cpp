@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "cli/direct_shapes.h"
+#include "cli/flags.h"
 #include "cli/store_hold.h"
 #include "cli/supervisor.h"
 #include "common/duration.h"
@@ -162,6 +163,70 @@ int command_run(const Options& options, const lock::LockKey& key, lock::LockStor
   return supervise(*hold, env.clock, supervise_options, env.err);
 }
 
+// The command on the store: a lock set, a shape or a shaped grant goes to direct_shapes.
+int run_direct_command(const Options& options, const std::optional<lock::LockKey>& key,
+                       const std::vector<lock::LockKey>& keys, lock::LockStore& store, Environment& env,
+                       const std::string& holder) {
+  if (has_lock_shape(options) || holds_shaped_grant(options, keys, store)) {
+    switch (options.command) {
+      case Command::kAcquire:
+        return shaped_acquire(options, keys, store, env, holder);
+      case Command::kRun:
+        return shaped_run(options, keys, store, env, holder);
+      case Command::kRenew:
+        return shaped_renew(options, keys, store, env);
+      case Command::kRelease:
+        return shaped_release(options, keys, store, env);
+      default:
+        break;
+    }
+  }
+  switch (options.command) {
+    case Command::kAcquire:
+      return command_acquire(options, *key, store, env, holder);
+    case Command::kRenew:
+      return command_renew(options, *key, store, env);
+    case Command::kRelease:
+      return command_release(options, *key, store, env);
+    case Command::kStatus:
+      return command_status(options, store, env);
+    case Command::kRun:
+      return command_run(options, *key, store, env, holder);
+    case Command::kHelp:
+    case Command::kVersion:
+      break;
+  }
+  return kExitOk;
+}
+
+// Direct mode: names are checked before anything is contacted.
+int run_direct_mode(const Options& options, Environment& env) {
+  std::optional<lock::LockKey> key;
+  if (!options.lock.empty()) {
+    auto made = lock::make_lock_key(options.ns, options.lock);
+    if (!made.ok()) return fail(env, made.error(), kExitUsage);
+    key = *made;
+  }
+  std::vector<lock::LockKey> keys;
+  for (const std::string& name : options.locks) {
+    auto made = lock::make_lock_key(options.ns, name);
+    if (!made.ok()) return fail(env, made.error(), kExitUsage);
+    keys.push_back(*made);
+  }
+  const std::string holder =
+      options.holder.empty() ? env.hostname + "/" + std::to_string(env.pid) : options.holder;
+  if (auto s = lock::validate_identity("holder", holder, false); !s.ok())
+    return fail(env, s.error(), kExitUsage);
+  auto store = env.open_store(options.connection);
+  if (!store.ok())
+    return fail(env, store.error(),
+                store.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitFailed);
+  if (options.command == Command::kAcquire || options.command == Command::kRun) {
+    if (auto s = (*store)->prepare(); !s.ok()) return fail(env, s.error());
+  }
+  return run_direct_command(options, key, keys, **store, env, holder);
+}
+
 }  // namespace
 
 StoreFactory elasticsearch_store_factory(Clock& clock) {
@@ -190,69 +255,7 @@ int run_cli(const std::vector<std::string>& args, Environment& env) {
                              env.getenv, env.read_file, env.catch_signals};
     return run_kubernetes_mode(options, kube_env);
   }
-  // Names are checked before anything is contacted.
-  std::optional<lock::LockKey> key;
-  if (!options.lock.empty()) {
-    auto made = lock::make_lock_key(options.ns, options.lock);
-    if (!made.ok()) {
-      env.err << "eslease: " << made.error().message << "\n";
-      return kExitUsage;
-    }
-    key = *made;
-  }
-  std::vector<lock::LockKey> keys;
-  for (const std::string& name : options.locks) {
-    auto made = lock::make_lock_key(options.ns, name);
-    if (!made.ok()) {
-      env.err << "eslease: " << made.error().message << "\n";
-      return kExitUsage;
-    }
-    keys.push_back(*made);
-  }
-  const std::string holder =
-      options.holder.empty() ? env.hostname + "/" + std::to_string(env.pid) : options.holder;
-  if (auto s = lock::validate_identity("holder", holder, false); !s.ok()) {
-    env.err << "eslease: " << s.error().message << "\n";
-    return kExitUsage;
-  }
-  auto store = env.open_store(options.connection);
-  if (!store.ok()) {
-    env.err << "eslease: " << store.error().message << "\n";
-    return store.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitFailed;
-  }
-  if (options.command == Command::kAcquire || options.command == Command::kRun) {
-    if (auto s = (*store)->prepare(); !s.ok()) return fail(env, s.error());
-  }
-  if (has_lock_shape(options) || holds_shaped_grant(options, keys, **store)) {
-    switch (options.command) {
-      case Command::kAcquire:
-        return shaped_acquire(options, keys, **store, env, holder);
-      case Command::kRun:
-        return shaped_run(options, keys, **store, env, holder);
-      case Command::kRenew:
-        return shaped_renew(options, keys, **store, env);
-      case Command::kRelease:
-        return shaped_release(options, keys, **store, env);
-      default:
-        break;
-    }
-  }
-  switch (options.command) {
-    case Command::kAcquire:
-      return command_acquire(options, *key, **store, env, holder);
-    case Command::kRenew:
-      return command_renew(options, *key, **store, env);
-    case Command::kRelease:
-      return command_release(options, *key, **store, env);
-    case Command::kStatus:
-      return command_status(options, **store, env);
-    case Command::kRun:
-      return command_run(options, *key, **store, env, holder);
-    case Command::kHelp:
-    case Command::kVersion:
-      break;
-  }
-  return kExitOk;
+  return run_direct_mode(options, env);
 }
 
 }  // namespace eslease::cli

@@ -80,47 +80,61 @@ std::optional<json> own_leftover_claim(kube::Api& api, const ClaimRequest& reque
   return std::nullopt;
 }
 
-Claimed take_claim(Invocation& s) {
-  const Options& o = s.options;
+// The claiming pod's uid, which the ownerReference needs, read from the pod; the error's
+// message is the one to show.
+Result<std::string> read_pod_uid(Invocation& s, const PodIdentity& identity) {
+  auto pod = s.api.get(kube::resources::pods(), identity.ns, identity.name);
+  if (pod.ok()) return kube::meta_string(*pod, "uid");
+  std::string message = pod.error().code == ErrorCode::kNotFound
+                            ? "pod " + identity.name + " not found in namespace " + identity.ns +
+                                  " (the pod named by " + identity.name_source + ")"
+                            : explain_api_error(pod.error(), "read pod " + identity.name, identity.ns);
+  if (pod.error().code == ErrorCode::kForbidden) {
+    message += "; or set POD_UID from the downward API (fieldRef metadata.uid) so the pod need not be read";
+  }
+  return make_error(pod.error().code, message);
+}
+
+// Who claims: this pod, with its uid; or the code to exit with (the message said).
+struct Claimant {
+  std::optional<int> exit_code;
+  PodIdentity pod;
+};
+
+Claimant identify_claimant(Invocation& s) {
   auto identity = resolve_pod_identity(s.sources);
   if (!identity.ok()) {
     s.messages.say(identity.error().message);
-    return {kExitUsage, {}, {}};
+    return {kExitUsage, {}};
   }
   for (const Status& check :
        {validate_object_name("pod name (from " + identity->name_source + ")", identity->name),
         validate_namespace_name(identity->ns)}) {
     if (!check.ok()) {
       s.messages.say(check.error().message);
-      return {kExitUsage, {}, {}};
+      return {kExitUsage, {}};
     }
   }
-  // The ownerReference needs the pod's uid: from the downward API when it is there, which
-  // spares the workload the permission to read pods.
-  std::string pod_uid = identity->uid;
-  if (pod_uid.empty()) {
-    auto pod = s.api.get(kube::resources::pods(), identity->ns, identity->name);
-    if (!pod.ok()) {
-      std::string message = pod.error().code == ErrorCode::kNotFound
-                                ? "pod " + identity->name + " not found in namespace " + identity->ns +
-                                      " (the pod named by " + identity->name_source + ")"
-                                : explain_api_error(pod.error(), "read pod " + identity->name, identity->ns);
-      if (pod.error().code == ErrorCode::kForbidden) {
-        message +=
-            "; or set POD_UID from the downward API (fieldRef metadata.uid) so the pod need not be read";
-      }
-      s.messages.say(message);
-      return {kExitFailed, {}, {}};
+  // The uid comes from the downward API when it is there, which spares the workload the
+  // permission to read pods.
+  if (identity->uid.empty()) {
+    auto uid = read_pod_uid(s, *identity);
+    if (!uid.ok()) {
+      s.messages.say(uid.error().message);
+      return {kExitFailed, {}};
     }
-    pod_uid = kube::meta_string(*pod, "uid");
+    identity->uid = *uid;
   }
+  return {std::nullopt, *identity};
+}
 
+ClaimRequest claim_request(const Options& o, const PodIdentity& pod) {
   ClaimRequest request;
-  request.ns = identity->ns;
+  request.ns = pod.ns;
   request.lock = o.lock;
-  request.pod = identity->name;
-  request.pod_uid = pod_uid;
-  request.name = o.kube.lease.empty() ? default_lease_name(o.lock, identity->name) : o.kube.lease;
+  request.pod = pod.name;
+  request.pod_uid = pod.uid;
+  request.name = o.kube.lease.empty() ? default_lease_name(o.lock, pod.name) : o.kube.lease;
   request.priority = o.kube.priority;
   if (o.ttl_given) request.lease_duration_seconds = static_cast<int>(o.ttl.count() / 1000);
   // The controller gives up on the claim too, so a claim whose waiter was killed (SIGKILL, a
@@ -130,50 +144,57 @@ Claimed take_claim(Invocation& s) {
   if (o.wait_given) request.acquire_timeout_seconds = acquire_timeout_for_wait(o.wait);
   if (o.kube.liveness_grace)
     request.liveness_grace_seconds = static_cast<int>(o.kube.liveness_grace->count() / 1000);
+  return request;
+}
 
+// Creates the claim's Lease, or takes back this pod's own claim found under its name.
+Result<json> create_or_take_back(Invocation& s, const ClaimRequest& request) {
   auto created = create_claim(s.api, request);
   // AlreadyExists: an earlier run of this container left it. Unavailable or a timeout: the
   // create may have been applied while its answer was lost. Either way a claim of this pod
   // found under the name is ours to carry on with, never to leave behind.
-  if (!created.ok() && (created.error().code == ErrorCode::kAlreadyExists || created.error().unavailable())) {
-    if (auto leftover = own_leftover_claim(s.api, request)) {
-      s.messages.say("taking back Lease " + request.name + ", this pod's claim on lock " + request.lock +
-                     (created.error().code == ErrorCode::kAlreadyExists
-                          ? " left by an earlier run of its container"
-                          : " (the answer to its creation was lost)"));
-      // Read afresh by the wait below (no resourceVersion): it may be Held already.
-      leftover->at("metadata").erase("resourceVersion");
-      created = std::move(*leftover);
-    }
+  if (created.ok() || (created.error().code != ErrorCode::kAlreadyExists && !created.error().unavailable()))
+    return created;
+  auto leftover = own_leftover_claim(s.api, request);
+  if (!leftover) return created;
+  s.messages.say("taking back Lease " + request.name + ", this pod's claim on lock " + request.lock +
+                 (created.error().code == ErrorCode::kAlreadyExists
+                      ? " left by an earlier run of its container"
+                      : " (the answer to its creation was lost)"));
+  // Read afresh by the wait below (no resourceVersion): it may be Held already.
+  leftover->at("metadata").erase("resourceVersion");
+  return std::move(*leftover);
+}
+
+// Waits until the controller grants the claim; a claim that ends any other way is withdrawn.
+Claimed wait_for_grant(Invocation& s, const json& created, const std::string& pod_uid) {
+  const LeaseView claim = decode_lease_view(created);
+  WaitSettings settings;
+  if (s.options.wait_given) settings.limit = s.options.wait;
+  settings.catch_signals = s.env.catch_signals;
+  WaitOutcome outcome = wait_until_held(s.api, s.env.clock, created, pod_uid, settings, s.messages);
+  if (outcome.result == WaitResult::kHeld) return {std::nullopt, std::move(outcome.lease), pod_uid};
+  s.messages.say(outcome.message);
+  withdraw(s, claim);
+  switch (outcome.result) {
+    case WaitResult::kTimedOut:
+      return {kExitWaitTimedOut, {}, {}};
+    case WaitResult::kInterrupted:
+      return {exit_for_signal(outcome.signal), {}, {}};
+    default:
+      return {kExitFailed, {}, {}};
   }
+}
+
+Claimed take_claim(Invocation& s) {
+  Claimant claimant = identify_claimant(s);
+  if (claimant.exit_code) return {claimant.exit_code, {}, {}};
+  auto created = create_or_take_back(s, claim_request(s.options, claimant.pod));
   if (!created.ok()) {
     s.messages.say(created.error().message);
     return {kExitFailed, {}, {}};
   }
-  const LeaseView claim = decode_lease_view(*created);
-
-  WaitSettings settings;
-  if (o.wait_given) settings.limit = o.wait;
-  settings.catch_signals = s.env.catch_signals;
-  WaitOutcome outcome = wait_until_held(s.api, s.env.clock, *created, pod_uid, settings, s.messages);
-  switch (outcome.result) {
-    case WaitResult::kHeld:
-      return {std::nullopt, std::move(outcome.lease), pod_uid};
-    case WaitResult::kTimedOut:
-      s.messages.say(outcome.message);
-      withdraw(s, claim);
-      return {kExitWaitTimedOut, {}, {}};
-    case WaitResult::kInterrupted:
-      s.messages.say(outcome.message);
-      withdraw(s, claim);
-      return {exit_for_signal(outcome.signal), {}, {}};
-    case WaitResult::kRefused:
-    case WaitResult::kFailed:
-      s.messages.say(outcome.message);
-      withdraw(s, claim);
-      return {kExitFailed, {}, {}};
-  }
-  return {kExitFailed, {}, {}};
+  return wait_for_grant(s, *created, claimant.pod.uid);
 }
 
 int command_acquire(Invocation& s) {

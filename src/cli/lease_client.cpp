@@ -67,107 +67,146 @@ Result<json> create_claim(kube::Api& api, const ClaimRequest& request) {
   return error;
 }
 
-WaitOutcome wait_until_held(kube::Api& api, Clock& clock, const json& created, const std::string& pod_uid,
-                            const WaitSettings& settings, Messages& messages) {
-  const LeaseView mine = decode_lease_view(created);
-  WaitOutcome outcome;
-  outcome.lease = created;
-  bool decided = false;
-  bool has_status = false;
-  std::string last_progress;
-  std::string last_error;
-  std::mutex seen_mutex;  // has_status is read by the hint on the control's thread
+namespace {
 
-  WaitControl control(clock, settings.limit, settings.catch_signals, settings.no_status_hint_after, [&] {
-    std::lock_guard lock(seen_mutex);
-    if (!has_status) {
-      messages.say("Lease " + mine.name +
-                   " has no status yet: is eslease-controller running and watching namespace " + mine.ns +
-                   "? Still waiting");
-    }
-  });
+// Why a watch of the Lease `name` ended without an answer.
+std::string watch_failure(const Status& followed, const std::string& name, const std::string& ns) {
+  return explain_api_error(
+      followed.ok() ? make_error(ErrorCode::kInternal, "the watch ended") : followed.error(),
+      "watch Lease " + name, ns);
+}
 
-  const auto decide = [&](WaitResult result, std::string message) {
-    outcome.result = result;
-    outcome.message = std::move(message);
-    decided = true;
-    return true;
-  };
-  const ObjectObserver observe = [&](const std::optional<json>& lease) {
+// One wait for a grant: fed by the watch, read by the hint on the control's thread.
+class GrantWait {
+ public:
+  GrantWait(const json& created, const std::string& pod_uid, Messages& messages)
+      : mine_(decode_lease_view(created)), pod_uid_(pod_uid), messages_(messages) {
+    outcome_.lease = created;
+  }
+
+  const LeaseView& mine() const { return mine_; }
+  bool decided() const { return decided_; }
+  WaitOutcome& outcome() { return outcome_; }
+
+  // The watch's observer: true once the claim is decided.
+  bool observe(const std::optional<json>& lease) {
     if (!lease)
-      return decide(WaitResult::kRefused, "Lease " + mine.name + " was deleted while waiting for the lock");
+      return decide(WaitResult::kRefused, "Lease " + mine_.name + " was deleted while waiting for the lock");
     const LeaseView v = decode_lease_view(*lease);
-    if (v.uid != mine.uid)
-      return decide(WaitResult::kRefused, "Lease " + mine.name + " was replaced by another object");
-    outcome.lease = *lease;
+    if (v.uid != mine_.uid)
+      return decide(WaitResult::kRefused, "Lease " + mine_.name + " was replaced by another object");
+    outcome_.lease = *lease;
     if (v.being_deleted)
-      return decide(WaitResult::kRefused, "Lease " + mine.name + " is being deleted by someone else");
+      return decide(WaitResult::kRefused, "Lease " + mine_.name + " is being deleted by someone else");
     {
-      std::lock_guard lock(seen_mutex);
-      has_status = has_status || !v.phase.empty() || !v.backend_status.empty();
+      std::lock_guard lock(seen_mutex_);
+      has_status_ = has_status_ || !v.phase.empty() || !v.backend_status.empty();
     }
-    if (v.phase == "Held" && !v.fencing_token.empty() && (v.holder_uid.empty() || v.holder_uid == pod_uid)) {
-      return decide(WaitResult::kHeld, "");
-    }
-    if (v.phase == "TimedOut") {
-      return decide(WaitResult::kTimedOut,
-                    "the controller timed the claim out (acquireTimeoutSeconds): " + v.held_message);
-    }
-    if (v.phase == "Invalid")
-      return decide(WaitResult::kRefused, "the controller found the claim invalid: " + v.held_message);
-    if (v.phase == "Released") {
-      return decide(WaitResult::kRefused,
-                    "the claim was released because its pod finished: " + v.held_message);
-    }
-    if (v.phase == "Pending" || v.backend_status == "False") {
-      const std::string progress = "waiting for lock " + v.lock_name + " (Lease " + v.name +
-                                   "): " + (v.backend_status == "False" ? backend_text(v) : queue_text(v));
-      if (progress != last_progress) {
-        messages.say(progress);
-        last_progress = progress;
-      }
-    }
-    return false;
-  };
-  const FollowErrorObserver on_error = [&](const Error& error) {
-    if (error.message == last_error) return;
-    last_error = error.message;
-    messages.say("cannot watch Lease " + mine.name + " (retrying): " + error.message);
-  };
+    return judge(v);
+  }
 
-  FollowOptions follow;
-  follow.resource_version = mine.resource_version;
-  const Status followed =
-      follow_lease(api, clock, mine.ns, mine.name, follow, observe, on_error, control.token());
-  if (decided) return outcome;
-  if (control.timed_out()) {
-    const LeaseView last = decode_lease_view(outcome.lease);
+  void on_error(const Error& error) {
+    if (error.message == last_error_) return;
+    last_error_ = error.message;
+    messages_.say("cannot watch Lease " + mine_.name + " (retrying): " + error.message);
+  }
+
+  void hint() {
+    std::lock_guard lock(seen_mutex_);
+    if (has_status_) return;
+    messages_.say("Lease " + mine_.name +
+                  " has no status yet: is eslease-controller running and watching namespace " + mine_.ns +
+                  "? Still waiting");
+  }
+
+  // Why the lock is not held when the wait runs out.
+  std::string why_not_held() const {
+    const LeaseView last = decode_lease_view(outcome_.lease);
     std::string why;
     if (last.backend_status == "False") {
       why = backend_text(last);
     } else if (last.phase.empty()) {
-      why = "Lease " + mine.name +
+      why = "Lease " + mine_.name +
             " never got a status, so no eslease-controller picked it up (is it running, and watching "
             "namespace " +
-            mine.ns + "?)";
+            mine_.ns + "?)";
     } else {
-      why = "lock " + mine.lock_name + " is still taken: " + queue_text(last);
+      why = "lock " + mine_.lock_name + " is still taken: " + queue_text(last);
     }
-    if (!last_error.empty()) why += "; the last error was: " + last_error;
-    outcome.result = WaitResult::kTimedOut;
-    outcome.message = "gave up after " + format_duration(*settings.limit) + ": " + why;
-    return outcome;
+    if (!last_error_.empty()) why += "; the last error was: " + last_error_;
+    return why;
   }
-  if (int signal_number = control.interrupted_by(); signal_number != 0) {
+
+ private:
+  bool decide(WaitResult result, std::string message) {
+    outcome_.result = result;
+    outcome_.message = std::move(message);
+    decided_ = true;
+    return true;
+  }
+
+  // What the claim's phase says: granted to this pod, ended, or still waiting (said once per
+  // change of the queue).
+  bool judge(const LeaseView& v) {
+    if (v.phase == "Held" && !v.fencing_token.empty() && (v.holder_uid.empty() || v.holder_uid == pod_uid_))
+      return decide(WaitResult::kHeld, "");
+    if (v.phase == "TimedOut")
+      return decide(WaitResult::kTimedOut,
+                    "the controller timed the claim out (acquireTimeoutSeconds): " + v.held_message);
+    if (v.phase == "Invalid")
+      return decide(WaitResult::kRefused, "the controller found the claim invalid: " + v.held_message);
+    if (v.phase == "Released")
+      return decide(WaitResult::kRefused,
+                    "the claim was released because its pod finished: " + v.held_message);
+    if (v.phase == "Pending" || v.backend_status == "False") {
+      const std::string progress = "waiting for lock " + v.lock_name + " (Lease " + v.name +
+                                   "): " + (v.backend_status == "False" ? backend_text(v) : queue_text(v));
+      if (progress != last_progress_) {
+        messages_.say(progress);
+        last_progress_ = progress;
+      }
+    }
+    return false;
+  }
+
+  const LeaseView mine_;
+  const std::string pod_uid_;
+  Messages& messages_;
+  WaitOutcome outcome_;
+  bool decided_ = false;
+  std::string last_progress_;
+  std::string last_error_;
+  std::mutex seen_mutex_;  // has_status_ is read by the hint on the control's thread
+  bool has_status_ = false;
+};
+
+}  // namespace
+
+WaitOutcome wait_until_held(kube::Api& api, Clock& clock, const json& created, const std::string& pod_uid,
+                            const WaitSettings& settings, Messages& messages) {
+  GrantWait wait(created, pod_uid, messages);
+  const LeaseView& mine = wait.mine();
+  WaitControl control(clock, settings.limit, settings.catch_signals, settings.no_status_hint_after,
+                      [&] { wait.hint(); });
+  FollowOptions follow;
+  follow.resource_version = mine.resource_version;
+  const Status followed = follow_lease(
+      api, clock, mine.ns, mine.name, follow,
+      [&](const std::optional<json>& lease) { return wait.observe(lease); },
+      [&](const Error& error) { wait.on_error(error); }, control.token());
+  WaitOutcome& outcome = wait.outcome();
+  if (wait.decided()) return outcome;
+  if (control.timed_out()) {
+    outcome.result = WaitResult::kTimedOut;
+    outcome.message = "gave up after " + format_duration(*settings.limit) + ": " + wait.why_not_held();
+  } else if (int signal_number = control.interrupted_by(); signal_number != 0) {
     outcome.result = WaitResult::kInterrupted;
     outcome.signal = signal_number;
     outcome.message = "interrupted while waiting for lock " + mine.lock_name;
-    return outcome;
+  } else {
+    outcome.result = WaitResult::kFailed;
+    outcome.message = watch_failure(followed, mine.name, mine.ns);
   }
-  outcome.result = WaitResult::kFailed;
-  outcome.message = explain_api_error(
-      followed.ok() ? make_error(ErrorCode::kInternal, "the watch ended") : followed.error(),
-      "watch Lease " + mine.name, mine.ns);
   return outcome;
 }
 
@@ -201,37 +240,35 @@ void mark_let_go(kube::Api& api, const std::string& ns, const std::string& name,
                  "; deleting it anyway (its lock moves once the holder's validity ends)");
 }
 
-}  // namespace
-
-DeleteOutcome delete_and_wait(kube::Api& api, Clock& clock, const std::string& ns, const std::string& name,
-                              const std::string& uid, const WaitSettings& settings, Messages& messages) {
-  DeleteOutcome outcome;
-  if (settings.let_go_of_a_grant) mark_let_go(api, ns, name, settings.granted_token, messages);
+// Sends the delete; a delete is idempotent, so one whose answer was lost (it may have been
+// applied) is sent again, and a Lease already gone answers NotFound. An outcome when there is
+// nothing to wait for.
+std::optional<DeleteOutcome> send_delete(kube::Api& api, Clock& clock, const std::string& ns,
+                                         const std::string& name, const std::string& uid) {
   kube::DeleteOptions options;
   if (!uid.empty()) options.precondition_uid = uid;
-  // A delete is idempotent: one whose answer was lost (it may have been applied) is sent
-  // again, and a Lease already gone answers NotFound.
   Status deleted = api.remove(kube::resources::eslease_leases(), ns, name, options);
   for (int retry = 0; retry < 3 && !deleted.ok() && deleted.error().unavailable(); ++retry) {
     clock.sleep_for(Millis(200 << retry), {});
     deleted = api.remove(kube::resources::eslease_leases(), ns, name, options);
   }
-  if (!deleted.ok()) {
-    if (deleted.error().code == ErrorCode::kNotFound) {
-      outcome.result = DeleteResult::kNotFound;
-      outcome.message = "Lease " + name + " not found in namespace " + ns;
-      return outcome;
-    }
-    if (!uid.empty() && deleted.error().code == ErrorCode::kConflict) {
-      // The uid precondition failed: the name now belongs to another object.
-      outcome.result = DeleteResult::kGone;
-      return outcome;
-    }
-    outcome.result = DeleteResult::kFailed;
-    outcome.message = explain_api_error(deleted.error(), "delete Lease " + name, ns);
-    return outcome;
-  }
+  if (deleted.ok()) return std::nullopt;
+  if (deleted.error().code == ErrorCode::kNotFound)
+    return DeleteOutcome{DeleteResult::kNotFound, "Lease " + name + " not found in namespace " + ns};
+  // The uid precondition failed: the name now belongs to another object.
+  if (!uid.empty() && deleted.error().code == ErrorCode::kConflict)
+    return DeleteOutcome{DeleteResult::kGone, ""};
+  return DeleteOutcome{DeleteResult::kFailed, explain_api_error(deleted.error(), "delete Lease " + name, ns)};
+}
 
+}  // namespace
+
+DeleteOutcome delete_and_wait(kube::Api& api, Clock& clock, const std::string& ns, const std::string& name,
+                              const std::string& uid, const WaitSettings& settings, Messages& messages) {
+  if (settings.let_go_of_a_grant) mark_let_go(api, ns, name, settings.granted_token, messages);
+  if (auto sent = send_delete(api, clock, ns, name, uid)) return *sent;
+
+  DeleteOutcome outcome;
   bool gone = false;
   std::string lock;
   std::string last_error;
@@ -282,9 +319,7 @@ DeleteOutcome delete_and_wait(kube::Api& api, Clock& clock, const std::string& n
     return outcome;
   }
   outcome.result = DeleteResult::kFailed;
-  outcome.message = explain_api_error(
-      followed.ok() ? make_error(ErrorCode::kInternal, "the watch ended") : followed.error(),
-      "watch Lease " + name, ns);
+  outcome.message = watch_failure(followed, name, ns);
   return outcome;
 }
 

@@ -57,11 +57,14 @@ struct Options {
   std::vector<std::string> child;              // run: CMD ARGS... after "--"
 };
 
-// Parses argv (without the program name). kInvalidArgument with a message meant for the
-// user on any mistake; the caller prints it with the usage hint and exits 2.
+// Parses argv (without the program name) against the table of flags (cli/flags.h), then
+// checks the whole: the command, its LOCKs, the flags of the mode in use. kInvalidArgument
+// with a message meant for the user on any mistake; the caller prints it with the usage
+// hint and exits 2.
 Result<Options> parse_options(const std::vector<std::string>& args);
 
-std::string usage();
+// A usage mistake: kInvalidArgument with `message` for the user.
+Error usage_error(std::string message);
 
 // True when the claim has a shape beyond one exclusive lock of capacity 1.
 bool has_lock_shape(const Options& options);

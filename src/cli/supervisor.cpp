@@ -56,6 +56,70 @@ int exit_code_of(int wait_status) {
   return 1;
 }
 
+// In the child after fork(): only async-signal-safe calls from here on.
+[[noreturn]] void exec_command(ChildArguments& child) {
+  // Its own process group, so stopping reaches every process the command started: a
+  // grandchild left running after the lock is lost would break mutual exclusion.
+  setpgid(0, 0);
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
+  execvpe(child.argv[0], child.argv.data(), child.envp.data());
+  static constexpr char kMessage[] = "eslease: cannot execute the command\n";
+  (void)!write(STDERR_FILENO, kMessage, sizeof(kMessage) - 1);
+  _exit(127);
+}
+
+// The command's process group, and how far stopping it has gone: SIGTERM first, SIGKILL at
+// a deadline at the latest.
+class RunningCommand {
+ public:
+  explicit RunningCommand(pid_t pid) : pid_(pid) {}
+
+  void signal_group(int signal_number) const { kill(-pid_, signal_number); }
+  bool stopping() const { return stopping_; }
+
+  // SIGTERM now (once), SIGKILL at `deadline` at the latest.
+  void stop(MonoTime deadline) {
+    if (stopping_) {
+      kill_at_ = std::min(kill_at_, deadline);
+      return;
+    }
+    stopping_ = true;
+    kill_at_ = deadline;
+    signal_group(SIGTERM);
+  }
+
+  void kill_when_due(MonoTime now) {
+    if (!stopping_ || killed_ || now < kill_at_) return;
+    signal_group(SIGKILL);
+    killed_ = true;
+  }
+
+ private:
+  pid_t pid_;
+  bool stopping_ = false;  // stopped because of the lock
+  bool killed_ = false;
+  MonoTime kill_at_{};
+};
+
+// One turn of the supervisor's loop: stops the command when the hold is lost (`lost` then
+// set) or cannot be confirmed `grace` before it ends.
+void check_hold(Hold& hold, Clock& clock, const SuperviseOptions& options, std::ostream& err,
+                RunningCommand& command, bool& lost) {
+  const Hold::State state = hold.check();
+  const MonoTime now = clock.monotonic();
+  if (state.lost && !lost) {
+    lost = true;
+    err << "eslease: " << state.why << "; stopping the command\n";
+    command.stop(std::min(now + options.grace, state.confirmed_until));
+  }
+  if (!command.stopping() && now + options.grace >= state.confirmed_until) {
+    err << "eslease: cannot confirm lock " << options.lock_id << " before it expires; stopping the command\n";
+    command.stop(state.confirmed_until);
+  }
+  command.kill_when_due(now);
+}
+
 }  // namespace
 
 int supervise(Hold& hold, Clock& clock, const SuperviseOptions& options, std::ostream& err) {
@@ -67,38 +131,12 @@ int supervise(Hold& hold, Clock& clock, const SuperviseOptions& options, std::os
     hold.finish(false);
     return 127;
   }
-  if (pid == 0) {
-    // Its own process group, so stopping reaches every process the command started: a
-    // grandchild left running after the lock is lost would break mutual exclusion.
-    setpgid(0, 0);
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    execvpe(child.argv[0], child.argv.data(), child.envp.data());
-    static constexpr char kMessage[] = "eslease: cannot execute the command\n";
-    (void)!write(STDERR_FILENO, kMessage, sizeof(kMessage) - 1);
-    _exit(127);
-  }
+  if (pid == 0) exec_command(child);
 
   setpgid(pid, pid);  // also here: whichever runs first, the group exists before any kill
-  const auto signal_command = [pid](int signal_number) { kill(-pid, signal_number); };
-
-  bool stopping = false;  // stopped because of the lock
+  RunningCommand command(pid);
   bool lost = false;
-  bool killed = false;
-  MonoTime kill_at{};
   int wait_status = 0;
-
-  // SIGTERM now, SIGKILL at `deadline` at the latest.
-  const auto stop_child = [&](MonoTime deadline) {
-    if (stopping) {
-      kill_at = std::min(kill_at, deadline);
-      return;
-    }
-    stopping = true;
-    kill_at = deadline;
-    signal_command(SIGTERM);
-  };
-
   for (;;) {
     const pid_t waited = waitpid(pid, &wait_status, WNOHANG);
     if (waited == pid) break;
@@ -107,31 +145,15 @@ int supervise(Hold& hold, Clock& clock, const SuperviseOptions& options, std::os
       wait_status = 1 << 8;
       break;
     }
-    if (const int forwarded = signals.take(); forwarded != 0) signal_command(forwarded);
-
-    const Hold::State state = hold.check();
-    const MonoTime now = clock.monotonic();
-    if (state.lost && !lost) {
-      lost = true;
-      err << "eslease: " << state.why << "; stopping the command\n";
-      stop_child(std::min(now + options.grace, state.confirmed_until));
-    }
-    if (!stopping && now + options.grace >= state.confirmed_until) {
-      err << "eslease: cannot confirm lock " << options.lock_id
-          << " before it expires; stopping the command\n";
-      stop_child(state.confirmed_until);
-    }
-    if (stopping && !killed && now >= kill_at) {
-      signal_command(SIGKILL);
-      killed = true;
-    }
+    if (const int forwarded = signals.take(); forwarded != 0) command.signal_group(forwarded);
+    check_hold(hold, clock, options, err, command, lost);
     clock.sleep_for(Millis(20), {});
   }
 
   // The command is gone; anything it started must not outlive a lock we no longer confirm.
-  if (stopping) signal_command(SIGKILL);
+  if (command.stopping()) command.signal_group(SIGKILL);
   hold.finish(lost);
-  return stopping ? kExitLockLost : exit_code_of(wait_status);
+  return command.stopping() ? kExitLockLost : exit_code_of(wait_status);
 }
 
 }  // namespace eslease::cli

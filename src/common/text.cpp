@@ -198,18 +198,27 @@ std::string format_rfc3339_seconds(WallTime t) {
   return format_utc(t, 0);
 }
 
+namespace {
+
+// The `count` decimal digits of `in` at `pos` as a number; false when they are not there.
+bool read_digits(std::string_view in, std::size_t pos, std::size_t count, int& out) {
+  if (pos + count > in.size()) return false;
+  int v = 0;
+  for (std::size_t k = 0; k < count; ++k) {
+    char c = in[pos + k];
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + (c - '0');
+  }
+  out = v;
+  return true;
+}
+
+}  // namespace
+
 std::optional<WallTime> parse_rfc3339(std::string_view in) {
   // YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM)
-  auto digits = [&](std::size_t pos, std::size_t count, int& out) {
-    if (pos + count > in.size()) return false;
-    int v = 0;
-    for (std::size_t k = 0; k < count; ++k) {
-      char c = in[pos + k];
-      if (c < '0' || c > '9') return false;
-      v = v * 10 + (c - '0');
-    }
-    out = v;
-    return true;
+  auto digits = [in](std::size_t pos, std::size_t count, int& out) {
+    return read_digits(in, pos, count, out);
   };
   int year, mon, day, hour, min, sec;
   if (!digits(0, 4, year) || in.size() < 20 || in[4] != '-' || !digits(5, 2, mon) || in[7] != '-' ||
@@ -265,6 +274,13 @@ std::string to_lower(std::string_view in) {
   std::string out(in);
   for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
+}
+
+Result<bool> parse_bool(std::string_view value) {
+  const std::string v = to_lower(value);
+  if (v == "true" || v == "t" || v == "1") return true;
+  if (v == "false" || v == "f" || v == "0") return false;
+  return make_error(ErrorCode::kInvalidArgument, "must be true or false, not \"" + printable(value) + "\"");
 }
 
 std::string trim(std::string_view in) {

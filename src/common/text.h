@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/result.h"
 
 namespace eslease {
 
@@ -34,6 +35,14 @@ std::string format_rfc3339_seconds(WallTime t);
 std::optional<WallTime> parse_rfc3339(std::string_view in);
 
 std::string to_lower(std::string_view in);
+
+// The one spelling of a boolean wherever eslease reads one (the flags of both programs, the
+// controller's environment and config file): true, t or 1 and false, f or 0, in any letter
+// case. These are the spellings of Go's strconv.ParseBool, which kubebuilder controllers read
+// their flags with. Anything else ("yes", "on", "", " true") is kInvalidArgument, worded
+// `must be true or false, not "yes"` for the caller to prefix with where the value came from.
+Result<bool> parse_bool(std::string_view value);
+
 std::string trim(std::string_view in);
 
 // Rows as left-aligned columns two spaces apart, one line each, as kubectl prints tables.

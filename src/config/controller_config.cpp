@@ -32,56 +32,44 @@ struct Setting {
 };
 using Settings = std::map<std::string, Setting>;
 
+// `arg` at args[at] is not a flag: eslease-controller takes nothing else.
+Error unexpected_argument(const std::vector<std::string>& args, std::size_t at) {
+  const std::string& arg = args[at];
+  std::string message = "unexpected argument " + shown(arg) + ": eslease-controller takes only flags";
+  // `--leader-elect false` is the classic slip: Go's flags (and ours) read a bare boolean
+  // flag as true and the word after it as an argument.
+  if (at > 0 && (arg == "true" || arg == "false")) {
+    const std::string& previous = args[at - 1];
+    const FlagSpec* flag = find_flag(std::string_view(previous).substr(
+        std::min(previous.size(), previous.rfind("--", 0) == 0 ? std::size_t{2} : std::size_t{1})));
+    if (flag && flag->kind == Kind::kBool) message += "; write a boolean as " + previous + "=" + arg;
+  }
+  return invalid(message);
+}
+
 Result<Settings> read_command_line(const std::vector<std::string>& args) {
   Settings settings;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg == "-h") {
-      settings["help"] = {{"true"}, "-h"};
-      continue;
-    }
-    // Go's flag package (kubebuilder's) accepts one dash or two; so do we.
-    const std::size_t dashes = arg.rfind("--", 0) == 0 ? 2 : arg.rfind('-', 0) == 0 ? 1 : 0;
-    if (dashes == 0 || arg.size() == dashes) {
-      std::string message = "unexpected argument " + shown(arg) + ": eslease-controller takes only flags";
-      // `--leader-elect false` is the classic slip: Go's flags (and ours) read a bare
-      // boolean flag as true and the word after it as an argument.
-      if (i > 0 && (arg == "true" || arg == "false")) {
-        const std::string& previous = args[i - 1];
-        const FlagSpec* flag = find_flag(std::string_view(previous).substr(
-            std::min(previous.size(), previous.rfind("--", 0) == 0 ? std::size_t{2} : std::size_t{1})));
-        if (flag && flag->kind == Kind::kBool) message += "; write a boolean as " + previous + "=" + arg;
-      }
-      return invalid(message);
-    }
-    std::string name = arg.substr(dashes);
-    std::optional<std::string> value;
-    if (const auto eq = name.find('='); eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name.resize(eq);
-    }
-    if (auto instead = refused_secret(name))
-      return invalid("--" + name +
-                     " is not accepted: credentials are only read from files; put it in a file and " +
-                     "pass " + *instead + " FILE");
-    const FlagSpec* spec = find_flag(name);
-    if (!spec)
+  for (std::size_t next = 0; next < args.size();) {
+    auto word = read_command_line_word(args, next, flag_syntax());
+    if (!word.ok()) return word.error();
+    using WordKind = CommandLineWord::Kind;
+    if (word->kind == WordKind::kArgument || word->kind == WordKind::kEndOfOptions)
+      return unexpected_argument(args, word->at);
+    if (word->kind == WordKind::kUnknownOption) {
+      const std::string& name = word->name;
+      if (auto instead = refused_secret(name))
+        return invalid("--" + name +
+                       " is not accepted: credentials are only read from files; put it in a file and " +
+                       "pass " + *instead + " FILE");
       return invalid("unknown flag --" + name.substr(0, 64) + suggestion(name, "--") + "; see --help");
-    if (!value) {
-      if (spec->kind == Kind::kBool) {
-        value = "true";
-      } else if (i + 1 >= args.size() || args[i + 1].rfind("--", 0) == 0) {
-        return invalid("--" + name + " needs a value: --" + name + " " + spec->value_name);
-      } else {
-        value = args[++i];
-      }
     }
-    Setting& setting = settings[name];
-    setting.origin = "--" + name;
-    if (spec->kind == Kind::kList) {
-      setting.values.push_back(*value);
+    const FlagSpec& spec = flag_specs()[word->row];
+    Setting& setting = settings[spec.name];
+    setting.origin = "--" + std::string(spec.name);
+    if (spec.kind == Kind::kList) {
+      setting.values.push_back(word->value);
     } else {
-      setting.values = {*value};  // the last one wins, as with Go's flags
+      setting.values = {word->value};  // the last one wins, as with Go's flags
     }
   }
   return settings;

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "common/address.h"
+#include "common/command_line.h"
 #include "common/duration.h"
 #include "common/log.h"
 #include "common/text.h"
@@ -37,14 +38,6 @@ namespace {
 // ----------------------------------------------------------------------------------------
 // Value parsers. Each returns the problem only; the caller prefixes where the value came
 // from (--flag, ESLEASE_VAR or the file's key).
-
-// Go's strconv.ParseBool, as kubebuilder-made controllers read boolean flags.
-Result<bool> parse_bool(const std::string& value) {
-  const std::string v = to_lower(value);
-  if (v == "true" || v == "t" || v == "1") return true;
-  if (v == "false" || v == "f" || v == "0") return false;
-  return invalid("must be true or false, not " + shown(value));
-}
 
 Result<long long> parse_integer(const std::string& value) {
   long long out = 0;
@@ -135,15 +128,8 @@ Apply bind_address(std::string ControllerConfig::*field) {
 }
 
 // A row of the shared table of connection flags (lock/connection.h), applied to
-// ControllerConfig::elasticsearch; a boolean is read as every boolean here is.
+// ControllerConfig::elasticsearch.
 Apply connection(const lock::ConnectionFlag& flag) {
-  if (flag.kind == lock::ConnectionFlag::Kind::kBool) {
-    return [&flag](ControllerConfig& o, const std::string& v) -> Status {
-      auto b = parse_bool(v);
-      if (!b.ok()) return b.error();
-      return flag.apply(o.elasticsearch, *b ? "true" : "false");
-    };
-  }
   return [&flag](ControllerConfig& o, const std::string& v) { return flag.apply(o.elasticsearch, v); };
 }
 
@@ -191,11 +177,10 @@ std::string bool_text(bool value) {
   return value ? "true" : "false";
 }
 
-std::vector<FlagSpec> make_flag_specs() {
-  using O = ControllerConfig;
-  const O defaults;
-  std::vector<FlagSpec> specs = {
-      // Kubernetes.
+using O = ControllerConfig;
+
+std::vector<FlagSpec> kubernetes_flags(const O& defaults) {
+  return {
       {"kubeconfig", Kind::kText, Group::kKubernetes, "FILE",
        "in-cluster, else $KUBECONFIG, else ~/.kube/config", "how to reach the API server",
        text(&O::kubeconfig)},
@@ -206,12 +191,30 @@ std::vector<FlagSpec> make_flag_specs() {
        positive_real(&O::kube_api_qps)},
       {"kube-api-burst", Kind::kInteger, Group::kKubernetes, "B", std::to_string(defaults.kube_api_burst),
        "requests allowed at once above that rate", integer(&O::kube_api_burst, 1)},
-      // Serving (the Elasticsearch rows, shared with the eslease tool, go before these).
+  };
+}
+
+// The rows of the connection flags, shared with the eslease tool.
+std::vector<FlagSpec> elasticsearch_flags() {
+  std::vector<FlagSpec> specs;
+  for (const lock::ConnectionFlag& flag : lock::connection_flags()) {
+    specs.push_back({flag.name, kind_of(flag.kind), Group::kElasticsearch, flag.value_name, flag.default_text,
+                     flag.help, connection(flag)});
+  }
+  return specs;
+}
+
+std::vector<FlagSpec> serving_flags(const O& defaults) {
+  return {
       {"metrics-bind-address", Kind::kText, Group::kServing, "ADDR", defaults.metrics_bind_address,
        "where /metrics is served (host:port, :port, or 0 for off)", bind_address(&O::metrics_bind_address)},
       {"health-probe-bind-address", Kind::kText, Group::kServing, "ADDR", defaults.health_probe_bind_address,
        "where /healthz and /readyz are served (0 for off)", bind_address(&O::health_probe_bind_address)},
-      // Leader election.
+  };
+}
+
+std::vector<FlagSpec> leader_election_flags(const O& defaults) {
+  return {
       {"leader-elect", Kind::kBool, Group::kLeaderElection, "", bool_text(defaults.leader_elect),
        "run several replicas: one leads through a coordination.k8s.io Lease", boolean(&O::leader_elect)},
       {"leader-election-id", Kind::kText, Group::kLeaderElection, "NAME", defaults.leader_election_id,
@@ -229,7 +232,11 @@ std::vector<FlagSpec> make_flag_specs() {
       {"leader-election-retry-period", Kind::kDuration, Group::kLeaderElection, "D",
        format_duration(defaults.leader_election_retry_period), "how often candidates try to acquire or renew",
        duration(&O::leader_election_retry_period, Millis(1))},
-      // Behaviour.
+  };
+}
+
+std::vector<FlagSpec> behaviour_flags(const O& defaults) {
+  return {
       {"workers", Kind::kInteger, Group::kBehaviour, "N", std::to_string(defaults.workers),
        "locks reconciled at once", integer(&O::workers, 1)},
       {"liveness-takeover", Kind::kBool, Group::kBehaviour, "", bool_text(defaults.liveness_takeover),
@@ -242,25 +249,32 @@ std::vector<FlagSpec> make_flag_specs() {
        boolean(&O::holds_annotation)},
       {"identity", Kind::kText, Group::kBehaviour, "ID", "$POD_NAME or host name, + random suffix",
        "this replica's name, written as `writer` into lock documents", identity()},
-      // Logging.
+  };
+}
+
+// Logging, then the flags that only make sense on the command line.
+std::vector<FlagSpec> logging_and_general_flags(const O& defaults) {
+  return {
       {"log-format", Kind::kText, Group::kLogging, "text|json", defaults.log_format, "log line format",
        log_format()},
       {"log-level", Kind::kText, Group::kLogging, "debug|info|warn|error", defaults.log_level,
        "least severe level logged", log_level()},
-      // General: only on the command line.
       {"config", Kind::kText, Group::kGeneral, "FILE", "none",
        "read settings from this YAML file (also $ESLEASE_CONFIG)", text(&O::config_file)},
       {"version", Kind::kBool, Group::kGeneral, "", "", "print the version and exit", boolean(&O::version)},
       {"help", Kind::kBool, Group::kGeneral, "", "", "print this help and exit (also -h)", boolean(&O::help)},
   };
-  auto serving = std::find_if(specs.begin(), specs.end(),
-                              [](const FlagSpec& spec) { return spec.group == Group::kServing; });
-  std::vector<FlagSpec> elasticsearch;
-  for (const lock::ConnectionFlag& flag : lock::connection_flags()) {
-    elasticsearch.push_back({flag.name, kind_of(flag.kind), Group::kElasticsearch, flag.value_name,
-                             flag.default_text, flag.help, connection(flag)});
+}
+
+// The groups in the order --help lists them.
+std::vector<FlagSpec> make_flag_specs() {
+  const O defaults;
+  std::vector<FlagSpec> specs;
+  for (const std::vector<FlagSpec>& group :
+       {kubernetes_flags(defaults), elasticsearch_flags(), serving_flags(defaults),
+        leader_election_flags(defaults), behaviour_flags(defaults), logging_and_general_flags(defaults)}) {
+    specs.insert(specs.end(), group.begin(), group.end());
   }
-  specs.insert(serving, elasticsearch.begin(), elasticsearch.end());
   return specs;
 }
 
@@ -290,6 +304,18 @@ const FlagSpec* find_flag(std::string_view name) {
   for (const FlagSpec& spec : flag_specs())
     if (name == spec.name) return &spec;
   return nullptr;
+}
+
+const std::vector<OptionSyntax>& flag_syntax() {
+  static const std::vector<OptionSyntax> syntax = [] {
+    std::vector<OptionSyntax> out;
+    for (const FlagSpec& spec : flag_specs()) {
+      const bool help = std::string_view(spec.name) == "help";
+      out.push_back({spec.name, help ? 'h' : '\0', spec.kind != Kind::kBool, spec.value_name});
+    }
+    return out;
+  }();
+  return syntax;
 }
 
 // Flags that only make sense on the command line: an environment that happens to hold
@@ -350,69 +376,60 @@ const char* group_title(Group group) {
   return "";
 }
 
+constexpr std::size_t kColumn = 40;
+constexpr std::size_t kWidth = 96;
+
+constexpr std::string_view kIntroduction =
+    "eslease-controller turns Lease resources into Elasticsearch locks with fencing tokens, and hands a\n"
+    "lock to the next claim within milliseconds when its holder pod dies.\n"
+    "\n"
+    "Usage: eslease-controller --es URL [flags]\n"
+    "   e.g. eslease-controller --es https://es-0:9200 --es-api-key-file /secrets/key --leader-elect\n";
+
+constexpr std::string_view kSourcesAndExitCodes =
+    "\n"
+    "Where settings come from:\n"
+    "  A flag beats the environment, which beats the config file. Every flag except --config,\n"
+    "  --version and --help can also be set\n"
+    "  - in the environment, as ESLEASE_ + the flag in upper snake case, repeatable flags\n"
+    "    comma-separated: ESLEASE_METRICS_BIND_ADDRESS=:9090 ESLEASE_ES=http://a:9200,http://b:9200\n"
+    "  - in a YAML file given with --config FILE (or ESLEASE_CONFIG), keyed by the flag names\n"
+    "    without the dashes:\n"
+    "        es: [http://a:9200, http://b:9200]\n"
+    "        metrics-bind-address: \":9090\"\n"
+    "        leader-elect: true\n"
+    "        leader-election-lease-duration: 15s\n"
+    "        workers: 8\n"
+    "  Booleans: --flag alone, or --flag=VALUE with true, t, 1, false, f or 0 in any letter case.\n"
+    "  Durations: 500ms, 10s, 2m, 1h, 1m30s.\n"
+    "  Credentials are only read from files (--es-password-file and friends), never from a\n"
+    "  flag or a variable, and are never logged.\n"
+    "\n"
+    "Exit codes:\n"
+    "  0  clean shutdown after SIGTERM or SIGINT (Elasticsearch locks stay with their holders)\n"
+    "  1  cannot start: no Kubernetes configuration, unreadable credentials, unusable lock index\n"
+    "  2  usage error: a bad flag, environment variable or config file\n";
+
+// "  --leader-elect" and its help; a boolean that defaults to true is shown as the way to
+// turn it off (--liveness-takeover=false).
+std::string flag_line(const FlagSpec& spec) {
+  std::string left = "  --" + std::string(spec.name);
+  if (spec.kind == Kind::kBool && spec.default_text == "true") left += "=false";
+  if (*spec.value_name) left += " " + std::string(spec.value_name);
+  return option_help_line(left, spec.help, spec.default_text, kColumn, kWidth);
+}
+
 }  // namespace
 
 std::string usage() {
-  constexpr std::size_t kColumn = 40;
-  constexpr std::size_t kWidth = 96;
-  std::string out =
-      "eslease-controller turns Lease resources into Elasticsearch locks with fencing tokens, and hands a\n"
-      "lock to the next claim within milliseconds when its holder pod dies.\n"
-      "\n"
-      "Usage: eslease-controller --es URL [flags]\n"
-      "   e.g. eslease-controller --es https://es-0:9200 --es-api-key-file /secrets/key --leader-elect\n";
+  std::string out(kIntroduction);
   for (Group group : {Group::kKubernetes, Group::kElasticsearch, Group::kServing, Group::kLeaderElection,
                       Group::kBehaviour, Group::kLogging, Group::kGeneral}) {
     out += "\n" + std::string(group_title(group)) + ":\n";
-    for (const FlagSpec& spec : flag_specs()) {
-      if (spec.group != group) continue;
-      std::string left = "  --" + std::string(spec.name);
-      if (spec.kind == Kind::kBool && spec.default_text == "true") left += "=false";
-      if (*spec.value_name) left += " " + std::string(spec.value_name);
-      if (left.size() + 2 > kColumn) {
-        out += left + "\n" + std::string(kColumn, ' ');
-      } else {
-        out += left + std::string(kColumn - left.size(), ' ');
-      }
-      std::string right = wrap_words(spec.help, kColumn, kWidth - kColumn);
-      if (!spec.default_text.empty()) {
-        // The default stays in one piece where it fits, so it reads (and greps) as a unit.
-        const std::string default_text = "(default: " + spec.default_text + ")";
-        const std::size_t newline = right.rfind('\n');
-        const std::size_t last_line =
-            newline == std::string::npos ? right.size() : right.size() - newline - 1 - kColumn;
-        if (last_line + 1 + default_text.size() <= kWidth - kColumn) {
-          right += " " + default_text;
-        } else {
-          right += "\n" + std::string(kColumn, ' ') + wrap_words(default_text, kColumn, kWidth - kColumn);
-        }
-      }
-      out += right + "\n";
-    }
+    for (const FlagSpec& spec : flag_specs())
+      if (spec.group == group) out += flag_line(spec);
   }
-  out +=
-      "\n"
-      "Where settings come from:\n"
-      "  A flag beats the environment, which beats the config file. Every flag except --config,\n"
-      "  --version and --help can also be set\n"
-      "  - in the environment, as ESLEASE_ + the flag in upper snake case, repeatable flags\n"
-      "    comma-separated: ESLEASE_METRICS_BIND_ADDRESS=:9090 ESLEASE_ES=http://a:9200,http://b:9200\n"
-      "  - in a YAML file given with --config FILE (or ESLEASE_CONFIG), keyed by the flag names\n"
-      "    without the dashes:\n"
-      "        es: [http://a:9200, http://b:9200]\n"
-      "        metrics-bind-address: \":9090\"\n"
-      "        leader-elect: true\n"
-      "        leader-election-lease-duration: 15s\n"
-      "        workers: 8\n"
-      "  Booleans: --flag, --flag=true, --flag=false. Durations: 500ms, 10s, 2m, 1h, 1m30s.\n"
-      "  Credentials are only read from files (--es-password-file and friends), never from a\n"
-      "  flag or a variable, and are never logged.\n"
-      "\n"
-      "Exit codes:\n"
-      "  0  clean shutdown after SIGTERM or SIGINT (Elasticsearch locks stay with their holders)\n"
-      "  1  cannot start: no Kubernetes configuration, unreadable credentials, unusable lock index\n"
-      "  2  usage error: a bad flag, environment variable or config file\n";
-  return out;
+  return out + std::string(kSourcesAndExitCodes);
 }
 
 }  // namespace eslease::config

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/command_line.h"
 #include "common/result.h"
 #include "config/controller_config.h"
 
@@ -33,6 +34,9 @@ struct FlagSpec {
 const std::vector<FlagSpec>& flag_specs();
 // nullptr when `name` (without the dashes) is no flag.
 const FlagSpec* find_flag(std::string_view name);
+// The syntax of each flag, row for row as flag_specs(), for read_command_line_word: a
+// boolean is a switch, and --help is also -h.
+const std::vector<OptionSyntax>& flag_syntax();
 // Flags that only make sense on the command line (--config, --version, --help).
 bool command_line_only(const FlagSpec& spec);
 // The flag to use instead of a credential given as a value ("password" -> --es-password-file).

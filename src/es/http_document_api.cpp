@@ -250,6 +250,20 @@ class HttpDocumentApi final : public DocumentApi {
                         std::chrono::duration_cast<std::chrono::milliseconds>(clock_.monotonic() - started));
   }
 
+  // `call` to `host`, with the Authorization header when there are credentials.
+  http::Request make_request(const Call& call, std::size_t host,
+                             const std::optional<std::string>& authorization) {
+    http::Request request;
+    request.method = call.method;
+    request.url = base_url(host) + call.path;
+    request.body = call.body;
+    request.timeout = options_.request_timeout;
+    request.headers.emplace_back("Accept", "application/json");
+    if (!call.body.empty()) request.headers.emplace_back("Content-Type", call.content_type);
+    if (authorization) request.headers.emplace_back("Authorization", *authorization);
+    return request;
+  }
+
   // Sends `call`, retrying connection errors and 429/502/503/504 within the attempt and
   // time bounds, each retry on the next healthy host. A timeout is never retried: the
   // outcome is unknown and the caller decides how to resolve it.
@@ -262,15 +276,7 @@ class HttpDocumentApi final : public DocumentApi {
       auto authorization = credentials_.authorization();
       if (!authorization.ok()) return authorization.error();
       const std::size_t host = pick_host();
-      http::Request request;
-      request.method = call.method;
-      request.url = base_url(host) + call.path;
-      request.body = call.body;
-      request.timeout = options_.request_timeout;
-      request.headers.emplace_back("Accept", "application/json");
-      if (!call.body.empty()) request.headers.emplace_back("Content-Type", call.content_type);
-      if (*authorization) request.headers.emplace_back("Authorization", **authorization);
-
+      const http::Request request = make_request(call, host, *authorization);
       const MonoTime sent = clock_.monotonic();
       auto result = transport_.send(request);
       Error failure;

@@ -29,6 +29,12 @@ std::string correlation_key(const ObjectReference& o, EventType type, const std:
   return key;
 }
 
+// An Event's involvedObject: the object it is about.
+json involved_object(const ObjectReference& o) {
+  return {{"apiVersion", o.api_version}, {"kind", o.kind}, {"name", o.name},
+          {"namespace", o.ns},           {"uid", o.uid},   {"resourceVersion", o.resource_version}};
+}
+
 }  // namespace
 
 ObjectReference reference_to(const json& object) {
@@ -135,13 +141,7 @@ bool EventRecorder::write(const Pending& event, bool may_wait) {
       {"apiVersion", resources::events().api_version()},
       {"kind", "Event"},
       {"metadata", {{"name", name}, {"namespace", ns}}},
-      {"involvedObject",
-       {{"apiVersion", event.object.api_version},
-        {"kind", event.object.kind},
-        {"name", event.object.name},
-        {"namespace", event.object.ns},
-        {"uid", event.object.uid},
-        {"resourceVersion", event.object.resource_version}}},
+      {"involvedObject", involved_object(event.object)},
       {"reason", event.reason},
       {"message", event.message},
       {"type", event.type == EventType::kNormal ? "Normal" : "Warning"},

@@ -59,6 +59,27 @@ void Informer::count_restart(RestartReason reason) {
   if (options_.on_restart) options_.on_restart(reason);
 }
 
+namespace {
+
+// The pause before trying again: the backoff's, or longer when the server asked for it.
+Millis retry_delay(Backoff& backoff, const Error& error) {
+  Millis delay = backoff.next();
+  if (error.retry_after) delay = std::max(delay, *error.retry_after);
+  return delay;
+}
+
+// Why a watch that failed is started again, logged.
+RestartReason failed_watch_reason(const Error& error, const std::string& resource) {
+  if (error.code == ErrorCode::kTimeout && error.http_status == 0) {  // silence, not a 504
+    log::info("informer watch silent past idle timeout, reconnecting", {{"resource", resource}});
+    return RestartReason::kIdle;
+  }
+  log::warn("informer watch failed", {{"resource", resource}, {"error", error.describe()}});
+  return RestartReason::kError;
+}
+
+}  // namespace
+
 void Informer::run(std::stop_token stop) {
   Backoff backoff(options_.backoff);
   bool need_list = true;
@@ -71,9 +92,7 @@ void Informer::run(std::stop_token stop) {
                   {{"resource", resource_.plural}, {"error", listed.error().describe()}});
         count_restart(listed.error().code == ErrorCode::kGone ? RestartReason::kExpired
                                                               : RestartReason::kError);
-        Millis delay = backoff.next();
-        if (listed.error().retry_after) delay = std::max(delay, *listed.error().retry_after);
-        clock_.sleep_for(delay, stop);
+        clock_.sleep_for(retry_delay(backoff, listed.error()), stop);
         continue;
       }
       need_list = false;
@@ -111,19 +130,11 @@ void Informer::run(std::stop_token stop) {
       need_list = true;
       continue;
     }
-    if (error.code == ErrorCode::kTimeout && error.http_status == 0) {  // silence, not a 504
-      log::info("informer watch silent past idle timeout, reconnecting", {{"resource", resource_.plural}});
-      count_restart(RestartReason::kIdle);
-    } else {
-      log::warn("informer watch failed", {{"resource", resource_.plural}, {"error", error.describe()}});
-      count_restart(RestartReason::kError);
-    }
+    count_restart(failed_watch_reason(error, resource_.plural));
     // A watch that could not even start may face a different server (restarted, restored)
     // whose history does not contain our resourceVersion: start over from a list.
     if (outcome.events == 0) need_list = true;
-    Millis delay = backoff.next();
-    if (error.retry_after) delay = std::max(delay, *error.retry_after);
-    clock_.sleep_for(delay, stop);
+    clock_.sleep_for(retry_delay(backoff, error), stop);
   }
 }
 

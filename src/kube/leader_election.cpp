@@ -109,10 +109,9 @@ void LeaderElector::observe(const LeaderRecord& record, json object) {
 }
 
 bool LeaderElector::try_acquire_or_renew(std::chrono::milliseconds request_timeout) {
-  const Resource lease_resource = resources::coordination_leases();
   // One deadline for the whole attempt (a read, maybe a write and a re-read).
   const MonoTime deadline = clock_.monotonic() + request_timeout;
-  auto call = [&] {
+  const DeadlineCall call = [&] {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_.monotonic());
     return CallOptions{std::max(left, std::chrono::milliseconds(1))};
   };
@@ -124,37 +123,39 @@ bool LeaderElector::try_acquire_or_renew(std::chrono::milliseconds request_timeo
   desired.acquire_time = now;
   desired.renew_time = now;
 
-  auto current = api_.get(lease_resource, config_.ns, config_.name, call());
-  if (!current.ok()) {
-    if (current.error().code != ErrorCode::kNotFound) {
-      log::warn("leader election: cannot read lease",
-                {{"lease", config_.name}, {"error", current.error().describe()}});
-      return false;
-    }
-    json lease = {{"apiVersion", lease_resource.api_version()},
-                  {"kind", "Lease"},
-                  {"metadata", {{"name", config_.name}, {"namespace", config_.ns}}},
-                  {"spec", spec_from(desired)}};
-    auto created = api_.create(lease_resource, config_.ns, lease, call());
-    if (!created.ok() && created.error().code == ErrorCode::kAlreadyExists) {
-      // Another controller created it first (both started at once): it leads and this one
-      // stands by, which is no error. Learn its record so its observed time starts now.
-      if (auto reread = api_.get(lease_resource, config_.ns, config_.name, call()); reread.ok()) {
-        observe(record_from(*reread), *reread);
-      }
-      return false;
-    }
-    if (!created.ok()) {
-      log::warn("leader election: cannot create lease",
-                {{"lease", config_.name}, {"error", created.error().describe()}});
-      return false;
-    }
-    observe(record_from(*created), *created);
-    return true;
-  }
+  auto current = api_.get(resources::coordination_leases(), config_.ns, config_.name, call());
+  if (current.ok()) return write_record(*current, desired, call);
+  if (current.error().code == ErrorCode::kNotFound) return create_record(desired, call);
+  log::warn("leader election: cannot read lease",
+            {{"lease", config_.name}, {"error", current.error().describe()}});
+  return false;
+}
 
-  const LeaderRecord existing = record_from(*current);
-  observe(existing, *current);
+bool LeaderElector::create_record(const LeaderRecord& desired, const DeadlineCall& call) {
+  const Resource lease_resource = resources::coordination_leases();
+  json lease = {{"apiVersion", lease_resource.api_version()},
+                {"kind", "Lease"},
+                {"metadata", {{"name", config_.name}, {"namespace", config_.ns}}},
+                {"spec", spec_from(desired)}};
+  auto created = api_.create(lease_resource, config_.ns, lease, call());
+  if (!created.ok() && created.error().code == ErrorCode::kAlreadyExists) {
+    // Another controller created it first (both started at once): it leads and this one
+    // stands by, which is no error.
+    observe_winner(call);
+    return false;
+  }
+  if (!created.ok()) {
+    log::warn("leader election: cannot create lease",
+              {{"lease", config_.name}, {"error", created.error().describe()}});
+    return false;
+  }
+  observe(record_from(*created), *created);
+  return true;
+}
+
+bool LeaderElector::write_record(const json& current, LeaderRecord desired, const DeadlineCall& call) {
+  const LeaderRecord existing = record_from(current);
+  observe(existing, current);
   {
     std::lock_guard lock(mutex_);
     const bool held_by_other = !existing.holder.empty() && existing.holder != config_.identity;
@@ -167,16 +168,12 @@ bool LeaderElector::try_acquire_or_renew(std::chrono::milliseconds request_timeo
   } else {
     desired.transitions = existing.transitions + 1;
   }
-  json updated = *current;  // keeps metadata.resourceVersion: the write is conditional
+  json updated = current;  // keeps metadata.resourceVersion: the write is conditional
   updated["spec"] = spec_from(desired);
-  auto written = api_.update(lease_resource, updated, call());
+  auto written = api_.update(resources::coordination_leases(), updated, call());
   if (!written.ok()) {
     if (written.error().code == ErrorCode::kConflict) {
-      // Someone wrote in between: learn what they wrote, so their record's observed time
-      // starts now.
-      if (auto reread = api_.get(lease_resource, config_.ns, config_.name, call()); reread.ok()) {
-        observe(record_from(*reread), *reread);
-      }
+      observe_winner(call);  // someone wrote in between
     } else {
       log::warn("leader election: cannot update lease",
                 {{"lease", config_.name}, {"error", written.error().describe()}});
@@ -185,6 +182,13 @@ bool LeaderElector::try_acquire_or_renew(std::chrono::milliseconds request_timeo
   }
   observe(record_from(*written), *written);
   return true;
+}
+
+void LeaderElector::observe_winner(const DeadlineCall& call) {
+  if (auto reread = api_.get(resources::coordination_leases(), config_.ns, config_.name, call());
+      reread.ok()) {
+    observe(record_from(*reread), *reread);
+  }
 }
 
 bool LeaderElector::release() {

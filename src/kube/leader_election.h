@@ -93,6 +93,13 @@ class LeaderElector {
   void renew(std::stop_token stop, MonoTime acquired_at);
   bool holds_record() const;
   void observe(const LeaderRecord& record, json object);
+  // try_acquire_or_renew without a Lease, and with one to take over or renew. `call` gives
+  // each request what is left of the attempt's deadline.
+  using DeadlineCall = std::function<CallOptions()>;
+  bool create_record(const LeaderRecord& desired, const DeadlineCall& call);
+  bool write_record(const json& current, LeaderRecord desired, const DeadlineCall& call);
+  // After losing a race for the Lease: learn the winner's record, so its observed time starts now.
+  void observe_winner(const DeadlineCall& call);
   void maybe_report_transition();
   std::chrono::milliseconds jittered_retry();
 

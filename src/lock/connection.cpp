@@ -1,6 +1,7 @@
 #include "lock/connection.h"
 
 #include "common/duration.h"
+#include "common/text.h"
 #include "es/http_document_api.h"
 #include "http/ca_bundle.h"
 #include "http/transport.h"
@@ -46,8 +47,9 @@ Apply index() {
 
 Apply skip_tls_verify() {
   return [](ConnectionSettings& s, const std::string& v) -> Status {
-    if (v != "true" && v != "false") return invalid("must be true or false");
-    s.insecure_skip_tls_verify = v == "true";
+    auto skip = parse_bool(v);
+    if (!skip.ok()) return skip.error();
+    s.insecure_skip_tls_verify = *skip;
     return {};
   };
 }

@@ -39,10 +39,10 @@ struct ConnectionFlag {
   const char* value_name;    // "URL", "FILE", ... ("" for the boolean)
   std::string default_text;  // ConnectionSettings{}'s value as a user writes it; "" for none
   const char* help;
-  // Applies one value (a list: one element; the boolean: "true" or "false"), checked on its
-  // own: the URL's form, the index name's rules, the timeout's form and minimum. The error
-  // (kInvalidArgument) says what is wrong without naming the flag: the caller knows where
-  // the value came from.
+  // Applies one value (a list: one element; the boolean: a spelling parse_bool reads, in
+  // common/text.h), checked on its own: the URL's form, the index name's rules, the
+  // timeout's form and minimum. The error (kInvalidArgument) says what is wrong without
+  // naming the flag: the caller knows where the value came from.
   std::function<Status(ConnectionSettings&, const std::string& value)> apply;
 };
 

@@ -253,6 +253,39 @@ class EsLockStore final : public LockStore {
     return Grant{std::move(state), valid_until};
   }
 
+  // acquire_chunk's creates whose answer did not settle them (`unsettled`: indexes from
+  // `begin`), read back with one _mget: ours when the document is the one we wrote.
+  void settle_by_reading(const std::vector<std::pair<LockKey, Grantee>>& grantees, std::size_t begin,
+                         const std::vector<LockDocument>& docs, const Result<es::BulkResult>& bulk,
+                         MonoTime sent, const std::vector<std::size_t>& unsettled,
+                         std::vector<std::optional<Result<AcquireOutcome>>>& results) {
+    std::vector<std::string> ids;
+    ids.reserve(unsettled.size());
+    for (std::size_t k : unsettled) ids.push_back(grantees[begin + k].first.id());
+    auto current = api_.mget(options_.index, ids);
+    const MonoTime observed_at = clock_.monotonic();
+    for (std::size_t n = 0; n < unsettled.size(); ++n) {
+      const std::size_t k = unsettled[n];
+      if (!current.ok()) {
+        results[k] = Result<AcquireOutcome>(current.error());
+        continue;
+      }
+      auto state = state_of(ids[n], (*current)[n]);
+      if (!state.ok()) {
+        results[k] = Result<AcquireOutcome>(state.error());
+      } else if (*state && same_write((*state)->doc, docs[k])) {
+        results[k] = Result<AcquireOutcome>(
+            AcquireOutcome{Grant{std::move(**state), holder_deadline(sent, grantees[begin + k].second.ttl)},
+                           std::nullopt,
+                           {}});
+      } else if (!*state && !bulk.ok()) {
+        results[k] = Result<AcquireOutcome>(bulk.error());  // not applied; the lock is free
+      } else {
+        results[k] = Result<AcquireOutcome>(AcquireOutcome{std::nullopt, std::move(*state), observed_at});
+      }
+    }
+  }
+
   // One _bulk of creates for grantees [begin, end), then one _mget for the items to settle.
   std::vector<Result<AcquireOutcome>> acquire_chunk(const std::vector<std::pair<LockKey, Grantee>>& grantees,
                                                     std::size_t begin, std::size_t end) {
@@ -290,33 +323,7 @@ class EsLockStore final : public LockStore {
         unsettled.push_back(k);
       }
     }
-    if (!unsettled.empty()) {
-      std::vector<std::string> ids;
-      ids.reserve(unsettled.size());
-      for (std::size_t k : unsettled) ids.push_back(grantees[begin + k].first.id());
-      auto current = api_.mget(options_.index, ids);
-      const MonoTime observed_at = clock_.monotonic();
-      for (std::size_t n = 0; n < unsettled.size(); ++n) {
-        const std::size_t k = unsettled[n];
-        if (!current.ok()) {
-          results[k] = Result<AcquireOutcome>(current.error());
-          continue;
-        }
-        auto state = state_of(ids[n], (*current)[n]);
-        if (!state.ok()) {
-          results[k] = Result<AcquireOutcome>(state.error());
-        } else if (*state && same_write((*state)->doc, docs[k])) {
-          results[k] = Result<AcquireOutcome>(
-              AcquireOutcome{Grant{std::move(**state), holder_deadline(sent, grantees[begin + k].second.ttl)},
-                             std::nullopt,
-                             {}});
-        } else if (!*state && !bulk.ok()) {
-          results[k] = Result<AcquireOutcome>(bulk.error());  // not applied; the lock is free
-        } else {
-          results[k] = Result<AcquireOutcome>(AcquireOutcome{std::nullopt, std::move(*state), observed_at});
-        }
-      }
-    }
+    if (!unsettled.empty()) settle_by_reading(grantees, begin, docs, bulk, sent, unsettled, results);
     std::vector<Result<AcquireOutcome>> out;
     out.reserve(results.size());
     for (auto& r : results) out.push_back(std::move(*r));

@@ -62,6 +62,19 @@ std::vector<LockSlots> sighted(const std::vector<LockKey>& keys,
   return locks;
 }
 
+// Why the claim is given up at its deadline: the last error, else what keeps the locks busy.
+Error given_up(const ShapedClaim& claim, const std::optional<Error>& last_error, const std::string& busy,
+               Millis wait) {
+  if (last_error) {
+    Error error = *last_error;
+    error.message = "cannot acquire " + names_of(claim.keys) + ": " + error.message;
+    return error;
+  }
+  std::string message = busy;
+  if (wait > Millis(0)) message += "; gave up after waiting " + format_duration(wait);
+  return make_error(ErrorCode::kConflict, std::move(message));
+}
+
 }  // namespace
 
 Result<HeldGrant> acquire_shaped(LockStore& store, Clock& clock, const ShapedClaim& claim,
@@ -112,16 +125,7 @@ Result<HeldGrant> acquire_shaped(LockStore& store, Clock& clock, const ShapedCla
     }
 
     const MonoTime now = clock.monotonic();
-    if (now >= deadline) {
-      if (last_error) {
-        Error error = *last_error;
-        error.message = "cannot acquire " + names_of(claim.keys) + ": " + error.message;
-        return error;
-      }
-      std::string message = busy;
-      if (options.wait > Millis(0)) message += "; gave up after waiting " + format_duration(options.wait);
-      return make_error(ErrorCode::kConflict, std::move(message));
-    }
+    if (now >= deadline) return given_up(claim, last_error, busy, options.wait);
     immediate_retries = 0;
     Millis delay = backoff.next();
     if (expiry && *expiry > now) delay = std::min(delay, std::chrono::ceil<Millis>(*expiry - now));

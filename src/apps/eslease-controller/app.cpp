@@ -136,34 +136,43 @@ ControllerOptions controller_options(const config::ControllerConfig& opts, metri
   return options;
 }
 
+lock::OpenOptions store_options(const config::ControllerConfig& opts, metrics::Metrics& metrics) {
+  lock::OpenOptions options;
+  options.writer = opts.identity;
+  options.on_request = [&metrics](std::string_view op, int status, std::chrono::milliseconds d) {
+    metrics.observe_backend_request(op, status, d);
+  };
+  options.awaits_token_history = true;  // the Leases' tokens, once the caches are synced
+  options.on_fencing = [&metrics](const lock::FencingReport& report) {
+    metrics.set_fencing_epoch(report.epoch);
+    if (report.refused) metrics.count_fencing_refusal();
+  };
+  return options;
+}
+
+kube::InstrumentedApiOptions api_options(const config::ControllerConfig& opts, metrics::Metrics& metrics,
+                                         std::stop_token stop) {
+  kube::InstrumentedApiOptions options;
+  options.qps = opts.kube_api_qps;
+  options.burst = opts.kube_api_burst;
+  options.observer = [&metrics](std::string_view verb, int status, std::chrono::milliseconds d) {
+    metrics.observe_kube_request(verb, status, d);
+  };
+  options.stop = std::move(stop);
+  return options;
+}
+
 // Connects to both backends, serves the endpoints and runs the controller until `stop`.
 int run(const config::ControllerConfig& opts, std::stop_source& stop) {
   Clock& clock = SystemClock::instance();
   metrics::Metrics metrics(ESLEASE_VERSION);
-  lock::OpenOptions store_options;
-  store_options.writer = opts.identity;
-  store_options.on_request = [&metrics](std::string_view op, int status, std::chrono::milliseconds d) {
-    metrics.observe_backend_request(op, status, d);
-  };
-  store_options.awaits_token_history = true;  // the Leases' tokens, once the caches are synced
-  store_options.on_fencing = [&metrics](const lock::FencingReport& report) {
-    metrics.set_fencing_epoch(report.epoch);
-    if (report.refused) metrics.count_fencing_refusal();
-  };
-  auto store = lock::open_lock_store(opts.elasticsearch, clock, std::move(store_options));
+  auto store = lock::open_lock_store(opts.elasticsearch, clock, store_options(opts, metrics));
   if (!store.ok()) return fail(store.error().describe());
 
   auto rest = kube::load_default(opts.kubeconfig);
   if (!rest.ok()) return fail("no Kubernetes configuration: " + rest.error().message);
   auto http_api = kube::HttpApi::connect(*rest);
-  kube::InstrumentedApiOptions api_options;
-  api_options.qps = opts.kube_api_qps;
-  api_options.burst = opts.kube_api_burst;
-  api_options.observer = [&metrics](std::string_view verb, int status, std::chrono::milliseconds d) {
-    metrics.observe_kube_request(verb, status, d);
-  };
-  api_options.stop = stop.get_token();
-  kube::InstrumentedApi api(*http_api, std::move(api_options), clock);
+  kube::InstrumentedApi api(*http_api, api_options(opts, metrics, stop.get_token()), clock);
   log::info("starting", {{"version", ESLEASE_VERSION},
                          {"identity", opts.identity},
                          {"kubernetes", rest->describe()},

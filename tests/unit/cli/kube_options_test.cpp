@@ -2,6 +2,7 @@
 // anything is contacted.
 #include <gtest/gtest.h>
 
+#include "cli/flags.h"
 #include "cli/options.h"
 
 namespace eslease::cli {

@@ -96,6 +96,46 @@ TEST(Options, ConnectionFlagsAreCheckedAsTheControllerChecksThem) {
   EXPECT_EQ(o->connection.index, lock::kDefaultIndex);
 }
 
+TEST(Options, EverySpellingOfAFlagReadsTheSame) {
+  for (const std::vector<std::string>& flag : std::vector<std::vector<std::string>>{{"--namespace", "batch"},
+                                                                                    {"--namespace=batch"},
+                                                                                    {"-namespace", "batch"},
+                                                                                    {"-n", "batch"},
+                                                                                    {"-n=batch"}}) {
+    std::vector<std::string> args{"--es", "http://a:9200", "status"};
+    args.insert(args.end(), flag.begin(), flag.end());
+    auto o = parse_options(args);
+    ASSERT_TRUE(o.ok()) << flag[0] << ": " << o.error().message;
+    EXPECT_EQ(o->ns, "batch") << flag[0];
+    EXPECT_TRUE(o->ns_given) << flag[0];
+  }
+}
+
+TEST(Options, UnknownFlagsAndMissingValuesSayWhich) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> bad{
+      {{"--es", "http://a", "acquire", "x", "--bogus"}, "unknown flag --bogus"},
+      {{"--es", "http://a", "acquire", "x", "-x=1"}, "unknown flag -x"},
+      {{"--es", "http://a", "acquire", "x", "--wait"}, "--wait needs a value: --wait D"},
+      {{"--es", "http://a", "acquire", "x", "-n"}, "--namespace needs a value: --namespace NS"},
+      // A forgotten value does not swallow the next flag.
+      {{"--es", "http://a", "renew", "x", "--holder", "--ttl", "5s"},
+       "--holder needs a value: --holder NAME"},
+      {{"--es"}, "--es needs a value: --es URL"},
+  };
+  for (const auto& [args, message] : bad) {
+    auto o = parse_options(args);
+    ASSERT_FALSE(o.ok()) << message;
+    EXPECT_EQ(o.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_EQ(o.error().message, message);
+  }
+}
+
+TEST(Options, VersionNeedsNothingAfterIt) {
+  auto o = parse_options({"--version", "--bogus"});
+  ASSERT_TRUE(o.ok()) << o.error().message;
+  EXPECT_EQ(o->command, Command::kVersion);
+}
+
 TEST(Options, HelpNeedsNoConnection) {
   EXPECT_EQ(parse_options({})->command, Command::kHelp);
   EXPECT_EQ(parse_options({"--help"})->command, Command::kHelp);

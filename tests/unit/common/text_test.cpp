@@ -69,6 +69,43 @@ TEST(Rfc3339, RejectsMalformedInput) {
   }
 }
 
+TEST(ParseBool, ReadsTheSpellingsOfGosParseBoolInAnyCase) {
+  for (const char* yes : {"true", "True", "TRUE", "tRuE", "t", "T", "1"}) {
+    auto b = parse_bool(yes);
+    ASSERT_TRUE(b.ok()) << yes << ": " << b.error().message;
+    EXPECT_TRUE(*b) << yes;
+  }
+  for (const char* no : {"false", "False", "FALSE", "f", "F", "0"}) {
+    auto b = parse_bool(no);
+    ASSERT_TRUE(b.ok()) << no << ": " << b.error().message;
+    EXPECT_FALSE(*b) << no;
+  }
+}
+
+TEST(ParseBool, RefusesEverythingElseQuotingTheValue) {
+  const std::vector<std::pair<std::string, std::string>> refused{
+      {"yes", R"(must be true or false, not "yes")"},
+      {"no", R"(must be true or false, not "no")"},
+      {"on", R"(must be true or false, not "on")"},
+      {"off", R"(must be true or false, not "off")"},
+      {"", R"(must be true or false, not "")"},
+      {" true", R"(must be true or false, not " true")"},
+      {"true ", R"(must be true or false, not "true ")"},
+      {"2", R"(must be true or false, not "2")"},
+      {"tru", R"(must be true or false, not "tru")"},
+      {"truefalse", R"(must be true or false, not "truefalse")"},
+      // A value is quoted as a message may show it: control characters escaped, long ones cut.
+      {"t\n", R"(must be true or false, not "t\n")"},
+      {std::string(100, 'x'), "must be true or false, not \"" + std::string(64, 'x') + "...\""},
+  };
+  for (const auto& [value, message] : refused) {
+    auto b = parse_bool(value);
+    ASSERT_FALSE(b.ok()) << value;
+    EXPECT_EQ(b.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_EQ(b.error().message, message);
+  }
+}
+
 TEST(Columns, AlignsEachColumnToItsWidestCell) {
   EXPECT_EQ(format_columns({{"LOCK", "TOKEN"}, {"batch/nightly", "7"}, {"a", "4294967296"}}),
             "LOCK           TOKEN\n"

@@ -137,6 +137,20 @@ TEST_F(ConfigTest, BooleansAsBareFlagOrWithAValue) {
   }
 }
 
+// The connection flags' boolean reads the spellings every other boolean reads (parse_bool),
+// as the eslease tool reads it too.
+TEST_F(ConfigTest, TheConnectionBooleanReadsTheOneGrammar) {
+  auto on = load({"--es", "http://a:9200", "-es-insecure-skip-tls-verify=T"});
+  ASSERT_TRUE(on.ok()) << on.error().message;
+  EXPECT_TRUE(on->elasticsearch.insecure_skip_tls_verify);
+  auto off = load({"--es", "http://a:9200"}, {{"ESLEASE_ES_INSECURE_SKIP_TLS_VERIFY", "0"}});
+  ASSERT_TRUE(off.ok()) << off.error().message;
+  EXPECT_FALSE(off->elasticsearch.insecure_skip_tls_verify);
+  auto refused = load({"--es", "http://a:9200", "--es-insecure-skip-tls-verify=yes"});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message, R"(--es-insecure-skip-tls-verify: must be true or false, not "yes")");
+}
+
 TEST_F(ConfigTest, AScalarFlagGivenTwiceKeepsTheLastValue) {
   auto o = load({"--es", "http://a:9200", "--workers", "2", "--workers", "3"});
   ASSERT_TRUE(o.ok());
