@@ -106,20 +106,21 @@ WaitOutcome wait_until_held(kube::Api& api, Clock& clock, const json& created, c
       std::lock_guard lock(seen_mutex);
       has_status = has_status || !v.phase.empty() || !v.backend_status.empty();
     }
-    if (v.phase == "Held" && !v.fencing_token.empty() && (v.holder_uid.empty() || v.holder_uid == pod_uid)) {
+    if (v.phase == api::to_string(api::Phase::kHeld) && !v.fencing_token.empty() &&
+        (v.holder_uid.empty() || v.holder_uid == pod_uid)) {
       return decide(WaitResult::kHeld, "");
     }
-    if (v.phase == "TimedOut") {
+    if (v.phase == api::to_string(api::Phase::kTimedOut)) {
       return decide(WaitResult::kTimedOut,
                     "the controller timed the claim out (acquireTimeoutSeconds): " + v.held_message);
     }
-    if (v.phase == "Invalid")
+    if (v.phase == api::to_string(api::Phase::kInvalid))
       return decide(WaitResult::kRefused, "the controller found the claim invalid: " + v.held_message);
-    if (v.phase == "Released") {
+    if (v.phase == api::to_string(api::Phase::kReleased)) {
       return decide(WaitResult::kRefused,
                     "the claim was released because its pod finished: " + v.held_message);
     }
-    if (v.phase == "Pending" || v.backend_status == "False") {
+    if (v.phase == api::to_string(api::Phase::kPending) || v.backend_status == "False") {
       const std::string progress = "waiting for lock " + v.lock_name + " (Lease " + v.name +
                                    "): " + (v.backend_status == "False" ? backend_text(v) : queue_text(v));
       if (progress != last_progress) {

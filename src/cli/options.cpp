@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 
+#include "api/lease_api.h"
 #include "api/session.h"
 #include "common/duration.h"
 #include "common/text.h"
@@ -197,9 +198,9 @@ Result<Options> parse_options(const std::vector<std::string>& args) {
        [&](const std::string& v) {
          const std::string lower = to_lower(v);
          if (lower == "foreground")
-           options.kube.priority = "Foreground";
+           options.kube.priority = api::to_string(api::Priority::kForeground);
          else if (lower == "background")
-           options.kube.priority = "Background";
+           options.kube.priority = api::to_string(api::Priority::kBackground);
          else
            return Status(usage_error("--priority must be Foreground or Background"));
          return Status();

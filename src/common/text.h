@@ -36,6 +36,11 @@ std::optional<WallTime> parse_rfc3339(std::string_view in);
 std::string to_lower(std::string_view in);
 std::string trim(std::string_view in);
 
+// "namespace/name", or "name" when `ns` is empty (a cluster-scoped object): how eslease names
+// a namespaced thing everywhere, as the informer caches' keys, a lock's document id and the
+// lease and holder a lock document names.
+std::string object_key(std::string_view ns, std::string_view name);
+
 // Rows as left-aligned columns two spaces apart, one line each, as kubectl prints tables.
 std::string format_columns(const std::vector<std::vector<std::string>>& rows);
 

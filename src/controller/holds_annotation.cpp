@@ -27,7 +27,7 @@ void HoldsAnnotation::adopt(const std::string& pod_key, const PodRecord& pod,
   const std::map<std::string, std::string> entries = parse_holds(value);
   if (format_holds(entries) != value) touched.insert(pod_key);  // not all entries: rewritten
   for (const auto& [lease_name, token] : entries) {
-    auto lease = cluster_.lease(pod.meta.ns + "/" + lease_name);
+    auto lease = cluster_.lease(object_key(pod.meta.ns, lease_name));
     if (!lease) {
       touched.insert(pod_key);  // names a Lease that is gone: rewritten without it
       continue;
@@ -40,10 +40,10 @@ void HoldsAnnotation::adopt(const std::string& pod_key, const PodRecord& pod,
 
 std::map<std::string, HoldsAnnotation::PodPlan> HoldsAnnotation::desired_values(
     const LockWorld& world, const std::map<std::string, LeaseStatus>& statuses) {
-  const std::string lock = world.ns + "/" + world.lock_name;
+  const std::string lock = object_key(world.ns, world.lock_name);
   std::set<std::string> touched;
   std::map<std::string, std::set<std::string>> released;  // holder labels of entries dropped, by pod
-  for (const auto& [name, pod] : world.pods) adopt(world.ns + "/" + name, pod.record, touched);
+  for (const auto& [name, pod] : world.pods) adopt(object_key(world.ns, name), pod.record, touched);
   if (auto had = holders_.find(lock); had != holders_.end()) {
     for (const std::string& pod_key : had->second) {
       auto pod = holds_.find(pod_key);
@@ -62,7 +62,7 @@ std::map<std::string, HoldsAnnotation::PodPlan> HoldsAnnotation::desired_values(
   for (const LeaseRecord& lease : world.claims) {
     auto status = statuses.find(lease.meta.name);
     if (status == statuses.end() || status->second.phase != Phase::kHeld || !status->second.holder) continue;
-    const std::string pod_key = world.ns + "/" + status->second.holder->pod_name;
+    const std::string pod_key = object_key(world.ns, status->second.holder->pod_name);
     holds_[pod_key][lease.meta.name] = Hold{lock, status->second.fencing_token, lease.spec.holder_label};
     holders_[lock].insert(pod_key);
     touched.insert(pod_key);
@@ -87,7 +87,7 @@ void HoldsAnnotation::plan_labels(const LockWorld& world, const std::string& loc
     if (!lease.spec.holder_label.empty()) keys.insert(lease.spec.holder_label);
   // Every pod this lock concerns, so a label left on one that no longer holds is taken away.
   if (!keys.empty())
-    for (const auto& [name, pod] : world.pods) plans.try_emplace(world.ns + "/" + name);
+    for (const auto& [name, pod] : world.pods) plans.try_emplace(object_key(world.ns, name));
   for (const auto& [pod_key, gone] : released) plans[pod_key].may_remove.insert(gone.begin(), gone.end());
   if (auto pending = unlabel_pending_.find(lock); pending != unlabel_pending_.end())
     for (const auto& [pod_key, left] : pending->second)
@@ -102,7 +102,7 @@ void HoldsAnnotation::plan_labels(const LockWorld& world, const std::string& loc
 }
 
 Status HoldsAnnotation::update(const LockWorld& world, const std::map<std::string, LeaseStatus>& statuses) {
-  const std::string lock = world.ns + "/" + world.lock_name;
+  const std::string lock = object_key(world.ns, world.lock_name);
   std::map<std::string, PodPlan> plans;
   {
     std::lock_guard guard(mutex_);

@@ -92,7 +92,7 @@ void Reconciler::gather_pods(LockWorld& world, const LockEntry& entry) const {
     if (lease.spec.election_mode()) {
       any_election = true;
     } else if (!lease.spec.pod_name.empty()) {
-      if (auto pod = cluster_.pod(world.ns + "/" + lease.spec.pod_name)) add_pod(*pod);
+      if (auto pod = cluster_.pod(object_key(world.ns, lease.spec.pod_name))) add_pod(*pod);
     }
   }
   if (any_election) {
@@ -134,9 +134,9 @@ std::optional<DocumentView> Reconciler::document_view(const LockWorld& world, co
 
 lock::Grantee Reconciler::grantee(const LockWorld& world, const GrantPlan& plan) const {
   lock::Grantee to;
-  to.lease = world.ns + "/" + plan.lease;
+  to.lease = object_key(world.ns, plan.lease);
   to.lease_uid = plan.lease_uid;
-  to.holder = world.ns + "/" + plan.pod;
+  to.holder = object_key(world.ns, plan.pod);
   to.holder_uid = plan.pod_uid;
   to.node = plan.node;
   to.priority = to_string(plan.priority);
@@ -159,7 +159,7 @@ bool Reconciler::record_grant(LockEntry& entry, const lock::AcquireOutcome& outc
   observer_.granted(seconds_between(plan.waiting_since, world.now));
   if (plan.takeover_reason) {
     std::optional<MonoTime> seen = plan.dead_seen_at;
-    if (!seen) seen = tracker_.death_seen_at(world.ns + "/" + plan.from_pod);
+    if (!seen) seen = tracker_.death_seen_at(object_key(world.ns, plan.from_pod));
     std::optional<double> latency;
     if (seen) latency = std::chrono::duration<double>(now - *seen).count();
     observer_.taken_over(api::to_string(*plan.takeover_reason), latency);
@@ -203,8 +203,8 @@ Status Reconciler::revoke(LockEntry& entry, const Decision& decision, const Lock
   Millis duration(doc.doc.ttl_millis);
   for (const LeaseRecord& claim : world.claims)
     if (claim.meta.uid == doc.doc.lease_uid)
-      duration = std::max(duration, Millis(std::chrono::seconds(claim.spec.lease_duration_seconds)));
-  auto listed = sessions_.list(world.ns, api::GrantRef{lease, std::to_string(doc.token)}, duration);
+      duration = std::max(duration, api::lease_duration(claim.spec.lease_duration_seconds));
+  auto listed = sessions_.revoke(world.ns, api::GrantRef{lease, std::to_string(doc.token)}, duration);
   if (!listed.ok()) return listed.error();
   entry.revoke(*decision.action_reason, *listed);
   log::info("grant revoked; handed over once its validity ends",
@@ -344,10 +344,10 @@ Status Reconciler::write_to_cluster(const LockWorld& world, const Decision& deci
   record_events(world, decision, not_written);
   if (options_.holds_annotation) keep_first_error(holds_.update(world, decision.statuses));
   if (world.document_known)
-    index_.set_holder(world.ns + "/" + world.lock_name,
+    index_.set_holder(object_key(world.ns, world.lock_name),
                       world.document ? world.document->state.doc.holder : "");
-  if (deferred && (!retry_at || world.mono + kDeferredRetry < *retry_at))
-    retry_at = world.mono + kDeferredRetry;
+  if (deferred && (!retry_at || world.mono + kDeferredWritesRequeue < *retry_at))
+    retry_at = world.mono + kDeferredWritesRequeue;
   return result;
 }
 

@@ -45,9 +45,10 @@ class Reconciler {
  public:
   // One step acts on the document once; a reconcile that still has an action pending after
   // this many steps (the document keeps moving under it) is retried with backoff.
-  // A write deferred because the client's rate limit was busy (kube::CallOptions::
-  // defer_when_busy) is tried again this much later.
-  static constexpr Millis kDeferredRetry{500};
+  // A reconcile that left writes for later because the client's rate limit was busy
+  // (kube::CallOptions::defer_when_busy) runs again this much later: later than the event
+  // thread's poll (EventRecorder), as each retry is a whole reconcile of the lock.
+  static constexpr Millis kDeferredWritesRequeue{500};
   static constexpr int kMaxSteps = 4;  // e.g. release a deleted claim's lock, then grant it to the next
 
   // `events` may be null (no events are recorded).

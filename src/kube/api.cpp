@@ -1,5 +1,7 @@
 #include "kube/api.h"
 
+#include "common/text.h"
+
 namespace eslease::kube {
 
 const char* to_string(WatchEvent::Type type) {
@@ -49,9 +51,7 @@ std::string meta_string(const json& object, const char* field) {
 }
 
 std::string object_key(const json& object) {
-  std::string ns = meta_string(object, "namespace");
-  std::string name = meta_string(object, "name");
-  return ns.empty() ? name : ns + "/" + name;
+  return eslease::object_key(meta_string(object, "namespace"), meta_string(object, "name"));
 }
 
 }  // namespace eslease::kube

@@ -92,7 +92,7 @@ void EventRecorder::loop(std::stop_token stop) {
       busy_ = true;
     }
     // On the way out an event no longer waits for the rate limit to be free.
-    while (!write(next, /*may_wait=*/!stop.stop_requested())) clock_.sleep_for(kDeferredRetry, stop);
+    while (!write(next, /*may_wait=*/!stop.stop_requested())) clock_.sleep_for(kBusyLimiterPoll, stop);
     {
       std::lock_guard lock(mutex_);
       busy_ = false;

@@ -73,8 +73,9 @@ class EventRecorder {
     int count = 0;
     MonoTime last_seen;
   };
-  // An event the rate limit deferred is tried again this much later.
-  static constexpr Millis kDeferredRetry{200};
+  // While the rate limit defers events, the event thread tries the same event again this
+  // often: a retry costs one look at the limiter and nothing else waits on this thread.
+  static constexpr Millis kBusyLimiterPoll{200};
 
   void loop(std::stop_token stop);
   // False when the write was deferred (only when `may_wait`): nothing was sent.

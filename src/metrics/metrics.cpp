@@ -12,6 +12,7 @@
 #include <set>
 #include <vector>
 
+#include "api/lease_api.h"
 #include "kube/informer.h"
 #include "metrics/process_metrics.h"
 
@@ -245,14 +246,15 @@ Metrics::Metrics(std::string_view version) : f_(std::make_unique<Families>()) {
   f_->build_info.Add({{"version", clean(version)}}).Set(1);
   // Series that exist from the start read as 0 instead of missing, so rate() and alerts
   // work before the first event.
-  for (std::string_view phase : {"Pending", "Held", "Released", "TimedOut", "Invalid"})
-    for (std::string_view priority : {"Foreground", "Background"}) f_->claims.at({phase, priority});
-  for (std::string_view priority : {"Foreground", "Background"}) f_->claim_timeouts.at({priority});
+  for (api::Phase phase : api::kPhases)
+    for (api::Priority priority : api::kPriorities)
+      f_->claims.at({api::to_string(phase), api::to_string(priority)});
+  for (api::Priority priority : api::kPriorities) f_->claim_timeouts.at({api::to_string(priority)});
   for (std::string_view result : {"success", "requeue", "error"}) f_->reconciles.at({result});
   for (std::string_view op : {"acquire", "take_over", "release"}) f_->conflicts.at({op});
-  for (std::string_view reason :
-       {"PodDeleted", "PodReplaced", "PodFailed", "PodSucceeded", "PodNotReady", "Expired"})
-    f_->takeovers.at({reason});
+  for (api::Reason reason : {api::Reason::kPodDeleted, api::Reason::kPodReplaced, api::Reason::kPodFailed,
+                             api::Reason::kPodSucceeded, api::Reason::kPodNotReady, api::Reason::kExpired})
+    f_->takeovers.at({api::to_string(reason)});
   for (std::string_view resource : {"leases", "pods", "nodes"})
     for (auto reason : {kube::RestartReason::kExpired, kube::RestartReason::kClosed,
                         kube::RestartReason::kIdle, kube::RestartReason::kError})

@@ -199,7 +199,7 @@ TEST_F(ReconcilerTest, AWriteDeferredByABusyRateLimitIsRetriedWithoutAnError) {
   EXPECT_EQ(status("claim-a")["phase"], "Held");
   EXPECT_EQ(holds("worker-a"), "");
   ASSERT_TRUE(outcome.requeue_at);
-  EXPECT_LE(*outcome.requeue_at, clock_.monotonic() + Reconciler::kDeferredRetry);
+  EXPECT_LE(*outcome.requeue_at, clock_.monotonic() + Reconciler::kDeferredWritesRequeue);
   ASSERT_TRUE(reconcile().status.ok());
   EXPECT_EQ(holds("worker-a"), "claim-a=" + status("claim-a")["fencingToken"].get<std::string>());
 }
@@ -241,7 +241,7 @@ TEST_F(ReconcilerTest, ATakeoverFromAGonePodTellsTheSuccessorBeforeTheDeadHolder
   EXPECT_EQ(status("claim-b")["phase"], "Held");
   EXPECT_EQ(status("claim-a")["phase"], "Held") << "the dead holder's status waits for the rate limit";
   ASSERT_TRUE(busy.requeue_at);
-  EXPECT_LE(*busy.requeue_at, clock_.monotonic() + Reconciler::kDeferredRetry);
+  EXPECT_LE(*busy.requeue_at, clock_.monotonic() + Reconciler::kDeferredWritesRequeue);
 
   api_.set_rate_limit_busy(false);
   ASSERT_TRUE(reconcile().status.ok());

@@ -236,7 +236,7 @@ TEST_F(SessionKeeperTest, ARevocationIsListedAndHandedOverAfterThePublishedValid
   keeper_->tick(kNs);
   const MonoTime renewed = clock_.monotonic();
   clock_.advance(Millis(4000));
-  auto hand_over = keeper_->list(kNs, {"claim-a", token}, kTtl);
+  auto hand_over = keeper_->revoke(kNs, {"claim-a", token}, kTtl);
   ASSERT_TRUE(hand_over.ok());
   ASSERT_TRUE(*hand_over);
   EXPECT_EQ(**hand_over, renewed + kTtl);
@@ -263,7 +263,7 @@ TEST_F(SessionKeeperTest, ARenewalWhoseAnswerWasLostCountsAsPublished) {
   const MonoTime unanswered = clock_.monotonic();
   ASSERT_EQ(session()->renew_time, lock::to_millis(clock_.now())) << "the renewal was applied";
   clock_.advance(Millis(4000));
-  auto hand_over = keeper_->list(kNs, {"claim-a", token}, kTtl);
+  auto hand_over = keeper_->revoke(kNs, {"claim-a", token}, kTtl);
   ASSERT_TRUE(hand_over.ok()) << hand_over.error().describe();
   ASSERT_TRUE(*hand_over);
   EXPECT_GE(**hand_over, unanswered + kTtl);
@@ -271,7 +271,7 @@ TEST_F(SessionKeeperTest, ARenewalWhoseAnswerWasLostCountsAsPublished) {
 }
 
 TEST_F(SessionKeeperTest, WithoutASessionNothingWasPublishedAndNothingIsListed) {
-  auto hand_over = keeper_->list(kNs, {"claim-a", "12"}, kTtl);
+  auto hand_over = keeper_->revoke(kNs, {"claim-a", "12"}, kTtl);
   ASSERT_TRUE(hand_over.ok());
   EXPECT_FALSE(*hand_over);
   EXPECT_FALSE(session());
@@ -334,7 +334,7 @@ TEST_F(SessionKeeperTest, TheSessionGoesOnceNothingIsHeldOrListed) {
 TEST_F(SessionKeeperTest, ANamespaceStillListingAGrantIsKept) {
   const std::string token = grant("a", "claim-a");
   keeper_->tick(kNs);
-  ASSERT_TRUE(keeper_->list(kNs, {"claim-a", token}, kTtl).ok());
+  ASSERT_TRUE(keeper_->revoke(kNs, {"claim-a", token}, kTtl).ok());
   const lock::LockKey key = *lock::make_lock_key(kNs, "a");
   table_.lock(key)->released(clock_.monotonic());
   api_.erase_object(kube::resources::eslease_leases(), kNs + "/claim-a");
