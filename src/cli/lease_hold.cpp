@@ -62,7 +62,7 @@ class SessionLeaseHold final : public LeaseHold {
     const MonoTime give_up = clock_.monotonic() + limit;
     std::unique_lock lock(mutex_);
     for (;;) {
-      if (state_.lost) return make_error(ErrorCode::kConflict, state_.why);
+      if (state_.lost) return make_error(ErrorCode::kLost, state_.why);
       if (session_failure_) return *session_failure_;
       const MonoTime now = clock_.monotonic();
       if (has_validity_ && state_.confirmed_until > now + needed) return {};

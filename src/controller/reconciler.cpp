@@ -268,9 +268,9 @@ ReconcileOutcome Reconciler::reconcile(const std::string& lock_id, std::stop_tok
         // still changing (its statuses and annotations stay as they are); retry later.
         log::warn("lock still changing after the reconcile's steps; retrying",
                   {{"lock", lock_id}, {"action", to_string(decision.action)}, {"rule", decision.rule}});
-        outcome.status = make_error(ErrorCode::kConflict, "lock " + lock_id + " still needs a " +
-                                                              to_string(decision.action) + " after " +
-                                                              std::to_string(kMaxSteps) + " steps");
+        outcome.status = make_error(ErrorCode::kUnsettled, "lock " + lock_id + " still needs a " +
+                                                               to_string(decision.action) + " after " +
+                                                               std::to_string(kMaxSteps) + " steps");
         return outcome;
       }
       // Leadership ended while this reconcile ran: a former leader writes nothing more.
@@ -305,22 +305,19 @@ ReconcileOutcome Reconciler::reconcile(const std::string& lock_id, std::stop_tok
 Status Reconciler::write_to_cluster(const LockWorld& world, const Decision& decision,
                                     std::optional<MonoTime>& retry_at) {
   Status result;
-  bool deferred = false;
-  auto keep_first_error = [&](Status s) {
-    if (!s.ok() && s.error().code == ErrorCode::kDeferred) {
-      deferred = true;  // left for when the rate limit is free: not an error
-      return;
-    }
-    if (result.ok() && !s.ok()) result = std::move(s);
+  bool deferred = false;  // a write was left for when the rate limit is free: not an error
+  // Keeps the first error and notes a deferral; true when the write went out.
+  auto note = [&](const Result<WriteOutcome>& written) {
+    if (!written.ok() && result.ok()) result = written.error();
+    deferred = deferred || (written.ok() && *written == WriteOutcome::kDeferred);
+    return written.ok() && *written == WriteOutcome::kSent;
   };
   auto listed = [](const std::vector<std::string>& names, const std::string& name) {
     return std::find(names.begin(), names.end(), name) != names.end();
   };
   for (const LeaseRecord& lease : world.claims) {
-    if (listed(decision.add_finalizer, lease.meta.name))
-      keep_first_error(leases_.write_finalizer(lease, true));
-    if (listed(decision.remove_finalizer, lease.meta.name))
-      keep_first_error(leases_.write_finalizer(lease, false));
+    if (listed(decision.add_finalizer, lease.meta.name)) note(leases_.write_finalizer(lease, true));
+    if (listed(decision.remove_finalizer, lease.meta.name)) note(leases_.write_finalizer(lease, false));
   }
   // Grants first: in a burst of hand-overs the successors are told before anyone else. An
   // event goes with its status: one whose status waits is planned again when that is retried.
@@ -332,17 +329,17 @@ Status Reconciler::write_to_cluster(const LockWorld& world, const Decision& deci
         continue;
       const Urgency urgency = status_write_urgency(
           lease.status, desired->second, shown_holder_health(world, lease).health == Health::kConfirmedDead);
-      bool sent = false;
-      Status written = leases_.write_status(lease, desired->second, urgency, world.mono, retry_at, &sent);
-      if (!written.ok()) not_written.insert(lease.meta.name);
+      const Result<WriteOutcome> written =
+          leases_.write_status(lease, desired->second, urgency, world.mono, retry_at);
+      if (!written.ok() || *written == WriteOutcome::kDeferred) not_written.insert(lease.meta.name);
       // Counted with the write that shows it, so a claim is counted once, whoever leads.
-      if (sent && desired->second.phase == Phase::kTimedOut && lease.status.phase != Phase::kTimedOut)
+      if (note(written) && desired->second.phase == Phase::kTimedOut &&
+          lease.status.phase != Phase::kTimedOut)
         observer_.claim_timed_out(to_string(lease.spec.priority));
-      keep_first_error(std::move(written));
     }
   }
   record_events(world, decision, not_written);
-  if (options_.holds_annotation) keep_first_error(holds_.update(world, decision.statuses));
+  if (options_.holds_annotation) note(holds_.update(world, decision.statuses));
   if (world.document_known)
     index_.set_holder(object_key(world.ns, world.lock_name),
                       world.document ? world.document->state.doc.holder : "");

@@ -46,7 +46,7 @@ class Reconciler {
   // One step acts on the document once; a reconcile that still has an action pending after
   // this many steps (the document keeps moving under it) is retried with backoff.
   // A reconcile that left writes for later because the client's rate limit was busy
-  // (kube::CallOptions::defer_when_busy) runs again this much later: later than the event
+  // (kube::Api::patch_unless_busy) runs again this much later: later than the event
   // thread's poll (EventRecorder), as each retry is a whole reconcile of the lock.
   static constexpr Millis kDeferredWritesRequeue{500};
   static constexpr int kMaxSteps = 4;  // e.g. release a deleted claim's lock, then grant it to the next

@@ -20,6 +20,22 @@ const char* to_string(WatchEvent::Type type) {
   return "UNKNOWN";
 }
 
+Result<std::optional<json>> as_sent(Result<json> answer) {
+  if (!answer.ok()) return answer.error();
+  return std::optional<json>(std::move(*answer));
+}
+
+Result<std::optional<json>> Api::create_unless_busy(const Resource& r, const std::string& ns,
+                                                    const json& object) {
+  return as_sent(create(r, ns, object));
+}
+
+Result<std::optional<json>> Api::patch_unless_busy(const Resource& r, const std::string& ns,
+                                                   const std::string& name, PatchType type, const json& patch,
+                                                   bool status_subresource) {
+  return as_sent(this->patch(r, ns, name, type, patch, status_subresource));
+}
+
 Result<std::string> list_each(Api& api, const Resource& r, const std::string& ns, ListOptions options,
                               const std::function<void(json object)>& each) {
   options.continue_token.clear();

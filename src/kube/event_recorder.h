@@ -3,7 +3,7 @@
 // (same object, type, reason and message) within the correlation window are folded into
 // one Event whose count and lastTimestamp are patched, as client-go's correlator does.
 // Failures are logged, never thrown; a full queue drops events (counted). Events wait while
-// the client's rate limit is busy (CallOptions::defer_when_busy), so in a burst of hand-overs
+// the client's rate limit is busy (Api::patch_unless_busy), so in a burst of hand-overs
 // they never hold up a grant.
 #pragma once
 

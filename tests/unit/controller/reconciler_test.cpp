@@ -191,9 +191,7 @@ TEST_F(ReconcilerTest, AWriteDeferredByABusyRateLimitIsRetriedWithoutAnError) {
   add_pod("worker-a");
   add_claim("claim-a", "worker-a", 0);
   // The grant's status goes out; telling the pod is left for later by the client's limiter.
-  api_.fail_next(
-      "patch", kube::resources::pods(),
-      make_error(ErrorCode::kDeferred, "client-side rate limit busy: the write is left for later"));
+  api_.defer_next(kube::resources::pods());
   ReconcileOutcome outcome = reconcile();
   ASSERT_TRUE(outcome.status.ok()) << outcome.status.error().describe();
   EXPECT_EQ(status("claim-a")["phase"], "Held");
