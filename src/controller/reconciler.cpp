@@ -153,7 +153,7 @@ bool Reconciler::record_grant(LockEntry& entry, const lock::AcquireOutcome& outc
     entry.read(outcome.current, outcome.observed_at);
     return false;
   }
-  entry.granted(*outcome.grant, now);
+  entry.granted(*outcome.grant);
   const GrantPlan& plan = decision.grant;
   sessions_.wake(world.ns, plan.ttl);  // published soon enough to be usable at once
   observer_.granted(seconds_between(plan.waiting_since, world.now));
@@ -237,7 +237,7 @@ Status Reconciler::carry_out(LockEntry& entry, const Decision& decision, const L
     case Action::kRevoke:
       return revoke(entry, decision, world);
     case Action::kAdopt:
-      entry.adopted(clock_.monotonic());
+      entry.adopted();
       sessions_.wake(world.ns, Millis(entry.document()->doc.ttl_millis));
       log::info("adopted existing grant", {{"lock", entry.key().id()}, {"token", entry.document()->token}});
       return {};

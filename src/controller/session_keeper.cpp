@@ -261,7 +261,7 @@ void SessionKeeper::renew_documents(const std::string& ns, WallTime renewal,
     const api::GrantRef grant{name_of(doc.doc.lease), std::to_string(doc.token)};
     switch (result.result) {
       case lock::BatchRenewal::Result::kRenewed:
-        entry.renewed(*result.grant, after);
+        entry.renewed(*result.grant);
         coverage.covered.insert(grant);
         coverage.any_answer = true;
         break;
@@ -275,7 +275,7 @@ void SessionKeeper::renew_documents(const std::string& ns, WallTime renewal,
         coverage.any_unavailable = coverage.any_unavailable || (result.error && result.error->unavailable());
         std::optional<lock::LockState> still_ours;
         if (result.grant) still_ours = result.grant->state;
-        if (entry.renewal_not_confirmed(still_ours, after, after + options_.retry_after)) {
+        if (entry.renewal_not_confirmed(still_ours, after)) {
           observer_.renewal_failed();
           log::warn("lock renewal failed until the grant expired",
                     {{"lock", entry.key().id()}, {"error", result.error ? result.error->describe() : ""}});

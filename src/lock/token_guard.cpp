@@ -15,11 +15,6 @@ void TokenGuard::set_source(IssuedBeforeSource source) {
   checked_ = false;
 }
 
-void TokenGuard::recheck() {
-  std::lock_guard lock(mutex_);
-  checked_ = false;
-}
-
 void TokenGuard::saw(std::int64_t token) {
   std::lock_guard lock(mutex_);
   largest_seen_ = std::max(largest_seen_, token);

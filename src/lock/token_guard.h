@@ -77,8 +77,6 @@ class TokenGuard {
 
   // Where grants made before this store's are learnt; the index is checked again.
   void set_source(IssuedBeforeSource source);
-  // Check the index again before the next grant (a new term of leadership).
-  void recheck();
 
   // A token read or written by the store.
   void saw(std::int64_t token);

@@ -280,9 +280,6 @@ void Metrics::set_claims(const std::map<std::pair<std::string, std::string>, int
   f_->waiters.Set(waiters);
 }
 
-void Metrics::set_lock_waiters(double waiters) {
-  f_->waiters.Set(waiters);
-}
 void Metrics::observe_acquire_wait(double seconds) {
   f_->acquire_wait.Observe(seconds);
 }
@@ -348,12 +345,6 @@ RequestObserver Metrics::backend_request_observer() {
 RequestObserver Metrics::kube_request_observer() {
   return [this](std::string_view verb, int status, std::chrono::milliseconds duration) {
     observe_kube_request(verb, status, duration);
-  };
-}
-
-std::function<void(kube::RestartReason)> Metrics::watch_restart_observer(std::string resource) {
-  return [this, resource = std::move(resource)](kube::RestartReason reason) {
-    count_watch_restart(resource, reason);
   };
 }
 

@@ -131,7 +131,7 @@ ControllerOptions controller_options(const config::ControllerConfig& opts, metri
   options.leader_election.renew_deadline = opts.leader_election_renew_deadline;
   options.leader_election.retry_period = opts.leader_election_retry_period;
   options.on_watch_restart = [&metrics](const std::string& resource, kube::RestartReason reason) {
-    metrics.count_watch_restart(resource, kube::to_string(reason));
+    metrics.count_watch_restart(resource, reason);
   };
   return options;
 }
@@ -142,9 +142,7 @@ int run(const config::ControllerConfig& opts, std::stop_source& stop) {
   metrics::Metrics metrics(ESLEASE_VERSION);
   lock::OpenOptions store_options;
   store_options.writer = opts.identity;
-  store_options.on_request = [&metrics](std::string_view op, int status, std::chrono::milliseconds d) {
-    metrics.observe_backend_request(op, status, d);
-  };
+  store_options.on_request = metrics.backend_request_observer();
   store_options.awaits_token_history = true;  // the Leases' tokens, once the caches are synced
   store_options.on_fencing = [&metrics](const lock::FencingReport& report) {
     metrics.set_fencing_epoch(report.epoch);
@@ -159,9 +157,7 @@ int run(const config::ControllerConfig& opts, std::stop_source& stop) {
   kube::InstrumentedApiOptions api_options;
   api_options.qps = opts.kube_api_qps;
   api_options.burst = opts.kube_api_burst;
-  api_options.observer = [&metrics](std::string_view verb, int status, std::chrono::milliseconds d) {
-    metrics.observe_kube_request(verb, status, d);
-  };
+  api_options.observer = metrics.kube_request_observer();
   api_options.stop = stop.get_token();
   kube::InstrumentedApi api(*http_api, std::move(api_options), clock);
   log::info("starting", {{"version", ESLEASE_VERSION},

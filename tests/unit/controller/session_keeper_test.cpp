@@ -50,7 +50,7 @@ class SessionKeeperTest : public ::testing::Test {
     const lock::LockKey key = *lock::make_lock_key(kNs, lock);
     auto granted = ours_->acquire(key, grantee);
     EXPECT_TRUE(granted.ok() && granted->grant);
-    table_.lock(key)->granted(*granted->grant, clock_.monotonic());
+    table_.lock(key)->granted(*granted->grant);
     const std::string token = std::to_string(granted->grant->state.token);
     show_held(lock, lease, token, ttl);
     return token;
@@ -223,7 +223,7 @@ TEST_F(SessionKeeperTest, AGrantNotYetAdoptedIsWaitedForBeforeTheSessionIsRenewe
   successor.tick(kNs);
   EXPECT_EQ(session()->renew_time, first);
   EXPECT_FALSE(session()->lists({"claim-a", token}));
-  fresh.lock(key)->adopted(clock_.monotonic());
+  fresh.lock(key)->adopted();
   clock_.advance(Millis(1000));
   successor.tick(kNs);
   EXPECT_GT(*session()->renew_time, first);
