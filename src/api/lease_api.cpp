@@ -6,7 +6,23 @@
 namespace eslease::api {
 namespace {
 
-constexpr std::array<std::pair<Reason, std::string_view>, 18> kNames = {{
+template <typename Enum, std::size_t N>
+using Names = std::array<std::pair<Enum, std::string_view>, N>;
+
+constexpr Names<Priority, 2> kPriorityNames = {{
+    {Priority::kForeground, "Foreground"},
+    {Priority::kBackground, "Background"},
+}};
+
+constexpr Names<Phase, 5> kPhaseNames = {{
+    {Phase::kPending, "Pending"},
+    {Phase::kHeld, "Held"},
+    {Phase::kReleased, "Released"},
+    {Phase::kTimedOut, "TimedOut"},
+    {Phase::kInvalid, "Invalid"},
+}};
+
+constexpr Names<Reason, 20> kReasonNames = {{
     {Reason::kWaiting, "Waiting"},
     {Reason::kAcquired, "Acquired"},
     {Reason::kTakenOver, "TakenOver"},
@@ -20,6 +36,8 @@ constexpr std::array<std::pair<Reason, std::string_view>, 18> kNames = {{
     {Reason::kTimedOut, "TimedOut"},
     {Reason::kInvalidClaim, "InvalidClaim"},
     {Reason::kReleased, "Released"},
+    {Reason::kClaimDeleted, "ClaimDeleted"},
+    {Reason::kClaimMoved, "ClaimMoved"},
     {Reason::kInvalid, "Invalid"},
     {Reason::kBackendUnavailable, "BackendUnavailable"},
     {Reason::kBackendReachable, "BackendReachable"},
@@ -27,18 +45,44 @@ constexpr std::array<std::pair<Reason, std::string_view>, 18> kNames = {{
     {Reason::kTokensUnproven, "TokensUnproven"},
 }};
 
-}  // namespace
-
-const char* to_string(Reason reason) {
-  for (const auto& [value, name] : kNames)
-    if (value == reason) return name.data();
+template <typename Enum, std::size_t N>
+const char* name_in(const Names<Enum, N>& names, Enum value) {
+  for (const auto& [each, name] : names)
+    if (each == value) return name.data();
   return "";
 }
 
-std::optional<Reason> parse_reason(std::string_view text) {
-  for (const auto& [value, name] : kNames)
+template <typename Enum, std::size_t N>
+std::optional<Enum> value_in(const Names<Enum, N>& names, std::string_view text) {
+  for (const auto& [value, name] : names)
     if (name == text) return value;
   return std::nullopt;
+}
+
+}  // namespace
+
+const char* to_string(Priority priority) {
+  return name_in(kPriorityNames, priority);
+}
+
+std::optional<Priority> parse_priority(std::string_view text) {
+  return value_in(kPriorityNames, text);
+}
+
+const char* to_string(Phase phase) {
+  return name_in(kPhaseNames, phase);
+}
+
+Phase parse_phase(std::string_view text) {
+  return value_in(kPhaseNames, text).value_or(Phase::kNone);
+}
+
+const char* to_string(Reason reason) {
+  return name_in(kReasonNames, reason);
+}
+
+std::optional<Reason> parse_reason(std::string_view text) {
+  return value_in(kReasonNames, text);
 }
 
 bool is_loss(Reason reason) {
@@ -51,6 +95,8 @@ bool is_loss(Reason reason) {
     case Reason::kExpired:
     case Reason::kRenewalFailed:
     case Reason::kReleased:
+    case Reason::kClaimDeleted:
+    case Reason::kClaimMoved:
       return true;
     case Reason::kWaiting:
     case Reason::kAcquired:

@@ -1,9 +1,11 @@
-// The eslease.io Lease as users and holders read it: condition types, the reasons that
-// conditions, events, lastTakeover and metrics share, the finalizer and annotation names,
-// and the one rule both the controller and `eslease status` need to order a queue (when a
-// claim started waiting). Kept apart from either program so they cannot disagree.
+// The eslease.io Lease as users and holders read it: its phases and priorities, condition
+// types, the reasons that conditions, events, lastTakeover and metrics share, the finalizer
+// and annotation names, how a lease duration counts, and the one rule both the controller and
+// `eslease status` need to order a queue (when a claim started waiting). Kept apart from
+// either program so they cannot disagree.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string_view>
 
@@ -17,6 +19,27 @@ inline constexpr const char* kFinalizer = "eslease.io/release";
 inline constexpr const char* kHoldsAnnotation = "eslease.io/holds";
 // spec.leaseDurationSeconds when a Lease does not say (the CRD's default).
 inline constexpr int kDefaultLeaseDurationSeconds = 60;
+
+// A lease duration in seconds (spec.leaseDurationSeconds) as the time it stands for.
+inline Millis lease_duration(int seconds) {
+  return std::chrono::seconds(seconds);
+}
+
+// spec.priority: a waiting Foreground claim goes ahead of every waiting Background claim.
+enum class Priority { kForeground, kBackground };
+inline constexpr std::array<Priority, 2> kPriorities = {Priority::kForeground, Priority::kBackground};
+const char* to_string(Priority priority);
+// nullopt for anything but "Foreground" and "Background".
+std::optional<Priority> parse_priority(std::string_view text);
+
+// status.phase. kNone: the controller has not written a phase yet.
+enum class Phase { kNone, kPending, kHeld, kReleased, kTimedOut, kInvalid };
+// Every phase a status shows, in the order of the CRD's enum.
+inline constexpr std::array<Phase, 5> kPhases = {Phase::kPending, Phase::kHeld, Phase::kReleased,
+                                                 Phase::kTimedOut, Phase::kInvalid};
+const char* to_string(Phase phase);  // "" for kNone
+// kNone for anything that is not one of kPhases' names.
+Phase parse_phase(std::string_view text);
 
 // Every reason eslease writes. A switch over it without a default is checked by -Wswitch,
 // so adding a reason shows every place that must handle it.
@@ -33,7 +56,9 @@ enum class Reason {
   kRenewalFailed,          // the grant could not be renewed in Elasticsearch in time
   kTimedOut,               // waited acquireTimeoutSeconds without a grant
   kInvalidClaim,           // Held=False: the claim cannot be served as written
-  kReleased,               // the claim let go of the lock, or its pod finished after holding
+  kReleased,               // the holder let go of the lock, or its pod finished after holding
+  kClaimDeleted,           // the holder's Lease was deleted by someone else than its holder
+  kClaimMoved,             // the claim no longer names its holder pod
   kInvalid,                // the event of an invalid claim
   kBackendUnavailable,     // BackendAvailable=False
   kBackendReachable,       // BackendAvailable=True

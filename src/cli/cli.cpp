@@ -62,7 +62,7 @@ Result<lock::Grant> held_by(lock::LockStore& store, Clock& clock, const lock::Lo
   if (!current.ok()) return current.error();
   if (!*current) return make_error(ErrorCode::kNotFound, "lock " + key.id() + " is not held");
   if ((*current)->doc.holder != holder) {
-    return make_error(ErrorCode::kConflict,
+    return make_error(ErrorCode::kLost,
                       "lock " + key.id() + " is held by " + (*current)->doc.holder + ", not " + holder);
   }
   // The deadline of a grant we did not write ourselves is unknown: treat it as now.
@@ -86,8 +86,8 @@ int command_renew(const Options& options, const lock::LockKey& key, lock::LockSt
   auto renewed = store.renew(key, *held, options.ttl_given ? options.ttl : Millis(0));
   if (!renewed.ok()) return fail(env, renewed.error());
   if (!renewed->grant || !renewed->renewed) {
-    return fail(
-        env, make_error(ErrorCode::kConflict, "lock " + key.id() + " changed while renewing; not renewed"));
+    return fail(env, make_error(renewed->grant ? ErrorCode::kConflict : ErrorCode::kLost,
+                                "lock " + key.id() + " changed while renewing; not renewed"));
   }
   env.out << renewed->grant->state.token << "\n";
   return kExitOk;
@@ -106,8 +106,8 @@ int command_release(const Options& options, const lock::LockKey& key, lock::Lock
   auto released = store.release(key, *held, lock::ReleaseScope::kGrant);
   if (!released.ok()) return fail(env, released.error());
   if (*released == lock::ReleaseOutcome::kNotHeld) {
-    return fail(
-        env, make_error(ErrorCode::kConflict, "lock " + key.id() + " changed hands; nothing was released"));
+    return fail(env,
+                make_error(ErrorCode::kLost, "lock " + key.id() + " changed hands; nothing was released"));
   }
   env.err << "eslease: released " << key.id() << "\n";
   return kExitOk;

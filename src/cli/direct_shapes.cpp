@@ -177,7 +177,7 @@ int shaped_renew(const Options& options, const std::vector<lock::LockKey>& keys,
   for (const lock::HeldGrant& g : *grants) {
     lock::GrantRenewal renewed = lock::renew_grant(store, g, options.ttl_given ? options.ttl : Millis(0));
     if (renewed.result == lock::GrantRenewal::Result::kLost)
-      return fail(env, make_error(ErrorCode::kConflict, "grant lost while renewing: " + renewed.why));
+      return fail(env, make_error(ErrorCode::kLost, "grant lost while renewing: " + renewed.why));
     if (renewed.result == lock::GrantRenewal::Result::kFailed) return fail(env, *renewed.error);
     env.out << g.token << "\n";
   }
@@ -248,7 +248,10 @@ std::optional<int> shaped_status(const Options& options, const lock::LockKey& ke
 }
 
 int acquire_exit_code(const Error& error) {
-  return error.code == ErrorCode::kConflict ? kExitWaitTimedOut : kExitFailed;
+  return error.code == ErrorCode::kBusy || error.code == ErrorCode::kConflict ||
+                 error.code == ErrorCode::kGrantsPaused
+             ? kExitWaitTimedOut
+             : kExitFailed;
 }
 
 json holder_fields_json(const lock::LockState& state) {

@@ -53,9 +53,9 @@ Set optional_duration(const char* flag, std::optional<Millis>& (*field)(ArgsRead
 Status set_priority(ArgsRead& read, const std::string& value) {
   const std::string lower = to_lower(value);
   if (lower == "foreground") {
-    read.options.kube.priority = "Foreground";
+    read.options.kube.priority = api::to_string(api::Priority::kForeground);
   } else if (lower == "background") {
-    read.options.kube.priority = "Background";
+    read.options.kube.priority = api::to_string(api::Priority::kBackground);
   } else {
     return usage_error("--priority must be Foreground or Background");
   }

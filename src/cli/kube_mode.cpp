@@ -14,6 +14,7 @@
 #include "cli/status_report.h"
 #include "cli/supervisor.h"
 #include "common/duration.h"
+#include "common/text.h"
 #include "kube/config.h"
 #include "kube/http_api.h"
 
@@ -213,7 +214,7 @@ int command_run(Invocation& s) {
   Claimed claimed = take_claim(s);
   if (claimed.exit_code) return *claimed.exit_code;
   const LeaseView v = decode_lease_view(claimed.lease);
-  const Millis ttl(static_cast<long long>(v.lease_duration_seconds) * 1000);
+  const Millis ttl = api::lease_duration(v.lease_duration_seconds);
   const Millis grace = kube_grace(s.options, ttl);
   const Millis margin = kube_safety_margin(s.options, ttl);
   LeaseHoldOptions hold_options;
@@ -238,10 +239,10 @@ int command_run(Invocation& s) {
   SuperviseOptions supervise_options;
   supervise_options.command = s.options.child;
   supervise_options.environment = {{"ESLEASE_FENCING_TOKEN", v.fencing_token},
-                                   {"ESLEASE_LOCK", v.ns + "/" + v.lock_name},
+                                   {"ESLEASE_LOCK", object_key(v.ns, v.lock_name)},
                                    {"ESLEASE_LEASE", v.name}};
   supervise_options.grace = grace;
-  supervise_options.lock_id = v.ns + "/" + v.lock_name;
+  supervise_options.lock_id = object_key(v.ns, v.lock_name);
   return supervise(*hold, s.env.clock, supervise_options, s.env.err);
 }
 
@@ -274,7 +275,7 @@ void add_published_validity(Invocation& s, std::vector<LeaseView>& leases) {
     }
     if (!it->second) continue;
     v.valid_until = api::published_validity(*it->second, api::GrantRef{v.name, v.fencing_token},
-                                            Millis(static_cast<long long>(v.lease_duration_seconds) * 1000));
+                                            api::lease_duration(v.lease_duration_seconds));
   }
 }
 

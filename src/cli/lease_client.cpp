@@ -148,17 +148,18 @@ class GrantWait {
   // What the claim's phase says: granted to this pod, ended, or still waiting (said once per
   // change of the queue).
   bool judge(const LeaseView& v) {
-    if (v.phase == "Held" && !v.fencing_token.empty() && (v.holder_uid.empty() || v.holder_uid == pod_uid_))
+    if (v.phase == api::to_string(api::Phase::kHeld) && !v.fencing_token.empty() &&
+        (v.holder_uid.empty() || v.holder_uid == pod_uid_))
       return decide(WaitResult::kHeld, "");
-    if (v.phase == "TimedOut")
+    if (v.phase == api::to_string(api::Phase::kTimedOut))
       return decide(WaitResult::kTimedOut,
                     "the controller timed the claim out (acquireTimeoutSeconds): " + v.held_message);
-    if (v.phase == "Invalid")
+    if (v.phase == api::to_string(api::Phase::kInvalid))
       return decide(WaitResult::kRefused, "the controller found the claim invalid: " + v.held_message);
-    if (v.phase == "Released")
+    if (v.phase == api::to_string(api::Phase::kReleased))
       return decide(WaitResult::kRefused,
                     "the claim was released because its pod finished: " + v.held_message);
-    if (v.phase == "Pending" || v.backend_status == "False") {
+    if (v.phase == api::to_string(api::Phase::kPending) || v.backend_status == "False") {
       const std::string progress = "waiting for lock " + v.lock_name + " (Lease " + v.name +
                                    "): " + (v.backend_status == "False" ? backend_text(v) : queue_text(v));
       if (progress != last_progress_) {

@@ -22,7 +22,7 @@ class SessionLeaseHold final : public LeaseHold {
         clock_(clock),
         granted_(decode_lease_view(held)),
         grant_{granted_.name, granted_.fencing_token},
-        lease_duration_(Millis(static_cast<long long>(granted_.lease_duration_seconds) * 1000)),
+        lease_duration_(api::lease_duration(granted_.lease_duration_seconds)),
         pod_uid_(std::move(pod_uid)),
         options_(options),
         messages_(messages) {
@@ -62,7 +62,7 @@ class SessionLeaseHold final : public LeaseHold {
     const MonoTime give_up = clock_.monotonic() + limit;
     std::unique_lock lock(mutex_);
     for (;;) {
-      if (state_.lost) return make_error(ErrorCode::kConflict, state_.why);
+      if (state_.lost) return make_error(ErrorCode::kLost, state_.why);
       if (session_failure_) return *session_failure_;
       const MonoTime now = clock_.monotonic();
       if (has_validity_ && state_.confirmed_until > now + needed) return {};

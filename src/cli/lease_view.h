@@ -24,7 +24,7 @@ struct LeaseView {
   std::string lock_name;
   std::string pod_name;  // claim mode
   std::string selector;  // election mode, as "key=value,..." for people
-  std::string priority = "Foreground";
+  std::string priority = api::to_string(api::Priority::kForeground);
   int lease_duration_seconds = api::kDefaultLeaseDurationSeconds;
 
   std::string phase;  // "" until the controller has written a status
@@ -45,7 +45,7 @@ struct LeaseView {
   std::string backend_status;
   std::string backend_message;
 
-  bool held() const { return phase == "Held"; }
+  bool held() const { return phase == api::to_string(api::Phase::kHeld); }
   // When this claim started waiting, by the controller's rule (api::waits_since_loss): when
   // it last lost the lock, else its creation.
   std::optional<WallTime> waiting_since() const;

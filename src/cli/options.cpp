@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "api/lease_api.h"
 #include "api/session.h"
 #include "cli/flags.h"
 #include "common/command_line.h"

@@ -55,7 +55,9 @@ std::vector<LockReport> build_lock_reports(const std::vector<LeaseView>& leases)
     report.lock = v.lock_name;
     if (v.held()) {
       report.holders.push_back(v);
-    } else if (v.phase == "TimedOut" || v.phase == "Invalid" || v.phase == "Released") {
+    } else if (v.phase == api::to_string(api::Phase::kTimedOut) ||
+               v.phase == api::to_string(api::Phase::kInvalid) ||
+               v.phase == api::to_string(api::Phase::kReleased)) {
       report.ended.push_back(v);
     } else {
       report.queue.push_back(v);
@@ -66,7 +68,7 @@ std::vector<LockReport> build_lock_reports(const std::vector<LeaseView>& leases)
     const auto order = [](const LeaseView& a, const LeaseView& b) {
       const auto rank = [](const LeaseView& v) {
         return std::make_tuple(v.queue_position.value_or(std::numeric_limits<int>::max()),
-                               v.priority == "Background" ? 1 : 0,
+                               v.priority == api::to_string(api::Priority::kBackground) ? 1 : 0,
                                v.waiting_since().value_or(WallTime::max()), v.name);
       };
       return rank(a) < rank(b);

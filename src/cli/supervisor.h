@@ -1,7 +1,8 @@
 // `eslease run`: runs a command for as long as a lock is held. The supervisor owns the child
 // process (its own process group, signal forwarding, SIGTERM then SIGKILL); a Hold says
 // whether the lock is still ours and until when that is confirmed: direct mode renews the
-// lock document itself, Kubernetes mode follows the Lease the controller renews.
+// lock document itself, Kubernetes mode follows its Lease and the namespace's session, whose
+// renewals the controller publishes.
 #pragma once
 
 #include <iosfwd>
@@ -17,14 +18,17 @@ class Hold {
  public:
   struct State {
     bool lost = false;  // no longer ours: stop the command now
-    std::string why;    // when lost, e.g. "lock x was lost to y"
+    std::string why;    // when lost, what happened, as the user is told
     // The command must be gone by then; it is asked to stop `grace` earlier.
     MonoTime confirmed_until{};
   };
   virtual ~Hold() = default;
-  // Called on every turn of the supervisor's loop (a few times a second); may renew.
+  // Called on the supervisor's thread on every turn of its loop (every 20 ms): it reports and
+  // must not block; renewing or following happens on the hold's own thread.
   virtual State check() = 0;
-  // Once the command and everything it started are gone: give the lock up if still ours.
+  // Once the command has exited (and, when it was stopped for the lock, its process group
+  // has been killed): give the lock up if still ours. A command that exits by itself is not
+  // followed into what it left running in its group.
   virtual void finish(bool lost) = 0;
 };
 

@@ -30,8 +30,16 @@ const char* to_string(ErrorCode code) {
       return "Protocol";
     case ErrorCode::kCancelled:
       return "Cancelled";
-    case ErrorCode::kDeferred:
-      return "Deferred";
+    case ErrorCode::kBusy:
+      return "Busy";
+    case ErrorCode::kLost:
+      return "Lost";
+    case ErrorCode::kUnsettled:
+      return "Unsettled";
+    case ErrorCode::kGrantsPaused:
+      return "GrantsPaused";
+    case ErrorCode::kTokensExhausted:
+      return "TokensExhausted";
     case ErrorCode::kInternal:
       return "Internal";
   }

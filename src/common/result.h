@@ -2,7 +2,9 @@
 // anything that can fail because of the outside world (network, a remote server, user
 // input, files) returns Result<T>. Exceptions thrown by third-party libraries are caught
 // at the seam that calls them and turned into an Error; they never cross a module
-// boundary. Programming errors are assertions, not Errors.
+// boundary. Programming errors are assertions, not Errors. Outcomes a caller decides on are
+// values, not errors: a 409 from Elasticsearch is es::WriteStatus::kConflict, a write that
+// can wait and was left for later is nullopt (kube::Api::patch_unless_busy).
 #pragma once
 
 #include <cassert>
@@ -15,21 +17,27 @@
 
 namespace eslease {
 
+// What went wrong, one meaning each. The HTTP statuses say which answer a client maps to the
+// code (error_code_for_http_status); eslease's own failures have codes of their own.
 enum class ErrorCode {
-  kInvalidArgument,  // caller's input is wrong; retrying will not help
-  kNotFound,         // 404
-  kConflict,         // 409 version conflict / optimistic concurrency failure
-  kAlreadyExists,    // 409 on create
-  kGone,             // 410: resource version too old
-  kInvalid,          // 422: rejected by validation (details hold the causes)
+  kInvalidArgument,  // the caller's input (a flag, a name, a request) is wrong; retrying will not help
+  kNotFound,         // 404, or the thing asked for does not exist
+  kConflict,         // 409: the object changed since it was read, so a conditional write lost
+  kAlreadyExists,    // 409 on create: the object exists
+  kGone,             // 410: the resource version is too old
+  kInvalid,          // 422, or something is not valid as found (a kubeconfig, a mapping, a capacity)
   kUnauthorized,     // 401
   kForbidden,        // 403
-  kTooManyRequests,  // 429
+  kTooManyRequests,  // 429, or the client-side rate limit would have the call wait too long
   kUnavailable,      // connection refused/reset, 5xx
   kTimeout,          // no answer in time: outcome unknown
   kProtocol,         // the peer answered something we cannot understand
   kCancelled,        // we were asked to stop
-  kDeferred,         // not sent: the client's rate limit is busy with urgent requests; retry later
+  kBusy,             // the lock is someone else's, and the wait for it (if any) ran out
+  kLost,             // the caller's hold is gone: the lock is someone else's now
+  kUnsettled,        // work is left that cannot be done yet (a reconcile ran out of steps); retry later
+  kGrantsPaused,     // no grant until the next fencing token is proven larger; retry later
+  kTokensExhausted,  // no fencing token epoch is left above the largest token issued
   kInternal,         // an unexpected failure inside eslease
 };
 

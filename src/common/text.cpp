@@ -291,6 +291,13 @@ std::string trim(std::string_view in) {
   return std::string(in.substr(b, e - b + 1));
 }
 
+std::string object_key(std::string_view ns, std::string_view name) {
+  std::string key;
+  key.reserve(ns.size() + 1 + name.size());
+  if (!ns.empty()) key.append(ns).append("/");
+  return key.append(name);
+}
+
 std::string format_columns(const std::vector<std::vector<std::string>>& rows) {
   std::vector<std::size_t> widths;
   for (const auto& row : rows) {

@@ -45,6 +45,11 @@ Result<bool> parse_bool(std::string_view value);
 
 std::string trim(std::string_view in);
 
+// "namespace/name", or "name" when `ns` is empty (a cluster-scoped object): how eslease names
+// a namespaced thing everywhere, as the informer caches' keys, a lock's document id and the
+// lease and holder a lock document names.
+std::string object_key(std::string_view ns, std::string_view name);
+
 // Rows as left-aligned columns two spaces apart, one line each, as kubectl prints tables.
 std::string format_columns(const std::vector<std::vector<std::string>>& rows);
 

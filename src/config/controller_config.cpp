@@ -222,7 +222,7 @@ Millis longest_renewal_pause(const ControllerConfig& options) {
 }
 
 std::vector<std::string> timing_warnings(const ControllerConfig& options) {
-  const Millis lease(api::kDefaultLeaseDurationSeconds * 1000);
+  const Millis lease = api::lease_duration(api::kDefaultLeaseDurationSeconds);
   const Millis slack = api::default_holder_slack(lease);
   const Millis pause = longest_renewal_pause(options);
   if (pause <= slack) return {};

@@ -56,7 +56,7 @@ void ClaimIndex::add(const std::string& lease_key, const LeaseRecord& lease) {
   }
   IndexedLease claim{lease.lock_id(), "", lease.spec.selector, lease.status.phase, lease.spec.priority};
   if (!lease.spec.pod_name.empty()) {
-    claim.pod_key = lease.meta.ns + "/" + lease.spec.pod_name;
+    claim.pod_key = object_key(lease.meta.ns, lease.spec.pod_name);
     ++by_pod_[claim.pod_key][claim.lock_id];
   }
   if (claim.selector) elections_by_ns_[lease.meta.ns].insert(lease_key);
@@ -129,8 +129,8 @@ ClaimCounts ClaimIndex::counts() const {
   std::lock_guard lock(mutex_);
   for (const auto& [phase_priority, count] : counts_) {
     const auto [phase, priority] = phase_priority;
-    const char* shown = to_string(phase);
-    out.by_phase_priority[{*shown ? shown : "Pending", to_string(priority)}] += count;
+    const Phase shown = phase == Phase::kNone ? Phase::kPending : phase;  // no status yet: it waits
+    out.by_phase_priority[{to_string(shown), to_string(priority)}] += count;
   }
   return out;
 }

@@ -106,7 +106,7 @@ ClaimQueue classify_claims(const LockWorld& world) {
   if (world.document) {
     const lock::LockDocument& doc = world.document->state.doc;
     for (const ClaimView& c : queue.claims)
-      if (c.lease->meta.uid == doc.lease_uid && world.ns + "/" + c.lease->meta.name == doc.lease)
+      if (c.lease->meta.uid == doc.lease_uid && object_key(world.ns, c.lease->meta.name) == doc.lease)
         queue.owner = &c;
   }
   return queue;

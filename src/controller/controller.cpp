@@ -110,7 +110,7 @@ lock::IssuedBefore issued_before(const ClusterView& cluster) {
     count(lease.status.fencing_token);
     count(lease.released_token);
     if (lease.status.phase == Phase::kHeld) {
-      const Millis duration = std::chrono::seconds(lease.spec.lease_duration_seconds);
+      const Millis duration = api::lease_duration(lease.spec.lease_duration_seconds);
       out.longest_validity = std::max(out.longest_validity, duration);
     }
   });
@@ -254,7 +254,7 @@ void Controller::watch_leases(const std::string& ns) {
 // for the first few such Leases only: a namespace full of them is one mistake, not thousands.
 void Controller::warn_if_too_short(const LeaseRecord& lease) {
   constexpr int kWarnings = 10;
-  const Millis duration(std::int64_t{lease.spec.lease_duration_seconds} * 1000);
+  const Millis duration = api::lease_duration(lease.spec.lease_duration_seconds);
   const Millis slack = api::default_holder_slack(duration);
   if (slack >= options_.longest_renewal_pause) return;
   const int warned = short_leases_warned_.fetch_add(1);
@@ -262,7 +262,7 @@ void Controller::warn_if_too_short(const LeaseRecord& lease) {
   log::warn(
       "Lease too short to ride out a failover: `eslease run` stops its command for nothing when renewals "
       "pause",
-      {{"lease", lease.meta.ns + "/" + lease.meta.name},
+      {{"lease", lease.meta.key()},
        {"leaseDurationSeconds", std::to_string(lease.spec.lease_duration_seconds)},
        {"ridesOut", format_duration(slack)},
        {"longestRenewalPause", format_duration(options_.longest_renewal_pause)}});
@@ -367,7 +367,7 @@ void Controller::publish_claim_metrics() {
       const auto& pods = live_in(lease->meta.ns);
       live = std::any_of(pods.begin(), pods.end(),
                          [&](const PodRecord& pod) { return lease->spec.selector->matches(pod.labels); });
-    } else if (auto pod = caches_->pod(lease->meta.ns + "/" + lease->spec.pod_name)) {
+    } else if (auto pod = caches_->pod(object_key(lease->meta.ns, lease->spec.pod_name))) {
       live = grantable(tracker_.state_of(*pod));
     }
     waiters += live ? 1 : 0;

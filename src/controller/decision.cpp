@@ -27,7 +27,7 @@ void carry_plan(const ActionPlan& plan, Decision& d) {
   g.pod_uid = pod.meta.uid;
   g.node = pod.node_name;
   g.priority = lease.spec.priority;
-  g.ttl = std::chrono::seconds(lease.spec.lease_duration_seconds);
+  g.ttl = api::lease_duration(lease.spec.lease_duration_seconds);
   g.takeover_reason = plan.action == Action::kTakeOver ? plan.reason : std::nullopt;
   g.from_pod = plan.from_pod;
   g.waiting_since = plan.grant->waiting_since;

@@ -137,13 +137,13 @@ std::optional<ActionPlan> release_what_its_holder_let_go(const Situation& s) {
 std::optional<ActionPlan> revoke_when_its_claim_is_gone(const Situation& s) {
   const bool gone = (!s.owner && !s.doc->owner_moved) || (s.owner && s.owner->lease->being_deleted);
   if (!s.ours() || !gone) return std::nullopt;
-  return revoke("revoke_when_its_claim_is_gone", Reason::kReleased,
+  return revoke("revoke_when_its_claim_is_gone", Reason::kClaimDeleted,
                 "the Lease holding the lock was deleted without its holder letting go");
 }
 
 std::optional<ActionPlan> revoke_when_its_claim_moved_on(const Situation& s) {
   if (!s.ours() || s.claimed) return std::nullopt;
-  return revoke("revoke_when_its_claim_moved_on", Reason::kReleased,
+  return revoke("revoke_when_its_claim_moved_on", Reason::kClaimMoved,
                 "the claim no longer names its holder pod");
 }
 
@@ -192,9 +192,10 @@ std::optional<ActionPlan> hand_over_when_it_expires(const Situation& s) {
   const char* rule = "hand_over_when_it_expires";
   if (s.world.mono < s.doc->expires_at) return wait_until(rule, s.doc->expires_at);
   // Revoked for a reason the next holder's status should show (PodNotReady); a grant that
-  // simply ran out, or whose claim moved on, expired.
+  // simply ran out, or whose claim was deleted or moved on, expired.
   Reason why = s.doc->revoked.value_or(Reason::kExpired);
-  if (why == Reason::kRenewalFailed || why == Reason::kReleased) why = Reason::kExpired;
+  if (why == Reason::kRenewalFailed || why == Reason::kClaimDeleted || why == Reason::kClaimMoved)
+    why = Reason::kExpired;
   return hand_over(rule, s, why, std::nullopt, true);
 }
 
@@ -235,6 +236,10 @@ std::string describe_loss(Reason why, const std::string& pod) {
     case Reason::kRenewalFailed:
       return "the lock could not be renewed in Elasticsearch before it expired";
     case Reason::kReleased:
+      return "holder pod " + pod + " let go of the lock";
+    case Reason::kClaimDeleted:
+      return "the Lease of holder pod " + pod + " was deleted without its holder letting go";
+    case Reason::kClaimMoved:
       return "the claim no longer names holder pod " + pod;
     case Reason::kExpired:
     case Reason::kWaiting:

@@ -27,7 +27,7 @@ void HoldsAnnotation::adopt(const std::string& pod_key, const PodRecord& pod,
   const std::map<std::string, std::string> entries = parse_holds(value);
   if (format_holds(entries) != value) touched.insert(pod_key);  // not all entries: rewritten
   for (const auto& [lease_name, token] : entries) {
-    auto lease = cluster_.lease(pod.meta.ns + "/" + lease_name);
+    auto lease = cluster_.lease(object_key(pod.meta.ns, lease_name));
     if (!lease) {
       touched.insert(pod_key);  // names a Lease that is gone: rewritten without it
       continue;
@@ -40,10 +40,10 @@ void HoldsAnnotation::adopt(const std::string& pod_key, const PodRecord& pod,
 
 std::map<std::string, HoldsAnnotation::PodPlan> HoldsAnnotation::desired_values(
     const LockWorld& world, const std::map<std::string, LeaseStatus>& statuses) {
-  const std::string lock = world.ns + "/" + world.lock_name;
+  const std::string lock = object_key(world.ns, world.lock_name);
   std::set<std::string> touched;
   std::map<std::string, std::set<std::string>> released;  // holder labels of entries dropped, by pod
-  for (const auto& [name, pod] : world.pods) adopt(world.ns + "/" + name, pod.record, touched);
+  for (const auto& [name, pod] : world.pods) adopt(object_key(world.ns, name), pod.record, touched);
   if (auto had = holders_.find(lock); had != holders_.end()) {
     for (const std::string& pod_key : had->second) {
       auto pod = holds_.find(pod_key);
@@ -62,7 +62,7 @@ std::map<std::string, HoldsAnnotation::PodPlan> HoldsAnnotation::desired_values(
   for (const LeaseRecord& lease : world.claims) {
     auto status = statuses.find(lease.meta.name);
     if (status == statuses.end() || status->second.phase != Phase::kHeld || !status->second.holder) continue;
-    const std::string pod_key = world.ns + "/" + status->second.holder->pod_name;
+    const std::string pod_key = object_key(world.ns, status->second.holder->pod_name);
     holds_[pod_key][lease.meta.name] = Hold{lock, status->second.fencing_token, lease.spec.holder_label};
     holders_[lock].insert(pod_key);
     touched.insert(pod_key);
@@ -87,7 +87,7 @@ void HoldsAnnotation::plan_labels(const LockWorld& world, const std::string& loc
     if (!lease.spec.holder_label.empty()) keys.insert(lease.spec.holder_label);
   // Every pod this lock concerns, so a label left on one that no longer holds is taken away.
   if (!keys.empty())
-    for (const auto& [name, pod] : world.pods) plans.try_emplace(world.ns + "/" + name);
+    for (const auto& [name, pod] : world.pods) plans.try_emplace(object_key(world.ns, name));
   for (const auto& [pod_key, gone] : released) plans[pod_key].may_remove.insert(gone.begin(), gone.end());
   if (auto pending = unlabel_pending_.find(lock); pending != unlabel_pending_.end())
     for (const auto& [pod_key, left] : pending->second)
@@ -101,16 +101,24 @@ void HoldsAnnotation::plan_labels(const LockWorld& world, const std::string& loc
   }
 }
 
-Status HoldsAnnotation::update(const LockWorld& world, const std::map<std::string, LeaseStatus>& statuses) {
-  const std::string lock = world.ns + "/" + world.lock_name;
+Result<WriteOutcome> HoldsAnnotation::update(const LockWorld& world,
+                                             const std::map<std::string, LeaseStatus>& statuses) {
+  const std::string lock = object_key(world.ns, world.lock_name);
   std::map<std::string, PodPlan> plans;
   {
     std::lock_guard guard(mutex_);
     plans = desired_values(world, statuses);
   }
   Status result;
+  bool deferred = false;
   auto keep_first_error = [&](Status s) {
     if (result.ok() && !s.ok()) result = std::move(s);
+  };
+  // Keeps the first error and notes a deferral; true when the pod needs nothing more.
+  auto done = [&](const Result<WriteOutcome>& written) {
+    if (!written.ok()) keep_first_error(written.error());
+    deferred = deferred || (written.ok() && *written == WriteOutcome::kDeferred);
+    return written.ok() && *written != WriteOutcome::kDeferred;
   };
   std::lock_guard serial(write_mutex_);
   std::vector<PodWrite> removing;
@@ -130,28 +138,24 @@ Status HoldsAnnotation::update(const LockWorld& world, const std::map<std::strin
   const std::set<std::string> carried_before = pending_labels(lock);
   for (PodWrite& change : removing) {
     keep_first_error(withhold(change, carried_before));
-    Status written = write(change, world.mono);
-    {
-      std::lock_guard guard(mutex_);
-      note_removal(lock, change.pod.meta.key(), change.remove, written.ok());
-      // Not written (failed, or deferred): the pod stays this lock's to put right, so the
-      // lock's retry writes it, even once the pod holds nothing of this lock any more.
-      if (!written.ok()) holders_[lock].insert(change.pod.meta.key());
-    }
-    keep_first_error(std::move(written));
+    const bool written = done(write(change, world.mono));
+    std::lock_guard guard(mutex_);
+    note_removal(lock, change.pod.meta.key(), change.remove, written);
+    // Not written (failed, or deferred): the pod stays this lock's to put right, so the
+    // lock's retry writes it, even once the pod holds nothing of this lock any more.
+    if (!written) holders_[lock].insert(change.pod.meta.key());
   }
   const std::set<std::string> carried = pending_labels(lock);
   for (PodWrite& change : others) {
     keep_first_error(withhold(change, carried));
     if (!change.holds && change.add.empty()) continue;
-    Status written = write(change, world.mono);
-    if (!written.ok()) {
+    if (!done(write(change, world.mono))) {
       std::lock_guard guard(mutex_);
       holders_[lock].insert(change.pod.meta.key());  // as above
     }
-    keep_first_error(std::move(written));
   }
-  return result;
+  if (!result.ok()) return result.error();
+  return deferred ? WriteOutcome::kDeferred : WriteOutcome::kSent;
 }
 
 std::set<std::string> HoldsAnnotation::pending_labels(const std::string& lock) {
@@ -170,9 +174,8 @@ Status HoldsAnnotation::withhold(PodWrite& change, const std::set<std::string>& 
       continue;
     }
     if (result.ok())
-      result =
-          make_error(ErrorCode::kUnavailable, "holder label " + *it + " for pod " + change.pod.meta.key() +
-                                                  " waits until an old holder is rid of it");
+      result = make_error(ErrorCode::kUnsettled, "holder label " + *it + " for pod " + change.pod.meta.key() +
+                                                     " waits until an old holder is rid of it");
     it = change.add.erase(it);
   }
   return result;
@@ -224,7 +227,7 @@ std::optional<HoldsAnnotation::PodWrite> HoldsAnnotation::work_out(const std::st
   return change;
 }
 
-Status HoldsAnnotation::write(const PodWrite& change, MonoTime now) {
+Result<WriteOutcome> HoldsAnnotation::write(const PodWrite& change, MonoTime now) {
   const PodRecord& pod = change.pod;
   json metadata = json::object();
   if (change.holds)
@@ -234,11 +237,17 @@ Status HoldsAnnotation::write(const PodWrite& change, MonoTime now) {
   for (const std::string& key : change.remove) metadata["labels"][key] = nullptr;
   // Telling a new holder can wait for the rate limit; taking the annotation or a label from
   // a pod that lost the lock cannot.
-  kube::CallOptions call;
-  call.defer_when_busy = change.remove.empty() && !(change.holds && change.holds->empty());
-  auto patched = api_.patch(kube::resources::pods(), pod.meta.ns, pod.meta.name, kube::PatchType::kMerge,
-                            json{{"metadata", metadata}}, /*status_subresource=*/false, call);
-  if (!patched.ok()) return patched.error().code == ErrorCode::kNotFound ? Status() : Status(patched.error());
+  const bool can_wait = change.remove.empty() && !(change.holds && change.holds->empty());
+  const json patch{{"metadata", metadata}};
+  auto patched = can_wait ? api_.patch_unless_busy(kube::resources::pods(), pod.meta.ns, pod.meta.name,
+                                                   kube::PatchType::kMerge, patch)
+                          : kube::as_sent(api_.patch(kube::resources::pods(), pod.meta.ns, pod.meta.name,
+                                                     kube::PatchType::kMerge, patch));
+  if (!patched.ok()) {
+    if (patched.error().code == ErrorCode::kNotFound) return WriteOutcome::kSkipped;
+    return patched.error();
+  }
+  if (!*patched) return WriteOutcome::kDeferred;
   std::lock_guard lock(mutex_);
   Written& written = written_[pod.meta.uid];
   if (change.holds) {
@@ -248,8 +257,8 @@ Status HoldsAnnotation::write(const PodWrite& change, MonoTime now) {
   }
   for (const std::string& key : change.add) written.labels[key] = true;
   for (const std::string& key : change.remove) written.labels[key] = false;
-  written.mark = OwnWriteMark{pod.meta.resource_version, resource_version_of(*patched), now};
-  return {};
+  written.mark = OwnWriteMark{pod.meta.resource_version, resource_version_of(**patched), now};
+  return WriteOutcome::kSent;
 }
 
 void HoldsAnnotation::seen(const std::string& uid, const std::string& version) {

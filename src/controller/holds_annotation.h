@@ -22,6 +22,7 @@
 #include "common/result.h"
 #include "controller/cluster_view.h"
 #include "controller/decision.h"
+#include "controller/lease_writer.h"
 #include "controller/own_write.h"
 #include "kube/api.h"
 
@@ -33,7 +34,8 @@ class HoldsAnnotation {
 
   // Brings the annotations of the pods this lock concerns (the world's pods, and those
   // that held an entry for it) in line with `statuses`, the statuses decided for its claims.
-  Status update(const LockWorld& world, const std::map<std::string, LeaseStatus>& statuses);
+  // kDeferred when a write that can wait (telling a new holder) was left for later.
+  Result<WriteOutcome> update(const LockWorld& world, const std::map<std::string, LeaseStatus>& statuses);
 
   // The informer delivered `version` of the pod `uid`: once it is the one our write
   // produced, our memory of that write is dropped.
@@ -78,7 +80,7 @@ class HoldsAnnotation {
   void adopt(const std::string& pod_key, const PodRecord& pod, std::set<std::string>& touched);
   // The patch `plan` needs; nullopt when the pod is gone or nothing changes.
   std::optional<PodWrite> work_out(const std::string& pod_key, const PodPlan& plan, MonoTime now);
-  Status write(const PodWrite& change, MonoTime now);
+  Result<WriteOutcome> write(const PodWrite& change, MonoTime now);
   // The holder labels of `lock` that a pod may still carry after failed removals.
   std::set<std::string> pending_labels(const std::string& lock);
   // Drops from `change` the labels in `carried`; an error when it dropped any.

@@ -41,15 +41,6 @@ ReadyState ready_state(const json& object, std::optional<WallTime>* transition =
   return ReadyState::kAbsent;
 }
 
-Phase parse_phase(const std::string& s) {
-  if (s == "Pending") return Phase::kPending;
-  if (s == "Held") return Phase::kHeld;
-  if (s == "Released") return Phase::kReleased;
-  if (s == "TimedOut") return Phase::kTimedOut;
-  if (s == "Invalid") return Phase::kInvalid;
-  return Phase::kNone;
-}
-
 // spec.holderLabel: the schema checks its characters; the lengths of its parts, and a key
 // the claim's own selector reads (the label would decide who may hold the lock), are
 // reported here.
@@ -103,9 +94,9 @@ LeaseSpec decode_spec(const json& object) {
   }
 
   const std::string priority = string_at(*s, "priority");
-  if (priority == "Background") {
-    spec.priority = Priority::kBackground;
-  } else if (!priority.empty() && priority != "Foreground" && spec.problem.empty()) {
+  if (const std::optional<Priority> parsed = api::parse_priority(priority)) {
+    spec.priority = *parsed;
+  } else if (!priority.empty() && spec.problem.empty()) {
     spec.problem = "spec.priority must be Foreground or Background";
   }
   auto bounded = [&](const char* key, std::int64_t lo, std::int64_t hi) -> std::optional<int> {
@@ -130,7 +121,7 @@ LeaseStatus decode_status(const json& object) {
   LeaseStatus status;
   const json* s = find(object, "status");
   if (!s || !s->is_object()) return status;
-  status.phase = parse_phase(string_at(*s, "phase"));
+  status.phase = api::parse_phase(string_at(*s, "phase"));
   if (const json* h = find(*s, "holder"); h && h->is_object()) {
     status.holder = HolderRef{string_at(*h, "podName"), string_at(*h, "podUID"), string_at(*h, "nodeName")};
   }

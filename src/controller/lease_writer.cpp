@@ -57,46 +57,49 @@ Urgency status_write_urgency(const LeaseStatus& now, const LeaseStatus& desired,
   return takeover ? Urgency::kHandOver : Urgency::kUrgent;
 }
 
-Status LeaseWriter::write_status(const LeaseRecord& lease, const LeaseStatus& desired, Urgency urgency,
-                                 MonoTime now, std::optional<MonoTime>& retry_at, bool* sent) {
-  if (sent) *sent = false;
-  if (desired == lease.status || !may_write(lease, now, retry_at)) return {};
+Result<WriteOutcome> LeaseWriter::write_status(const LeaseRecord& lease, const LeaseStatus& desired,
+                                               Urgency urgency, MonoTime now,
+                                               std::optional<MonoTime>& retry_at) {
+  if (desired == lease.status || !may_write(lease, now, retry_at)) return WriteOutcome::kSkipped;
+  const auto& leases = kube::resources::eslease_leases();
+  const json patch = status_patch(desired);
   kube::CallOptions call;
-  call.defer_when_busy = urgency == Urgency::kCanWait;
   call.hands_over = urgency == Urgency::kHandOver;
   auto patched =
-      api_.patch(kube::resources::eslease_leases(), lease.meta.ns, lease.meta.name, kube::PatchType::kMerge,
-                 status_patch(desired), /*status_subresource=*/true, call);
+      urgency == Urgency::kCanWait
+          ? api_.patch_unless_busy(leases, lease.meta.ns, lease.meta.name, kube::PatchType::kMerge, patch,
+                                   /*status_subresource=*/true)
+          : kube::as_sent(api_.patch(leases, lease.meta.ns, lease.meta.name, kube::PatchType::kMerge, patch,
+                                     /*status_subresource=*/true, call));
   if (!patched.ok()) {
-    if (patched.error().code == ErrorCode::kNotFound) return {};
-    if (patched.error().code == ErrorCode::kDeferred) return patched.error();
+    if (patched.error().code == ErrorCode::kNotFound) return WriteOutcome::kSkipped;
     log::warn("cannot write Lease status",
               {{"lease", lease.meta.key()}, {"error", patched.error().describe()}});
     return patched.error();
   }
+  if (!*patched) return WriteOutcome::kDeferred;
   std::lock_guard lock(mutex_);
-  const std::string version = resource_version_of(*patched);
+  const std::string version = resource_version_of(**patched);
   pending_[lease.meta.uid] = Written{desired, OwnWriteMark{lease.meta.resource_version, version, now}};
   last_version_[lease.meta.uid] = version;
-  if (sent) *sent = true;
-  return {};
+  return WriteOutcome::kSent;
 }
 
-Status LeaseWriter::write_finalizer(const LeaseRecord& lease, bool present) {
+Result<WriteOutcome> LeaseWriter::write_finalizer(const LeaseRecord& lease, bool present) {
   std::vector<std::string> finalizers = lease.finalizers;
   std::erase(finalizers, std::string(api::kFinalizer));
   if (present) finalizers.push_back(api::kFinalizer);
   json patch = {{"metadata", {{"finalizers", finalizers}, {"resourceVersion", lease.meta.resource_version}}}};
-  kube::CallOptions call;
-  call.defer_when_busy = true;  // a finalizer never moves a lock
-  auto patched = api_.patch(kube::resources::eslease_leases(), lease.meta.ns, lease.meta.name,
-                            kube::PatchType::kMerge, patch, /*status_subresource=*/false, call);
+  // A finalizer never moves a lock: it can wait.
+  auto patched = api_.patch_unless_busy(kube::resources::eslease_leases(), lease.meta.ns, lease.meta.name,
+                                        kube::PatchType::kMerge, patch, /*status_subresource=*/false);
+  if (patched.ok() && !*patched) return WriteOutcome::kDeferred;
   if (patched.ok() || patched.error().code == ErrorCode::kNotFound) {
     if (!present) forget(lease.meta.uid);
-    return {};
+    return patched.ok() ? WriteOutcome::kSent : WriteOutcome::kSkipped;
   }
   // A conflict only means our cache was behind; the requeue retries on the newer version.
-  if (patched.error().code != ErrorCode::kConflict && patched.error().code != ErrorCode::kDeferred)
+  if (patched.error().code != ErrorCode::kConflict)
     log::warn(present ? "cannot add the Lease finalizer" : "cannot remove the Lease finalizer",
               {{"lease", lease.meta.key()}, {"error", patched.error().describe()}});
   return patched.error();

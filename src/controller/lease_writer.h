@@ -19,6 +19,15 @@
 
 namespace eslease::controller {
 
+// What a Kubernetes write the reconcile asked for came to, when it did not fail. A write left
+// for later is not a failure: the reconcile runs again shortly and writes whatever is still
+// not right.
+enum class WriteOutcome {
+  kSent,
+  kSkipped,   // nothing written now: already so, the object is gone, or the write waits for a pace
+  kDeferred,  // a write that can wait, not sent while the client is busy (kube::Api::patch_unless_busy)
+};
+
 // Whether writing `desired` over `now` grants the lock (Held with a new token).
 bool grants_the_lock(const LeaseStatus& now, const LeaseStatus& desired);
 
@@ -41,17 +50,16 @@ class LeaseWriter {
   void overlay(LeaseRecord& lease, MonoTime now) const;
 
   // Writes `desired` when it differs from `lease.status`, ranked by `urgency`
-  // (status_write_urgency): one that can wait is deferred (kDeferred) while the client is
-  // busy, so grants and revocations go first. When the status there is someone else's and
-  // we put it right less than kCorrectionPace ago, the write waits: `retry_at` is moved to
+  // (status_write_urgency): one that can wait is deferred while the client is busy, so
+  // grants and revocations go first. When the status there is someone else's and we put it
+  // right less than kCorrectionPace ago, the write waits (kSkipped): `retry_at` is moved to
   // when it may go. A Lease that is gone is not an error.
-  // `sent`, when given, tells whether the status was written.
-  Status write_status(const LeaseRecord& lease, const LeaseStatus& desired, Urgency urgency, MonoTime now,
-                      std::optional<MonoTime>& retry_at, bool* sent = nullptr);
+  Result<WriteOutcome> write_status(const LeaseRecord& lease, const LeaseStatus& desired, Urgency urgency,
+                                    MonoTime now, std::optional<MonoTime>& retry_at);
   // Adds or removes the eslease.io/release finalizer, conditional on the cached
   // resourceVersion, so another writer's finalizer is never lost (a conflict is retried on
-  // the newer version by the caller's requeue).
-  Status write_finalizer(const LeaseRecord& lease, bool present);
+  // the newer version by the caller's requeue). It can wait: deferred while the client is busy.
+  Result<WriteOutcome> write_finalizer(const LeaseRecord& lease, bool present);
 
   // The informer delivered `version` of the Lease `uid`: once it is the one our write
   // produced, our memory of that write is dropped.

@@ -28,7 +28,7 @@ void LockEntry::read_malformed(std::string problem) {
   malformed_ = std::move(problem);
 }
 
-void LockEntry::hold(const lock::Grant& grant, MonoTime now) {
+void LockEntry::hold(const lock::Grant& grant) {
   const bool new_grant = !grant_ || grant_->state.token != grant.state.token;
   grant_ = grant;
   document_ = grant.state;
@@ -37,17 +37,14 @@ void LockEntry::hold(const lock::Grant& grant, MonoTime now) {
   renewing_ = true;
   if (new_grant) revoked_.reset();
   expires_at_ = grant.valid_until;
-  // A third of the way in, so two failed attempts still leave time before expiry.
-  next_renewal_ = now + Millis(grant.state.doc.ttl_millis) / 3;
 }
 
 bool LockEntry::forgettable() const {
   return known_ && !document_ && malformed_.empty() && !renewing_ && !grant_ && !revoked_;
 }
 
-void LockEntry::adopted(MonoTime now) {
+void LockEntry::adopted() {
   grant_ = lock::Grant{*document_, expires_at_};
-  next_renewal_ = now;
   renewing_ = true;
 }
 
@@ -69,16 +66,12 @@ void LockEntry::lost() {
   known_ = false;
 }
 
-bool LockEntry::renewal_not_confirmed(const std::optional<lock::LockState>& still_ours, MonoTime now,
-                                      MonoTime retry_at) {
+bool LockEntry::renewal_not_confirmed(const std::optional<lock::LockState>& still_ours, MonoTime now) {
   if (still_ours && !(still_ours->version == grant_->state.version)) {
     read(*still_ours, now);
     grant_->state = *still_ours;
   }
-  if (now < grant_->valid_until) {
-    next_renewal_ = retry_at;
-    return false;
-  }
+  if (now < grant_->valid_until) return false;
   // Not confirmed in time: the holder has stopped; the grant is over.
   revoke(api::Reason::kRenewalFailed);
   expires_at_ = std::max(expires_at_, grant_->valid_until);

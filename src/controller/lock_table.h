@@ -40,7 +40,6 @@ class LockEntry {
   // We renew the document's grant for its claim; `grant()` is what we renew from.
   bool renewing() const { return renewing_; }
   const std::optional<lock::Grant>& grant() const { return grant_; }
-  MonoTime next_renewal() const { return next_renewal_; }
   // Why we stopped renewing the document's grant, which is final for that grant.
   std::optional<api::Reason> revoked() const { return revoked_; }
   // Known to have no document, and nothing renewed or revoked: forgetting the entry loses
@@ -57,12 +56,12 @@ class LockEntry {
   void outcome_unknown() { known_ = false; }
 
   // --- what we wrote ----------------------------------------------------------------------
-  // We granted the lock (acquire or takeover) or renewed our grant: renew it from now on,
-  // next a third of its TTL from `now`.
-  void granted(const lock::Grant& grant, MonoTime now) { hold(grant, now); }
-  void renewed(const lock::Grant& grant, MonoTime now) { hold(grant, now); }
+  // We granted the lock (acquire or takeover) or renewed our grant: renew it from now on
+  // (the namespace's session ticks say when).
+  void granted(const lock::Grant& grant) { hold(grant); }
+  void renewed(const lock::Grant& grant) { hold(grant); }
   // A grant this controller did not make (found at start-up) is renewed from now on.
-  void adopted(MonoTime now);
+  void adopted();
   // We stop renewing the document's grant for good. It is handed over once it expires, and
   // no earlier than `hand_over_at`: when the validity published to its holder ends.
   void revoke(api::Reason why, std::optional<MonoTime> hand_over_at = std::nullopt);
@@ -70,15 +69,14 @@ class LockEntry {
   void released(MonoTime now);
   // Another writer replaced our grant: stop renewing, and read before deciding.
   void lost();
-  // A renewal was not confirmed. `still_ours` is the grant as Elasticsearch holds it now,
-  // when known (another replica may have renewed it: we follow its version, and hand the
+  // A renewal was not confirmed at `now`. `still_ours` is the grant as Elasticsearch holds it
+  // now, when known (another replica may have renewed it: we follow its version, and hand the
   // lock over no earlier than the expiry it wrote). Returns true when our deadline passed:
-  // the grant is then revoked (RenewalFailed); otherwise it is retried at `retry_at`.
-  bool renewal_not_confirmed(const std::optional<lock::LockState>& still_ours, MonoTime now,
-                             MonoTime retry_at);
+  // the grant is then revoked (RenewalFailed); otherwise the caller tries again.
+  bool renewal_not_confirmed(const std::optional<lock::LockState>& still_ours, MonoTime now);
 
  private:
-  void hold(const lock::Grant& grant, MonoTime now);
+  void hold(const lock::Grant& grant);
 
   lock::LockKey key_;
   bool known_ = false;
@@ -88,7 +86,6 @@ class LockEntry {
   // Mirrors renewing(), for LockTable::renewing_ids(), which reads it without the mutex.
   std::atomic<bool> renewing_{false};
   std::optional<lock::Grant> grant_;
-  MonoTime next_renewal_{};
   std::optional<api::Reason> revoked_;
 };
 

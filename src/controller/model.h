@@ -12,6 +12,7 @@
 
 #include "api/lease_api.h"
 #include "common/clock.h"
+#include "common/text.h"
 #include "controller/selector.h"
 
 namespace eslease::controller {
@@ -22,15 +23,13 @@ struct ObjectMeta {
   std::string name;
   std::string uid;
   std::string resource_version;
-  std::string key() const { return ns.empty() ? name : ns + "/" + name; }
+  std::string key() const { return object_key(ns, name); }
   friend bool operator==(const ObjectMeta&, const ObjectMeta&) = default;
 };
 
-enum class Priority { kForeground, kBackground };
-const char* to_string(Priority priority);
-
-enum class Phase { kNone, kPending, kHeld, kReleased, kTimedOut, kInvalid };
-const char* to_string(Phase phase);  // "" for kNone
+// The API's names (api/lease_api.h), used unqualified throughout the controller.
+using api::Phase;
+using api::Priority;
 
 struct Condition {
   std::string type;
@@ -100,7 +99,7 @@ struct LeaseRecord {
   LeaseStatus status;
 
   bool has_finalizer() const;
-  std::string lock_id() const { return meta.ns + "/" + spec.lock_name; }
+  std::string lock_id() const { return object_key(meta.ns, spec.lock_name); }
 };
 
 enum class ReadyState { kAbsent, kTrue, kFalse };  // Unknown counts as False

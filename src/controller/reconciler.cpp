@@ -92,7 +92,7 @@ void Reconciler::gather_pods(LockWorld& world, const LockEntry& entry) const {
     if (lease.spec.election_mode()) {
       any_election = true;
     } else if (!lease.spec.pod_name.empty()) {
-      if (auto pod = cluster_.pod(world.ns + "/" + lease.spec.pod_name)) add_pod(*pod);
+      if (auto pod = cluster_.pod(object_key(world.ns, lease.spec.pod_name))) add_pod(*pod);
     }
   }
   if (any_election) {
@@ -134,9 +134,9 @@ std::optional<DocumentView> Reconciler::document_view(const LockWorld& world, co
 
 lock::Grantee Reconciler::grantee(const LockWorld& world, const GrantPlan& plan) const {
   lock::Grantee to;
-  to.lease = world.ns + "/" + plan.lease;
+  to.lease = object_key(world.ns, plan.lease);
   to.lease_uid = plan.lease_uid;
-  to.holder = world.ns + "/" + plan.pod;
+  to.holder = object_key(world.ns, plan.pod);
   to.holder_uid = plan.pod_uid;
   to.node = plan.node;
   to.priority = to_string(plan.priority);
@@ -153,13 +153,13 @@ bool Reconciler::record_grant(LockEntry& entry, const lock::AcquireOutcome& outc
     entry.read(outcome.current, outcome.observed_at);
     return false;
   }
-  entry.granted(*outcome.grant, now);
+  entry.granted(*outcome.grant);
   const GrantPlan& plan = decision.grant;
   sessions_.wake(world.ns, plan.ttl);  // published soon enough to be usable at once
   observer_.granted(seconds_between(plan.waiting_since, world.now));
   if (plan.takeover_reason) {
     std::optional<MonoTime> seen = plan.dead_seen_at;
-    if (!seen) seen = tracker_.death_seen_at(world.ns + "/" + plan.from_pod);
+    if (!seen) seen = tracker_.death_seen_at(object_key(world.ns, plan.from_pod));
     std::optional<double> latency;
     if (seen) latency = std::chrono::duration<double>(now - *seen).count();
     observer_.taken_over(api::to_string(*plan.takeover_reason), latency);
@@ -203,8 +203,8 @@ Status Reconciler::revoke(LockEntry& entry, const Decision& decision, const Lock
   Millis duration(doc.doc.ttl_millis);
   for (const LeaseRecord& claim : world.claims)
     if (claim.meta.uid == doc.doc.lease_uid)
-      duration = std::max(duration, Millis(std::chrono::seconds(claim.spec.lease_duration_seconds)));
-  auto listed = sessions_.list(world.ns, api::GrantRef{lease, std::to_string(doc.token)}, duration);
+      duration = std::max(duration, api::lease_duration(claim.spec.lease_duration_seconds));
+  auto listed = sessions_.revoke(world.ns, api::GrantRef{lease, std::to_string(doc.token)}, duration);
   if (!listed.ok()) return listed.error();
   entry.revoke(*decision.action_reason, *listed);
   log::info("grant revoked; handed over once its validity ends",
@@ -237,7 +237,7 @@ Status Reconciler::carry_out(LockEntry& entry, const Decision& decision, const L
     case Action::kRevoke:
       return revoke(entry, decision, world);
     case Action::kAdopt:
-      entry.adopted(clock_.monotonic());
+      entry.adopted();
       sessions_.wake(world.ns, Millis(entry.document()->doc.ttl_millis));
       log::info("adopted existing grant", {{"lock", entry.key().id()}, {"token", entry.document()->token}});
       return {};
@@ -268,9 +268,9 @@ ReconcileOutcome Reconciler::reconcile(const std::string& lock_id, std::stop_tok
         // still changing (its statuses and annotations stay as they are); retry later.
         log::warn("lock still changing after the reconcile's steps; retrying",
                   {{"lock", lock_id}, {"action", to_string(decision.action)}, {"rule", decision.rule}});
-        outcome.status = make_error(ErrorCode::kConflict, "lock " + lock_id + " still needs a " +
-                                                              to_string(decision.action) + " after " +
-                                                              std::to_string(kMaxSteps) + " steps");
+        outcome.status = make_error(ErrorCode::kUnsettled, "lock " + lock_id + " still needs a " +
+                                                               to_string(decision.action) + " after " +
+                                                               std::to_string(kMaxSteps) + " steps");
         return outcome;
       }
       // Leadership ended while this reconcile ran: a former leader writes nothing more.
@@ -305,22 +305,19 @@ ReconcileOutcome Reconciler::reconcile(const std::string& lock_id, std::stop_tok
 Status Reconciler::write_to_cluster(const LockWorld& world, const Decision& decision,
                                     std::optional<MonoTime>& retry_at) {
   Status result;
-  bool deferred = false;
-  auto keep_first_error = [&](Status s) {
-    if (!s.ok() && s.error().code == ErrorCode::kDeferred) {
-      deferred = true;  // left for when the rate limit is free: not an error
-      return;
-    }
-    if (result.ok() && !s.ok()) result = std::move(s);
+  bool deferred = false;  // a write was left for when the rate limit is free: not an error
+  // Keeps the first error and notes a deferral; true when the write went out.
+  auto note = [&](const Result<WriteOutcome>& written) {
+    if (!written.ok() && result.ok()) result = written.error();
+    deferred = deferred || (written.ok() && *written == WriteOutcome::kDeferred);
+    return written.ok() && *written == WriteOutcome::kSent;
   };
   auto listed = [](const std::vector<std::string>& names, const std::string& name) {
     return std::find(names.begin(), names.end(), name) != names.end();
   };
   for (const LeaseRecord& lease : world.claims) {
-    if (listed(decision.add_finalizer, lease.meta.name))
-      keep_first_error(leases_.write_finalizer(lease, true));
-    if (listed(decision.remove_finalizer, lease.meta.name))
-      keep_first_error(leases_.write_finalizer(lease, false));
+    if (listed(decision.add_finalizer, lease.meta.name)) note(leases_.write_finalizer(lease, true));
+    if (listed(decision.remove_finalizer, lease.meta.name)) note(leases_.write_finalizer(lease, false));
   }
   // Grants first: in a burst of hand-overs the successors are told before anyone else. An
   // event goes with its status: one whose status waits is planned again when that is retried.
@@ -332,22 +329,22 @@ Status Reconciler::write_to_cluster(const LockWorld& world, const Decision& deci
         continue;
       const Urgency urgency = status_write_urgency(
           lease.status, desired->second, shown_holder_health(world, lease).health == Health::kConfirmedDead);
-      bool sent = false;
-      Status written = leases_.write_status(lease, desired->second, urgency, world.mono, retry_at, &sent);
-      if (!written.ok()) not_written.insert(lease.meta.name);
+      const Result<WriteOutcome> written =
+          leases_.write_status(lease, desired->second, urgency, world.mono, retry_at);
+      if (!written.ok() || *written == WriteOutcome::kDeferred) not_written.insert(lease.meta.name);
       // Counted with the write that shows it, so a claim is counted once, whoever leads.
-      if (sent && desired->second.phase == Phase::kTimedOut && lease.status.phase != Phase::kTimedOut)
+      if (note(written) && desired->second.phase == Phase::kTimedOut &&
+          lease.status.phase != Phase::kTimedOut)
         observer_.claim_timed_out(to_string(lease.spec.priority));
-      keep_first_error(std::move(written));
     }
   }
   record_events(world, decision, not_written);
-  if (options_.holds_annotation) keep_first_error(holds_.update(world, decision.statuses));
+  if (options_.holds_annotation) note(holds_.update(world, decision.statuses));
   if (world.document_known)
-    index_.set_holder(world.ns + "/" + world.lock_name,
+    index_.set_holder(object_key(world.ns, world.lock_name),
                       world.document ? world.document->state.doc.holder : "");
-  if (deferred && (!retry_at || world.mono + kDeferredRetry < *retry_at))
-    retry_at = world.mono + kDeferredRetry;
+  if (deferred && (!retry_at || world.mono + kDeferredWritesRequeue < *retry_at))
+    retry_at = world.mono + kDeferredWritesRequeue;
   return result;
 }
 

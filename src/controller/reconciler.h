@@ -1,9 +1,10 @@
 // One idempotent reconcile of one lock: gather the world from the caches and the lock
-// table, decide (decision.h), carry the decision out with at most one conditional
-// Elasticsearch write, and decide again on the result until nothing is left to do; then
-// write the Lease statuses and finalizers that differ (LeaseWriter), the pods' holds
-// annotations (HoldsAnnotation) and the events. It rebuilds everything from the world, so
-// a restart or a new leader loses nothing.
+// table, decide (decision.h), carry the decision out in one step (at most one conditional
+// Elasticsearch write, or a revocation listed in the namespace's session), and decide again
+// on the result until nothing is left to do, for at most kMaxSteps steps; then write the
+// Lease statuses and finalizers that differ (LeaseWriter), the pods' holds annotations
+// (HoldsAnnotation) and the events. It rebuilds everything from the world, so a restart or a
+// new leader loses nothing.
 #pragma once
 
 #include <atomic>
@@ -43,11 +44,12 @@ struct ReconcileOutcome {
 
 class Reconciler {
  public:
-  // One step acts on the document once; a reconcile that still has an action pending after
-  // this many steps (the document keeps moving under it) is retried with backoff.
-  // A write deferred because the client's rate limit was busy (kube::CallOptions::
-  // defer_when_busy) is tried again this much later.
-  static constexpr Millis kDeferredRetry{500};
+  // One step acts once; a reconcile that still has an action pending after this many steps
+  // (the document keeps moving under it) fails with kUnsettled and is retried with backoff.
+  // A reconcile that left writes for later because the client's rate limit was busy
+  // (kube::Api::patch_unless_busy) runs again this much later: later than the event
+  // thread's poll (EventRecorder), as each retry is a whole reconcile of the lock.
+  static constexpr Millis kDeferredWritesRequeue{500};
   static constexpr int kMaxSteps = 4;  // e.g. release a deleted claim's lock, then grant it to the next
 
   // `events` may be null (no events are recorded).
@@ -59,8 +61,9 @@ class Reconciler {
   ReconcileOutcome reconcile(const std::string& lock_id, std::stop_token stop = {});
 
   // Start-up: reads every lock document in batches (_mget) and grants the free locks whose
-  // next claim is clear in batches (_bulk creates). The reconciles that follow then only
-  // write statuses.
+  // next claim is clear in batches (_bulk creates). The reconciles that follow find those
+  // grants made and the documents known; a document that could not be read is read by its
+  // own reconcile.
   void prime(const std::vector<std::string>& lock_ids);
 
   bool backend_available() const { return backend_available_.load(); }
@@ -85,7 +88,8 @@ class Reconciler {
   // Records the outcome of a granting write; true when the write won.
   bool record_grant(LockEntry& entry, const lock::AcquireOutcome& outcome, const Decision& decision,
                     const LockWorld& world, const char* op);
-  // `retry_at` is moved earlier when a status write is held back.
+  // `retry_at` is moved earlier when a status write waits for the correction pace or a
+  // write that can wait was left for later.
   Status write_to_cluster(const LockWorld& world, const Decision& decision,
                           std::optional<MonoTime>& retry_at);
   // Records the decision's events, but none for a Lease in `not_written` (its status write

@@ -157,8 +157,8 @@ Status SessionKeeper::load(Namespace& n) {
   n.renewal_at = n.object.renew_time ? std::optional<MonoTime>(now) : std::nullopt;
   for (const api::GrantRef& g : n.object.revoked) {
     Millis duration = kLongestLease;
-    if (auto lease = cluster_.lease(ns + "/" + g.lease))
-      duration = std::chrono::seconds(lease->spec.lease_duration_seconds);
+    if (auto lease = cluster_.lease(object_key(ns, g.lease)))
+      duration = api::lease_duration(lease->spec.lease_duration_seconds);
     n.droppable_at.emplace(g, now + duration + options_.keep_listed);
   }
   n.loaded = true;
@@ -218,8 +218,8 @@ Status SessionKeeper::write(Namespace& n, std::optional<WallTime> renewal,
   return make_error(ErrorCode::kConflict, "the session of " + n.object.ns + " keeps changing");
 }
 
-Result<std::optional<MonoTime>> SessionKeeper::list(const std::string& ns, const api::GrantRef& grant,
-                                                    Millis lease_duration) {
+Result<std::optional<MonoTime>> SessionKeeper::revoke(const std::string& ns, const api::GrantRef& grant,
+                                                      Millis lease_duration) {
   auto [state, held] = lock_state(ns);
   Namespace& n = *state;
   if (Status loaded = load(n); !loaded.ok()) return loaded.error();
@@ -261,7 +261,7 @@ void SessionKeeper::renew_documents(const std::string& ns, WallTime renewal,
     const api::GrantRef grant{name_of(doc.doc.lease), std::to_string(doc.token)};
     switch (result.result) {
       case lock::BatchRenewal::Result::kRenewed:
-        entry.renewed(*result.grant, after);
+        entry.renewed(*result.grant);
         coverage.covered.insert(grant);
         coverage.any_answer = true;
         break;
@@ -275,7 +275,7 @@ void SessionKeeper::renew_documents(const std::string& ns, WallTime renewal,
         coverage.any_unavailable = coverage.any_unavailable || (result.error && result.error->unavailable());
         std::optional<lock::LockState> still_ours;
         if (result.grant) still_ours = result.grant->state;
-        if (entry.renewal_not_confirmed(still_ours, after, after + options_.retry_after)) {
+        if (entry.renewal_not_confirmed(still_ours, after)) {
           observer_.renewal_failed();
           log::warn("lock renewal failed until the grant expired",
                     {{"lock", entry.key().id()}, {"error", result.error ? result.error->describe() : ""}});
@@ -296,7 +296,7 @@ void SessionKeeper::check_published(const std::string& ns, WallTime renewal, Cov
       shown.emplace_back(api::GrantRef{lease.meta.name, lease.status.fencing_token}, lease);
   });
   for (const auto& [grant, lease] : shown) {
-    coverage.saw(grant, std::chrono::seconds(lease.spec.lease_duration_seconds));
+    coverage.saw(grant, api::lease_duration(lease.spec.lease_duration_seconds));
     if (coverage.covered.contains(grant) || coverage.failed.contains(grant)) continue;
     const std::string lock_id = lease.lock_id();
     std::optional<LockTable::Handle> entry = table_.try_lock(lock_id);
@@ -306,7 +306,7 @@ void SessionKeeper::check_published(const std::string& ns, WallTime renewal, Cov
     }
     const auto& doc = (*entry)->document();
     const bool same_grant =
-        doc && doc->doc.lease == ns + "/" + grant.lease && std::to_string(doc->token) == grant.token;
+        doc && doc->doc.lease == object_key(ns, grant.lease) && std::to_string(doc->token) == grant.token;
     if (same_grant && (*entry)->renewing() && doc->doc.renewed_at >= renewal) {
       coverage.covered.insert(grant);  // granted after the tick's moment
     } else if (same_grant && !(*entry)->revoked()) {

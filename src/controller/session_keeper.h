@@ -16,7 +16,7 @@
 //      the listed grants in its eslease.io/revoked annotation. A conflict re-reads and merges.
 // A session therefore never publishes validity that the documents do not cover.
 //
-// Revocation (`list`) puts a grant in the annotation before its Lease status changes; the
+// Revocation (`revoke`) lists a grant in the annotation before its Lease status changes; the
 // grant is handed over no earlier than the latest renewTime the session showed before that
 // write plus its lease duration, timed on our clock from when that renewal was sent (or, for
 // another writer's, first seen). A listed grant stays listed until a minute past that time.
@@ -75,8 +75,8 @@ class SessionKeeper {
   // Revokes `grant` (of a Lease with `lease_duration`) in its namespace's session, before its
   // Lease status changes. Returns when the validity published to its holder ends, on our
   // clock, or nullopt when the namespace has no session (nothing was ever published).
-  Result<std::optional<MonoTime>> list(const std::string& ns, const api::GrantRef& grant,
-                                       Millis lease_duration);
+  Result<std::optional<MonoTime>> revoke(const std::string& ns, const api::GrantRef& grant,
+                                         Millis lease_duration);
 
   // One tick of `ns`, whether due or not. Exposed for tests.
   void tick(const std::string& ns);

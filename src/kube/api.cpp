@@ -1,5 +1,7 @@
 #include "kube/api.h"
 
+#include "common/text.h"
+
 namespace eslease::kube {
 
 const char* to_string(WatchEvent::Type type) {
@@ -16,6 +18,22 @@ const char* to_string(WatchEvent::Type type) {
       return "ERROR";
   }
   return "UNKNOWN";
+}
+
+Result<std::optional<json>> as_sent(Result<json> answer) {
+  if (!answer.ok()) return answer.error();
+  return std::optional<json>(std::move(*answer));
+}
+
+Result<std::optional<json>> Api::create_unless_busy(const Resource& r, const std::string& ns,
+                                                    const json& object) {
+  return as_sent(create(r, ns, object));
+}
+
+Result<std::optional<json>> Api::patch_unless_busy(const Resource& r, const std::string& ns,
+                                                   const std::string& name, PatchType type, const json& patch,
+                                                   bool status_subresource) {
+  return as_sent(this->patch(r, ns, name, type, patch, status_subresource));
 }
 
 Result<std::string> list_each(Api& api, const Resource& r, const std::string& ns, ListOptions options,
@@ -49,9 +67,7 @@ std::string meta_string(const json& object, const char* field) {
 }
 
 std::string object_key(const json& object) {
-  std::string ns = meta_string(object, "namespace");
-  std::string name = meta_string(object, "name");
-  return ns.empty() ? name : ns + "/" + name;
+  return eslease::object_key(meta_string(object, "namespace"), meta_string(object, "name"));
 }
 
 }  // namespace eslease::kube

@@ -1,6 +1,7 @@
 // The seam between controller logic and the Kubernetes API server: unstructured objects
 // (nlohmann::json) addressed by a Resource. HttpApi implements it over http::Transport;
-// tests may implement it directly.
+// InstrumentedApi wraps another Api with request metrics and a client-side rate limit; tests
+// may implement it directly.
 #pragma once
 
 #include <chrono>
@@ -21,14 +22,10 @@ using nlohmann::json;
 // Per-call settings; an unset timeout means the client's default.
 struct CallOptions {
   std::optional<std::chrono::milliseconds> timeout;
-  // A write that can wait (a queue position, an annotation, a finalizer): when the client's
-  // rate limit has no token free at once it is not sent, and fails with kDeferred, so that
-  // the writes that move locks (grants, revocations, sessions) never queue behind it. The
-  // caller retries it later; the reconcile is idempotent, so a requeue does.
-  bool defer_when_busy = false;
   // A write that hands a lock over to a successor (a takeover) or takes it from a holder
   // that may still run: while one is waiting for its token or in flight, every write that
-  // can wait is deferred, so in a burst of deaths the API server serves the hand-overs first.
+  // can wait (Api::patch_unless_busy) is left for later, so in a burst of deaths the API
+  // server serves the hand-overs first.
   bool hands_over = false;
 };
 
@@ -98,6 +95,17 @@ class Api {
                              const CallOptions& call = {}) = 0;
   virtual Status remove(const Resource& r, const std::string& ns, const std::string& name,
                         const DeleteOptions& options = {}) = 0;
+  // Writes that can wait (a queue position, a condition, an annotation, a finalizer, an
+  // event): sent only while the client is not busy with the writes that move locks (grants,
+  // revocations, sessions), so those never queue behind them. nullopt when the write was not
+  // sent, which is not an error: the caller tries again later (the reconcile is idempotent,
+  // so a requeue does); else the server's answer, as create and patch give it. These defaults
+  // send at once; InstrumentedApi holds them back while its rate limit is busy.
+  virtual Result<std::optional<json>> create_unless_busy(const Resource& r, const std::string& ns,
+                                                         const json& object);
+  virtual Result<std::optional<json>> patch_unless_busy(const Resource& r, const std::string& ns,
+                                                        const std::string& name, PatchType type,
+                                                        const json& patch, bool status_subresource = false);
   // Streams events until the server ends the stream (ok), the handler returns false (ok),
   // `stop` is requested (kCancelled), the stream stays silent past idle_timeout (kTimeout)
   // or fails. An HTTP error answer becomes its typed Error (410 kGone, ...). ERROR events
@@ -106,13 +114,15 @@ class Api {
                        const WatchHandler& on_event, std::stop_token stop) = 0;
 };
 
+// An ordinary write's answer in the shape of a write that can wait: always sent.
+Result<std::optional<json>> as_sent(Result<json> answer);
+
 // Pages through a whole list (limit per page); the result has the last page's
 // resourceVersion. A continue token that expires mid-way (410) is returned as kGone.
-// `each`, when set, transforms every item as its page arrives, so a caller that keeps only
-// a few fields never holds a whole list of full objects.
 Result<ListPage> list_all(Api& api, const Resource& r, const std::string& ns, ListOptions options);
-// The same, handing each object to `each` as its page arrives instead of keeping them all;
-// returns the list's resourceVersion.
+// The same, handing each object to `each` as its page arrives instead of keeping them all,
+// so a caller that keeps only a few fields never holds a whole list of full objects; returns
+// the list's resourceVersion.
 Result<std::string> list_each(Api& api, const Resource& r, const std::string& ns, ListOptions options,
                               const std::function<void(json object)>& each);
 

@@ -98,7 +98,7 @@ void EventRecorder::loop(std::stop_token stop) {
       busy_ = true;
     }
     // On the way out an event no longer waits for the rate limit to be free.
-    while (!write(next, /*may_wait=*/!stop.stop_requested())) clock_.sleep_for(kDeferredRetry, stop);
+    while (!write(next, /*may_wait=*/!stop.stop_requested())) clock_.sleep_for(kBusyLimiterPoll, stop);
     {
       std::lock_guard lock(mutex_);
       busy_ = false;
@@ -108,8 +108,6 @@ void EventRecorder::loop(std::stop_token stop) {
 }
 
 bool EventRecorder::write(const Pending& event, bool may_wait) {
-  CallOptions call;
-  call.defer_when_busy = may_wait;
   const std::string key = correlation_key(event.object, event.type, event.reason, event.message);
   const MonoTime now = clock_.monotonic();
   const std::string timestamp = format_rfc3339_seconds(event.time);
@@ -117,14 +115,15 @@ bool EventRecorder::write(const Pending& event, bool may_wait) {
   if (found != correlated_.end() && now - found->second.last_seen < options_.correlation_window) {
     Correlated& seen = found->second;
     json patch = {{"count", seen.count + 1}, {"lastTimestamp", timestamp}};
-    auto patched = api_.patch(resources::events(), seen.ns, seen.name, PatchType::kMerge, patch,
-                              /*status_subresource=*/false, call);
+    auto patched =
+        may_wait ? api_.patch_unless_busy(resources::events(), seen.ns, seen.name, PatchType::kMerge, patch)
+                 : as_sent(api_.patch(resources::events(), seen.ns, seen.name, PatchType::kMerge, patch));
+    if (patched.ok() && !*patched) return false;  // left for later
     if (patched.ok()) {
       seen.count += 1;
       seen.last_seen = now;
       return true;
     }
-    if (patched.error().code == ErrorCode::kDeferred) return false;
     if (patched.error().code != ErrorCode::kNotFound) {
       log::warn("event update failed", {{"reason", event.reason}, {"error", patched.error().describe()}});
       return true;
@@ -152,9 +151,10 @@ bool EventRecorder::write(const Pending& event, bool may_wait) {
       {"lastTimestamp", timestamp},
       {"count", 1},
   };
-  auto created = api_.create(resources::events(), ns, body, call);
+  auto created = may_wait ? api_.create_unless_busy(resources::events(), ns, body)
+                          : as_sent(api_.create(resources::events(), ns, body));
+  if (created.ok() && !*created) return false;  // left for later
   if (!created.ok()) {
-    if (created.error().code == ErrorCode::kDeferred) return false;
     log::warn("event create failed", {{"reason", event.reason}, {"error", created.error().describe()}});
     return true;
   }

@@ -3,7 +3,7 @@
 // (same object, type, reason and message) within the correlation window are folded into
 // one Event whose count and lastTimestamp are patched, as client-go's correlator does.
 // Failures are logged, never thrown; a full queue drops events (counted). Events wait while
-// the client's rate limit is busy (CallOptions::defer_when_busy), so in a burst of hand-overs
+// the client's rate limit is busy (Api::patch_unless_busy), so in a burst of hand-overs
 // they never hold up a grant.
 #pragma once
 
@@ -73,8 +73,9 @@ class EventRecorder {
     int count = 0;
     MonoTime last_seen;
   };
-  // An event the rate limit deferred is tried again this much later.
-  static constexpr Millis kDeferredRetry{200};
+  // While the rate limit defers events, the event thread tries the same event again this
+  // often: a retry costs one look at the limiter and nothing else waits on this thread.
+  static constexpr Millis kBusyLimiterPoll{200};
 
   void loop(std::stop_token stop);
   // False when the write was deferred (only when `may_wait`): nothing was sent.

@@ -57,18 +57,28 @@ TokenBucket::TokenBucket(double qps, int burst, Clock& clock)
       tokens_(burst_),
       refilled_(clock.monotonic()) {}
 
-Status TokenBucket::take(Millis max_wait, std::stop_token stop, bool defer_when_busy) {
+void TokenBucket::refill_locked() {
+  const MonoTime now = clock_.monotonic();
+  const double elapsed = std::chrono::duration<double>(now - refilled_).count();
+  tokens_ = std::min(burst_, tokens_ + std::max(0.0, elapsed) * qps_);
+  refilled_ = now;
+}
+
+bool TokenBucket::take_unless_busy() {
+  if (qps_ <= 0) return true;
+  std::lock_guard lock(mutex_);
+  refill_locked();
+  if (tokens_ < 1 + reserve_) return false;
+  tokens_ -= 1;
+  return true;
+}
+
+Status TokenBucket::take(Millis max_wait, std::stop_token stop) {
   if (qps_ <= 0) return {};
   Millis wait{0};
   {
     std::lock_guard lock(mutex_);
-    const MonoTime now = clock_.monotonic();
-    const double elapsed = std::chrono::duration<double>(now - refilled_).count();
-    tokens_ = std::min(burst_, tokens_ + std::max(0.0, elapsed) * qps_);
-    refilled_ = now;
-    if (defer_when_busy && tokens_ < 1 + reserve_) {
-      return make_error(ErrorCode::kDeferred, "client-side rate limit busy: the write is left for later");
-    }
+    refill_locked();
     if (tokens_ < 1) {
       // The time until this caller's token exists, counting the tokens promised to the
       // callers already waiting.
@@ -100,7 +110,7 @@ InstrumentedApi::InstrumentedApi(Api& inner, InstrumentedApiOptions options, Clo
 Status InstrumentedApi::wait_for_token(const CallOptions& call, std::stop_token stop) {
   Millis max_wait = options_.max_wait;
   if (call.timeout && *call.timeout > Millis(0)) max_wait = std::min(max_wait, *call.timeout);
-  return bucket_.take(max_wait, std::move(stop), call.defer_when_busy);
+  return bucket_.take(max_wait, std::move(stop));
 }
 
 void InstrumentedApi::report(std::string_view verb, int status, MonoTime started) {
@@ -110,8 +120,6 @@ void InstrumentedApi::report(std::string_view verb, int status, MonoTime started
 
 template <typename T>
 T InstrumentedApi::observed(std::string_view verb, const CallOptions& call, const std::function<T()>& send) {
-  if (call.defer_when_busy && hand_overs_.load() > 0)
-    return make_error(ErrorCode::kDeferred, "a hand-over is under way: the write is left for later");
   const CountedWhileAlive hand_over(call.hands_over ? &hand_overs_ : nullptr);
   if (auto waited = wait_for_token(call, options_.stop); !waited.ok()) return waited.error();
   const MonoTime started = clock_.monotonic();
@@ -152,6 +160,27 @@ Result<json> InstrumentedApi::patch(const Resource& r, const std::string& ns, co
 Status InstrumentedApi::remove(const Resource& r, const std::string& ns, const std::string& name,
                                const DeleteOptions& options) {
   return observed<Status>("delete", options.call, [&] { return inner_.remove(r, ns, name, options); });
+}
+
+Result<std::optional<json>> InstrumentedApi::unless_busy(std::string_view verb,
+                                                         const std::function<Result<json>()>& send) {
+  // A hand-over under way goes first; so does every write that cannot wait.
+  if (hand_overs_.load() > 0 || !bucket_.take_unless_busy()) return std::optional<json>();
+  const MonoTime started = clock_.monotonic();
+  Result<json> result = send();
+  report(verb, status_of(result), started);
+  return as_sent(std::move(result));
+}
+
+Result<std::optional<json>> InstrumentedApi::create_unless_busy(const Resource& r, const std::string& ns,
+                                                                const json& object) {
+  return unless_busy("create", [&] { return inner_.create(r, ns, object); });
+}
+
+Result<std::optional<json>> InstrumentedApi::patch_unless_busy(const Resource& r, const std::string& ns,
+                                                               const std::string& name, PatchType type,
+                                                               const json& patch, bool status_subresource) {
+  return unless_busy("patch", [&] { return inner_.patch(r, ns, name, type, patch, status_subresource); });
 }
 
 Status InstrumentedApi::watch(const Resource& r, const std::string& ns, const WatchOptions& options,

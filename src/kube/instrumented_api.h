@@ -1,5 +1,5 @@
-// An Api decorator that reports every call (verb, HTTP status, duration) and holds the
-// caller to a client-side rate limit, as client-go's default limiter does: a busy
+// An Api decorator that reports every request it sends (verb, HTTP status, duration) and
+// holds the caller to a client-side rate limit, as client-go's default limiter does: a busy
 // controller must not flood the API server. It knows nothing of Prometheus; the caller
 // passes a callback (metrics::Metrics::kube_request_observer() in the controller).
 #pragma once
@@ -25,7 +25,7 @@ using RequestObserver =
 // client-go's token bucket (flowcontrol.NewTokenBucketRateLimiter): `burst` tokens,
 // refilled at `qps` per second; each request takes one and waits while none is left.
 // Tokens are reserved in call order, so waiters are served first come, first served; a
-// wait that is abandoned (stop, deadline) gives its token back. Thread-safe.
+// wait that is abandoned (stop) gives its token back. Thread-safe.
 class TokenBucket {
  public:
   // qps <= 0 turns limiting off. burst < 1 counts as 1.
@@ -33,12 +33,16 @@ class TokenBucket {
 
   // Takes a token, waiting for it on the clock. kTooManyRequests (at once, taking nothing)
   // when the wait would exceed `max_wait`; kCancelled when `stop` is requested meanwhile.
-  // With `defer_when_busy` (a write that can wait) a token is taken only while more than the
-  // reserve is free, else kDeferred at once, taking nothing: half the burst is kept for the
-  // writes that cannot wait, so the first moments of a burst of hand-overs are theirs.
-  Status take(Millis max_wait, std::stop_token stop, bool defer_when_busy = false);
+  Status take(Millis max_wait, std::stop_token stop);
+  // For a write that can wait: takes a token only while more than the reserve is free, and
+  // never waits; false, taking nothing, otherwise. Half the burst is kept for the writes that
+  // cannot wait, so the first moments of a burst of hand-overs are theirs.
+  bool take_unless_busy();
 
  private:
+  // Adds the tokens earned since the last refill. Needs mutex_.
+  void refill_locked();
+
   const double qps_;
   const double burst_;
   const double reserve_;  // tokens a write that can wait leaves in the bucket
@@ -61,9 +65,10 @@ struct InstrumentedApiOptions {
   Millis max_wait{std::chrono::seconds(30)};
 };
 
-// Writes that can wait (CallOptions::defer_when_busy) yield twice: they leave half the burst
-// in the bucket for every other call (TokenBucket::take), and they are deferred while a
-// hand-over (CallOptions::hands_over) is waiting for its token or in flight, so in a burst of
+// Writes that can wait (patch_unless_busy, create_unless_busy) yield twice: they leave half
+// the burst in the bucket for every other call (TokenBucket::take_unless_busy), and they are
+// left for later while a hand-over (CallOptions::hands_over) is waiting for its token or in
+// flight, so in a burst of
 // deaths the API server, not only the limiter, serves the successors first. (Only hand-overs:
 // in a cold start, where every write is needed before the claims have settled, bookkeeping
 // and grants share the server.)
@@ -84,6 +89,11 @@ class InstrumentedApi final : public Api {
                      const CallOptions& call = {}) override;
   Status remove(const Resource& r, const std::string& ns, const std::string& name,
                 const DeleteOptions& options = {}) override;
+  Result<std::optional<json>> create_unless_busy(const Resource& r, const std::string& ns,
+                                                 const json& object) override;
+  Result<std::optional<json>> patch_unless_busy(const Resource& r, const std::string& ns,
+                                                const std::string& name, PatchType type, const json& patch,
+                                                bool status_subresource = false) override;
   // Only starting a watch takes a token; its events are never limited. The watch is
   // reported once: when its first event arrives (200, the time to get there), or, if none
   // came, when it ends (its status). A watch ended by `stop` before any event is not a
@@ -96,6 +106,8 @@ class InstrumentedApi final : public Api {
   void report(std::string_view verb, int status, MonoTime started);
   template <typename T>
   T observed(std::string_view verb, const CallOptions& call, const std::function<T()>& send);
+  // Sends a write that can wait, unless the client is busy (nullopt: not sent).
+  Result<std::optional<json>> unless_busy(std::string_view verb, const std::function<Result<json>()>& send);
 
   Api& inner_;
   InstrumentedApiOptions options_;

@@ -13,12 +13,6 @@
 namespace eslease::lock {
 namespace {
 
-// Besides an unavailable backend, a conflict (someone moved between our read and our write)
-// is worth another round: the next read shows what is there now.
-bool worth_retrying(const Error& error) {
-  return error.unavailable() || error.code == ErrorCode::kConflict;
-}
-
 std::string describe_holder(const LockState& state) {
   return "held by " + state.doc.holder + " (token " + std::to_string(state.token) + ", renewed " +
          format_rfc3339_millis(state.doc.renewed_at) + ", ttl " +
@@ -35,6 +29,11 @@ std::string random_lease_uid() {
 }
 
 }  // namespace
+
+// After a conflict the next read shows what is there now; paused grants resume.
+bool worth_another_round(const Error& error) {
+  return error.unavailable() || error.code == ErrorCode::kConflict || error.code == ErrorCode::kGrantsPaused;
+}
 
 Grantee direct_grantee(std::string holder, Millis ttl) {
   Grantee grantee;
@@ -57,7 +56,7 @@ Result<Grant> acquire_waiting(LockStore& store, Clock& clock, const LockKey& key
     std::optional<MonoTime> expiry;
     if (outcome.ok() && outcome->grant) return std::move(*outcome->grant);
     if (!outcome.ok()) {
-      if (!worth_retrying(outcome.error())) return outcome.error();
+      if (!worth_another_round(outcome.error())) return outcome.error();
       last_error = outcome.error();
     } else if (outcome->current) {
       last_error.reset();
@@ -68,7 +67,7 @@ Result<Grant> acquire_waiting(LockStore& store, Clock& clock, const LockKey& key
                                                   {"token", outcome->current->token}});
         auto taken = store.take_over(key, *outcome->current, grantee);
         if (taken.ok() && taken->grant) return std::move(*taken->grant);
-        if (!taken.ok() && !worth_retrying(taken.error())) return taken.error();
+        if (!taken.ok() && !worth_another_round(taken.error())) return taken.error();
         // Someone moved first: read again and restart the observation.
         if (++immediate_retries <= 3) continue;
       }
@@ -87,7 +86,7 @@ Result<Grant> acquire_waiting(LockStore& store, Clock& clock, const LockKey& key
       std::string message =
           "lock " + key.id() + " is " + (seen ? describe_holder(seen->state) : std::string("busy"));
       if (options.wait > Millis(0)) message += "; gave up after waiting " + format_duration(options.wait);
-      return make_error(ErrorCode::kConflict, std::move(message));
+      return make_error(ErrorCode::kBusy, std::move(message));
     }
     if (seen && options.on_wait && announced_token != seen->state.token) {
       announced_token = seen->state.token;

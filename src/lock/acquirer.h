@@ -27,10 +27,16 @@ struct WaitOptions {
 // grant of its own) and `ttl`.
 Grantee direct_grantee(std::string holder, Millis ttl = kDefaultTtl);
 
-// The grant, or an Error: kConflict naming the current holder when the wait ran out (the lock
-// is busy; an unreachable backend is kUnavailable),
-// kCancelled when stopped, or the backend's error when it persists to the end of the wait
-// (errors that retrying cannot fix - bad credentials, bad input - return at once).
+// Whether another round of acquiring may succeed where `error` failed: the backend was away,
+// someone moved between our read and our write (kConflict), or grants were paused until the
+// next fencing token is proven larger (kGrantsPaused). Both acquirers retry these until their
+// wait runs out; any other error ends the wait at once.
+bool worth_another_round(const Error& error);
+
+// The grant, or an Error: kBusy naming the current holder when the wait ran out (an
+// unreachable backend is kUnavailable), kCancelled when stopped, or the last error worth
+// another round when it persists to the end of the wait (errors that retrying cannot fix -
+// bad credentials, bad input - return at once).
 Result<Grant> acquire_waiting(LockStore& store, Clock& clock, const LockKey& key, const Grantee& grantee,
                               const WaitOptions& options, std::stop_token stop = {});
 

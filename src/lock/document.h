@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "api/lease_api.h"
 #include "common/clock.h"
 #include "common/result.h"
 #include "es/document_api.h"
@@ -46,7 +47,7 @@ struct LockDocument {
   std::string holder;     // "<namespace>/<pod>" or a process identity
   std::string holder_uid;
   std::string node;
-  std::string priority = "Foreground";
+  std::string priority = api::to_string(api::Priority::kForeground);
   // Wall-clock times, to the millisecond, for people and status only: no decision
   // compares them with another machine's clock. acquiredAt/renewedAt also tell our own
   // writes apart when an answer was lost.

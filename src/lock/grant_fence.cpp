@@ -12,14 +12,14 @@ void log_undone(const std::string& lock, std::int64_t token, std::int64_t floor,
       {{"lock", lock}, {"token", token}, {"largest_known", floor}, {"deleted", deleted ? "yes" : "no"}});
 }
 
-Error refused(std::int64_t token, std::int64_t floor) {
-  return make_error(ErrorCode::kConflict, "the new grant's fencing token " + std::to_string(token) +
-                                              " is not larger than token " + std::to_string(floor) +
-                                              " issued before: the lock index was re-created or restored; "
-                                              "the grant was undone");
-}
-
 }  // namespace
+
+Error undone_grant(std::int64_t token, std::int64_t floor) {
+  return make_error(ErrorCode::kGrantsPaused, "the new grant's fencing token " + std::to_string(token) +
+                                                  " is not larger than token " + std::to_string(floor) +
+                                                  " issued before: the lock index was re-created or "
+                                                  "restored; the grant was undone");
+}
 
 Result<AcquireOutcome> keep_if_larger(es::DocumentApi& api, const std::string& index, TokenGuard& guard,
                                       const LockKey& key, Result<AcquireOutcome> outcome,
@@ -34,7 +34,7 @@ Result<AcquireOutcome> keep_if_larger(es::DocumentApi& api, const std::string& i
   auto removed = api.remove(index, key.id(), grant.state.version);
   log_undone(key.id(), grant.state.token, floor,
              removed.ok() && removed->status == es::WriteStatus::kApplied);
-  return refused(grant.state.token, floor);
+  return undone_grant(grant.state.token, floor);
 }
 
 void keep_larger_grants(es::DocumentApi& api, const std::string& index, TokenGuard& guard,
@@ -61,7 +61,7 @@ void keep_larger_grants(es::DocumentApi& api, const std::string& index, TokenGua
         removed.ok() && n < removed->items.size() && removed->items[n].status == es::WriteStatus::kApplied;
     const std::int64_t token = results[k]->grant->state.token;
     log_undone(grantees[begin + k].first.id(), token, floor, deleted);
-    results[k] = refused(token, floor);
+    results[k] = undone_grant(token, floor);
   }
 }
 

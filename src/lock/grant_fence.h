@@ -1,8 +1,9 @@
 // The last step of every grant (token_guard.h): a grant is kept only when its fencing token
 // is larger than every token known before it was written (`floor`). Otherwise the lock index
 // went back (re-created, restored): the grant, which nobody has been told of yet, is deleted
-// again at exactly the version written, and the caller gets a kConflict saying so, while the
-// guard pauses grants and has the index's token epoch raised before the next one.
+// again at exactly the version written, and the caller gets kGrantsPaused saying so
+// (undone_grant), while the guard pauses grants and has the index's token epoch raised before
+// the next one.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,10 @@
 #include "lock/token_guard.h"
 
 namespace eslease::lock {
+
+// The error of a grant undone because its fencing token `token` was not larger than `floor`,
+// a token issued before. Grant sets (grant_set.h) undo theirs the same way.
+Error undone_grant(std::int64_t token, std::int64_t floor);
 
 // One grant: `outcome` as the granting write settled. One delete when refused.
 Result<AcquireOutcome> keep_if_larger(es::DocumentApi& api, const std::string& index, TokenGuard& guard,

@@ -8,6 +8,7 @@
 
 #include "common/log.h"
 #include "lock/expiry.h"
+#include "lock/grant_fence.h"
 
 namespace eslease::lock {
 namespace {
@@ -153,13 +154,6 @@ bool undo(const GrantContext& context, const std::vector<std::string>& ids,
   return false;
 }
 
-Error refused(std::int64_t token, std::int64_t floor) {
-  return make_error(ErrorCode::kConflict, "the new grant's fencing token " + std::to_string(token) +
-                                              " is not larger than token " + std::to_string(floor) +
-                                              " issued before: the lock index was re-created or restored; "
-                                              "the grant was undone");
-}
-
 // Every document written: the grant, if its token is larger than every one known before.
 Result<GrantOutcome> keep(const GrantContext& context, const GrantRequest& request,
                           const std::vector<std::string>& ids, const std::vector<LockDocument>& docs,
@@ -180,7 +174,7 @@ Result<GrantOutcome> keep(const GrantContext& context, const GrantRequest& reque
                 {"token", held.token},
                 {"largest_known", floor},
                 {"deleted", deleted ? "yes" : "no"}});
-    return refused(held.token, floor);
+    return undone_grant(held.token, floor);
   }
   for (std::size_t i = 0; i < docs.size(); ++i) {
     auto state = make_state(docs[i], *written[i]);

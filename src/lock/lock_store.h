@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "api/lease_api.h"
 #include "common/clock.h"
 #include "common/result.h"
 #include "es/document_api.h"
@@ -47,7 +48,7 @@ struct Grantee {
   std::string holder;     // required
   std::string holder_uid;
   std::string node;
-  std::string priority = "Foreground";
+  std::string priority = api::to_string(api::Priority::kForeground);
   Millis ttl = kDefaultTtl;
 };
 

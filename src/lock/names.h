@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "common/result.h"
+#include "common/text.h"
 
 namespace eslease::lock {
 
@@ -23,7 +24,7 @@ class LockKey {
  public:
   const std::string& ns() const { return ns_; }
   const std::string& name() const { return name_; }
-  std::string id() const { return ns_ + "/" + name_; }
+  std::string id() const { return object_key(ns_, name_); }
   friend bool operator==(const LockKey&, const LockKey&) = default;
 
  private:

@@ -9,12 +9,6 @@
 namespace eslease::lock {
 namespace {
 
-// Besides an unavailable backend, a conflict (someone moved between our read and our write)
-// is worth another round: the next read shows what is there now.
-bool worth_retrying(const Error& error) {
-  return error.unavailable() || error.code == ErrorCode::kConflict;
-}
-
 std::string names_of(const std::vector<LockKey>& keys) {
   std::string out;
   for (const LockKey& key : keys) out += (out.empty() ? "" : ", ") + key.id();
@@ -72,7 +66,7 @@ Error given_up(const ShapedClaim& claim, const std::optional<Error>& last_error,
   }
   std::string message = busy;
   if (wait > Millis(0)) message += "; gave up after waiting " + format_duration(wait);
-  return make_error(ErrorCode::kConflict, std::move(message));
+  return make_error(ErrorCode::kBusy, std::move(message));
 }
 
 }  // namespace
@@ -96,7 +90,7 @@ Result<HeldGrant> acquire_shaped(LockStore& store, Clock& clock, const ShapedCla
                              claim.shape.access};
       read_first = true;
     } else if (auto read = store.read_slots(claim.keys, claim.shape.capacity); !read.ok()) {
-      if (!worth_retrying(read.error())) return read.error();
+      if (!worth_another_round(read.error())) return read.error();
       last_error = read.error();
     } else {
       last_error.reset();
@@ -106,7 +100,7 @@ Result<HeldGrant> acquire_shaped(LockStore& store, Clock& clock, const ShapedCla
       if (plan.kind == ClaimPlan::Kind::kOwn) {
         auto own = take_back(store, plan.own, claim.grantee.ttl);
         if (own.ok() && *own) return std::move(**own);
-        if (!own.ok() && !worth_retrying(own.error())) return own.error();
+        if (!own.ok() && !worth_another_round(own.error())) return own.error();
         if (!own.ok()) last_error = own.error();
       } else if (plan.kind == ClaimPlan::Kind::kGrant) {
         request =
@@ -118,7 +112,7 @@ Result<HeldGrant> acquire_shaped(LockStore& store, Clock& clock, const ShapedCla
     if (request) {
       auto outcome = store.grant(*request);
       if (outcome.ok() && outcome->grant) return std::move(*outcome->grant);
-      if (!outcome.ok() && !worth_retrying(outcome.error())) return outcome.error();
+      if (!outcome.ok() && !worth_another_round(outcome.error())) return outcome.error();
       if (!outcome.ok()) last_error = outcome.error();
       // Someone moved first, or a first unread attempt met holders: read at once.
       if (outcome.ok() && ++immediate_retries <= 3) continue;

@@ -22,10 +22,10 @@ struct ShapedClaim {
   Grantee grantee;
 };
 
-// The grant, or an Error: kConflict naming a holder when the wait ran out, kInvalid when the
-// locks' holders state another capacity, kCancelled when stopped, or the backend's error when
-// it persists to the end of the wait. A claimant that holds exactly this grant already (same
-// holder identity) gets it back, renewed.
+// The grant, or an Error: kBusy naming a holder when the wait ran out, kInvalid when the
+// locks' holders state another capacity, kCancelled when stopped, or the last error worth
+// another round (worth_another_round) when it persists to the end of the wait. A claimant that holds exactly
+// this grant already (same holder identity) gets it back, renewed.
 Result<HeldGrant> acquire_shaped(LockStore& store, Clock& clock, const ShapedClaim& claim,
                                  const WaitOptions& options, std::stop_token stop = {});
 

@@ -15,11 +15,6 @@ void TokenGuard::set_source(IssuedBeforeSource source) {
   checked_ = false;
 }
 
-void TokenGuard::recheck() {
-  std::lock_guard lock(mutex_);
-  checked_ = false;
-}
-
 void TokenGuard::saw(std::int64_t token) {
   std::lock_guard lock(mutex_);
   largest_seen_ = std::max(largest_seen_, token);
@@ -83,8 +78,9 @@ Result<EpochPlan> TokenGuard::plan(const IndexTokens& index) {
   }
   plan.raised = plan.epoch > index.epoch;
   if (plan.epoch > kMaxEpoch) {
-    return make_error(ErrorCode::kInvalid, "no fencing token epoch is left above the largest token known (" +
-                                               std::to_string(known) + "): " + plan.why);
+    return make_error(ErrorCode::kTokensExhausted,
+                      "no fencing token epoch is left above the largest token known (" +
+                          std::to_string(known) + "): " + plan.why);
   }
   if (changed) plan.pause_until = std::max(latest_validity_, clock_.monotonic() + reported_.longest_validity);
   return plan;
@@ -120,10 +116,10 @@ Status TokenGuard::may_grant() {
   if (now >= paused_until_) return {};
   report(true);
   const auto left = std::chrono::ceil<std::chrono::seconds>(paused_until_ - now).count();
-  return make_error(ErrorCode::kConflict, "grants wait " + std::to_string(left) +
-                                              "s more, until every grant made on the old lock index has "
-                                              "expired: " +
-                                              pause_reason_);
+  return make_error(ErrorCode::kGrantsPaused, "grants wait " + std::to_string(left) +
+                                                  "s more, until every grant made on the old lock index has "
+                                                  "expired: " +
+                                                  pause_reason_);
 }
 
 std::int64_t TokenGuard::epoch() const {

@@ -77,8 +77,6 @@ class TokenGuard {
 
   // Where grants made before this store's are learnt; the index is checked again.
   void set_source(IssuedBeforeSource source);
-  // Check the index again before the next grant (a new term of leadership).
-  void recheck();
 
   // A token read or written by the store.
   void saw(std::int64_t token);
@@ -86,13 +84,13 @@ class TokenGuard {
   void handed_out(MonoTime valid_until);
 
   bool needs_check() const;
-  // Decides on the index as read. kInvalid when no epoch can be proven large enough.
+  // Decides on the index as read. kTokensExhausted when no epoch can be proven large enough.
   Result<EpochPlan> plan(const IndexTokens& index);
   // The plan was carried out: grants use its epoch (after its pause, if any).
   void checked(const EpochPlan& plan);
   void check_failed(const Error& error);
 
-  // An error while grants are refused (paused, or the check has not succeeded).
+  // kGrantsPaused while grants are paused.
   Status may_grant();
   // The epoch new grants are written in (document.h).
   std::int64_t epoch() const;

@@ -12,6 +12,7 @@
 #include <set>
 #include <vector>
 
+#include "api/lease_api.h"
 #include "kube/informer.h"
 #include "metrics/process_metrics.h"
 
@@ -245,14 +246,15 @@ Metrics::Metrics(std::string_view version) : f_(std::make_unique<Families>()) {
   f_->build_info.Add({{"version", clean(version)}}).Set(1);
   // Series that exist from the start read as 0 instead of missing, so rate() and alerts
   // work before the first event.
-  for (std::string_view phase : {"Pending", "Held", "Released", "TimedOut", "Invalid"})
-    for (std::string_view priority : {"Foreground", "Background"}) f_->claims.at({phase, priority});
-  for (std::string_view priority : {"Foreground", "Background"}) f_->claim_timeouts.at({priority});
+  for (api::Phase phase : api::kPhases)
+    for (api::Priority priority : api::kPriorities)
+      f_->claims.at({api::to_string(phase), api::to_string(priority)});
+  for (api::Priority priority : api::kPriorities) f_->claim_timeouts.at({api::to_string(priority)});
   for (std::string_view result : {"success", "requeue", "error"}) f_->reconciles.at({result});
   for (std::string_view op : {"acquire", "take_over", "release"}) f_->conflicts.at({op});
-  for (std::string_view reason :
-       {"PodDeleted", "PodReplaced", "PodFailed", "PodSucceeded", "PodNotReady", "Expired"})
-    f_->takeovers.at({reason});
+  for (api::Reason reason : {api::Reason::kPodDeleted, api::Reason::kPodReplaced, api::Reason::kPodFailed,
+                             api::Reason::kPodSucceeded, api::Reason::kPodNotReady, api::Reason::kExpired})
+    f_->takeovers.at({api::to_string(reason)});
   for (std::string_view resource : {"leases", "pods", "nodes"})
     for (auto reason : {kube::RestartReason::kExpired, kube::RestartReason::kClosed,
                         kube::RestartReason::kIdle, kube::RestartReason::kError})
@@ -278,9 +280,6 @@ void Metrics::set_claims(const std::map<std::pair<std::string, std::string>, int
   f_->waiters.Set(waiters);
 }
 
-void Metrics::set_lock_waiters(double waiters) {
-  f_->waiters.Set(waiters);
-}
 void Metrics::observe_acquire_wait(double seconds) {
   f_->acquire_wait.Observe(seconds);
 }
@@ -346,12 +345,6 @@ RequestObserver Metrics::backend_request_observer() {
 RequestObserver Metrics::kube_request_observer() {
   return [this](std::string_view verb, int status, std::chrono::milliseconds duration) {
     observe_kube_request(verb, status, duration);
-  };
-}
-
-std::function<void(kube::RestartReason)> Metrics::watch_restart_observer(std::string resource) {
-  return [this, resource = std::move(resource)](kube::RestartReason reason) {
-    count_watch_restart(resource, reason);
   };
 }
 

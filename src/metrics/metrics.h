@@ -45,7 +45,6 @@ class Metrics {
   // A whole snapshot: every series not in it drops to 0 (a phase nobody is in any more must
   // not keep its old count), and eslease_lock_waiters is set to `waiters`.
   void set_claims(const std::map<std::pair<std::string, std::string>, int>& by_phase_priority, int waiters);
-  void set_lock_waiters(double waiters);
   void observe_acquire_wait(double seconds);
   // eslease_claim_timeouts_total{priority}: once per claim that gives up waiting.
   void count_claim_timeout(std::string_view priority);
@@ -77,8 +76,6 @@ class Metrics {
   // outlive the client it is given to.
   RequestObserver backend_request_observer();  // es::ClientOptions::on_request
   RequestObserver kube_request_observer();     // kube::InstrumentedApi
-  // kube::InformerOptions::on_restart for the informer of `resource` ("leases", "pods", ...).
-  std::function<void(kube::RestartReason)> watch_restart_observer(std::string resource);
 
   // The exposition text for /metrics (Prometheus text format 0.0.4).
   std::string text() const;

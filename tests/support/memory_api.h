@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -59,11 +60,16 @@ class MemoryApi final : public Api {
     std::lock_guard lock(mutex_);
     lost_answers_["update " + kind_of(r)].push_back(std::move(error));
   }
-  // While set, every write that may wait (CallOptions::defer_when_busy) fails with kDeferred
-  // and is not applied, as the client's rate limit does while urgent writes use it up.
+  // While set, every write that can wait (create_unless_busy, patch_unless_busy) is left for
+  // later and not applied, as the client's rate limit does while urgent writes use it up.
   void set_rate_limit_busy(bool busy) {
     std::lock_guard lock(mutex_);
     rate_limit_busy_ = busy;
+  }
+  // The next write that can wait of resource `r` is left for later, as above.
+  void defer_next(const Resource& r) {
+    std::lock_guard lock(mutex_);
+    ++deferrals_[kind_of(r)];
   }
   void set_watch_fallback(WatchScript script) {
     std::lock_guard lock(mutex_);
@@ -133,7 +139,7 @@ class MemoryApi final : public Api {
   Result<json> create(const Resource& r, const std::string& ns, const json& object,
                       const CallOptions& call) override {
     std::lock_guard lock(mutex_);
-    if (auto e = take_failure("create", r, call)) return *e;
+    if (auto e = take_failure("create", r)) return *e;
     json stored = object;
     stored["metadata"]["namespace"] = ns;
     std::string key = object_key(stored);
@@ -148,7 +154,7 @@ class MemoryApi final : public Api {
 
   Result<json> update(const Resource& r, const json& object, const CallOptions& call) override {
     std::lock_guard lock(mutex_);
-    if (auto e = take_failure("update", r, call)) return *e;
+    if (auto e = take_failure("update", r)) return *e;
     std::string key = object_key(object);
     auto& objects = store_[kind_of(r)];
     auto it = objects.find(key);
@@ -177,7 +183,7 @@ class MemoryApi final : public Api {
   Result<json> patch(const Resource& r, const std::string& ns, const std::string& name, PatchType,
                      const json& patch, bool, const CallOptions& call) override {
     std::lock_guard lock(mutex_);
-    if (auto e = take_failure("patch", r, call)) return *e;
+    if (auto e = take_failure("patch", r)) return *e;
     auto& objects = store_[kind_of(r)];
     auto it = objects.find(ns.empty() ? name : ns + "/" + name);
     if (it == objects.end()) return make_error(ErrorCode::kNotFound, name + " not found", 404);
@@ -196,6 +202,19 @@ class MemoryApi final : public Api {
     }
     ++rv_;
     return {};
+  }
+
+  Result<std::optional<json>> create_unless_busy(const Resource& r, const std::string& ns,
+                                                 const json& object) override {
+    if (left_for_later(r)) return std::optional<json>();
+    return as_sent(create(r, ns, object, {}));
+  }
+
+  Result<std::optional<json>> patch_unless_busy(const Resource& r, const std::string& ns,
+                                                const std::string& name, PatchType type, const json& patch,
+                                                bool status_subresource) override {
+    if (left_for_later(r)) return std::optional<json>();
+    return as_sent(this->patch(r, ns, name, type, patch, status_subresource, {}));
   }
 
   Status watch(const Resource& r, const std::string&, const WatchOptions& options,
@@ -225,10 +244,16 @@ class MemoryApi final : public Api {
   // leases).
   static std::string kind_of(const Resource& r) { return r.group + "/" + r.plural; }
 
-  std::optional<Error> take_failure(const std::string& verb, const Resource& r,
-                                    const CallOptions& call = {}) {
-    if (rate_limit_busy_ && call.defer_when_busy)
-      return make_error(ErrorCode::kDeferred, "client-side rate limit busy: the write is left for later");
+  bool left_for_later(const Resource& r) {
+    std::lock_guard lock(mutex_);
+    if (rate_limit_busy_) return true;
+    auto it = deferrals_.find(kind_of(r));
+    if (it == deferrals_.end() || it->second == 0) return false;
+    --it->second;
+    return true;
+  }
+
+  std::optional<Error> take_failure(const std::string& verb, const Resource& r) {
     if (auto own = failures_.find(verb + " " + kind_of(r)); own != failures_.end() && !own->second.empty()) {
       Error e = own->second.front();
       own->second.pop_front();
@@ -250,6 +275,7 @@ class MemoryApi final : public Api {
   WatchScript fallback_;
   std::map<std::string, std::deque<Error>> failures_;
   bool rate_limit_busy_ = false;
+  std::map<std::string, int> deferrals_;  // by kind: writes that can wait still to leave for later
   std::function<void()> before_get_;
   std::map<std::string, std::deque<Error>> lost_answers_;
   std::vector<WatchOptions> watch_calls_;

@@ -131,7 +131,7 @@ ControllerOptions controller_options(const config::ControllerConfig& opts, metri
   options.leader_election.renew_deadline = opts.leader_election_renew_deadline;
   options.leader_election.retry_period = opts.leader_election_retry_period;
   options.on_watch_restart = [&metrics](const std::string& resource, kube::RestartReason reason) {
-    metrics.count_watch_restart(resource, kube::to_string(reason));
+    metrics.count_watch_restart(resource, reason);
   };
   return options;
 }
@@ -139,9 +139,7 @@ ControllerOptions controller_options(const config::ControllerConfig& opts, metri
 lock::OpenOptions store_options(const config::ControllerConfig& opts, metrics::Metrics& metrics) {
   lock::OpenOptions options;
   options.writer = opts.identity;
-  options.on_request = [&metrics](std::string_view op, int status, std::chrono::milliseconds d) {
-    metrics.observe_backend_request(op, status, d);
-  };
+  options.on_request = metrics.backend_request_observer();
   options.awaits_token_history = true;  // the Leases' tokens, once the caches are synced
   options.on_fencing = [&metrics](const lock::FencingReport& report) {
     metrics.set_fencing_epoch(report.epoch);
@@ -155,9 +153,7 @@ kube::InstrumentedApiOptions api_options(const config::ControllerConfig& opts, m
   kube::InstrumentedApiOptions options;
   options.qps = opts.kube_api_qps;
   options.burst = opts.kube_api_burst;
-  options.observer = [&metrics](std::string_view verb, int status, std::chrono::milliseconds d) {
-    metrics.observe_kube_request(verb, status, d);
-  };
+  options.observer = metrics.kube_request_observer();
   options.stop = std::move(stop);
   return options;
 }

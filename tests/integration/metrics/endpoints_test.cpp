@@ -274,7 +274,7 @@ void observe_everything(Metrics& m) {
   m.count_reconcile("requeue", 0.01);
   m.count_reconcile("error", 0.2);
   m.set_workqueue_depth(4);
-  m.watch_restart_observer("leases")(kube::RestartReason::kExpired);
+  m.count_watch_restart("leases", kube::RestartReason::kExpired);
   m.count_watch_restart("pods", "idle");
   m.set_leader(true);
 }

@@ -105,5 +105,14 @@ TEST(DirectShapesOptions, KubernetesModeRefusesShapesForNow) {
   EXPECT_TRUE(parse_options({"acquire", "a", "--capacity", "1"}).ok());
 }
 
+// A wait that ran out exits 3 whatever kept the lock from us at the end: a holder, someone
+// moving first, or grants paused for the fencing tokens. An unreachable backend stays 1.
+TEST(AcquireExitCode, AWaitThatRanOutIsToldApartFromAFailure) {
+  for (ErrorCode code : {ErrorCode::kBusy, ErrorCode::kConflict, ErrorCode::kGrantsPaused})
+    EXPECT_EQ(acquire_exit_code(make_error(code, "")), kExitWaitTimedOut) << to_string(code);
+  for (ErrorCode code : {ErrorCode::kUnavailable, ErrorCode::kTokensExhausted, ErrorCode::kLost})
+    EXPECT_EQ(acquire_exit_code(make_error(code, "")), kExitFailed) << to_string(code);
+}
+
 }  // namespace
 }  // namespace eslease::cli

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+
 namespace eslease {
 namespace {
 
@@ -35,6 +38,16 @@ TEST(Error, DescribeIncludesStatusAndDetails) {
   Error e = make_error(ErrorCode::kInvalid, "Lease is invalid", 422);
   e.details = {"spec.lockName: Required value"};
   EXPECT_EQ(e.describe(), "Invalid (HTTP 422): Lease is invalid; spec.lockName: Required value");
+}
+
+TEST(ErrorCode, EveryCodeHasANameOfItsOwn) {
+  std::set<std::string> names;
+  const int last = static_cast<int>(ErrorCode::kInternal);
+  for (int i = 0; i <= last; ++i) {
+    const std::string name = to_string(static_cast<ErrorCode>(i));
+    EXPECT_NE(name, "Unknown") << i;
+    EXPECT_TRUE(names.insert(name).second) << name << " names two codes";
+  }
 }
 
 TEST(Status, DefaultIsOk) {

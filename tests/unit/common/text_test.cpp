@@ -114,5 +114,10 @@ TEST(Columns, AlignsEachColumnToItsWidestCell) {
   EXPECT_EQ(format_columns({}), "");
 }
 
+TEST(ObjectKey, NamesANamespacedObjectByNamespaceAndName) {
+  EXPECT_EQ(object_key("batch", "nightly-report"), "batch/nightly-report");
+  EXPECT_EQ(object_key("", "node-1"), "node-1") << "a cluster-scoped object is named alone";
+}
+
 }  // namespace
 }  // namespace eslease

@@ -629,7 +629,7 @@ TEST(Decision, DeletedHolderLeaseIsRevokedThenReleasedThenLetGo) {
   Decision d = world.decide();
   EXPECT_EQ(d.action, Action::kRevoke);
   EXPECT_STREQ(d.rule, "revoke_when_its_claim_is_gone");
-  world.w.document->revoked = Reason::kReleased;
+  world.w.document->revoked = Reason::kClaimDeleted;
   world.w.document->renewing = false;
   d = world.decide();
   EXPECT_EQ(d.action, Action::kNone);

@@ -92,13 +92,13 @@ const std::vector<RuleCase>& cases() {
          w.find("holder").being_deleted = true;
          w.find("holder").released_token = "4294967000";  // an earlier grant's token
        },
-       "revoke_when_its_claim_is_gone", Action::kRevoke, Reason::kReleased},
+       "revoke_when_its_claim_is_gone", Action::kRevoke, Reason::kClaimDeleted},
       {"VanishedClaimIsRevoked",
        [](World& w) {
          held_with_a_waiter(w);
          std::erase_if(w.w.claims, [](const LeaseRecord& l) { return l.meta.name == "holder"; });
        },
-       "revoke_when_its_claim_is_gone", Action::kRevoke, Reason::kReleased},
+       "revoke_when_its_claim_is_gone", Action::kRevoke, Reason::kClaimDeleted},
       {"VanishedClaimOfAGrantWeDoNotRenewWaitsForItsExpiry",
        [](World& w) {
          held_with_a_waiter(w);
@@ -114,13 +114,13 @@ const std::vector<RuleCase>& cases() {
          std::erase_if(w.w.claims, [](const LeaseRecord& l) { return l.meta.name == "holder"; });
          w.w.document->owner_moved = true;
        },
-       "revoke_when_its_claim_moved_on", Action::kRevoke, Reason::kReleased},
+       "revoke_when_its_claim_moved_on", Action::kRevoke, Reason::kClaimMoved},
       {"ClaimThatNamesAnotherPodIsRevoked",
        [](World& w) {
          held_with_a_waiter(w);
          w.find("holder").spec.pod_name = "pod-other";
        },
-       "revoke_when_its_claim_moved_on", Action::kRevoke, Reason::kReleased},
+       "revoke_when_its_claim_moved_on", Action::kRevoke, Reason::kClaimMoved},
       {"ConfirmedDeathHandsOverInOneWrite",
        [](World& w) {
          held_with_a_waiter(w);
@@ -251,6 +251,20 @@ const std::vector<RuleCase>& cases() {
        [](World& w) {
          held_with_a_waiter(w);
          w.w.document->revoked = Reason::kRenewalFailed;
+         w.w.mono = kM0 + seconds(25);
+       },
+       "hand_over_when_it_expires", Action::kTakeOver, Reason::kExpired},
+      {"GrantOfADeletedClaimIsHandedOverAsExpired",
+       [](World& w) {
+         held_with_a_waiter(w);
+         w.w.document->revoked = Reason::kClaimDeleted;
+         w.w.mono = kM0 + seconds(25);
+       },
+       "hand_over_when_it_expires", Action::kTakeOver, Reason::kExpired},
+      {"GrantOfAClaimThatMovedIsHandedOverAsExpired",
+       [](World& w) {
+         held_with_a_waiter(w);
+         w.w.document->revoked = Reason::kClaimMoved;
          w.w.mono = kM0 + seconds(25);
        },
        "hand_over_when_it_expires", Action::kTakeOver, Reason::kExpired},

@@ -38,9 +38,8 @@ TEST(LockEntry, ReadsFollowTheExpiryRule) {
 
 TEST(LockEntry, AnotherGrantInTheDocumentEndsOurRenewing) {
   LockEntry entry(kKey);
-  entry.granted(lock::Grant{grant_version(1), kT0 + Millis(10000)}, kT0);
+  entry.granted(lock::Grant{grant_version(1), kT0 + Millis(10000)});
   EXPECT_TRUE(entry.renewing());
-  EXPECT_EQ(entry.next_renewal(), kT0 + Millis(10000) / 3);
   entry.read(grant_version(2), kT0 + Millis(100));  // our own grant, renewed elsewhere
   EXPECT_TRUE(entry.renewing());
   entry.read(grant_version(3, "uid-other"), kT0 + Millis(200));
@@ -50,7 +49,7 @@ TEST(LockEntry, AnotherGrantInTheDocumentEndsOurRenewing) {
 
 TEST(LockEntry, RevocationIsFinalForItsGrantOnly) {
   LockEntry entry(kKey);
-  entry.granted(lock::Grant{grant_version(1), kT0 + Millis(10000)}, kT0);
+  entry.granted(lock::Grant{grant_version(1), kT0 + Millis(10000)});
   entry.revoke(api::Reason::kPodNotReady);
   EXPECT_FALSE(entry.renewing());
   EXPECT_EQ(entry.revoked(), api::Reason::kPodNotReady);
@@ -63,15 +62,14 @@ TEST(LockEntry, RevocationIsFinalForItsGrantOnly) {
 TEST(LockEntry, AnUnconfirmedRenewalIsRetriedUntilTheDeadlineThenRevoked) {
   LockEntry entry(kKey);
   const MonoTime deadline = kT0 + Millis(10000);
-  entry.granted(lock::Grant{grant_version(1), deadline}, kT0);
-  EXPECT_FALSE(entry.renewal_not_confirmed(std::nullopt, kT0 + Millis(4000), kT0 + Millis(5000)));
+  entry.granted(lock::Grant{grant_version(1), deadline});
+  EXPECT_FALSE(entry.renewal_not_confirmed(std::nullopt, kT0 + Millis(4000)));
   EXPECT_TRUE(entry.renewing());
-  EXPECT_EQ(entry.next_renewal(), kT0 + Millis(5000));
   // Another writer renewed our grant: we follow its version.
-  EXPECT_FALSE(entry.renewal_not_confirmed(grant_version(7), kT0 + Millis(6000), kT0 + Millis(7000)));
+  EXPECT_FALSE(entry.renewal_not_confirmed(grant_version(7), kT0 + Millis(6000)));
   EXPECT_EQ(entry.grant()->state.version, (es::Version{7, 1}));
   EXPECT_EQ(entry.expires_at(), kT0 + Millis(16000)) << "handed over no earlier than its expiry";
-  EXPECT_TRUE(entry.renewal_not_confirmed(std::nullopt, deadline, deadline + Millis(1000)));
+  EXPECT_TRUE(entry.renewal_not_confirmed(std::nullopt, deadline));
   EXPECT_FALSE(entry.renewing());
   EXPECT_EQ(entry.revoked(), api::Reason::kRenewalFailed);
   EXPECT_EQ(entry.expires_at(), kT0 + Millis(16000));
@@ -79,11 +77,11 @@ TEST(LockEntry, AnUnconfirmedRenewalIsRetriedUntilTheDeadlineThenRevoked) {
 
 TEST(LockEntry, LosingOrReleasingForgetsTheGrant) {
   LockEntry entry(kKey);
-  entry.granted(lock::Grant{grant_version(1), kT0 + Millis(10000)}, kT0);
+  entry.granted(lock::Grant{grant_version(1), kT0 + Millis(10000)});
   entry.lost();
   EXPECT_FALSE(entry.renewing());
   EXPECT_FALSE(entry.known()) << "read before deciding";
-  entry.granted(lock::Grant{grant_version(2), kT0 + Millis(10000)}, kT0);
+  entry.granted(lock::Grant{grant_version(2), kT0 + Millis(10000)});
   entry.released(kT0 + Millis(1));
   EXPECT_TRUE(entry.known());
   EXPECT_FALSE(entry.document());
@@ -106,7 +104,7 @@ TEST(LockTable, AHeldEntryIsNotHandedOutTwice) {
   EXPECT_FALSE(table.try_lock(kKey.id())) << "no entry yet";
   {
     LockTable::Handle held = table.lock(kKey);
-    held->granted(lock::Grant{grant_version(1), kT0 + Millis(10000)}, kT0);
+    held->granted(lock::Grant{grant_version(1), kT0 + Millis(10000)});
     EXPECT_FALSE(table.try_lock(kKey.id()));
   }
   EXPECT_TRUE(table.try_lock(kKey.id()));
@@ -119,7 +117,7 @@ TEST(LockTable, RenewingIdsAreThoseOfOneNamespace) {
   LockTable table;
   for (const char* ns : {"batch", "batch-2", "a", "z"}) {
     LockTable::Handle held = table.lock(*lock::make_lock_key(ns, "nightly"));
-    held->granted(lock::Grant{grant_version(1), kT0 + Millis(10000)}, kT0);
+    held->granted(lock::Grant{grant_version(1), kT0 + Millis(10000)});
   }
   EXPECT_EQ(table.renewing_ids("batch"), std::vector<std::string>{"batch/nightly"});
   EXPECT_EQ(table.renewing_ids("z"), std::vector<std::string>{"z/nightly"});
@@ -131,7 +129,7 @@ TEST(LockEntry, OnlyAnEntryKnownToStandForNothingIsForgettable) {
   EXPECT_FALSE(entry.forgettable()) << "not read yet";
   entry.read(std::nullopt, kT0);
   EXPECT_TRUE(entry.forgettable());
-  entry.granted(lock::Grant{grant_version(1), kT0 + Millis(10000)}, kT0);
+  entry.granted(lock::Grant{grant_version(1), kT0 + Millis(10000)});
   EXPECT_FALSE(entry.forgettable()) << "a grant we renew";
   entry.revoke(api::Reason::kPodDeleted, kT0 + Millis(30000));
   EXPECT_FALSE(entry.forgettable()) << "a revocation whose hand-over is pending";
@@ -158,7 +156,7 @@ TEST(LockTable, AnEntryThatStillMattersIsKept) {
   LockTable table;
   {
     LockTable::Handle entry = table.lock(kKey);
-    entry->granted(lock::Grant{grant_version(1), kT0 + Millis(10000)}, kT0);
+    entry->granted(lock::Grant{grant_version(1), kT0 + Millis(10000)});
     entry->revoke(api::Reason::kPodDeleted, kT0 + Millis(30000));
     entry.drop_when_idle();
   }

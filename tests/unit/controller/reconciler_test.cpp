@@ -191,15 +191,13 @@ TEST_F(ReconcilerTest, AWriteDeferredByABusyRateLimitIsRetriedWithoutAnError) {
   add_pod("worker-a");
   add_claim("claim-a", "worker-a", 0);
   // The grant's status goes out; telling the pod is left for later by the client's limiter.
-  api_.fail_next(
-      "patch", kube::resources::pods(),
-      make_error(ErrorCode::kDeferred, "client-side rate limit busy: the write is left for later"));
+  api_.defer_next(kube::resources::pods());
   ReconcileOutcome outcome = reconcile();
   ASSERT_TRUE(outcome.status.ok()) << outcome.status.error().describe();
   EXPECT_EQ(status("claim-a")["phase"], "Held");
   EXPECT_EQ(holds("worker-a"), "");
   ASSERT_TRUE(outcome.requeue_at);
-  EXPECT_LE(*outcome.requeue_at, clock_.monotonic() + Reconciler::kDeferredRetry);
+  EXPECT_LE(*outcome.requeue_at, clock_.monotonic() + Reconciler::kDeferredWritesRequeue);
   ASSERT_TRUE(reconcile().status.ok());
   EXPECT_EQ(holds("worker-a"), "claim-a=" + status("claim-a")["fencingToken"].get<std::string>());
 }
@@ -258,7 +256,7 @@ TEST_F(ReconcilerTest, ATakeoverFromAGonePodTellsTheSuccessorBeforeTheDeadHolder
   EXPECT_EQ(status("claim-b")["phase"], "Held");
   EXPECT_EQ(status("claim-a")["phase"], "Held") << "the dead holder's status waits for the rate limit";
   ASSERT_TRUE(busy.requeue_at);
-  EXPECT_LE(*busy.requeue_at, clock_.monotonic() + Reconciler::kDeferredRetry);
+  EXPECT_LE(*busy.requeue_at, clock_.monotonic() + Reconciler::kDeferredWritesRequeue);
 
   api_.set_rate_limit_busy(false);
   ASSERT_TRUE(reconcile().status.ok());

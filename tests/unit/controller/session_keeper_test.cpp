@@ -50,7 +50,7 @@ class SessionKeeperTest : public ::testing::Test {
     const lock::LockKey key = *lock::make_lock_key(kNs, lock);
     auto granted = ours_->acquire(key, grantee);
     EXPECT_TRUE(granted.ok() && granted->grant);
-    table_.lock(key)->granted(*granted->grant, clock_.monotonic());
+    table_.lock(key)->granted(*granted->grant);
     const std::string token = std::to_string(granted->grant->state.token);
     show_held(lock, lease, token, ttl);
     return token;
@@ -223,7 +223,7 @@ TEST_F(SessionKeeperTest, AGrantNotYetAdoptedIsWaitedForBeforeTheSessionIsRenewe
   successor.tick(kNs);
   EXPECT_EQ(session()->renew_time, first);
   EXPECT_FALSE(session()->lists({"claim-a", token}));
-  fresh.lock(key)->adopted(clock_.monotonic());
+  fresh.lock(key)->adopted();
   clock_.advance(Millis(1000));
   successor.tick(kNs);
   EXPECT_GT(*session()->renew_time, first);
@@ -236,7 +236,7 @@ TEST_F(SessionKeeperTest, ARevocationIsListedAndHandedOverAfterThePublishedValid
   keeper_->tick(kNs);
   const MonoTime renewed = clock_.monotonic();
   clock_.advance(Millis(4000));
-  auto hand_over = keeper_->list(kNs, {"claim-a", token}, kTtl);
+  auto hand_over = keeper_->revoke(kNs, {"claim-a", token}, kTtl);
   ASSERT_TRUE(hand_over.ok());
   ASSERT_TRUE(*hand_over);
   EXPECT_EQ(**hand_over, renewed + kTtl);
@@ -263,7 +263,7 @@ TEST_F(SessionKeeperTest, ARenewalWhoseAnswerWasLostCountsAsPublished) {
   const MonoTime unanswered = clock_.monotonic();
   ASSERT_EQ(session()->renew_time, lock::to_millis(clock_.now())) << "the renewal was applied";
   clock_.advance(Millis(4000));
-  auto hand_over = keeper_->list(kNs, {"claim-a", token}, kTtl);
+  auto hand_over = keeper_->revoke(kNs, {"claim-a", token}, kTtl);
   ASSERT_TRUE(hand_over.ok()) << hand_over.error().describe();
   ASSERT_TRUE(*hand_over);
   EXPECT_GE(**hand_over, unanswered + kTtl);
@@ -271,7 +271,7 @@ TEST_F(SessionKeeperTest, ARenewalWhoseAnswerWasLostCountsAsPublished) {
 }
 
 TEST_F(SessionKeeperTest, WithoutASessionNothingWasPublishedAndNothingIsListed) {
-  auto hand_over = keeper_->list(kNs, {"claim-a", "12"}, kTtl);
+  auto hand_over = keeper_->revoke(kNs, {"claim-a", "12"}, kTtl);
   ASSERT_TRUE(hand_over.ok());
   EXPECT_FALSE(*hand_over);
   EXPECT_FALSE(session());
@@ -334,7 +334,7 @@ TEST_F(SessionKeeperTest, TheSessionGoesOnceNothingIsHeldOrListed) {
 TEST_F(SessionKeeperTest, ANamespaceStillListingAGrantIsKept) {
   const std::string token = grant("a", "claim-a");
   keeper_->tick(kNs);
-  ASSERT_TRUE(keeper_->list(kNs, {"claim-a", token}, kTtl).ok());
+  ASSERT_TRUE(keeper_->revoke(kNs, {"claim-a", token}, kTtl).ok());
   const lock::LockKey key = *lock::make_lock_key(kNs, "a");
   table_.lock(key)->released(clock_.monotonic());
   api_.erase_object(kube::resources::eslease_leases(), kNs + "/claim-a");

@@ -41,7 +41,7 @@ TEST_F(AcquirerTest, HeldLockWithoutWaitFailsNamingTheHolder) {
   ASSERT_TRUE(acquire_waiting(*store_, clock_, key_, grantee("a"), WaitOptions{}).ok());
   auto g = acquire_waiting(*store_, clock_, key_, grantee("b"), WaitOptions{Millis(0)});
   ASSERT_FALSE(g.ok());
-  EXPECT_EQ(g.error().code, ErrorCode::kConflict);
+  EXPECT_EQ(g.error().code, ErrorCode::kBusy);
   EXPECT_NE(g.error().message.find("held by a"), std::string::npos) << g.error().message;
 }
 

@@ -42,7 +42,7 @@ TEST_F(ShapeAcquirerTest, ASemaphoreGrantsUpToItsCapacity) {
   EXPECT_EQ(b->docs[0].grant.state.doc.slot, 1);
   auto c = acquire(claim({"db"}, shape, "c"));
   ASSERT_FALSE(c.ok());
-  EXPECT_EQ(c.error().code, ErrorCode::kConflict);
+  EXPECT_EQ(c.error().code, ErrorCode::kBusy);
   EXPECT_NE(c.error().message.find("held by a"), std::string::npos) << c.error().message;
 }
 

@@ -90,7 +90,7 @@ TEST_F(TokenContinuityTest, AReCreatedIndexIsRefusedUntilEarlierGrantsExpireThen
   // The next grant's token would come out low: it is undone, and refused.
   auto low = store_->acquire(key("fresh"), claim("pod-x"));
   ASSERT_FALSE(low.ok());
-  EXPECT_EQ(low.error().code, ErrorCode::kConflict);
+  EXPECT_EQ(low.error().code, ErrorCode::kGrantsPaused);
   EXPECT_NE(low.error().message.find("not larger than token " + std::to_string(largest)), std::string::npos)
       << low.error().message;
   EXPECT_FALSE(api_.peek("batch/fresh")) << "the refused grant was deleted again";
@@ -198,7 +198,7 @@ TEST_F(TokenContinuityTest, NoGrantWhenNoEpochIsLeft) {
   const std::int64_t huge = epoch_base(kMaxEpoch) | (std::int64_t{1} << 32);
   Status checked = store->check_tokens([huge] { return IssuedBefore{huge, Millis(0)}; });
   ASSERT_FALSE(checked.ok());
-  EXPECT_EQ(checked.error().code, ErrorCode::kInvalid);
+  EXPECT_EQ(checked.error().code, ErrorCode::kTokensExhausted);
   auto refused = store->acquire(key("a"), claim("pod-a"));
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(api_.calls("create"), 0);

@@ -105,7 +105,7 @@ TEST_F(TokenGuardTest, NoEpochLeftRefusesTheCheck) {
   tell(epoch_base(kMaxEpoch) | kToken);
   auto p = guard_.plan(recorded(kMaxEpoch - 1));
   ASSERT_FALSE(p.ok());
-  EXPECT_EQ(p.error().code, ErrorCode::kInvalid);
+  EXPECT_EQ(p.error().code, ErrorCode::kTokensExhausted);
   guard_.check_failed(p.error());
   ASSERT_TRUE(guard_.refusal());
   EXPECT_NE(guard_.refusal()->find("no fencing token epoch is left"), std::string::npos) << *guard_.refusal();
@@ -129,7 +129,7 @@ TEST_F(TokenGuardTest, ATokenNotLargerThanTheFloorPausesAndRaisesAtTheNextCheck)
   EXPECT_TRUE(guard_.needs_check());
   Status refused = guard_.may_grant();
   ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(refused.error().code, ErrorCode::kConflict);
+  EXPECT_EQ(refused.error().code, ErrorCode::kGrantsPaused);
   ASSERT_TRUE(guard_.refusal());
 
   EpochPlan p = plan(recorded(0));

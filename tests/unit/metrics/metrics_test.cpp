@@ -132,7 +132,6 @@ TEST(Metrics, CountersAndGauges) {
   m.count_watch_restart("pods", "expired");
   m.count_watch_restart("leases", kube::RestartReason::kIdle);
   m.set_workqueue_depth(7);
-  m.set_lock_waiters(3);
   m.set_leader(true);
   m.set_claims("Held", "Foreground", 2);
   const std::string text = m.text();
@@ -148,7 +147,6 @@ TEST(Metrics, CountersAndGauges) {
   EXPECT_EQ(sample(text, "eslease_watch_restarts_total{reason=\"expired\",resource=\"pods\"}"), 1);
   EXPECT_EQ(sample(text, "eslease_watch_restarts_total{reason=\"idle\",resource=\"leases\"}"), 1);
   EXPECT_EQ(sample(text, "eslease_workqueue_depth"), 7);
-  EXPECT_EQ(sample(text, "eslease_lock_waiters"), 3);
   EXPECT_EQ(sample(text, "eslease_leader"), 1);
   EXPECT_EQ(sample(text, "eslease_claims{phase=\"Held\",priority=\"Foreground\"}"), 2);
   m.set_leader(false);
@@ -196,17 +194,11 @@ TEST(Metrics, AdaptersFeedTheirFamilies) {
   Metrics m("v");
   RequestObserver es = m.backend_request_observer();
   RequestObserver kube = m.kube_request_observer();
-  std::function<void(kube::RestartReason)> pods = m.watch_restart_observer("pods");
   es("index", 201, Millis(4));
   kube("watch", 200, Millis(1));
-  pods(kube::RestartReason::kExpired);
-  pods(kube::RestartReason::kExpired);
-  pods(kube::RestartReason::kError);
   const std::string text = m.text();
   EXPECT_EQ(sample(text, "eslease_backend_request_duration_seconds_count{code=\"201\",op=\"index\"}"), 1);
   EXPECT_EQ(sample(text, "eslease_kube_request_duration_seconds_count{code=\"200\",verb=\"watch\"}"), 1);
-  EXPECT_EQ(sample(text, "eslease_watch_restarts_total{reason=\"expired\",resource=\"pods\"}"), 2);
-  EXPECT_EQ(sample(text, "eslease_watch_restarts_total{reason=\"error\",resource=\"pods\"}"), 1);
 }
 
 TEST(Metrics, AClaimsSnapshotResetsWhatItDoesNotMention) {
