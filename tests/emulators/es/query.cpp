@@ -26,7 +26,7 @@ struct Evaluation {
   const Index& index;
   const std::string& id;
   const Doc& doc;
-  long long now;
+  long long now = 0;
   std::optional<std::string> failure;
 
   void fail(std::string reason) {

@@ -49,22 +49,23 @@ std::string qualified_resource(const std::string& group, const std::string& reso
 }
 
 ApiError not_found(const std::string& group, const std::string& resource, const std::string& name) {
-  return make_api_error(404, "NotFound", qualified_resource(group, resource) + " " + quoted(name) + " not found",
-              details_of(group, resource, name));
+  return make_api_error(404, "NotFound",
+                        qualified_resource(group, resource) + " " + quoted(name) + " not found",
+                        details_of(group, resource, name));
 }
 
 ApiError already_exists(const std::string& group, const std::string& resource, const std::string& name) {
   return make_api_error(409, "AlreadyExists",
-              qualified_resource(group, resource) + " " + quoted(name) + " already exists",
-              details_of(group, resource, name));
+                        qualified_resource(group, resource) + " " + quoted(name) + " already exists",
+                        details_of(group, resource, name));
 }
 
 ApiError conflict(const std::string& group, const std::string& resource, const std::string& name,
                   const std::string& why) {
   return make_api_error(409, "Conflict",
-              "Operation cannot be fulfilled on " + qualified_resource(group, resource) + " " + quoted(name) +
-                  ": " + why,
-              details_of(group, resource, name));
+                        "Operation cannot be fulfilled on " + qualified_resource(group, resource) + " " +
+                            quoted(name) + ": " + why,
+                        details_of(group, resource, name));
 }
 
 ApiError invalid(const std::string& group, const std::string& kind, const std::string& name,
@@ -83,7 +84,8 @@ ApiError invalid(const std::string& group, const std::string& kind, const std::s
   json details = details_of(group, kind, name);
   if (!cause_list.empty()) details["causes"] = cause_list;
   const std::string qualified_kind = group.empty() ? kind : kind + "." + group;
-  return make_api_error(422, "Invalid", qualified_kind + " " + quoted(name) + " is invalid: " + aggregate, details);
+  return make_api_error(422, "Invalid", qualified_kind + " " + quoted(name) + " is invalid: " + aggregate,
+                        details);
 }
 
 ApiError bad_request(const std::string& message) {
@@ -96,8 +98,8 @@ ApiError expired(const std::string& message) {
 
 ApiError too_large_resource_version(std::uint64_t requested, std::uint64_t current) {
   ApiError error = make_api_error(504, "Timeout",
-                        "Timeout: Too large resource version: " + std::to_string(requested) +
-                            ", current: " + std::to_string(current));
+                                  "Timeout: Too large resource version: " + std::to_string(requested) +
+                                      ", current: " + std::to_string(current));
   error.details = {{"causes", json::array({{{"reason", "ResourceVersionTooLarge"},
                                             {"message", "Too large resource version"}}})}};
   error.retry_after_seconds = 1;
@@ -115,8 +117,8 @@ ApiError method_not_supported(const std::string& group, const std::string& resou
 ApiError forbidden(const std::string& group, const std::string& resource, const std::string& name,
                    const std::string& why) {
   return make_api_error(403, "Forbidden",
-              qualified_resource(group, resource) + " " + quoted(name) + " is forbidden: " + why,
-              details_of(group, resource, name));
+                        qualified_resource(group, resource) + " " + quoted(name) + " is forbidden: " + why,
+                        details_of(group, resource, name));
 }
 
 ApiError unauthorized() {
@@ -125,7 +127,7 @@ ApiError unauthorized() {
 
 ApiError internal_error(const std::string& message) {
   return make_api_error(500, "InternalError", "Internal error occurred: " + message,
-              json{{"causes", json::array({json{{"message", message}}})}});
+                        json{{"causes", json::array({json{{"message", message}}})}});
 }
 
 ApiError too_many_requests(int retry_after_seconds) {
@@ -141,12 +143,14 @@ ApiError service_unavailable(const std::string& message) {
 ApiError unsupported_media_type(const std::string& content_type, const std::vector<std::string>& accepted) {
   std::string list;
   for (const auto& type : accepted) list += (list.empty() ? "" : ", ") + type;
-  return make_api_error(415, "UnsupportedMediaType",
-              "the body of the request was in an unknown format - accepted media types include: " + list);
+  return make_api_error(
+      415, "UnsupportedMediaType",
+      "the body of the request was in an unknown format - accepted media types include: " + list);
 }
 
 ApiError request_entity_too_large(std::size_t limit) {
-  return make_api_error(413, "RequestEntityTooLarge", "Request entity too large: limit is " + std::to_string(limit));
+  return make_api_error(413, "RequestEntityTooLarge",
+                        "Request entity too large: limit is " + std::to_string(limit));
 }
 
 ApiError path_not_found() {
@@ -155,7 +159,7 @@ ApiError path_not_found() {
 
 ApiError patch_rejected() {
   return make_api_error(422, "Invalid", "the server rejected our request due to an error in our request",
-              json::object());
+                        json::object());
 }
 
 json success_status(const std::string& group, const std::string& resource, const std::string& name,

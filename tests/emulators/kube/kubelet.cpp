@@ -222,8 +222,7 @@ void SimulatedKubelet::fire(const Timer& timer) {
     case Step::kKill: {
       auto it = terminating_.find(timer.key);
       // A timer of an earlier, longer grace period, or of a pod since replaced.
-      if (it == terminating_.end() || it->second.uid != timer.uid ||
-          clock_.monotonic() < it->second.due) {
+      if (it == terminating_.end() || it->second.uid != timer.uid || clock_.monotonic() < it->second.due) {
         break;
       }
       terminating_.erase(it);
