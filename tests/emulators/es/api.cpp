@@ -4,11 +4,11 @@
 #include <charconv>
 #include <chrono>
 #include <set>
-#include <thread>
 
 #include "common/base64.h"
 #include "common/text.h"
 #include "emulators/es/handlers.h"
+#include "emulators/es/routes.h"
 
 namespace eslease::esemu {
 
@@ -21,242 +21,6 @@ std::optional<std::string> find_in(const HeaderList& headers, std::string_view n
     if (to_lower(key) == to_lower(name)) return value;
   }
   return std::nullopt;
-}
-
-enum class Endpoint {
-  kInfo,
-  kHealth,
-  kIndexCreate,
-  kIndexDelete,
-  kIndexExists,
-  kIndexGet,
-  kMapping,
-  kPutMapping,
-  kPutSettings,
-  kRefresh,
-  kDocIndex,
-  kDocCreate,
-  kDocGet,
-  kDocHead,
-  kDocSource,
-  kDocDelete,
-  kUpdate,
-  kMget,
-  kSearch,
-  kCount,
-  kDeleteByQuery,
-  kBulk
-};
-
-struct Route {
-  Endpoint endpoint = Endpoint::kInfo;
-  std::string op;
-  std::string index;
-  std::string id;
-  std::set<std::string> params;
-  bool takes_body = false;
-};
-
-struct RouteMiss {
-  std::vector<std::string> allowed;  // empty: no handler for the path at all
-};
-
-const std::set<std::string> kDocReadParams = {
-    "realtime", "refresh",          "routing",          "preference", "stored_fields",
-    "_source",  "_source_includes", "_source_excludes", "version",    "version_type"};
-const std::set<std::string> kIndexParams = {"op_type",
-                                            "refresh",
-                                            "routing",
-                                            "timeout",
-                                            "version",
-                                            "version_type",
-                                            "if_seq_no",
-                                            "if_primary_term",
-                                            "pipeline",
-                                            "require_alias",
-                                            "wait_for_active_shards",
-                                            "require_data_stream"};
-const std::set<std::string> kSearchParams = {"size",
-                                             "from",
-                                             "sort",
-                                             "seq_no_primary_term",
-                                             "version",
-                                             "track_total_hits",
-                                             "_source",
-                                             "_source_includes",
-                                             "_source_excludes",
-                                             "timeout",
-                                             "allow_no_indices",
-                                             "ignore_unavailable",
-                                             "expand_wildcards",
-                                             "rest_total_hits_as_int",
-                                             "typed_keys",
-                                             "request_cache",
-                                             "preference",
-                                             "routing",
-                                             "search_type",
-                                             "batched_reduce_size",
-                                             "ccs_minimize_roundtrips",
-                                             "allow_partial_search_results",
-                                             "track_scores",
-                                             "q",
-                                             "scroll"};
-const std::set<std::string> kIndicesOptions = {"ignore_unavailable", "allow_no_indices", "expand_wildcards"};
-
-std::set<std::string> with(std::set<std::string> base, std::initializer_list<const char*> more) {
-  for (const char* m : more) base.insert(m);
-  return base;
-}
-
-// Matches method and decoded path segments to an endpoint, as Elasticsearch's REST
-// controller does: a known path with another method is a 405, an unknown path a 400.
-std::variant<Route, RouteMiss> route(const std::string& method, const std::vector<std::string>& seg) {
-  auto pick =
-      [&](std::initializer_list<std::pair<const char*, Route>> options) -> std::variant<Route, RouteMiss> {
-    RouteMiss miss;
-    for (const auto& [m, r] : options) {
-      if (method == m) return r;
-      miss.allowed.push_back(m);
-    }
-    std::sort(miss.allowed.begin(), miss.allowed.end());
-    miss.allowed.erase(std::unique(miss.allowed.begin(), miss.allowed.end()), miss.allowed.end());
-    return miss;
-  };
-  auto r = [](Endpoint e, std::string op, std::set<std::string> params, bool body = false,
-              std::string index = "", std::string id = "") {
-    return Route{e, std::move(op), std::move(index), std::move(id), std::move(params), body};
-  };
-  const std::size_t n = seg.size();
-  if (n == 0) {
-    return pick({{"GET", r(Endpoint::kInfo, "info", {})}, {"HEAD", r(Endpoint::kInfo, "info", {})}});
-  }
-  const std::string& first = seg[0];
-  auto collection = [&](const std::string& name,
-                        const std::string& index) -> std::optional<std::variant<Route, RouteMiss>> {
-    if (name == "_bulk") {
-      auto params = std::set<std::string>{"refresh",
-                                          "routing",
-                                          "timeout",
-                                          "wait_for_active_shards",
-                                          "pipeline",
-                                          "require_alias",
-                                          "_source",
-                                          "_source_includes",
-                                          "_source_excludes",
-                                          "list_executed_pipelines",
-                                          "require_data_stream"};
-      return pick({{"POST", r(Endpoint::kBulk, "bulk", params, true, index)},
-                   {"PUT", r(Endpoint::kBulk, "bulk", params, true, index)}});
-    }
-    if (name == "_search") {
-      return pick({{"GET", r(Endpoint::kSearch, "search", kSearchParams, true, index)},
-                   {"POST", r(Endpoint::kSearch, "search", kSearchParams, true, index)}});
-    }
-    if (name == "_count") {
-      auto params = with(kIndicesOptions, {"q", "min_score", "preference", "routing", "terminate_after",
-                                           "analyzer", "default_operator", "df", "lenient"});
-      return pick({{"GET", r(Endpoint::kCount, "count", params, true, index)},
-                   {"POST", r(Endpoint::kCount, "count", params, true, index)}});
-    }
-    if (name == "_refresh") {
-      return pick({{"GET", r(Endpoint::kRefresh, "refresh", kIndicesOptions, false, index)},
-                   {"POST", r(Endpoint::kRefresh, "refresh", kIndicesOptions, false, index)}});
-    }
-    if (name == "_mget") {
-      return pick({{"GET", r(Endpoint::kMget, "mget", kDocReadParams, true, index)},
-                   {"POST", r(Endpoint::kMget, "mget", kDocReadParams, true, index)}});
-    }
-    return std::nullopt;
-  };
-  if (n == 1) {
-    if (auto c = collection(first, "")) return *c;
-    std::set<std::string> get_params =
-        with(kIndicesOptions, {"local", "flat_settings", "include_defaults", "master_timeout", "features"});
-    return pick({{"DELETE", r(Endpoint::kIndexDelete, "indices.delete",
-                              with(kIndicesOptions, {"timeout", "master_timeout"}), false, first)},
-                 {"GET", r(Endpoint::kIndexGet, "indices.get", get_params, false, first)},
-                 {"HEAD", r(Endpoint::kIndexExists, "indices.exists", get_params, false, first)},
-                 {"PUT", r(Endpoint::kIndexCreate, "indices.create",
-                           {"wait_for_active_shards", "timeout", "master_timeout"}, true, first)}});
-  }
-  std::set<std::string> health_params = {"wait_for_status",
-                                         "timeout",
-                                         "level",
-                                         "local",
-                                         "master_timeout",
-                                         "wait_for_active_shards",
-                                         "wait_for_nodes",
-                                         "wait_for_events",
-                                         "wait_for_no_relocating_shards",
-                                         "wait_for_no_initializing_shards",
-                                         "expand_wildcards"};
-  if (first == "_cluster" && seg[1] == "health" && n <= 3) {
-    return pick(
-        {{"GET", r(Endpoint::kHealth, "cluster.health", health_params, false, n == 3 ? seg[2] : "")}});
-  }
-  if (n == 2) {
-    if (auto c = collection(seg[1], first)) return *c;
-    if (seg[1] == "_delete_by_query") {
-      auto params =
-          with(kIndicesOptions, {"conflicts", "refresh", "max_docs", "wait_for_completion", "slices",
-                                 "scroll_size", "requests_per_second", "timeout", "wait_for_active_shards",
-                                 "routing", "q", "search_timeout", "scroll"});
-      return pick({{"POST", r(Endpoint::kDeleteByQuery, "delete_by_query", params, true, first)}});
-    }
-    if (seg[1] == "_mapping") {
-      auto put = with(kIndicesOptions, {"timeout", "master_timeout", "write_index_only"});
-      return pick({{"GET", r(Endpoint::kMapping, "indices.get",
-                             with(kIndicesOptions, {"local", "master_timeout"}), false, first)},
-                   {"POST", r(Endpoint::kPutMapping, "indices.put_mapping", put, true, first)},
-                   {"PUT", r(Endpoint::kPutMapping, "indices.put_mapping", put, true, first)}});
-    }
-    if (seg[1] == "_settings") {
-      auto put = with(kIndicesOptions, {"timeout", "master_timeout", "preserve_existing", "flat_settings"});
-      return pick({{"PUT", r(Endpoint::kPutSettings, "indices.put_settings", put, true, first)}});
-    }
-    if (seg[1] == "_doc") {
-      return pick({{"POST", r(Endpoint::kDocIndex, "index", kIndexParams, true, first)}});
-    }
-    return RouteMiss{};
-  }
-  if (n == 3) {
-    const std::string& kind = seg[1];
-    const std::string& id = seg[2];
-    if (kind == "_doc") {
-      auto del =
-          std::set<std::string>{"refresh",      "routing",   "timeout",         "version",
-                                "version_type", "if_seq_no", "if_primary_term", "wait_for_active_shards"};
-      return pick({{"DELETE", r(Endpoint::kDocDelete, "delete", del, false, first, id)},
-                   {"GET", r(Endpoint::kDocGet, "get", kDocReadParams, false, first, id)},
-                   {"HEAD", r(Endpoint::kDocHead, "head", kDocReadParams, false, first, id)},
-                   {"POST", r(Endpoint::kDocIndex, "index", kIndexParams, true, first, id)},
-                   {"PUT", r(Endpoint::kDocIndex, "index", kIndexParams, true, first, id)}});
-    }
-    if (kind == "_create") {
-      return pick({{"POST", r(Endpoint::kDocCreate, "create", kIndexParams, true, first, id)},
-                   {"PUT", r(Endpoint::kDocCreate, "create", kIndexParams, true, first, id)}});
-    }
-    if (kind == "_update") {
-      auto params = std::set<std::string>{"refresh",
-                                          "routing",
-                                          "timeout",
-                                          "retry_on_conflict",
-                                          "if_seq_no",
-                                          "if_primary_term",
-                                          "wait_for_active_shards",
-                                          "_source",
-                                          "_source_includes",
-                                          "_source_excludes",
-                                          "require_alias",
-                                          "lang"};
-      return pick({{"POST", r(Endpoint::kUpdate, "update", params, true, first, id)}});
-    }
-    if (kind == "_source") {
-      return pick({{"GET", r(Endpoint::kDocSource, "get", kDocReadParams, false, first, id)},
-                   {"HEAD", r(Endpoint::kDocSource, "head", kDocReadParams, false, first, id)}});
-    }
-  }
-  return RouteMiss{};
 }
 
 // The media type a response uses: the compatible-with form when the client asked for it.
@@ -274,11 +38,43 @@ std::string response_content_type(const ApiRequest& request) {
   return "application/json";
 }
 
-bool wait_out(const EsApi::Sleeper& sleep, int delay_ms, EsApi::Hold hold) {
-  const auto delay = std::chrono::milliseconds(delay_ms);
-  if (sleep) return sleep(delay, hold);
-  std::this_thread::sleep_for(delay);
-  return true;
+// Path segments are split before they are decoded, so an encoded '/' stays inside its id.
+std::variant<std::vector<std::string>, EsError> path_segments(const std::string& path) {
+  std::vector<std::string> segments;
+  std::size_t start = 1;
+  while (start <= path.size()) {
+    auto slash = path.find('/', start);
+    std::string raw = path.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+    if (!raw.empty() || (slash != std::string::npos && slash + 1 < path.size())) {
+      auto decoded = percent_decode(raw);
+      if (!decoded) return illegal_argument("unterminated escape sequence in path [" + path + "]");
+      segments.push_back(*decoded);
+    }
+    if (slash == std::string::npos) break;
+    start = slash + 1;
+  }
+  return segments;
+}
+
+// A path no endpoint takes (400), or a method the path does not allow (405 with Allow).
+ApiResponse route_miss_reply(const ApiRequest& request, const RouteMiss& miss) {
+  const std::string uri = request.path + (request.query.empty() ? "" : "?" + request.query);
+  if (miss.allowed.empty()) return error_reply(no_handler(uri, request.method));
+  std::string list;
+  for (const auto& m : miss.allowed) list += (list.empty() ? "" : ", ") + m;
+  ApiResponse response =
+      error_reply(rest_error(405, "Incorrect HTTP method for uri [" + uri + "] and method [" +
+                                      request.method + "], allowed: [" + list + "]"));
+  std::string allow;
+  for (const auto& m : miss.allowed) allow += (allow.empty() ? "" : ",") + m;
+  response.headers.emplace_back("Allow", allow);
+  return response;
+}
+
+ApiResponse dropped_connection() {
+  ApiResponse dropped;
+  dropped.drop = true;
+  return dropped;
 }
 
 ApiResponse dispatch(Endpoint endpoint, Call& call) {
@@ -337,6 +133,38 @@ bool supported_content_type(const std::string& value) {
          media == "application/vnd.elasticsearch+json" || media == "application/vnd.elasticsearch+x-ndjson";
 }
 
+// The body's media type, and whether the endpoint takes a body at all.
+std::optional<EsError> check_body(const ApiRequest& request, bool takes_body) {
+  if (request.body.empty()) return std::nullopt;
+  auto type = request.header("content-type");
+  if (!type) return rest_error(406, "Content-Type header is missing");
+  if (!supported_content_type(*type))
+    return rest_error(406, "Content-Type header [" + *type + "] is not supported");
+  if (!takes_body) {
+    return illegal_argument("request [" + request.method + " " + request.path +
+                            "] does not support having a body");
+  }
+  return std::nullopt;
+}
+
+// Every query parameter is one the endpoint knows (or one every endpoint takes).
+std::optional<EsError> check_params(const std::string& path, const Params& params,
+                                    const std::set<std::string>& known) {
+  std::vector<std::string> unknown;
+  for (const auto& [name, value] : params.items()) {
+    if (name == "pretty" || name == "human" || name == "error_trace") continue;
+    if (name == "filter_path") return emulator_limitation("the [filter_path] parameter");
+    if (!known.contains(name) && std::find(unknown.begin(), unknown.end(), name) == unknown.end()) {
+      unknown.push_back(name);
+    }
+  }
+  if (unknown.empty()) return std::nullopt;
+  std::string list;
+  for (const auto& u : unknown) list += (list.empty() ? "[" : ", [") + u + "]";
+  return illegal_argument("request [" + path + "] contains unrecognized parameter" +
+                          (unknown.size() > 1 ? "s" : "") + ": " + list);
+}
+
 }  // namespace
 
 std::optional<std::string> ApiRequest::header(std::string_view name) const {
@@ -346,14 +174,7 @@ std::optional<std::string> ApiResponse::header(std::string_view name) const {
   return find_in(headers, name);
 }
 
-EsApi::EsApi(ApiOptions options, Store::NowMillis now_millis)
-    : options_(std::move(options)),
-      now_millis_(now_millis ? std::move(now_millis) : [] {
-        return static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                          std::chrono::system_clock::now().time_since_epoch())
-                                          .count());
-      }),
-      store_(now_millis_) {}
+EsApi::EsApi(ApiOptions options, Clock& clock) : options_(std::move(options)), clock_(clock), store_(clock) {}
 
 ApiResponse EsApi::handle_admin(const ApiRequest& request, const std::string& path) {
   const auto params = Params(http_query_pairs(request.query));
@@ -406,8 +227,7 @@ ApiResponse EsApi::handle_admin(const ApiRequest& request, const std::string& pa
                             {"primary_term", restored->primary_term},
                             {"next_seq_no", restored->next_seq_no}});
   }
-  return simple_error_reply(
-      400, "no handler found for uri [" + path + "] and method [" + request.method + "]", false);
+  return error_reply(no_handler(path, request.method));
 }
 
 std::optional<ApiResponse> EsApi::check_auth(const ApiRequest& request) {
@@ -461,41 +281,10 @@ ApiResponse EsApi::handle(const ApiRequest& request, const Sleeper& sleep) {
     return finish(handle_admin(request, request.path));
   }
   if (auto denied = check_auth(request)) return finish(*denied);
-
-  // Path segments are split before they are decoded, so an encoded '/' stays inside its id.
-  std::vector<std::string> segments;
-  std::size_t start = 1;
-  const std::string& path = request.path;
-  while (start <= path.size()) {
-    auto slash = path.find('/', start);
-    std::string raw = path.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
-    if (!raw.empty() || (slash != std::string::npos && slash + 1 < path.size())) {
-      auto decoded = percent_decode(raw);
-      if (!decoded)
-        return finish(error_reply(illegal_argument("unterminated escape sequence in path [" + path + "]")));
-      segments.push_back(*decoded);
-    }
-    if (slash == std::string::npos) break;
-    start = slash + 1;
-  }
-
-  auto routed = route(request.method, segments);
-  if (auto* miss = std::get_if<RouteMiss>(&routed)) {
-    const std::string uri = request.path + (request.query.empty() ? "" : "?" + request.query);
-    if (miss->allowed.empty()) {
-      return finish(simple_error_reply(
-          400, "no handler found for uri [" + uri + "] and method [" + request.method + "]", false));
-    }
-    std::string list;
-    for (const auto& m : miss->allowed) list += (list.empty() ? "" : ", ") + m;
-    ApiResponse response =
-        simple_error_reply(405, "Incorrect HTTP method for uri [" + uri + "] and method [" + request.method +
-                                    "], allowed: [" + list + "]");
-    std::string allow;
-    for (const auto& m : miss->allowed) allow += (allow.empty() ? "" : ",") + m;
-    response.headers.emplace_back("Allow", allow);
-    return finish(response);
-  }
+  auto segments = path_segments(request.path);
+  if (auto* error = std::get_if<EsError>(&segments)) return finish(error_reply(*error));
+  auto routed = route(request.method, std::get<std::vector<std::string>>(segments));
+  if (auto* miss = std::get_if<RouteMiss>(&routed)) return finish(route_miss_reply(request, *miss));
   Route& r = std::get<Route>(routed);
   if (r.endpoint == Endpoint::kDocIndex && !r.id.empty()) {
     auto op_type = Params(http_query_pairs(request.query)).get("op_type");
@@ -507,42 +296,12 @@ ApiResponse EsApi::handle(const ApiRequest& request, const Sleeper& sleep) {
   bool client_left = false;
   if (auto fault = faults_.take(r.op, FaultPhase::kBefore)) {
     if (fault->latency_ms > 0) client_left = !wait_out(sleep, fault->latency_ms, Hold::kRequest);
-    if (fault->drop) {
-      ApiResponse dropped;
-      dropped.drop = true;
-      return dropped;
-    }
+    if (fault->drop) return dropped_connection();
     if (fault->status) return finish(error_reply(fault_error(*fault->status, r.op, r.index)));
   }
-
-  if (!request.body.empty()) {
-    auto type = request.header("content-type");
-    if (!type) return finish(simple_error_reply(406, "Content-Type header is missing"));
-    if (!supported_content_type(*type)) {
-      return finish(simple_error_reply(406, "Content-Type header [" + *type + "] is not supported"));
-    }
-    if (!r.takes_body) {
-      return finish(error_reply(illegal_argument("request [" + request.method + " " + request.path +
-                                                 "] does not support having a body")));
-    }
-  }
-
-  Call call{request, Params(http_query_pairs(request.query)), r.index, r.id, store_, now_millis_()};
-  std::vector<std::string> unknown;
-  for (const auto& [name, value] : call.params.items()) {
-    if (name == "pretty" || name == "human" || name == "error_trace") continue;
-    if (name == "filter_path") return finish(error_reply(emulator_limitation("the [filter_path] parameter")));
-    if (!r.params.contains(name) && std::find(unknown.begin(), unknown.end(), name) == unknown.end()) {
-      unknown.push_back(name);
-    }
-  }
-  if (!unknown.empty()) {
-    std::string list;
-    for (const auto& u : unknown) list += (list.empty() ? "[" : ", [") + u + "]";
-    return finish(
-        error_reply(illegal_argument("request [" + request.path + "] contains unrecognized parameter" +
-                                     (unknown.size() > 1 ? "s" : "") + ": " + list)));
-  }
+  Call call{request, Params(http_query_pairs(request.query)), r.index, r.id, store_, clock_, now_millis()};
+  if (auto refused = check_body(request, r.takes_body)) return finish(error_reply(*refused));
+  if (auto refused = check_params(request.path, call.params, r.params)) return finish(error_reply(*refused));
 
   ApiResponse answer = dispatch(r.endpoint, call);
   if (is_write_op(r.op) && answer.status >= 200 && answer.status < 300) {
@@ -550,6 +309,17 @@ ApiResponse EsApi::handle(const ApiRequest& request, const Sleeper& sleep) {
     if (answer.drop) return answer;
   }
   return finish(std::move(answer));
+}
+
+bool EsApi::wait_out(const Sleeper& sleep, int delay_ms, Hold hold) {
+  const auto delay = std::chrono::milliseconds(delay_ms);
+  if (sleep) return sleep(delay, hold);
+  clock_.sleep_for(delay, {});
+  return true;
+}
+
+long long EsApi::now_millis() const {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(clock_.now().time_since_epoch()).count();
 }
 
 ApiResponse EsApi::answer_applied_write(const std::string& op, ApiResponse answer, bool client_left,
@@ -561,9 +331,7 @@ ApiResponse EsApi::answer_applied_write(const std::string& op, ApiResponse answe
     if (!client_left && !fault->drop) return answer;
   }
   stats_.count_applied_unanswered();
-  ApiResponse lost;
-  lost.drop = true;
-  return lost;
+  return dropped_connection();
 }
 
 }  // namespace eslease::esemu

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/clock.h"
 #include "emulators/es/faults.h"
 #include "emulators/es/store.h"
 
@@ -48,10 +49,11 @@ class EsApi {
   // Waits out an injected delay, less when the server stops (or, for kAnswer, when the
   // client leaves). Returns whether the client is still there to be answered.
   using Sleeper = std::function<bool(std::chrono::milliseconds, Hold)>;
-  explicit EsApi(ApiOptions options = {}, Store::NowMillis now_millis = {});
+  // Every reading of time (timestamps, the refresh schedule, gc_deletes, `took`) asks `clock`.
+  explicit EsApi(ApiOptions options = {}, Clock& clock = SystemClock::instance());
 
   // Answers one request. Injected latency is waited through `sleep`; by default it sleeps
-  // the calling thread.
+  // on the clock.
   ApiResponse handle(const ApiRequest& request, const Sleeper& sleep = {});
 
   Store& store() { return store_; }
@@ -63,9 +65,12 @@ class EsApi {
   // delay or when an after_apply rule strikes, and then counted.
   ApiResponse answer_applied_write(const std::string& op, ApiResponse answer, bool client_left,
                                    const Sleeper& sleep);
+  // Waits out an injected delay through `sleep`, or on the clock; false when the client left.
+  bool wait_out(const Sleeper& sleep, int delay_ms, Hold hold);
+  long long now_millis() const;
 
   ApiOptions options_;
-  Store::NowMillis now_millis_;
+  Clock& clock_;
   Store store_;
   Faults faults_;
   Stats stats_;

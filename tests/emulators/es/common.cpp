@@ -3,6 +3,7 @@
 
 #include "common/text.h"
 #include "emulators/es/handlers.h"
+#include "emulators/es/json_positions.h"
 #include "emulators/es/mapping.h"
 
 namespace eslease::esemu {
@@ -77,12 +78,6 @@ ApiResponse json_reply(int status, const json& body) {
 
 ApiResponse error_reply(const EsError& error) {
   return json_reply(error.status, error.body());
-}
-
-ApiResponse simple_error_reply(int status, const std::string& message, bool with_status) {
-  json body = {{"error", message}};
-  if (with_status) body["status"] = status;
-  return json_reply(status, body);
 }
 
 std::variant<json, EsError> parse_body(const std::string& body, bool document_source) {

@@ -3,6 +3,7 @@
 
 #include "common/text.h"
 #include "emulators/es/test_client.h"
+#include "support/fake_clock.h"
 
 namespace eslease::esemu {
 namespace {
@@ -67,11 +68,11 @@ TEST(EsDocuments, IndexGetDeleteFollowTheSequenceNumberRules) {
 }
 
 TEST(EsDocuments, TombstonesExpireAfterGcDeletes) {
-  long long now = 1'000'000;
-  TestClient es({}, [&now] { return now; });
+  eslease::testing::FakeClock clock;
+  TestClient es({}, clock);
   es.call("PUT", "/idx/_doc/a", R"({"n":1})");
   es.call("DELETE", "/idx/_doc/a");
-  now += 61'000;
+  clock.advance(std::chrono::seconds(61));
   auto recreated = es.call("PUT", "/idx/_doc/a", R"({"n":1})");
   EXPECT_EQ(recreated.body["_version"], 1);
   EXPECT_EQ(recreated.body["_seq_no"], 2);
@@ -185,8 +186,8 @@ TEST(EsDocuments, ExternalVersionsAreTheWritersOwn) {
 }
 
 TEST(EsDocuments, ExternallyVersionedDeletesLeaveTheirVersionUntilGcDeletes) {
-  long long now = 1'000'000;
-  TestClient es({}, [&now] { return now; });
+  eslease::testing::FakeClock clock;
+  TestClient es({}, clock);
   es.call("PUT", "/p/_doc/job?version=10&version_type=external", R"({})");
   EXPECT_EQ(es.call("DELETE", "/p/_doc/job?version=9&version_type=external_gte").status, 409);
   auto deleted = es.call("DELETE", "/p/_doc/job?version=12&version_type=external");
@@ -198,7 +199,7 @@ TEST(EsDocuments, ExternallyVersionedDeletesLeaveTheirVersionUntilGcDeletes) {
   EXPECT_EQ(late.reason(),
             "[job]: version conflict, current version [12] is higher than the one provided [11]");
   // ...until index.gc_deletes (60 s) has passed: then the document and its version are forgotten.
-  now += 61'000;
+  clock.advance(std::chrono::seconds(61));
   auto forgotten = es.call("PUT", "/p/_doc/job?version=11&version_type=external_gte", R"({})");
   EXPECT_EQ(forgotten.status, 201);
   EXPECT_EQ(forgotten.body["_version"], 11);
@@ -429,7 +430,8 @@ TEST(EsDocuments, UpdateBodiesMayCarryTheirCondition) {
 }
 
 TEST(EsDocuments, SourceFilteringAndRealtimeFlag) {
-  TestClient es({}, [] { return 1'000'000LL; });  // no scheduled refresh while it stands still
+  eslease::testing::FakeClock clock;
+  TestClient es({}, clock);  // no scheduled refresh while it stands still
   es.call("PUT", "/idx/_doc/1", R"({"a":1,"b":{"c":2,"d":3}})");
   EXPECT_FALSE(es.call("GET", "/idx/_doc/1?_source=false").body.contains("_source"));
   EXPECT_EQ(es.call("GET", "/idx/_doc/1?_source_includes=b.c").body["_source"], (json{{"b", {{"c", 2}}}}));

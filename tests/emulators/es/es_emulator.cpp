@@ -1,7 +1,6 @@
 #include "emulators/es/es_emulator.h"
 
-#include <condition_variable>
-#include <mutex>
+#include <stop_token>
 
 #include "emulators/es/api.h"
 #include "http/server.h"
@@ -9,8 +8,8 @@
 namespace eslease::esemu {
 
 struct EsEmulator::Impl {
-  explicit Impl(EsEmulatorOptions o)
-      : options(std::move(o)), api(ApiOptions{options.basic_auth, options.api_key}) {}
+  Impl(EsEmulatorOptions o, Clock& c)
+      : options(std::move(o)), clock(c), api(ApiOptions{options.basic_auth, options.api_key}, c) {}
 
   void serve(const http::ServerRequest& request, http::ServerResponse& response) {
     ApiRequest req;
@@ -21,7 +20,8 @@ struct EsEmulator::Impl {
     req.body = request.body;
     ApiResponse answer = api.handle(req, [&](std::chrono::milliseconds delay, EsApi::Hold hold) {
       if (hold == EsApi::Hold::kAnswer) return !response.wait_closing(delay);
-      wait(delay);
+      // Injected latency ends early when the emulator stops, so stop() never hangs on it.
+      clock.sleep_for(delay, stopping.get_token());
       return !response.closing();
     });
     if (answer.drop) {
@@ -31,22 +31,16 @@ struct EsEmulator::Impl {
     response.send(answer.status, std::move(answer.headers), std::move(answer.body));
   }
 
-  // Injected latency ends early when the emulator stops, so stop() never hangs on it.
-  void wait(std::chrono::milliseconds delay) {
-    std::unique_lock lock(mutex);
-    stopped_cv.wait_for(lock, delay, [this] { return stopping; });
-  }
-
   EsEmulatorOptions options;
+  Clock& clock;
   EsApi api;
   std::unique_ptr<http::Server> server;
-  std::mutex mutex;
-  std::condition_variable stopped_cv;
-  bool stopping = false;
+  std::stop_source stopping;  // requested by stop(); a new one for each start()
   std::uint16_t port = 0;
 };
 
-EsEmulator::EsEmulator(EsEmulatorOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+EsEmulator::EsEmulator(EsEmulatorOptions options, Clock& clock)
+    : impl_(std::make_unique<Impl>(std::move(options), clock)) {}
 
 EsEmulator::~EsEmulator() {
   stop();
@@ -59,10 +53,7 @@ Status EsEmulator::start() {
   server_options.port = impl_->options.port;
   server_options.tls_cert_file = impl_->options.tls_cert_file;
   server_options.tls_key_file = impl_->options.tls_key_file;
-  {
-    std::lock_guard lock(impl_->mutex);
-    impl_->stopping = false;
-  }
+  impl_->stopping = std::stop_source();
   Impl* impl = impl_.get();
   impl_->server = http::make_server(
       server_options, [impl](const http::ServerRequest& request, http::ServerResponse& response) {
@@ -79,11 +70,7 @@ Status EsEmulator::start() {
 
 void EsEmulator::stop() {
   if (!impl_ || !impl_->server) return;
-  {
-    std::lock_guard lock(impl_->mutex);
-    impl_->stopping = true;
-  }
-  impl_->stopped_cv.notify_all();
+  impl_->stopping.request_stop();
   impl_->server->stop();
   impl_->server.reset();
 }

@@ -10,6 +10,7 @@
 #include <string>
 #include <utility>
 
+#include "common/clock.h"
 #include "common/result.h"
 
 namespace eslease::esemu {
@@ -24,7 +25,8 @@ struct EsEmulatorOptions {
 
 class EsEmulator {
  public:
-  explicit EsEmulator(EsEmulatorOptions options = {});
+  // `clock` times everything the emulator does: timestamps, the refresh schedule, injected delays.
+  explicit EsEmulator(EsEmulatorOptions options = {}, Clock& clock = SystemClock::instance());
   ~EsEmulator();
   EsEmulator(const EsEmulator&) = delete;
   EsEmulator& operator=(const EsEmulator&) = delete;

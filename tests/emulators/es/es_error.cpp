@@ -12,6 +12,11 @@ json EsError::to_json() const {
 }
 
 json EsError::body() const {
+  if (type.empty()) {
+    json simple = {{"error", reason}};
+    if (status_in_body) simple["status"] = status;
+    return simple;
+  }
   // Elasticsearch reports the exception itself as root cause unless it only wraps another.
   json root = {{"type", type}, {"reason", reason}};
   for (const auto& [key, value] : metadata.items()) root[key] = value;
@@ -75,8 +80,18 @@ EsError version_conflict(const std::string& id, const std::string& explanation, 
                         "[" + id + "]: version conflict, " + explanation, index, index_uuid);
 }
 
-EsError emulator_limitation(std::string what) {
+EsError emulator_limitation(const std::string& what) {
   return illegal_argument("es-emulator does not support " + what);
+}
+
+EsError rest_error(int status, std::string reason) {
+  return make_es_error(status, "", std::move(reason));
+}
+
+EsError no_handler(const std::string& uri, const std::string& method) {
+  EsError e = rest_error(400, "no handler found for uri [" + uri + "] and method [" + method + "]");
+  e.status_in_body = false;
+  return e;
 }
 
 }  // namespace eslease::esemu

@@ -1,5 +1,7 @@
 // Elasticsearch's error model: an exception with a type, a reason, extra metadata fields
-// and an optional cause, rendered as {"error":{"root_cause":[...],...},"status":N}.
+// and an optional cause, rendered as {"error":{"root_cause":[...],...},"status":N}. Every
+// error the emulator answers is an EsError made here, returned as a value
+// (std::variant<T, EsError> or std::optional<EsError>) and sent by error_reply.
 #pragma once
 
 #include <memory>
@@ -11,17 +13,19 @@ namespace eslease::esemu {
 
 struct EsError {
   int status = 500;
-  std::string type;
+  std::string type;  // empty: an error of the REST layer itself, answered in its simple form
   std::string reason;
   nlohmann::ordered_json metadata = nlohmann::ordered_json::object();  // e.g. index, index_uuid, shard
   std::shared_ptr<EsError> caused_by;
   // Root causes when they are not this exception itself (a search phase failure reports
   // its shard failures).
   std::vector<EsError> root_causes;
+  bool status_in_body = true;  // the simple form only: whether it carries "status"
 
   // {"type","reason",...metadata,"caused_by"}: the form used inside bulk items.
   nlohmann::ordered_json to_json() const;
-  // The whole REST error body.
+  // The whole REST error body; for the REST layer's own errors the simple
+  // {"error":"reason","status":N}.
   nlohmann::ordered_json body() const;
 };
 
@@ -38,6 +42,10 @@ EsError document_error(int status, std::string type, std::string reason, const s
                        const std::string& index_uuid);
 EsError version_conflict(const std::string& id, const std::string& explanation, const std::string& index,
                          const std::string& index_uuid);
-EsError emulator_limitation(std::string what);
+EsError emulator_limitation(const std::string& what);
+// RestController's own answers, before any action runs: 405 and 406 as {"error","status"}.
+EsError rest_error(int status, std::string reason);
+// RestController's 400 for a path no handler takes: {"error"} alone.
+EsError no_handler(const std::string& uri, const std::string& method);
 
 }  // namespace eslease::esemu

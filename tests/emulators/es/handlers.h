@@ -41,13 +41,12 @@ struct Call {
   std::string index;  // decoded {index} path segment, if any
   std::string id;     // decoded {id} path segment, if any
   Store& store;
-  long long now_ms;
+  Clock& clock;
+  long long now_ms;  // the clock's wall time when the request came in
 };
 
 ApiResponse json_reply(int status, const nlohmann::ordered_json& body);
 ApiResponse error_reply(const EsError& error);
-// {"error":"...","status":N}: Elasticsearch's simple error form (405, 406).
-ApiResponse simple_error_reply(int status, const std::string& message, bool with_status = true);
 
 // Parses a JSON body. Errors look like Elasticsearch's: x_content_parse_exception, or
 // document_parsing_exception for document sources.

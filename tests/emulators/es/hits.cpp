@@ -3,6 +3,7 @@
 #include <climits>
 #include <cmath>
 
+#include "emulators/es/dates.h"
 #include "emulators/es/field_values.h"
 #include "emulators/es/mapping.h"
 

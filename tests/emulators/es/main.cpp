@@ -3,6 +3,7 @@
 #include <csignal>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <string>
 
 #include "common/text.h"
@@ -30,10 +31,37 @@ bool read_first_line(const std::string& path, std::string& out) {
   return !out.empty();
 }
 
-}  // namespace
+// Takes one flag's value into `options`; the problem with it, if any.
+std::optional<std::string> apply_flag(const std::string& flag, const std::string& value,
+                                      eslease::esemu::EsEmulatorOptions& options) {
+  if (flag == "--listen") {
+    auto address = eslease::http::parse_listen_address(value);
+    if (!address.ok()) return "bad --listen address: " + address.error().message;
+    options.host = address->first;
+    options.port = address->second;
+  } else if (flag == "--tls-cert") {
+    options.tls_cert_file = value;
+  } else if (flag == "--tls-key") {
+    options.tls_key_file = value;
+  } else if (flag == "--basic-auth-file") {
+    std::string line;
+    if (!read_first_line(value, line) || line.find(':') == std::string::npos) {
+      return "--basic-auth-file must hold one line user:password";
+    }
+    options.basic_auth = std::make_pair(line.substr(0, line.find(':')), line.substr(line.find(':') + 1));
+  } else if (flag == "--api-key-file") {
+    std::string line;
+    if (!read_first_line(value, line) || line.find(':') == std::string::npos) {
+      return "--api-key-file must hold one line id:key";
+    }
+    options.api_key = line;
+  }
+  return std::nullopt;
+}
 
-int main(int argc, char** argv) {
-  eslease::esemu::EsEmulatorOptions options;
+// Reads the command line into `options`: nullopt to serve, else the exit code (--help, or a
+// usage error already printed).
+std::optional<int> parse_flags(int argc, char** argv, eslease::esemu::EsEmulatorOptions& options) {
   bool listen_given = false;
   for (int i = 1; i < argc; ++i) {
     std::string flag = argv[i];
@@ -46,35 +74,21 @@ int main(int argc, char** argv) {
       return usage("unknown flag " + flag);
     }
     if (i + 1 >= argc) return usage("missing value for " + flag);
-    std::string value = argv[++i];
-    if (flag == "--listen") {
-      auto address = eslease::http::parse_listen_address(value);
-      if (!address.ok()) return usage("bad --listen address: " + address.error().message);
-      options.host = address->first;
-      options.port = address->second;
-      listen_given = true;
-    } else if (flag == "--tls-cert") {
-      options.tls_cert_file = value;
-    } else if (flag == "--tls-key") {
-      options.tls_key_file = value;
-    } else if (flag == "--basic-auth-file") {
-      std::string line;
-      if (!read_first_line(value, line) || line.find(':') == std::string::npos) {
-        return usage("--basic-auth-file must hold one line user:password");
-      }
-      options.basic_auth = std::make_pair(line.substr(0, line.find(':')), line.substr(line.find(':') + 1));
-    } else if (flag == "--api-key-file") {
-      std::string line;
-      if (!read_first_line(value, line) || line.find(':') == std::string::npos) {
-        return usage("--api-key-file must hold one line id:key");
-      }
-      options.api_key = line;
-    }
+    if (auto problem = apply_flag(flag, argv[++i], options)) return usage(*problem);
+    listen_given = listen_given || flag == "--listen";
   }
   if (!listen_given) return usage("--listen is required");
   if (options.tls_cert_file.empty() != options.tls_key_file.empty()) {
     return usage("--tls-cert and --tls-key go together");
   }
+  return std::nullopt;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  eslease::esemu::EsEmulatorOptions options;
+  if (auto exit_code = parse_flags(argc, argv, options)) return *exit_code;
 
   sigset_t signals;
   sigemptyset(&signals);

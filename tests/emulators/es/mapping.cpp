@@ -6,6 +6,8 @@
 #include <set>
 
 #include "common/text.h"
+#include "emulators/es/dates.h"
+#include "emulators/es/json_positions.h"
 
 namespace eslease::esemu {
 
@@ -252,15 +254,6 @@ class DocumentChecker {
   const DocumentContext& context_;
 };
 
-int days_from_civil(int y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  const int era = (y >= 0 ? y : y - 399) / 400;
-  const unsigned yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<int>(doe) - 719468;
-}
-
 }  // namespace
 
 std::optional<EsError> validate_index_name(const std::string& name) {
@@ -378,157 +371,6 @@ void collect_values(const json& node, std::string_view path, std::vector<const j
     if (dot == std::string_view::npos) break;
     pos = dot + 1;
   }
-}
-
-std::string locate_offset(std::string_view raw, std::size_t offset) {
-  offset = std::min(offset, raw.size());
-  int line = 1;
-  std::size_t line_start = 0;
-  for (std::size_t i = 0; i < offset; ++i) {
-    if (raw[i] == '\n') {
-      ++line;
-      line_start = i + 1;
-    }
-  }
-  return "[" + std::to_string(line) + ":" + std::to_string(offset - line_start + 1) + "] ";
-}
-
-namespace {
-
-// Offsets of the first "key" followed by a colon, and of the value after it.
-std::optional<std::pair<std::size_t, std::size_t>> find_member(std::string_view raw, std::string_view key) {
-  const std::string needle = "\"" + std::string(key) + "\"";
-  for (std::size_t at = raw.find(needle); at != std::string_view::npos; at = raw.find(needle, at + 1)) {
-    std::size_t p = at + needle.size();
-    while (p < raw.size() && std::isspace(static_cast<unsigned char>(raw[p]))) ++p;
-    if (p < raw.size() && raw[p] == ':') {
-      ++p;
-      while (p < raw.size() && std::isspace(static_cast<unsigned char>(raw[p]))) ++p;
-      return std::make_pair(at, p);
-    }
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
-std::string locate_value(std::string_view raw, std::string_view key) {
-  auto member = find_member(raw, key);
-  return member ? locate_offset(raw, member->second) : "";
-}
-
-std::string locate_key(std::string_view raw, std::string_view key) {
-  auto member = find_member(raw, key);
-  return member ? locate_offset(raw, member->first) : "";
-}
-
-std::optional<long long> parse_date_millis(const json& value) {
-  if (value.is_number_integer()) return value.get<long long>();
-  if (value.is_number_unsigned()) return static_cast<long long>(value.get<unsigned long long>());
-  if (!value.is_string()) return std::nullopt;
-  const std::string& s = value.get_ref<const std::string&>();
-  if (s.empty()) return std::nullopt;
-  if (std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
-    long long millis = 0;
-    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), millis);
-    if (ec == std::errc()) return millis;
-    return std::nullopt;
-  }
-  auto digits = [&](std::size_t pos, std::size_t n, int& out) {
-    if (pos + n > s.size()) return false;
-    out = 0;
-    for (std::size_t i = pos; i < pos + n; ++i) {
-      if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
-      out = out * 10 + (s[i] - '0');
-    }
-    return true;
-  };
-  int y, m, d;
-  char sep = s.size() > 4 ? s[4] : 0;
-  if ((sep != '-' && sep != '/') || !digits(0, 4, y) || s.size() < 10 || s[7] != sep || !digits(5, 2, m) ||
-      !digits(8, 2, d) || m < 1 || m > 12 || d < 1 || d > 31) {
-    return std::nullopt;
-  }
-  if (s.size() == 10) return static_cast<long long>(days_from_civil(y, m, d)) * 86400000LL;
-  if (sep == '/') {
-    // yyyy/MM/dd HH:mm:ss
-    int hh, mm, ss;
-    if (s.size() != 19 || s[10] != ' ' || !digits(11, 2, hh) || s[13] != ':' || !digits(14, 2, mm) ||
-        s[16] != ':' || !digits(17, 2, ss)) {
-      return std::nullopt;
-    }
-    return (static_cast<long long>(days_from_civil(y, m, d)) * 86400LL + hh * 3600 + mm * 60 + ss) * 1000LL;
-  }
-  std::string full = s;
-  // strict_date_optional_time: time and zone are optional; no zone means UTC.
-  if (full.size() >= 11 && full[10] == 'T') {
-    if (full.size() == 16) full += ":00";
-    char last = full.back();
-    bool has_zone = last == 'Z' || last == 'z' ||
-                    (full.size() > 19 && (full[full.size() - 6] == '+' || full[full.size() - 6] == '-'));
-    if (!has_zone) full += "Z";
-  }
-  auto parsed = parse_rfc3339(full);
-  if (!parsed) return std::nullopt;
-  return std::chrono::duration_cast<std::chrono::milliseconds>(parsed->time_since_epoch()).count();
-}
-
-std::optional<long long> parse_date_math(const json& value, long long now_millis) {
-  if (!value.is_string()) return parse_date_millis(value);
-  const std::string& s = value.get_ref<const std::string&>();
-  long long base = 0;
-  std::string_view rest;
-  if (s.rfind("now", 0) == 0) {
-    base = now_millis;
-    rest = std::string_view(s).substr(3);
-  } else {
-    auto pipes = s.find("||");
-    if (pipes == std::string::npos) return parse_date_millis(value);
-    auto anchor = parse_date_millis(json(s.substr(0, pipes)));
-    if (!anchor) return std::nullopt;
-    base = *anchor;
-    rest = std::string_view(s).substr(pipes + 2);
-  }
-  while (!rest.empty()) {
-    char op = rest[0];
-    if (op != '+' && op != '-') return std::nullopt;
-    std::size_t i = 1;
-    long long amount = 0;
-    auto [ptr, ec] = std::from_chars(rest.data() + 1, rest.data() + rest.size(), amount);
-    if (ec != std::errc()) return std::nullopt;
-    i = static_cast<std::size_t>(ptr - rest.data());
-    if (i >= rest.size()) return std::nullopt;
-    long long unit = 0;
-    if (rest.substr(i, 2) == "ms") {
-      unit = 1;
-      i += 2;
-    } else {
-      switch (rest[i]) {
-        case 's':
-          unit = 1000;
-          break;
-        case 'm':
-          unit = 60000;
-          break;
-        case 'h':
-        case 'H':
-          unit = 3600000;
-          break;
-        case 'd':
-          unit = 86400000;
-          break;
-        case 'w':
-          unit = 7 * 86400000LL;
-          break;
-        default:
-          return std::nullopt;
-      }
-      ++i;
-    }
-    base += (op == '+' ? 1 : -1) * amount * unit;
-    rest = rest.substr(i);
-  }
-  return base;
 }
 
 bool is_numeric_type(std::string_view type) {

@@ -36,19 +36,6 @@ std::optional<std::string> field_type(const nlohmann::ordered_json& mapping, std
 void collect_values(const nlohmann::ordered_json& node, std::string_view path,
                     std::vector<const nlohmann::ordered_json*>& out);
 
-// "[line:col] " of the value following the first occurrence of "key": in raw JSON text,
-// the position Elasticsearch's parser reports; empty when not found.
-std::string locate_value(std::string_view raw, std::string_view key);
-// "[line:col] " of a byte offset in raw text, as Elasticsearch's parser counts them.
-std::string locate_offset(std::string_view raw, std::size_t offset);
-// "[line:col] " of that "key" itself (its opening quote), where an unknown field is reported.
-std::string locate_key(std::string_view raw, std::string_view key);
-
-// Parses a date as a date field does (strict_date_optional_time||epoch_millis), in ms.
-std::optional<long long> parse_date_millis(const nlohmann::ordered_json& value);
-// Date math for range queries: "now", "now-30s", "now+1h", plus plain dates.
-std::optional<long long> parse_date_math(const nlohmann::ordered_json& value, long long now_millis);
-
 bool is_numeric_type(std::string_view type);
 
 }  // namespace eslease::esemu

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "emulators/es/test_client.h"
+#include "support/fake_clock.h"
 
 namespace eslease::esemu {
 namespace {
@@ -17,29 +18,29 @@ class EsRefresh : public ::testing::Test {
     EXPECT_EQ(r.status, 200) << r.raw.body;
     return r.body["count"].get<long long>();
   }
-  long long now = 1'000'000;
-  TestClient es{{}, [this] { return now; }};
+  eslease::testing::FakeClock clock;
+  TestClient es{{}, clock};
 };
 
 TEST_F(EsRefresh, AWriteBecomesSearchableWithinTheDefaultSecond) {
   ASSERT_EQ(es.call("PUT", "/locks").status, 200);
-  now += 300;
+  clock.advance(Millis(300));
   es.call("PUT", "/locks/_doc/a", json{{"lock", "ns/a"}});
   EXPECT_EQ(count("locks"), 0) << "no refresh has run since the write";
   EXPECT_EQ(es.call("GET", "/locks/_doc/a?realtime=false").status, 404);
-  now += 700;  // the index's first scheduled refresh, a second after its creation
+  clock.advance(Millis(700));  // the index's first scheduled refresh, a second after its creation
   EXPECT_EQ(count("locks"), 1);
   EXPECT_EQ(es.call("GET", "/locks/_doc/a?realtime=false").status, 200);
   es.call("DELETE", "/locks/_doc/a");
   EXPECT_EQ(count("locks"), 1) << "the delete waits for the next refresh";
-  now += 1000;
+  clock.advance(Millis(1000));
   EXPECT_EQ(count("locks"), 0);
 }
 
 TEST_F(EsRefresh, AnAutoCreatedIndexRefreshesOnTheDefaultScheduleToo) {
   es.call("PUT", "/auto/_doc/a", json{{"x", 1}});
   EXPECT_EQ(count("auto"), 0);
-  now += 1000;
+  clock.advance(Millis(1000));
   EXPECT_EQ(count("auto"), 1);
 }
 
@@ -47,7 +48,7 @@ TEST_F(EsRefresh, MinusOneKeepsWritesHiddenUntilAnExplicitRefresh) {
   ASSERT_EQ(es.call("PUT", "/quiet", json{{"settings", {{"index", {{"refresh_interval", "-1"}}}}}}).status,
             200);
   es.call("PUT", "/quiet/_doc/a", json{{"x", 1}});
-  now += 3'600'000;
+  clock.advance(Millis(3'600'000));
   EXPECT_EQ(count("quiet"), 0);
   es.call("POST", "/quiet/_refresh");
   EXPECT_EQ(count("quiet"), 1);
@@ -57,9 +58,9 @@ TEST_F(EsRefresh, MinusOneKeepsWritesHiddenUntilAnExplicitRefresh) {
 TEST_F(EsRefresh, ALongerIntervalIsHonoured) {
   ASSERT_EQ(es.call("PUT", "/slow", json{{"settings", {{"refresh_interval", "5s"}}}}).status, 200);
   es.call("PUT", "/slow/_doc/a", json{{"x", 1}});
-  now += 4999;
+  clock.advance(Millis(4999));
   EXPECT_EQ(count("slow"), 0);
-  now += 1;
+  clock.advance(Millis(1));
   EXPECT_EQ(count("slow"), 1);
 }
 
@@ -69,11 +70,11 @@ TEST_F(EsRefresh, SettingsChangeTheScheduleOfAnExistingIndex) {
   ASSERT_EQ(off.status, 200) << off.raw.body;
   EXPECT_EQ(off.body, (json{{"acknowledged", true}}));
   es.call("PUT", "/locks/_doc/a", json{{"x", 1}});
-  now += 10'000;
+  clock.advance(Millis(10'000));
   EXPECT_EQ(count("locks"), 0);
   ASSERT_EQ(es.call("PUT", "/locks/_settings", json{{"refresh_interval", "1s"}}).status, 200);
   EXPECT_EQ(count("locks"), 0) << "the new schedule starts from the change";
-  now += 1000;
+  clock.advance(Millis(1000));
   EXPECT_EQ(count("locks"), 1);
 }
 

@@ -62,70 +62,82 @@ std::optional<EsError> read_track_total_hits(const json& v, SearchRequest& req) 
   return std::nullopt;
 }
 
-// The body of _search (count_only: _count; dbq: _delete_by_query) plus its parameters.
-std::variant<SearchRequest, EsError> parse_search(const Call& call, bool count_only, bool dbq) {
-  SearchRequest req;
-  const std::string& raw = call.request.body;
-  if (!raw.empty()) {
-    auto parsed = parse_body(raw, false);
-    if (auto* err = std::get_if<EsError>(&parsed)) return *err;
-    const json& body = std::get<json>(parsed);
-    if (!body.is_object())
-      return make_es_error(400, "parsing_exception",
-                           "Expected [START_OBJECT] but found [" + token_name(body) + "]");
-    static const std::vector<std::string> kUnsupported = {
-        "aggs",          "aggregations",  "search_after",     "highlight", "collapse",      "post_filter",
-        "suggest",       "script_fields", "docvalue_fields",  "fields",    "stored_fields", "min_score",
-        "rescore",       "pit",           "runtime_mappings", "knn",       "explain",       "profile",
-        "indices_boost", "stats",         "terminate_after",  "ext",       "slice",         "rank",
-        "retriever"};
-    for (const auto& [key, value] : body.items()) {
-      if (key == "query") {
-        auto q = parse_query(value, raw);
-        if (auto* err = std::get_if<EsError>(&q)) return *err;
-        req.query = std::get<Query>(q);
-      } else if (count_only) {
-        if (dbq && key == "max_docs" && value.is_number_integer()) {
-          req.max_docs = value.get<long long>();
-        } else if (dbq && (key == "size" || key == "sort" || key == "_source")) {
-          continue;
-        } else {
-          return dbq ? parse_error("Unknown key for a " + token_name(value) + " in [" + key + "].")
-                     : make_es_error(400, "parsing_exception", "request does not support [" + key + "]");
-        }
-      } else if (key == "size") {
-        if (auto err = read_int(value, key, req.size)) return *err;
-      } else if (key == "from") {
-        if (auto err = read_int(value, key, req.from)) return *err;
-      } else if (key == "sort") {
-        auto sort = parse_sort(value);
-        if (auto* err = std::get_if<EsError>(&sort)) return *err;
-        req.sort = std::get<std::vector<SortField>>(sort);
-      } else if (key == "_source") {
-        auto f = parse_source_filter(value);
-        if (auto* err = std::get_if<EsError>(&f)) return *err;
-        req.source = std::get<SourceFilter>(f);
-      } else if (key == "seq_no_primary_term" || key == "version" || key == "track_scores") {
-        if (!value.is_boolean())
-          return make_es_error(400, "x_content_parse_exception", "[" + key + "] failed to parse");
-        (key == "version"        ? req.version
-         : key == "track_scores" ? req.track_scores
-                                 : req.seq_no_primary_term) = value.get<bool>();
-      } else if (key == "track_total_hits") {
-        if (auto err = read_track_total_hits(value, req)) return *err;
-      } else if (key == "timeout") {
-        continue;
-      } else if (std::find(kUnsupported.begin(), kUnsupported.end(), key) != kUnsupported.end()) {
-        return emulator_limitation("[" + key + "] in search requests");
-      } else {
-        return unknown_key(key, value);
-      }
-    }
+const std::vector<std::string> kUnsupported = {
+    "aggs",          "aggregations",  "search_after",     "highlight", "collapse",      "post_filter",
+    "suggest",       "script_fields", "docvalue_fields",  "fields",    "stored_fields", "min_score",
+    "rescore",       "pit",           "runtime_mappings", "knn",       "explain",       "profile",
+    "indices_boost", "stats",         "terminate_after",  "ext",       "slice",         "rank",
+    "retriever"};
+
+// A body field of _count (dbq: of _delete_by_query) other than the query.
+std::optional<EsError> read_count_field(const std::string& key, const json& value, bool dbq,
+                                        SearchRequest& req) {
+  if (dbq && key == "max_docs" && value.is_number_integer()) {
+    req.max_docs = value.get<long long>();
+    return std::nullopt;
   }
-  const Params& p = call.params;
-  if (p.has("q")) return emulator_limitation("the [q] parameter (query string queries)");
-  if (p.has("scroll")) return emulator_limitation("scroll searches");
-  if (count_only) return req;
+  if (dbq && (key == "size" || key == "sort" || key == "_source")) return std::nullopt;
+  return dbq ? parse_error("Unknown key for a " + token_name(value) + " in [" + key + "].")
+             : make_es_error(400, "parsing_exception", "request does not support [" + key + "]");
+}
+
+// A body field of _search other than the query.
+std::optional<EsError> read_search_field(const std::string& key, const json& value, SearchRequest& req) {
+  if (key == "size") return read_int(value, key, req.size);
+  if (key == "from") return read_int(value, key, req.from);
+  if (key == "sort") {
+    auto sort = parse_sort(value);
+    if (auto* err = std::get_if<EsError>(&sort)) return *err;
+    req.sort = std::get<std::vector<SortField>>(sort);
+    return std::nullopt;
+  }
+  if (key == "_source") {
+    auto f = parse_source_filter(value);
+    if (auto* err = std::get_if<EsError>(&f)) return *err;
+    req.source = std::get<SourceFilter>(f);
+    return std::nullopt;
+  }
+  if (key == "seq_no_primary_term" || key == "version" || key == "track_scores") {
+    if (!value.is_boolean())
+      return make_es_error(400, "x_content_parse_exception", "[" + key + "] failed to parse");
+    (key == "version"        ? req.version
+     : key == "track_scores" ? req.track_scores
+                             : req.seq_no_primary_term) = value.get<bool>();
+    return std::nullopt;
+  }
+  if (key == "track_total_hits") return read_track_total_hits(value, req);
+  if (key == "timeout") return std::nullopt;
+  if (std::find(kUnsupported.begin(), kUnsupported.end(), key) != kUnsupported.end()) {
+    return emulator_limitation("[" + key + "] in search requests");
+  }
+  return unknown_key(key, value);
+}
+
+std::optional<EsError> read_search_body(const std::string& raw, bool count_only, bool dbq,
+                                        SearchRequest& req) {
+  auto parsed = parse_body(raw, false);
+  if (auto* err = std::get_if<EsError>(&parsed)) return *err;
+  const json& body = std::get<json>(parsed);
+  if (!body.is_object()) {
+    return make_es_error(400, "parsing_exception",
+                         "Expected [START_OBJECT] but found [" + token_name(body) + "]");
+  }
+  for (const auto& [key, value] : body.items()) {
+    std::optional<EsError> err;
+    if (key == "query") {
+      auto q = parse_query(value, raw);
+      if (auto* e = std::get_if<EsError>(&q)) return *e;
+      req.query = std::get<Query>(q);
+    } else {
+      err = count_only ? read_count_field(key, value, dbq, req) : read_search_field(key, value, req);
+    }
+    if (err) return err;
+  }
+  return std::nullopt;
+}
+
+// size, from, sort, seq_no_primary_term, version and track_total_hits as parameters.
+std::optional<EsError> read_search_params(const Params& p, SearchRequest& req) {
   for (const char* name : {"size", "from"}) {
     auto v = p.as_int(name);
     if (auto* err = std::get_if<EsError>(&v)) return *err;
@@ -140,10 +152,26 @@ std::variant<SearchRequest, EsError> parse_search(const Call& call, bool count_o
   }
   if (auto t = p.get("track_total_hits")) {
     json v = (*t == "true" || *t == "false") ? json(*t) : json::parse(*t, nullptr, false);
-    if (v.is_discarded())
+    if (v.is_discarded()) {
       return illegal_argument("[track_total_hits] parameter must be positive or equals to -1, got " + *t);
-    if (auto err = read_track_total_hits(v, req)) return *err;
+    }
+    if (auto err = read_track_total_hits(v, req)) return err;
   }
+  return std::nullopt;
+}
+
+// The body of _search (count_only: _count; dbq: _delete_by_query) plus its parameters.
+std::variant<SearchRequest, EsError> parse_search(const Call& call, bool count_only, bool dbq) {
+  SearchRequest req;
+  const std::string& raw = call.request.body;
+  if (!raw.empty()) {
+    if (auto err = read_search_body(raw, count_only, dbq, req)) return *err;
+  }
+  const Params& p = call.params;
+  if (p.has("q")) return emulator_limitation("the [q] parameter (query string queries)");
+  if (p.has("scroll")) return emulator_limitation("scroll searches");
+  if (count_only) return req;
+  if (auto err = read_search_params(p, req)) return *err;
   if (auto s = p.get("_source")) req.source.enabled = *s != "false";
   if (req.size < 0)
     return illegal_argument("[size] parameter cannot be negative, found [" + std::to_string(req.size) + "]");
@@ -217,15 +245,62 @@ json shards_json(int shards) {
   return {{"total", shards}, {"successful", shards}, {"skipped", 0}, {"failed", 0}};
 }
 
-long long elapsed_ms(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start)
-      .count();
+long long elapsed_ms(const Clock& clock, MonoTime start) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(clock.monotonic() - start).count();
+}
+
+struct DeleteByQuery {
+  SearchRequest search;
+  bool abort_on_conflict = true;  // conflicts=abort (else proceed)
+  bool refresh = false;
+};
+
+std::variant<DeleteByQuery, EsError> parse_delete_by_query(const Call& call) {
+  if (call.request.body.empty()) return validation_error({"query is missing"});
+  auto parsed = parse_search(call, true, true);
+  if (auto* err = std::get_if<EsError>(&parsed)) return *err;
+  DeleteByQuery dbq;
+  dbq.search = std::get<SearchRequest>(parsed);
+  auto conflicts = call.params.get("conflicts").value_or("abort");
+  if (conflicts != "abort" && conflicts != "proceed") {
+    return illegal_argument("conflicts may only be \"proceed\" or \"abort\" but was [" + conflicts + "]");
+  }
+  dbq.abort_on_conflict = conflicts == "abort";
+  auto wait = call.params.as_bool("wait_for_completion");
+  if (auto* err = std::get_if<EsError>(&wait)) return *err;
+  if (!std::get<std::optional<bool>>(wait).value_or(true)) {
+    return emulator_limitation("delete_by_query as a task (wait_for_completion=false)");
+  }
+  auto refresh = call.params.as_bool("refresh");
+  if (auto* err = std::get_if<EsError>(&refresh)) return *err;
+  dbq.refresh = std::get<std::optional<bool>>(refresh).value_or(false);
+  auto max_docs = call.params.as_long("max_docs");
+  if (auto* err = std::get_if<EsError>(&max_docs)) return *err;
+  if (auto m = std::get<std::optional<long long>>(max_docs)) dbq.search.max_docs = *m;
+  return dbq;
+}
+
+// Each match is deleted only if it is still the version the search saw, as the
+// scroll-then-bulk of the real implementation does.
+std::vector<WriteOp> deletes_of(const std::vector<Hit>& hits, long long max_docs) {
+  std::vector<WriteOp> ops;
+  for (const auto& h : hits) {
+    if (max_docs >= 0 && static_cast<long long>(ops.size()) >= max_docs) break;
+    WriteOp op;
+    op.kind = WriteKind::kDelete;
+    op.index = h.index_name;
+    op.id = h.id;
+    op.if_seq_no = h.doc.seq_no;
+    op.if_primary_term = h.doc.primary_term;
+    ops.push_back(std::move(op));
+  }
+  return ops;
 }
 
 }  // namespace
 
 ApiResponse handle_search(Call& call) {
-  const auto start = std::chrono::steady_clock::now();
+  const MonoTime start = call.clock.monotonic();
   auto parsed = parse_search(call, false, false);
   if (auto* err = std::get_if<EsError>(&parsed)) return error_reply(*err);
   const SearchRequest& req = std::get<SearchRequest>(parsed);
@@ -263,7 +338,7 @@ ApiResponse handle_search(Call& call) {
   }
   hits_json["max_score"] = scored && !hits.empty() && req.size > 0 ? json(1.0) : json();
   hits_json["hits"] = page;
-  return json_reply(200, {{"took", elapsed_ms(start)},
+  return json_reply(200, {{"took", elapsed_ms(call.clock, start)},
                           {"timed_out", false},
                           {"_shards", shards_json(shards)},
                           {"hits", hits_json}});
@@ -286,47 +361,18 @@ ApiResponse handle_count(Call& call) {
 }
 
 ApiResponse handle_delete_by_query(Call& call) {
-  const auto start = std::chrono::steady_clock::now();
-  if (call.request.body.empty()) return error_reply(validation_error({"query is missing"}));
-  auto parsed = parse_search(call, true, true);
+  const MonoTime start = call.clock.monotonic();
+  auto parsed = parse_delete_by_query(call);
   if (auto* err = std::get_if<EsError>(&parsed)) return error_reply(*err);
-  SearchRequest req = std::get<SearchRequest>(parsed);
-  auto conflicts = call.params.get("conflicts").value_or("abort");
-  if (conflicts != "abort" && conflicts != "proceed") {
-    return error_reply(
-        illegal_argument("conflicts may only be \"proceed\" or \"abort\" but was [" + conflicts + "]"));
-  }
-  auto wait = call.params.as_bool("wait_for_completion");
-  if (auto* err = std::get_if<EsError>(&wait)) return error_reply(*err);
-  if (!std::get<std::optional<bool>>(wait).value_or(true)) {
-    return error_reply(emulator_limitation("delete_by_query as a task (wait_for_completion=false)"));
-  }
-  auto refresh = call.params.as_bool("refresh");
-  if (auto* err = std::get_if<EsError>(&refresh)) return error_reply(*err);
-  auto max_docs = call.params.as_long("max_docs");
-  if (auto* err = std::get_if<EsError>(&max_docs)) return error_reply(*err);
-  if (auto m = std::get<std::optional<long long>>(max_docs)) req.max_docs = *m;
-
+  const DeleteByQuery& dbq = std::get<DeleteByQuery>(parsed);
   int shards = 0;
-  auto executed = execute(call, req, shards);
+  auto executed = execute(call, dbq.search, shards);
   if (auto* err = std::get_if<EsError>(&executed)) return error_reply(*err);
-  const auto& hits = std::get<std::vector<Hit>>(executed);
-  // Each match is deleted only if it is still the version the search saw, as the
-  // scroll-then-bulk of the real implementation does.
-  std::vector<WriteOp> ops;
-  for (const auto& h : hits) {
-    if (req.max_docs >= 0 && static_cast<long long>(ops.size()) >= req.max_docs) break;
-    WriteOp op;
-    op.kind = WriteKind::kDelete;
-    op.index = h.index_name;
-    op.id = h.id;
-    op.if_seq_no = h.doc.seq_no;
-    op.if_primary_term = h.doc.primary_term;
-    ops.push_back(std::move(op));
-  }
+  const std::vector<WriteOp> ops = deletes_of(std::get<std::vector<Hit>>(executed), dbq.search.max_docs);
   auto outcomes = call.store.write(ops, RefreshPolicy::kNone);
-  if (std::get<std::optional<bool>>(refresh).value_or(false)) {
+  if (dbq.refresh) {
     std::vector<std::string> touched;
+    touched.reserve(ops.size());
     for (const auto& op : ops) touched.push_back(op.index);
     call.store.refresh(touched);
   }
@@ -338,12 +384,12 @@ ApiResponse handle_delete_by_query(Call& call) {
       continue;
     }
     ++version_conflicts;
-    if (conflicts == "abort") {
+    if (dbq.abort_on_conflict) {
       failures.push_back(
           {{"index", o.index}, {"id", o.id}, {"cause", o.error->to_json()}, {"status", o.error->status}});
     }
   }
-  json body = {{"took", elapsed_ms(start)},
+  json body = {{"took", elapsed_ms(call.clock, start)},
                {"timed_out", false},
                {"total", static_cast<long long>(ops.size())},
                {"deleted", deleted},

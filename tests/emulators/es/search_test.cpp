@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "emulators/es/test_client.h"
+#include "support/fake_clock.h"
 
 namespace eslease::esemu {
 namespace {
@@ -49,8 +50,10 @@ class EsSearch : public ::testing::Test {
     std::sort(out.begin(), out.end());
     return out;
   }
-  // A clock that stands still (2026-06-01), so that only an explicit refresh shows writes.
-  TestClient es{{}, [] { return 1'780'272'000'000LL; }};
+  // A clock that stands still (in 2027, after every expiresAt), so that only an explicit
+  // refresh shows writes.
+  eslease::testing::FakeClock clock;
+  TestClient es{{}, clock};
 };
 
 using Ids = std::vector<std::string>;

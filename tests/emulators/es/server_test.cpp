@@ -70,6 +70,7 @@ TEST_F(EsEmulatorServer, ConcurrentCreatesHaveExactlyOneWinner) {
   constexpr int kRounds = 20;
   std::atomic<int> winners{0}, conflicts{0}, failures{0};
   std::vector<std::thread> threads;
+  threads.reserve(kThreads);
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&] {
       auto transport = http::make_cpprest_transport();
@@ -80,14 +81,14 @@ TEST_F(EsEmulatorServer, ConcurrentCreatesHaveExactlyOneWinner) {
         request.headers.emplace_back("Content-Type", "application/json");
         request.body = R"({"holder":"x"})";
         auto r = transport->send(request);
-        if (!r.ok())
-          ++failures;
-        else if (r->status == 201)
+        const int status = r.ok() ? r->status : 0;
+        if (status == 201) {
           ++winners;
-        else if (r->status == 409)
+        } else if (status == 409) {
           ++conflicts;
-        else
+        } else {
           ++failures;
+        }
       }
     });
   }

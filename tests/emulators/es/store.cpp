@@ -101,13 +101,13 @@ json WriteOutcome::to_json() const {
   return out;
 }
 
-Store::Store(NowMillis now_millis) : now_millis_(std::move(now_millis)) {}
+Store::Store(const Clock& clock) : clock_(clock) {}
 
 Index& Store::create_locked(const std::string& name, json settings, json mappings, json aliases) {
   Index index;
   index.name = name;
   index.uuid = random_base64url(22);
-  index.creation_date_ms = now_millis_();
+  index.creation_date_ms = now_millis();
   if (!settings.contains("index.number_of_shards")) settings["index.number_of_shards"] = "1";
   if (!settings.contains("index.number_of_replicas")) settings["index.number_of_replicas"] = "1";
   settings["index.provided_name"] = name;
@@ -269,7 +269,7 @@ std::variant<json, EsError> Store::describe(const std::string& expression, bool 
 const Doc* Store::current(const Index& index, const std::string& id) const {
   auto it = index.docs.find(id);
   if (it == index.docs.end()) return nullptr;
-  if (it->second.deleted && now_millis_() - it->second.deleted_at_ms > index.gc_deletes_ms) return nullptr;
+  if (it->second.deleted && now_millis() - it->second.deleted_at_ms > index.gc_deletes_ms) return nullptr;
   return &it->second;
 }
 
@@ -478,7 +478,7 @@ WriteOutcome Store::apply_delete(Index& index, const WriteOp& op) {
   // Deleting a missing document still takes a sequence number and leaves a tombstone.
   Doc tombstone;
   tombstone.deleted = true;
-  tombstone.deleted_at_ms = now_millis_();
+  tombstone.deleted_at_ms = now_millis();
   tombstone.seq_no = index.next_seq_no++;
   tombstone.primary_term = index.primary_term;
   tombstone.version = next_version(existing, op);

@@ -15,6 +15,7 @@
 #include <variant>
 #include <vector>
 
+#include "common/clock.h"
 #include "emulators/es/es_error.h"
 
 namespace eslease::esemu {
@@ -115,8 +116,8 @@ struct ClusterCounts {
 
 class Store {
  public:
-  using NowMillis = std::function<long long()>;
-  explicit Store(NowMillis now_millis);
+  // Wall time from `clock` stamps indices and tombstones and drives the refresh schedule.
+  explicit Store(const Clock& clock);
 
   std::vector<WriteOutcome> write(const std::vector<WriteOp>& ops, RefreshPolicy refresh);
 
@@ -176,7 +177,9 @@ class Store {
   void refresh_locked(Index& index);
   void refresh_if_due_locked(Index& index);
 
-  NowMillis now_millis_;
+  long long now_millis() const;
+
+  const Clock& clock_;
   mutable std::mutex mutex_;
   std::map<std::string, Index> indices_;
   std::map<std::string, Index> snapshots_;

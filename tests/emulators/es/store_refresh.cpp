@@ -1,5 +1,6 @@
 // The refreshed view that search and non-realtime gets read, and the refresh schedule.
 #include <algorithm>
+#include <chrono>
 
 #include "emulators/es/index_settings.h"
 #include "emulators/es/store.h"
@@ -23,6 +24,10 @@ void Store::for_each_searchable(const std::vector<std::string>& names, const Sea
   }
 }
 
+long long Store::now_millis() const {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(clock_.now().time_since_epoch()).count();
+}
+
 void Store::refresh_locked(Index& index) {
   for (const auto& id : index.dirty) {
     auto it = index.docs.find(id);
@@ -37,7 +42,7 @@ void Store::refresh_locked(Index& index) {
 
 void Store::refresh_if_due_locked(Index& index) {
   if (index.refresh_interval_ms < 0) return;
-  const long long now = now_millis_();
+  const long long now = now_millis();
   if (index.refresh_interval_ms == 0) {
     refresh_locked(index);
     return;
@@ -106,7 +111,7 @@ std::optional<EsError> Store::put_settings(const std::string& expression,
     }
     if (changes.contains("index.refresh_interval")) {
       index.refresh_interval_ms = refresh_interval_setting(changes).value_or(1000);
-      index.refresh_schedule_start_ms = now_millis_();
+      index.refresh_schedule_start_ms = now_millis();
       index.last_scheduled_refresh_ms = index.refresh_schedule_start_ms;
     }
   }

@@ -24,8 +24,8 @@ struct Reply {
 
 class TestClient {
  public:
-  explicit TestClient(ApiOptions options = {}, Store::NowMillis now = {})
-      : api_(std::move(options), std::move(now)) {}
+  explicit TestClient(ApiOptions options = {}, Clock& clock = SystemClock::instance())
+      : api_(std::move(options), clock) {}
 
   Reply call(const std::string& method, const std::string& target, const std::string& body = "",
              const std::string& content_type = "application/json", HeaderList extra = {}) {

@@ -76,8 +76,6 @@ void ApiServer::set_server_address(std::string address) {
   server_address_ = std::move(address);
 }
 
-namespace {
-
 std::optional<std::vector<std::string>> split_path(const std::string& path) {
   std::vector<std::string> segments;
   std::size_t start = 1;
@@ -96,15 +94,9 @@ std::optional<std::vector<std::string>> split_path(const std::string& path) {
   return segments;
 }
 
-bool starts_with(const std::string& s, const std::string& prefix) {
-  return s.compare(0, prefix.size(), prefix) == 0;
-}
-
-}  // namespace
-
 void ApiServer::handle(const http::ServerRequest& request, http::ServerResponse& response) {
   try {
-    if (starts_with(request.path, "/_emulator/")) return handle_admin(request, response);
+    if (request.path.starts_with("/_emulator/")) return handle_admin(request, response);
     if (options_.bearer_token) {
       const auto header = request.header("Authorization");
       if (!header || *header != "Bearer " + *options_.bearer_token)
@@ -134,12 +126,8 @@ void ApiServer::handle(const http::ServerRequest& request, http::ServerResponse&
         return send_error(response,
                           service_unavailable("the server is currently unable to handle the request"));
       if (fault->status >= 500) return send_error(response, internal_error("injected fault"));
-      if (fault->status != 0) {
-        ApiError error;
-        error.code = fault->status;
-        error.message = "injected fault";
-        return send_error(response, error);
-      }
+      if (fault->status != 0)
+        return send_error(response, make_api_error(fault->status, "", "injected fault"));
     }
     auto serve = [&](http::ServerResponse& out) {
       if (call.subresource == "scale" && call.verb != "watch") return scale(call, out);
@@ -160,9 +148,24 @@ void ApiServer::handle(const http::ServerRequest& request, http::ServerResponse&
   }
 }
 
-std::optional<ApiError> ApiServer::parse_call(const std::vector<std::string>& segments,
-                                              const http::ServerRequest& request, Call& call) {
-  std::string group;
+namespace {
+
+// The verb of a resource request, as the apiserver's RequestInfoFactory names it; "" for a
+// method the path does not take.
+std::string verb_of(const std::string& method, bool item, bool watch, bool subresource) {
+  if (method == "GET") return watch ? "watch" : (item ? "get" : "list");
+  if (method == "POST" && !item) return "create";
+  if (method == "PUT" && item) return "update";
+  if (method == "PATCH" && item) return "patch";
+  if (method == "DELETE" && item && !subresource) return "delete";
+  if (method == "DELETE" && !item) return "deletecollection";
+  return "";
+}
+
+}  // namespace
+
+std::optional<ApiError> ApiServer::resolve_path(const std::vector<std::string>& segments, Call& call,
+                                                std::string& group) {
   std::size_t at;
   if (segments.size() >= 3 && segments[0] == "api") {
     call.version = segments[1];
@@ -174,7 +177,7 @@ std::optional<ApiError> ApiServer::parse_call(const std::vector<std::string>& se
   } else {
     return path_not_found();
   }
-  std::vector<std::string> rest(segments.begin() + at, segments.end());
+  std::vector<std::string> rest(segments.begin() + static_cast<std::ptrdiff_t>(at), segments.end());
   std::lock_guard lock(mutex_);
   if (rest.size() >= 3 && rest[0] == "namespaces") {
     auto inner = registry_.find(group, call.version, rest[2]);
@@ -194,33 +197,28 @@ std::optional<ApiError> ApiServer::parse_call(const std::vector<std::string>& se
     const bool scale = call.subresource == "scale" && has_scale_subresource(*call.type);
     if (!status && !scale) return path_not_found();
   }
+  return std::nullopt;
+}
+
+std::optional<ApiError> ApiServer::parse_call(const std::vector<std::string>& segments,
+                                              const http::ServerRequest& request, Call& call) {
+  std::string group;
+  if (auto error = resolve_path(segments, call, group)) return error;
   for (auto& [key, value] : http::parse_query(request.query)) call.query[key] = value;
   call.request = &request;
   const auto accept = request.header("Accept");
   call.wants_table = accept && accept->find("as=Table") != std::string::npos;
-  const bool watch = call.flag("watch");
   const std::string& method = request.method;
   const bool item = !call.name.empty();
   if (call.type->namespaced && call.ns.empty() && item) return path_not_found();
-  if (method == "GET") {
-    call.verb = watch ? "watch" : (item ? "get" : "list");
-    if (watch && item) {
-      call.query["fieldSelector"] = "metadata.name=" + call.name;
-      call.name.clear();
-    }
-  } else if (method == "POST" && !item) {
-    call.verb = "create";
-  } else if (method == "PUT" && item) {
-    call.verb = "update";
-  } else if (method == "PATCH" && item) {
-    call.verb = "patch";
-  } else if (method == "DELETE" && item && call.subresource.empty()) {
-    call.verb = "delete";
-  } else if (method == "DELETE" && !item) {
-    call.verb = "deletecollection";
-  } else {
+  call.verb = verb_of(method, item, call.flag("watch"), !call.subresource.empty());
+  if (call.verb.empty()) {
     const std::string action = method == "POST" ? "create" : to_lower(method);
     return method_not_supported(group, call.type->plural, action);
+  }
+  if (call.verb == "watch" && item) {
+    call.query["fieldSelector"] = "metadata.name=" + call.name;
+    call.name.clear();
   }
   if ((call.verb == "create" || call.verb == "deletecollection") && call.type->namespaced &&
       call.ns.empty()) {
@@ -301,7 +299,7 @@ bool ApiServer::handle_discovery(const std::vector<std::string>& segments, const
     const bool named = n == 5 && segments[1] == "v3" && segments[2] == "apis";
     if (core || named) {
       const std::string group = core ? "" : segments[3];
-      const std::string version = segments[n - 1];
+      const std::string& version = segments[n - 1];
       if (api_resource_list(registry_, group, version).is_null())
         return send_error(response, path_not_found()), true;
       send_json(response, 200, openapi_document(group, version));
@@ -311,174 +309,6 @@ bool ApiServer::handle_discovery(const std::vector<std::string>& segments, const
     return true;
   }
   return false;
-}
-
-void ApiServer::handle_admin(const http::ServerRequest& request, http::ServerResponse& response) {
-  const std::string& path = request.path;
-  if (path == "/_emulator/stats" && request.method == "GET") {
-    std::size_t watches;
-    {
-      std::lock_guard lock(mutex_);
-      watches = store_.open_watches();
-    }
-    return send_json(response, 200,
-                     {{"requests", counters_.snapshot()},
-                      {"watches_open", watches},
-                      {"kube_write_applied_unanswered", faults_.applied_unanswered()}});
-  }
-  if (path == "/_emulator/faults" && request.method == "POST") {
-    json body = json::parse(request.body, nullptr, false);
-    auto fault = FaultInjector::parse(body);
-    if (!fault) return send_error(response, bad_request(fault.error().message));
-    faults_.add(*fault);
-    return send_json(response, 200, {{"acknowledged", true}});
-  }
-  if (path == "/_emulator/faults" && request.method == "DELETE") {
-    faults_.clear();
-    return send_json(response, 200, {{"acknowledged", true}});
-  }
-  if (path == "/_emulator/watches/drop" && request.method == "POST") {
-    std::size_t dropped;
-    {
-      std::lock_guard lock(mutex_);
-      dropped = store_.open_watches();
-      store_.close_all_watches();
-    }
-    return send_json(response, 200, {{"dropped", dropped}});
-  }
-  if (path == "/_emulator/compact" && request.method == "POST") {
-    std::lock_guard lock(mutex_);
-    store_.compact();
-    return send_json(response, 200, {{"resourceVersion", std::to_string(store_.current_rv())}});
-  }
-  if (starts_with(path, "/_emulator/kubelet/")) {
-    auto segments = split_path(path);
-    if (!segments) return send_error(response, bad_request("malformed escape in request path"));
-    return handle_kubelet_admin(*segments, request, response);
-  }
-  send_error(response, path_not_found());
-}
-
-namespace {
-
-ApiError admin_conflict(const std::string& resource, const std::string& name, const std::string& why) {
-  return conflict("", resource, name, why);
-}
-
-// Only the listed keys, so a typo ("redy") is a 400 rather than a silent no-op.
-std::optional<std::string> unknown_key(const json& body, std::initializer_list<const char*> allowed) {
-  for (const auto& [key, value] : body.items()) {
-    bool known = false;
-    for (const char* a : allowed) known = known || key == a;
-    if (!known) return key;
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
-void ApiServer::handle_kubelet_admin(const std::vector<std::string>& segments,
-                                     const http::ServerRequest& request, http::ServerResponse& response) {
-  // segments: _emulator kubelet pods <ns> <name> | _emulator kubelet nodes <name>
-  const bool pod = segments.size() == 5 && segments[2] == "pods";
-  const bool node = segments.size() == 4 && segments[2] == "nodes";
-  if (!pod && !node) return send_error(response, path_not_found());
-  if (request.method != "POST") {
-    ApiError error;
-    error.code = 405;
-    error.reason = "MethodNotAllowed";
-    error.message = "only POST is supported on " + request.path;
-    return send_error(response, error);
-  }
-  const std::string& name = segments.back();
-  if (!kubelet_) {
-    return send_error(response, admin_conflict(pod ? "pods" : "nodes", name,
-                                               "the kubelet is not simulated: start kube-emulator with "
-                                               "--simulate-kubelet"));
-  }
-  const json body = json::parse(request.body, nullptr, false);
-  if (!body.is_object()) {
-    return send_error(
-        response, bad_request(pod ? R"(body must be a JSON object: {"ready": false} or {"phase": "Failed"})"
-                                  : R"(body must be a JSON object: {"ready": "False"})"));
-  }
-  const WallTime now = clock_.now();
-  if (node) {
-    if (auto key = unknown_key(body, {"ready"}))
-      return send_error(response, bad_request("unknown field \"" + *key + "\""));
-    const json& ready = body.contains("ready") ? body["ready"] : json();
-    std::string status;
-    if (ready.is_boolean()) {
-      status = ready.get<bool>() ? "True" : "False";
-    } else if (ready == "True" || ready == "False" || ready == "Unknown") {
-      status = ready.get<std::string>();
-    } else {
-      return send_error(response, bad_request(R"("ready" must be "True", "False" or "Unknown")"));
-    }
-    std::lock_guard lock(mutex_);
-    auto current = store_.get("/nodes", "", name);
-    if (!current) return send_error(response, not_found("", "nodes", name));
-    json next = *current;
-    set_node_ready(next, status, now);
-    if (next == *current) return send_json(response, 200, *current);
-    return send_json(response, 200, *store_.put("/nodes", "", name, std::move(next)));
-  }
-  const std::string& ns = segments[3];
-  if (auto key = unknown_key(body, {"ready", "phase", "reason", "message", "exitCode"})) {
-    return send_error(response, bad_request("unknown field \"" + *key + "\""));
-  }
-  const bool has_ready = body.contains("ready");
-  const bool has_phase = body.contains("phase");
-  if (has_ready == has_phase) {
-    return send_error(
-        response,
-        bad_request(R"(give exactly one of "ready" (true or false) and "phase" ("Succeeded" or "Failed"))"));
-  }
-  if (has_ready && !body["ready"].is_boolean())
-    return send_error(response, bad_request(R"("ready" must be true or false)"));
-  if (has_phase && body["phase"] != "Succeeded" && body["phase"] != "Failed") {
-    return send_error(response, bad_request(R"("phase" must be "Succeeded" or "Failed")"));
-  }
-  for (const char* key : {"reason", "message"}) {
-    if (body.contains(key) && (!has_phase || !body[key].is_string())) {
-      return send_error(response,
-                        bad_request(std::string("\"") + key + "\" must be a string, next to \"phase\""));
-    }
-  }
-  std::optional<int> exit_code;
-  if (body.contains("exitCode")) {
-    const json& code = body["exitCode"];
-    if (!has_phase || !code.is_number_integer() || code.get<std::int64_t>() < 0 ||
-        code.get<std::int64_t>() > 255) {
-      return send_error(response,
-                        bad_request(R"("exitCode" must be an integer from 0 to 255, next to "phase")"));
-    }
-    exit_code = code.get<int>();
-  }
-  std::lock_guard lock(mutex_);
-  auto current = store_.get("/pods", ns, name);
-  if (!current) return send_error(response, not_found("", "pods", name));
-  json next = *current;
-  Status changed;
-  if (has_ready) {
-    // Ready also needs the pod's node to be Ready (pods on other nodes have no simulated node).
-    const std::string node_name = next.contains("spec") && next["spec"].is_object() &&
-                                          next["spec"].contains("nodeName") &&
-                                          next["spec"]["nodeName"].is_string()
-                                      ? next["spec"]["nodeName"].get<std::string>()
-                                      : "";
-    auto node_object = store_.get("/nodes", "", node_name);
-    const auto& simulated = kubelet_->nodes();
-    const bool node_ready = std::find(simulated.begin(), simulated.end(), node_name) == simulated.end() ||
-                            (node_object && node_ready_status(*node_object) == "True");
-    changed = set_pod_ready(next, body["ready"].get<bool>(), node_ready, now);
-  } else {
-    changed = end_pod(next, body["phase"].get<std::string>(), body.value("reason", ""),
-                      body.value("message", ""), exit_code, now);
-  }
-  if (!changed) return send_error(response, admin_conflict("pods", name, changed.error().message));
-  if (next == *current) return send_json(response, 200, *current);
-  send_json(response, 200, *store_.put("/pods", ns, name, std::move(next)));
 }
 
 json ApiServer::present(const Call& call, const json& stored) const {

@@ -43,7 +43,7 @@ struct ApiServerOptions {
 class ApiServer : private GarbageCollectorTarget {
  public:
   explicit ApiServer(ApiServerOptions options, Clock& clock = SystemClock::instance());
-  ~ApiServer();
+  ~ApiServer() override;
   ApiServer(const ApiServer&) = delete;
   ApiServer& operator=(const ApiServer&) = delete;
 
@@ -77,21 +77,39 @@ class ApiServer : private GarbageCollectorTarget {
     }
   };
 
-  // Routing (api_server.cpp).
+  // Admin endpoints (admin.cpp).
   void handle_admin(const http::ServerRequest& request, http::ServerResponse& response);
   // /_emulator/kubelet/pods/{ns}/{name} and /_emulator/kubelet/nodes/{name}.
   void handle_kubelet_admin(const std::vector<std::string>& segments, const http::ServerRequest& request,
                             http::ServerResponse& response);
+  // The node or pod as stored after the change the body asks for.
+  std::variant<nlohmann::json, ApiError> change_node_as_kubelet(const std::string& name,
+                                                                const nlohmann::json& body);
+  std::variant<nlohmann::json, ApiError> change_pod_as_kubelet(const std::string& ns, const std::string& name,
+                                                               const nlohmann::json& body);
+
+  // Routing (api_server.cpp).
   bool handle_discovery(const std::vector<std::string>& segments, const http::ServerRequest& request,
                         http::ServerResponse& response);
+  // The group, version, namespace, resource, name and subresource a path names.
+  std::optional<ApiError> resolve_path(const std::vector<std::string>& segments, Call& call,
+                                       std::string& group);
   std::optional<ApiError> parse_call(const std::vector<std::string>& segments,
                                      const http::ServerRequest& request, Call& call);
   nlohmann::json openapi_document(const std::string& group, const std::string& version);
 
   // Reads (reads.cpp).
+  struct WatchRequest;
   void get(const Call& call, http::ServerResponse& response);
   void list(const Call& call, http::ServerResponse& response);
   void watch(const Call& call, http::ServerResponse& response);
+  std::variant<WatchRequest, ApiError> watch_request(const Call& call) const;
+  // The events of an open watch, with bookmarks, until its deadline, the client leaving or the
+  // stream closing. Returns whether the client is still there.
+  bool stream_events(const Call& call, const WatchRequest& wanted, WatchStream& stream,
+                     http::ServerResponse& response);
+  // An object as a watch event carries it: at the requested version, or as a Table.
+  nlohmann::json render_watched(const Call& call, const nlohmann::json& object) const;
 
   // Writes (writes.cpp).
   void create(const Call& call, http::ServerResponse& response);
@@ -116,7 +134,7 @@ class ApiServer : private GarbageCollectorTarget {
   // The shared end of PUT and PATCH: status-subresource rules, generation, concurrency,
   // finalizer completion. Called with mutex_ held.
   std::variant<std::pair<int, nlohmann::json>, ApiError> commit_update(
-      const Call& call, ObjectPtr current, nlohmann::json desired, std::vector<std::string>& warnings,
+      const Call& call, const ObjectPtr& current, nlohmann::json desired, std::vector<std::string>& warnings,
       const std::vector<ManagerEntry>* applied = nullptr);
   // Custom resources: prune, default, validate against the version's schema.
   std::optional<ApiError> admit_custom(const Call& call, nlohmann::json& object,
@@ -162,5 +180,7 @@ class ApiServer : private GarbageCollectorTarget {
 void send_json(http::ServerResponse& response, int code, const nlohmann::json& body,
                const std::vector<std::string>& warnings = {});
 void send_error(http::ServerResponse& response, const ApiError& error);
+// The percent-decoded segments of a path; nullopt for a malformed escape.
+std::optional<std::vector<std::string>> split_path(const std::string& path);
 
 }  // namespace eslease::kubeemu

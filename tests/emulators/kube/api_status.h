@@ -16,16 +16,23 @@ struct StatusCause {
   std::string field;  // e.g. "metadata.name"
 };
 
-// A failed request: the HTTP code and the Status body that goes with it.
+// A failed request: the HTTP code and the Status body that goes with it. Every error the
+// emulator answers is an ApiError made by the functions below, returned as a value
+// (std::optional<ApiError> or std::variant<T, ApiError>) and sent by send_error.
 struct ApiError {
   int code = 500;
   std::string reason;
   std::string message;
   nlohmann::json details = nullptr;  // StatusDetails, or null when absent
   std::optional<int> retry_after_seconds;
+  std::string continue_token;  // metadata.continue: where a list whose token expired goes on
 
   nlohmann::json body() const;
 };
+
+// Any Status: for the answers the named constructors below do not cover (an injected
+// fault's bare Status, server-side apply's conflicts). An empty reason is left out.
+ApiError make_api_error(int code, std::string reason, std::string message, nlohmann::json details = nullptr);
 
 // "pods" or "leases.eslease.io": GroupResource.String().
 std::string qualified_resource(const std::string& group, const std::string& resource);

@@ -11,6 +11,7 @@ using nlohmann::json;
 
 std::vector<StatusCause> to_causes(const std::vector<schema::Cause>& causes) {
   std::vector<StatusCause> out;
+  out.reserve(causes.size());
   for (const auto& c : causes) out.push_back({c.type, c.message, c.field});
   return out;
 }

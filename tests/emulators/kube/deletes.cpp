@@ -105,6 +105,26 @@ std::string policy_finalizer(const std::string& policy) {
   return "";
 }
 
+// DeleteOptions.preconditions on uid and resourceVersion that the object does not meet.
+std::optional<ApiError> precondition_failure(const ResourceType& type, const std::string& name,
+                                             const json& meta, const json& options) {
+  if (!options.contains("preconditions") || !options["preconditions"].is_object()) return std::nullopt;
+  const json& pre = options["preconditions"];
+  if (pre.contains("uid") && pre["uid"].is_string() && pre["uid"] != meta.value("uid", "")) {
+    return conflict(type.group, type.plural, name,
+                    "Precondition failed: UID in precondition: " + pre["uid"].get<std::string>() +
+                        ", UID in object meta: " + meta.value("uid", ""));
+  }
+  if (pre.contains("resourceVersion") && pre["resourceVersion"].is_string() &&
+      pre["resourceVersion"] != meta.value("resourceVersion", "")) {
+    return conflict(
+        type.group, type.plural, name,
+        "Precondition failed: ResourceVersion in precondition: " + pre["resourceVersion"].get<std::string>() +
+            ", ResourceVersion in object meta: " + meta.value("resourceVersion", ""));
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::variant<std::pair<int, json>, ApiError> ApiServer::delete_object(const Call& call, const std::string& ns,
@@ -117,21 +137,7 @@ std::variant<std::pair<int, json>, ApiError> ApiServer::delete_object(const Call
   if (type.id() == kNamespaceId && (name == "default" || name == "kube-system" || name == "kube-public")) {
     return forbidden("", "namespaces", name, "this namespace may not be deleted");
   }
-  if (options.contains("preconditions") && options["preconditions"].is_object()) {
-    const json& pre = options["preconditions"];
-    if (pre.contains("uid") && pre["uid"].is_string() && pre["uid"] != meta.value("uid", "")) {
-      return conflict(type.group, type.plural, name,
-                      "Precondition failed: UID in precondition: " + pre["uid"].get<std::string>() +
-                          ", UID in object meta: " + meta.value("uid", ""));
-    }
-    if (pre.contains("resourceVersion") && pre["resourceVersion"].is_string() &&
-        pre["resourceVersion"] != meta.value("resourceVersion", "")) {
-      return conflict(type.group, type.plural, name,
-                      "Precondition failed: ResourceVersion in precondition: " +
-                          pre["resourceVersion"].get<std::string>() +
-                          ", ResourceVersion in object meta: " + meta.value("resourceVersion", ""));
-    }
-  }
+  if (auto failed = precondition_failure(type, name, meta, options)) return *failed;
   auto policy = propagation_policy(options);
   if (auto* error = std::get_if<ApiError>(&policy)) return *error;
   const std::string finalizer = policy_finalizer(std::get<std::string>(policy));
@@ -191,10 +197,10 @@ void ApiServer::remove(const Call& call, http::ServerResponse& response) {
 }
 
 void ApiServer::remove_collection(const Call& call, http::ServerResponse& response) {
-  auto labels = LabelSelector::parse(call.param("labelSelector"));
-  if (!labels) return send_error(response, bad_request(labels.error().message));
-  auto fields = FieldSelector::parse(call.param("fieldSelector"), call.type->extra_field_labels);
-  if (!fields) return send_error(response, bad_request(fields.error().message));
+  auto selectors = Selectors::parse(call.param("labelSelector"), call.param("fieldSelector"),
+                                    call.type->extra_field_labels);
+  if (auto* error = std::get_if<ApiError>(&selectors)) return send_error(response, *error);
+  const Selectors& filter = std::get<Selectors>(selectors);
   auto parsed = delete_options(call);
   if (auto* error = std::get_if<ApiError>(&parsed)) return send_error(response, *error);
   // Applied to every object, as DeleteCollection passes them to each Delete.
@@ -202,7 +208,7 @@ void ApiServer::remove_collection(const Call& call, http::ServerResponse& respon
   std::lock_guard lock(mutex_);
   json items = json::array();
   for (const auto& object : store_.list(call.type->id(), call.ns)) {
-    if (!labels->matches(*object) || !fields->matches(*object)) continue;
+    if (!filter.matches(*object)) continue;
     auto result =
         delete_object(call, meta_string(*object, "namespace"), meta_string(*object, "name"), options);
     if (auto* ok = std::get_if<std::pair<int, json>>(&result);

@@ -123,7 +123,7 @@ json builtin_openapi_v3(const ResourceRegistry& registry, const std::string& gro
         {"200", {{"description", "OK"}, {"content", {{"application/json", {{"schema", {{"$ref", ref}}}}}}}}}};
     const std::string prefix = (group.empty() ? "/api/" : "/apis/" + group + "/") + version + "/" +
                                (type->namespaced ? "namespaces/{namespace}/" : "");
-    auto operation = [&](const std::string& action, std::vector<std::string> params) {
+    auto operation = [&](const std::string& action, const std::vector<std::string>& params) {
       json parameters = json::array();
       for (const auto& p : params) parameters.push_back(query_parameter(p));
       return json{{"operationId", action + type->kind},

@@ -4,8 +4,8 @@ namespace eslease::kubeemu {
 
 using nlohmann::json;
 
-Result<Fault> FaultInjector::parse(const json& body) {
-  auto bad = [](const std::string& m) { return make_error(ErrorCode::kInvalidArgument, m, 400); };
+std::variant<Fault, ApiError> FaultInjector::parse(const json& body) {
+  auto bad = [](const std::string& m) { return bad_request(m); };
   if (!body.is_object()) return bad("fault must be a JSON object");
   Fault fault;
   try {

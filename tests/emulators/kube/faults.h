@@ -13,9 +13,10 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
-#include "common/result.h"
+#include "emulators/kube/api_status.h"
 #include "http/server.h"
 
 namespace eslease::kubeemu {
@@ -46,8 +47,8 @@ struct FaultAction {
 
 class FaultInjector {
  public:
-  // Parses the POST /_emulator/faults body. Error(kInvalidArgument) when malformed.
-  static Result<Fault> parse(const nlohmann::json& body);
+  // Parses the POST /_emulator/faults body; a 400 BadRequest when malformed.
+  static std::variant<Fault, ApiError> parse(const nlohmann::json& body);
   // create, update, patch and delete: the verbs an after_apply fault strikes.
   static bool is_write(const std::string& verb);
   void add(Fault fault);

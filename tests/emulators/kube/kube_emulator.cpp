@@ -9,7 +9,8 @@
 
 namespace eslease::kubeemu {
 
-KubeEmulator::KubeEmulator(KubeEmulatorOptions options) : options_(std::move(options)) {}
+KubeEmulator::KubeEmulator(KubeEmulatorOptions options, Clock& clock)
+    : options_(std::move(options)), clock_(clock) {}
 
 KubeEmulator::~KubeEmulator() {
   stop();
@@ -23,7 +24,7 @@ Status KubeEmulator::start() {
   api_options.bookmark_interval = options_.bookmark_interval;
   api_options.simulate_kubelet = options_.simulate_kubelet;
   api_options.kubelet = options_.kubelet;
-  api_ = std::make_unique<ApiServer>(api_options);
+  api_ = std::make_unique<ApiServer>(api_options, clock_);
   http::ServerOptions server_options;
   server_options.host = options_.host;
   server_options.port = options_.port;

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "common/clock.h"
 #include "common/result.h"
 #include "emulators/kube/kubelet.h"
 
@@ -37,7 +38,9 @@ struct KubeEmulatorOptions {
 
 class KubeEmulator {
  public:
-  explicit KubeEmulator(KubeEmulatorOptions options = {});
+  // `clock` times everything the emulator does: timestamps, watch timeouts and bookmarks, the
+  // simulated kubelet's delays and grace periods.
+  explicit KubeEmulator(KubeEmulatorOptions options = {}, Clock& clock = SystemClock::instance());
   ~KubeEmulator();
   KubeEmulator(const KubeEmulator&) = delete;
   KubeEmulator& operator=(const KubeEmulator&) = delete;
@@ -51,6 +54,7 @@ class KubeEmulator {
 
  private:
   KubeEmulatorOptions options_;
+  Clock& clock_;
   std::unique_ptr<ApiServer> api_;
   std::unique_ptr<http::Server> server_;
   std::uint16_t port_ = 0;

@@ -15,7 +15,7 @@ using namespace kubelet_detail;
 
 SimulatedKubelet::SimulatedKubelet(KubeletOptions options, std::mutex& api_mutex, ObjectStore& store,
                                    Clock& clock)
-    : options_(std::move(options)),
+    : options_(options),
       api_mutex_(api_mutex),
       store_(store),
       clock_(clock),
@@ -68,17 +68,16 @@ void SimulatedKubelet::observe(const EventPtr& event) {
 void SimulatedKubelet::run(std::stop_token stop) {
   std::unique_lock lock(queue_mutex_);
   while (!stop.stop_requested()) {
-    const auto now = std::chrono::steady_clock::now();
     // Bounded so the wait never converts an unrepresentable time point.
-    auto until = now + std::chrono::hours(1);
+    auto until = clock_.monotonic() + std::chrono::hours(1);
     if (!timers_.empty()) until = std::min(until, timers_.begin()->first);
-    wake_.wait_until(lock, stop, until, [&] { return !events_.empty(); });
+    clock_.wait_until(lock, wake_, until, stop, [&] { return !events_.empty(); });
     if (stop.stop_requested()) break;
     std::vector<EventPtr> events;
     events.swap(events_);
     lock.unlock();
     std::vector<Timer> due;
-    const auto fired = std::chrono::steady_clock::now();
+    const MonoTime fired = clock_.monotonic();
     while (!timers_.empty() && timers_.begin()->first <= fired) {
       due.push_back(std::move(timers_.begin()->second));
       timers_.erase(timers_.begin());
@@ -138,7 +137,7 @@ bool SimulatedKubelet::node_is_ready(const std::string& name) const {
   return node && node_ready_status(*node) == "True";
 }
 
-void SimulatedKubelet::arm(Step step, const std::string& key, const std::string& uid, SteadyTime at) {
+void SimulatedKubelet::arm(Step step, const std::string& key, const std::string& uid, MonoTime at) {
   if (step != Step::kKill) {
     auto [it, fresh] = armed_.try_emplace({step, key}, uid);
     if (!fresh && it->second == uid) return;
@@ -167,7 +166,7 @@ void SimulatedKubelet::reconcile_pod(const std::string& key, bool cluster_change
   if (!pod) return;
   const json& p = *pod;
   const std::string uid = meta_string(p, "uid");
-  const auto now = std::chrono::steady_clock::now();
+  const MonoTime now = clock_.monotonic();
   if (deleting(p)) {
     const auto grace = int_at(member(p, "metadata"), "deletionGracePeriodSeconds");
     if (!grace || *grace <= 0) return;  // removed by the API server or held by finalizers
@@ -223,8 +222,7 @@ void SimulatedKubelet::fire(const Timer& timer) {
     case Step::kKill: {
       auto it = terminating_.find(timer.key);
       // A timer of an earlier, longer grace period, or of a pod since replaced.
-      if (it == terminating_.end() || it->second.uid != timer.uid ||
-          std::chrono::steady_clock::now() < it->second.due) {
+      if (it == terminating_.end() || it->second.uid != timer.uid || clock_.monotonic() < it->second.due) {
         break;
       }
       terminating_.erase(it);

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "common/clock.h"
-#include "common/result.h"
+#include "emulators/kube/api_status.h"
 #include "emulators/kube/object_store.h"
 
 namespace eslease::kubeemu {
@@ -58,12 +58,12 @@ struct PodDeletion {
 PodDeletion delete_pod(ObjectStore& store, const ObjectPtr& current, std::optional<std::int64_t> grace,
                        WallTime now);
 
-// The pod and node changes behind the /_emulator/kubelet/ admin endpoints. Each returns
-// Error(kInvalidArgument) for a change the kubelet would never make (e.g. readiness of a pod
-// that is not Running); the object is left as it was then.
-Status set_pod_ready(nlohmann::json& pod, bool ready, bool node_ready, WallTime now);
-Status end_pod(nlohmann::json& pod, const std::string& phase, const std::string& reason,
-               const std::string& message, std::optional<int> exit_code, WallTime now);
+// The pod and node changes behind the /_emulator/kubelet/ admin endpoints. Each answers a
+// 409 Conflict for a change the kubelet would never make (e.g. readiness of a pod that is not
+// Running); the object is left as it was then.
+std::optional<ApiError> set_pod_ready(nlohmann::json& pod, bool ready, bool node_ready, WallTime now);
+std::optional<ApiError> end_pod(nlohmann::json& pod, const std::string& phase, const std::string& reason,
+                                const std::string& message, std::optional<int> exit_code, WallTime now);
 // `status` is "True", "False" or "Unknown"; the taints follow as the node lifecycle
 // controller sets them.
 void set_node_ready(nlohmann::json& node, const std::string& status, WallTime now);
@@ -100,10 +100,9 @@ class SimulatedKubelet {
   };
   struct Termination {
     std::string uid;
-    std::chrono::steady_clock::time_point started;
-    std::chrono::steady_clock::time_point due;
+    MonoTime started;
+    MonoTime due;
   };
-  using SteadyTime = std::chrono::steady_clock::time_point;
 
   void observe(const EventPtr& event);
   void run(std::stop_token stop);
@@ -112,7 +111,7 @@ class SimulatedKubelet {
   void reconcile_pod(const std::string& key, bool cluster_changed);
   void reconcile_node(const std::string& name);
   void fire(const Timer& timer);
-  void arm(Step step, const std::string& key, const std::string& uid, SteadyTime at);
+  void arm(Step step, const std::string& key, const std::string& uid, MonoTime at);
 
   void bind(const nlohmann::json& pod);
   void start_containers(const nlohmann::json& pod);
@@ -135,7 +134,7 @@ class SimulatedKubelet {
   std::vector<EventPtr> events_;
 
   // Owned by the kubelet thread alone.
-  std::multimap<SteadyTime, Timer> timers_;
+  std::multimap<MonoTime, Timer> timers_;
   std::map<std::pair<Step, std::string>, std::string> armed_;  // (step, key) -> uid
   std::map<std::string, Termination> terminating_;             // key -> the pending kill
   std::size_t next_node_ = 0;                                  // round-robin scheduling

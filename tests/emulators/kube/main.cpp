@@ -4,6 +4,7 @@
 #include <csignal>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -79,13 +80,26 @@ bool parse_kubelet_flag(const std::string& flag, const std::string& value,
   return false;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  using eslease::kubeemu::KubeEmulator;
+// What the command line asks for.
+struct CommandLine {
   eslease::kubeemu::KubeEmulatorOptions options;
   std::string listen, kubeconfig, token_file;
   bool kubelet_tuned = false;
+};
+
+const std::set<std::string> kValued = {"--listen",
+                                       "--kubeconfig-out",
+                                       "--token-file",
+                                       "--tls-cert",
+                                       "--tls-key",
+                                       "--kubelet-nodes",
+                                       "--kubelet-schedule-delay",
+                                       "--kubelet-start-delay",
+                                       "--kubelet-grace-scale",
+                                       "--kubelet-max-grace"};
+
+// Reads the flags: nullopt to go on, else the exit code (--help, or a usage error printed).
+std::optional<int> read_flags(int argc, char** argv, CommandLine& line) {
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if (flag == "--help" || flag == "-h") {
@@ -93,19 +107,9 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (flag == "--simulate-kubelet") {
-      options.simulate_kubelet = true;
+      line.options.simulate_kubelet = true;
       continue;
     }
-    static const std::set<std::string> kValued = {"--listen",
-                                                  "--kubeconfig-out",
-                                                  "--token-file",
-                                                  "--tls-cert",
-                                                  "--tls-key",
-                                                  "--kubelet-nodes",
-                                                  "--kubelet-schedule-delay",
-                                                  "--kubelet-start-delay",
-                                                  "--kubelet-grace-scale",
-                                                  "--kubelet-max-grace"};
     if (!kValued.contains(flag)) {
       std::cerr << "kube-emulator: unknown flag " << flag << "\n";
       return usage();
@@ -116,48 +120,63 @@ int main(int argc, char** argv) {
     }
     const std::string value = argv[++i];
     bool kubelet_flag = false;
-    const bool parsed = parse_kubelet_flag(flag, value, options.kubelet, kubelet_flag);
+    const bool parsed = parse_kubelet_flag(flag, value, line.options.kubelet, kubelet_flag);
     if (kubelet_flag) {
       if (!parsed) return usage();
-      kubelet_tuned = true;
-      continue;
-    }
-    if (flag == "--listen") {
-      listen = value;
+      line.kubelet_tuned = true;
+    } else if (flag == "--listen") {
+      line.listen = value;
     } else if (flag == "--kubeconfig-out") {
-      kubeconfig = value;
+      line.kubeconfig = value;
     } else if (flag == "--token-file") {
-      token_file = value;
+      line.token_file = value;
     } else if (flag == "--tls-cert") {
-      options.tls_cert_file = value;
+      line.options.tls_cert_file = value;
     } else if (flag == "--tls-key") {
-      options.tls_key_file = value;
+      line.options.tls_key_file = value;
     }
   }
-  if (listen.empty() || kubeconfig.empty()) return usage();
-  if (kubelet_tuned && !options.simulate_kubelet) {
+  return std::nullopt;
+}
+
+// Checks the flags together and reads the listen address and the token file into the
+// options: nullopt to go on, else the exit code.
+std::optional<int> complete_options(CommandLine& line) {
+  auto& options = line.options;
+  if (line.listen.empty() || line.kubeconfig.empty()) return usage();
+  if (line.kubelet_tuned && !options.simulate_kubelet) {
     std::cerr << "kube-emulator: --kubelet-* options need --simulate-kubelet\n";
     return usage();
   }
   if (options.tls_cert_file.empty() != options.tls_key_file.empty()) return usage();
-  auto address = eslease::http::parse_listen_address(listen);
+  auto address = eslease::http::parse_listen_address(line.listen);
   if (!address) {
     std::cerr << "kube-emulator: " << address.error().message << "\n";
     return usage();
   }
   options.host = address->first;
   options.port = address->second;
-  if (!token_file.empty()) {
-    std::ifstream in(token_file);
+  if (!line.token_file.empty()) {
+    std::ifstream in(line.token_file);
     std::stringstream content;
     content << in.rdbuf();
     const std::string token = eslease::trim(content.str());
     if (!in || token.empty()) {
-      std::cerr << "kube-emulator: cannot read a token from " << token_file << "\n";
+      std::cerr << "kube-emulator: cannot read a token from " << line.token_file << "\n";
       return 2;
     }
     options.bearer_token = token;
   }
+  return std::nullopt;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using eslease::kubeemu::KubeEmulator;
+  CommandLine line;
+  if (auto exit_code = read_flags(argc, argv, line)) return *exit_code;
+  if (auto exit_code = complete_options(line)) return *exit_code;
 
   sigset_t signals;
   sigemptyset(&signals);
@@ -165,12 +184,12 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // server threads inherit the mask
 
-  KubeEmulator emulator(options);
+  KubeEmulator emulator(line.options);
   if (auto started = emulator.start(); !started) {
     std::cerr << "kube-emulator: " << started.error().describe() << "\n";
     return 1;
   }
-  if (auto written = emulator.write_kubeconfig(kubeconfig); !written) {
+  if (auto written = emulator.write_kubeconfig(line.kubeconfig); !written) {
     std::cerr << "kube-emulator: " << written.error().describe() << "\n";
     return 1;
   }

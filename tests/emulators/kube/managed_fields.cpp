@@ -141,9 +141,6 @@ void merge_into(json& live, const json& config, const ListTypes& lists, std::vec
 }
 
 ApiError apply_conflict(const std::vector<std::pair<ManagerEntry*, FieldPath>>& conflicts) {
-  ApiError error;
-  error.code = 409;
-  error.reason = "Conflict";
   json causes = json::array();
   std::map<std::string, std::vector<std::string>> by_manager;
   for (const auto& [manager, path] : conflicts) {
@@ -152,24 +149,24 @@ ApiError apply_conflict(const std::vector<std::pair<ManagerEntry*, FieldPath>>& 
                       {"field", path_string(path)}});
     by_manager[manager->printed()].push_back(path_string(path));
   }
+  std::string message;
   if (conflicts.size() == 1) {
-    error.message = "Apply failed with 1 conflict: conflict with " + conflicts[0].first->printed() + ": " +
-                    path_string(conflicts[0].second);
+    message = "Apply failed with 1 conflict: conflict with " + conflicts[0].first->printed() + ": " +
+              path_string(conflicts[0].second);
   } else {
     std::string lines;
     for (const auto& [manager, paths] : by_manager) {
       lines += (lines.empty() ? "" : "\n") + std::string("conflicts with ") + manager + ":";
       for (const auto& p : paths) lines += "\n- " + p;
     }
-    error.message = "Apply failed with " + std::to_string(conflicts.size()) + " conflicts: " + lines;
+    message = "Apply failed with " + std::to_string(conflicts.size()) + " conflicts: " + lines;
   }
-  error.details = {{"causes", causes}};
-  return error;
+  return make_api_error(409, "Conflict", message, {{"causes", causes}});
 }
 
 }  // namespace
 
-void record_update(std::vector<ManagerEntry>& managers, ManagerEntry who, const FieldSet& before,
+void record_update(std::vector<ManagerEntry>& managers, const ManagerEntry& who, const FieldSet& before,
                    const FieldSet& after, const json& old_object, const json& new_object) {
   FieldSet changes;
   for (const auto& path : after) {

@@ -40,7 +40,7 @@ std::string default_manager(const std::string& user_agent);
 
 // Records a write that is not an apply. `who` has no fields yet; `before`/`after` are the
 // field sets of the object before and after the write (empty `before` for a create).
-void record_update(std::vector<ManagerEntry>& managers, ManagerEntry who, const FieldSet& before,
+void record_update(std::vector<ManagerEntry>& managers, const ManagerEntry& who, const FieldSet& before,
                    const FieldSet& after, const nlohmann::json& old_object, const nlohmann::json& new_object);
 
 struct ApplyRequest {

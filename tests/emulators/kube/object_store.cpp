@@ -6,9 +6,9 @@ namespace eslease::kubeemu {
 
 using nlohmann::json;
 
-WatchStream::Next WatchStream::next(EventPtr& out, std::chrono::steady_clock::time_point until) {
+WatchStream::Next WatchStream::next(Clock& clock, EventPtr& out, MonoTime until) {
   std::unique_lock lock(mutex_);
-  cv_.wait_until(lock, until, [&] { return closed_ || !queue_.empty(); });
+  clock.wait_until(lock, cv_, until, {}, [&] { return closed_ || !queue_.empty(); });
   if (!queue_.empty()) {
     out = std::move(queue_.front());
     queue_.pop_front();

@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "common/clock.h"
+
 namespace eslease::kubeemu {
 
 using ObjectPtr = std::shared_ptr<const nlohmann::json>;
@@ -42,7 +44,7 @@ class WatchStream {
   enum class Next { kEvent, kIdle, kClosed };
   // Waits until an event is queued (kEvent, `out` set), `until` passes (kIdle) or the
   // stream is closed (kClosed).
-  Next next(EventPtr& out, std::chrono::steady_clock::time_point until);
+  Next next(Clock& clock, EventPtr& out, MonoTime until);
   // The resourceVersion every queued-or-delivered event is at or below: safe for a bookmark
   // once the queue is empty.
   std::uint64_t progress() const;
@@ -57,7 +59,7 @@ class WatchStream {
 
   const std::string resource_id_;
   mutable std::mutex mutex_;
-  std::condition_variable cv_;
+  std::condition_variable_any cv_;
   std::deque<EventPtr> queue_;
   std::uint64_t progress_rv_;
   bool closed_ = false;

@@ -323,12 +323,20 @@ PodDeletion delete_pod(ObjectStore& store, const ObjectPtr& current, std::option
   return {store.erase(kPodsId, ns, name), true};
 }
 
-Status set_pod_ready(json& pod, bool ready, bool node_ready, WallTime now) {
+namespace {
+
+// A change a kubelet would never make: the admin endpoint answers it with a 409.
+ApiError refused(const json& pod, const std::string& why) {
+  return conflict("", "pods", meta_string(pod, "name"), why);
+}
+
+}  // namespace
+
+std::optional<ApiError> set_pod_ready(json& pod, bool ready, bool node_ready, WallTime now) {
   const std::string phase = phase_of(pod);
   if (phase != "Running") {
-    return make_error(ErrorCode::kInvalidArgument,
-                      "pod is " + (phase.empty() ? std::string("without a phase") : phase) +
-                          ", not Running: only a running pod's readiness can change");
+    return refused(pod, "pod is " + (phase.empty() ? std::string("without a phase") : phase) +
+                            ", not Running: only a running pod's readiness can change");
   }
   json& status = object_at(pod, "status");
   if (ready) {
@@ -347,26 +355,24 @@ Status set_pod_ready(json& pod, bool ready, bool node_ready, WallTime now) {
       if (c.is_object()) c["ready"] = ready;
     }
   }
-  return {};
+  return std::nullopt;
 }
 
-Status end_pod(json& pod, const std::string& phase, const std::string& reason, const std::string& message,
-               std::optional<int> exit_code, WallTime now) {
+std::optional<ApiError> end_pod(json& pod, const std::string& phase, const std::string& reason,
+                                const std::string& message, std::optional<int> exit_code, WallTime now) {
   if (!terminal(phase)) {
-    return make_error(ErrorCode::kInvalidArgument,
-                      "phase must be \"Succeeded\" or \"Failed\", not \"" + phase + "\"");
+    return refused(pod, "phase must be \"Succeeded\" or \"Failed\", not \"" + phase + "\"");
   }
   const std::string current = phase_of(pod);
   if (terminal(current)) {
-    return make_error(
-        ErrorCode::kInvalidArgument,
-        "pod already ended as " + current + ": a kubelet never moves a pod out of a terminal phase");
+    return refused(
+        pod, "pod already ended as " + current + ": a kubelet never moves a pod out of a terminal phase");
   }
   if (phase == "Succeeded" && exit_code.value_or(0) != 0) {
-    return make_error(ErrorCode::kInvalidArgument, "a Succeeded pod's containers exit with 0");
+    return refused(pod, "a Succeeded pod's containers exit with 0");
   }
   if (phase == "Failed" && exit_code && *exit_code == 0) {
-    return make_error(ErrorCode::kInvalidArgument, "a Failed pod has a container that exited non-zero");
+    return refused(pod, "a Failed pod has a container that exited non-zero");
   }
   const int code = phase == "Succeeded" ? 0 : exit_code.value_or(1);
   json& status = object_at(pod, "status");
@@ -393,7 +399,7 @@ Status end_pod(json& pod, const std::string& phase, const std::string& reason, c
       c["started"] = false;
     }
   }
-  return {};
+  return std::nullopt;
 }
 
 std::string node_ready_status(const json& node) {

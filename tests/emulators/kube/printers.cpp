@@ -123,7 +123,7 @@ json pod_cells(const json& pod, WallTime now) {
     restart_cell += " (" + age_of(json{{"t", last_restart}}, {"t"}, now).get<std::string>() + " ago)";
   }
   const auto containers = array_at(pod, {"spec", "containers"}).size();
-  auto or_none = [](std::string s) { return s.empty() ? std::string("<none>") : s; };
+  auto or_none = [](const std::string& s) { return s.empty() ? std::string("<none>") : s; };
   return json::array({text(pod, {"metadata", "name"}),
                       std::to_string(ready) + "/" + std::to_string(containers), pod_status_reason(pod),
                       restart_cell, age_of(pod, {"metadata", "creationTimestamp"}, now),

@@ -169,90 +169,110 @@ std::optional<json> decode_object(
   return object;
 }
 
-}  // namespace
+// runtime.Unknown: the type of the object and its bytes, behind the "k8s\0" magic.
+struct Envelope {
+  std::string api_version;
+  std::string kind;
+  std::string_view raw;
+};
 
-std::optional<json> decode_kubernetes_protobuf(const std::string& body) {
+std::optional<Envelope> decode_envelope(const std::string& body) {
   static const std::string kMagic("k8s\0", 4);
   if (body.compare(0, kMagic.size(), kMagic) != 0) return std::nullopt;
-  Reader envelope(std::string_view(body).substr(kMagic.size()));
-  std::string api_version, kind;
-  std::string_view raw;
+  Reader reader(std::string_view(body).substr(kMagic.size()));
+  Envelope envelope;
   std::uint32_t field, type;
-  while (envelope.next(field, type)) {
+  while (reader.next(field, type)) {
     std::string_view value;
     if (field == 1 && type == 2) {
-      if (!envelope.bytes(value)) return std::nullopt;
+      if (!reader.bytes(value)) return std::nullopt;
       json type_meta = json::object();
       if (!decode_fields(value, Layout{{{1, "apiVersion"}, {2, "kind"}}, {}, {}, {}}, type_meta))
         return std::nullopt;
-      api_version = type_meta.value("apiVersion", "");
-      kind = type_meta.value("kind", "");
+      envelope.api_version = type_meta.value("apiVersion", "");
+      envelope.kind = type_meta.value("kind", "");
     } else if (field == 2 && type == 2) {
-      if (!envelope.bytes(raw)) return std::nullopt;
-    } else if (!envelope.skip(type)) {
+      if (!reader.bytes(envelope.raw)) return std::nullopt;
+    } else if (!reader.skip(type)) {
       return std::nullopt;
     }
   }
-  if (!envelope.ok() || api_version != "v1") return std::nullopt;
+  if (!reader.ok()) return std::nullopt;
+  return envelope;
+}
+
+// gracePeriodSeconds=1 (int64), preconditions=2 {uid=1, resourceVersion=2},
+// orphanDependents=3, propagationPolicy=4, dryRun=5. It has no metadata.
+std::optional<json> decode_delete_options(std::string_view raw) {
+  json options = json::object();
+  bool ok = decode_fields(
+      raw, Layout{{{4, "propagationPolicy"}}, {}, {{5, "dryRun"}}, {{3, "orphanDependents"}}}, options,
+      [&](std::uint32_t field, std::uint32_t type, Reader& r) {
+        if (field == 1 && type == 0) {
+          std::uint64_t grace;
+          if (!r.varint(grace)) return false;
+          options["gracePeriodSeconds"] = static_cast<std::int64_t>(grace);
+          return true;
+        }
+        std::string_view pre;
+        if (field != 2 || type != 2 || !r.bytes(pre)) return false;
+        json decoded = json::object();
+        if (!decode_fields(pre, Layout{{{1, "uid"}, {2, "resourceVersion"}}, {}, {}, {}}, decoded))
+          return false;
+        options["preconditions"] = decoded;
+        return true;
+      });
+  if (!ok) return std::nullopt;
+  return options;
+}
+
+std::optional<json> decode_namespace(std::string_view raw) {
+  return decode_object(raw, {}, [](std::uint32_t field, std::uint32_t type, Reader& r, json& out) {
+    if (field != 2 || type != 2) return false;
+    std::string_view spec;
+    json decoded = json::object();
+    if (!r.bytes(spec) || !decode_fields(spec, Layout{{}, {}, {{1, "finalizers"}}, {}}, decoded))
+      return false;
+    out["spec"] = decoded;
+    return true;
+  });
+}
+
+// ConfigMap: data=2, binaryData=3, immutable=4. Secret: data=2 (bytes), type=3,
+// stringData=4, immutable=5. Bytes values are base64 in JSON.
+std::optional<json> decode_config_map_or_secret(std::string_view raw, bool secret) {
+  Layout layout = secret ? Layout{{{3, "type"}}, {{4, "stringData"}}, {}, {{5, "immutable"}}}
+                         : Layout{{}, {{2, "data"}}, {}, {{4, "immutable"}}};
+  return decode_object(raw, layout, [secret](std::uint32_t field, std::uint32_t type, Reader& r, json& out) {
+    const bool binary = secret ? field == 2 : field == 3;
+    if (!binary || type != 2) return false;
+    std::string_view entry_bytes;
+    if (!r.bytes(entry_bytes)) return false;
+    auto entry = map_entry(entry_bytes);
+    if (!entry) return false;
+    out[secret ? "data" : "binaryData"][entry->first] = base64_encode(entry->second);
+    return true;
+  });
+}
+
+}  // namespace
+
+std::optional<json> decode_kubernetes_protobuf(const std::string& body) {
+  auto envelope = decode_envelope(body);
+  if (!envelope || envelope->api_version != "v1") return std::nullopt;
+  const std::string& kind = envelope->kind;
   std::optional<json> object;
   if (kind == "DeleteOptions") {
-    // gracePeriodSeconds=1 (int64), preconditions=2 {uid=1, resourceVersion=2},
-    // orphanDependents=3, propagationPolicy=4, dryRun=5. It has no metadata.
-    json options = json::object();
-    bool ok = decode_fields(
-        raw, Layout{{{4, "propagationPolicy"}}, {}, {{5, "dryRun"}}, {{3, "orphanDependents"}}}, options,
-        [&](std::uint32_t field, std::uint32_t type, Reader& r) {
-          if (field == 1 && type == 0) {
-            std::uint64_t grace;
-            if (!r.varint(grace)) return false;
-            options["gracePeriodSeconds"] = static_cast<std::int64_t>(grace);
-            return true;
-          }
-          std::string_view pre;
-          if (field != 2 || type != 2 || !r.bytes(pre)) return false;
-          json decoded = json::object();
-          if (!decode_fields(pre, Layout{{{1, "uid"}, {2, "resourceVersion"}}, {}, {}, {}}, decoded))
-            return false;
-          options["preconditions"] = decoded;
-          return true;
-        });
-    if (!ok) return std::nullopt;
-    options["apiVersion"] = api_version;
-    options["kind"] = kind;
-    return options;
-  }
-  if (kind == "Namespace") {
-    object = decode_object(raw, {}, [](std::uint32_t field, std::uint32_t type, Reader& r, json& out) {
-      if (field != 2 || type != 2) return false;
-      std::string_view spec;
-      json decoded = json::object();
-      if (!r.bytes(spec) || !decode_fields(spec, Layout{{}, {}, {{1, "finalizers"}}, {}}, decoded))
-        return false;
-      out["spec"] = decoded;
-      return true;
-    });
+    object = decode_delete_options(envelope->raw);
+  } else if (kind == "Namespace") {
+    object = decode_namespace(envelope->raw);
   } else if (kind == "ConfigMap" || kind == "Secret") {
-    // ConfigMap: data=2, binaryData=3, immutable=4. Secret: data=2 (bytes), type=3,
-    // stringData=4, immutable=5. Bytes values are base64 in JSON.
-    const bool secret = kind == "Secret";
-    Layout layout = secret ? Layout{{{3, "type"}}, {{4, "stringData"}}, {}, {{5, "immutable"}}}
-                           : Layout{{}, {{2, "data"}}, {}, {{4, "immutable"}}};
-    object =
-        decode_object(raw, layout, [secret](std::uint32_t field, std::uint32_t type, Reader& r, json& out) {
-          const bool binary = secret ? field == 2 : field == 3;
-          if (!binary || type != 2) return false;
-          std::string_view entry_bytes;
-          if (!r.bytes(entry_bytes)) return false;
-          auto entry = map_entry(entry_bytes);
-          if (!entry) return false;
-          out[secret ? "data" : "binaryData"][entry->first] = base64_encode(entry->second);
-          return true;
-        });
+    object = decode_config_map_or_secret(envelope->raw, kind == "Secret");
   }
   if (!object) return std::nullopt;
-  (*object)["apiVersion"] = api_version;
+  (*object)["apiVersion"] = envelope->api_version;
   (*object)["kind"] = kind;
-  if (!object->contains("metadata")) (*object)["metadata"] = json::object();
+  if (kind != "DeleteOptions" && !object->contains("metadata")) (*object)["metadata"] = json::object();
   return object;
 }
 

@@ -14,22 +14,6 @@ using nlohmann::json;
 
 namespace {
 
-struct Selectors {
-  LabelSelector labels;
-  FieldSelector fields;
-  bool matches(const json& object) const { return labels.matches(object) && fields.matches(object); }
-  bool empty() const { return labels.empty() && fields.empty(); }
-};
-
-std::variant<Selectors, ApiError> parse_selectors(const std::string& label_text,
-                                                  const std::string& field_text, const ResourceType& type) {
-  auto labels = LabelSelector::parse(label_text);
-  if (!labels) return bad_request(labels.error().message);
-  auto fields = FieldSelector::parse(field_text, type.extra_field_labels);
-  if (!fields) return bad_request(fields.error().message);
-  return Selectors{std::move(*labels), std::move(*fields)};
-}
-
 // Continue tokens look like the apiserver's: base64 of {"v":"meta.k8s.io/v1","rv":N,"start":"key\u0000"}.
 std::string encode_continue(std::uint64_t rv, const std::string& last_key) {
   return base64_encode(
@@ -82,75 +66,140 @@ void ApiServer::get(const Call& call, http::ServerResponse& response) {
   send_json(response, 200, body);
 }
 
+namespace {
+
+// One page of a LIST: `limit` items (0: all) after the continue token's key.
+struct ListPage {
+  std::vector<ObjectPtr> items;
+  std::uint64_t resource_version = 0;
+  std::string continue_token;            // empty on the last page
+  std::optional<std::size_t> remaining;  // remainingItemCount, without selectors only
+};
+
+ApiError continue_expired(const ObjectStore& store, const std::string& after_key) {
+  ApiError gone = expired(
+      "The provided continue parameter is too old to display a consistent list result. You can start a new "
+      "list without the continue parameter, or use the continue token in this response to retrieve the "
+      "remainder of the results. Continuing with the provided token results in an inconsistent list - "
+      "objects that were created, modified, or deleted between the time the first chunk was returned and "
+      "now may show up in the list.");
+  gone.continue_token = encode_continue(store.current_rv(), after_key);
+  return gone;
+}
+
+// Reads a page with the store's lock held.
+std::variant<ListPage, ApiError> read_page(const ObjectStore& store, const std::string& resource_id,
+                                           const std::string& ns, const Selectors& filter, std::size_t limit,
+                                           const std::string& token) {
+  ListPage page;
+  std::string after_key;
+  page.resource_version = store.current_rv();
+  if (!token.empty()) {
+    auto decoded = decode_continue(token);
+    if (!decoded) {
+      return bad_request(
+          "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)");
+    }
+    if (decoded->rv < store.history_floor()) return continue_expired(store, decoded->after_key);
+    page.resource_version = decoded->rv;
+    after_key = decoded->after_key;
+  }
+  // Scan in key order, keeping only matches, until the page is full and one more match
+  // proves that a continue token is needed.
+  bool more = false;
+  std::size_t visited_after_page = 0;
+  store.scan(resource_id, ns, after_key, [&](const ObjectPtr& object) {
+    if (limit > 0 && page.items.size() >= limit) {
+      ++visited_after_page;
+      if (!more && filter.matches(*object)) more = true;
+      // Without selectors the remaining count is wanted too, so keep counting.
+      return !more || filter.empty();
+    }
+    if (filter.matches(*object)) page.items.push_back(object);
+    return true;
+  });
+  if (more) {
+    page.continue_token = encode_continue(page.resource_version, key_of_object(*page.items.back()));
+    if (filter.empty()) page.remaining = visited_after_page;
+  }
+  return page;
+}
+
+// How a watcher whose selectors are `filter` sees one change (nullopt: not at all). The
+// cacher's rule: a change that moves an object into or out of the selection is an ADDED or a
+// DELETED (of the previous state, at the new resourceVersion).
+std::optional<std::pair<const char*, ObjectPtr>> seen_as(const WatchEvent& event, const Selectors& filter) {
+  const bool now_matches = event.type != "DELETED" && filter.matches(*event.object);
+  const bool was_matching = event.previous && filter.matches(*event.previous);
+  if (event.type == "ADDED") {
+    if (!now_matches) return std::nullopt;
+    return std::make_pair("ADDED", event.object);
+  }
+  if (event.type == "DELETED") {
+    if (!filter.matches(*event.object)) return std::nullopt;
+    return std::make_pair("DELETED", event.object);
+  }
+  if (now_matches) return std::make_pair(was_matching ? "MODIFIED" : "ADDED", event.object);
+  if (!was_matching) return std::nullopt;
+  json previous = *event.previous;
+  previous["metadata"]["resourceVersion"] = std::to_string(event.resource_version);
+  return std::make_pair("DELETED", std::make_shared<const json>(std::move(previous)));
+}
+
+// One line of a watch stream; false when the client has gone.
+bool write_watch_event(http::ServerResponse& response, const std::string& type, const json& object) {
+  return response.write_chunk(
+      json{{"type", type}, {"object", object}}.dump(-1, ' ', false, json::error_handler_t::replace) + "\n");
+}
+
+json bookmark(const ResourceType& type, const std::string& version, std::uint64_t rv) {
+  return {{"kind", type.kind},
+          {"apiVersion", type.group_version(version)},
+          {"metadata", {{"resourceVersion", std::to_string(rv)}}}};
+}
+
+}  // namespace
+
+// What a WATCH asks for, from its query parameters.
+struct ApiServer::WatchRequest {
+  Selectors filter;
+  std::string rv_text;
+  bool bookmarks = false;
+  bool initial_events_end = false;  // sendInitialEvents: a bookmark ends the initial events
+  bool send_initial = false;        // replay the current objects as ADDED first
+  std::optional<std::uint64_t> from_rv;
+  MonoTime deadline = MonoTime::max();
+};
+
 void ApiServer::list(const Call& call, http::ServerResponse& response) {
-  auto selectors = parse_selectors(call.param("labelSelector"), call.param("fieldSelector"), *call.type);
+  auto selectors = Selectors::parse(call.param("labelSelector"), call.param("fieldSelector"),
+                                    call.type->extra_field_labels);
   if (auto* error = std::get_if<ApiError>(&selectors)) return send_error(response, *error);
-  const Selectors& filter = std::get<Selectors>(selectors);
   std::size_t limit = 0;
   if (const std::string text = call.param("limit"); !text.empty()) {
     auto parsed = parse_rv(text);
     if (parsed) limit = static_cast<std::size_t>(*parsed);
   }
-  std::vector<ObjectPtr> page;
-  std::uint64_t list_rv;
-  std::string next_token;
-  std::optional<std::size_t> remaining;
+  std::variant<ListPage, ApiError> read;
   {
     std::lock_guard lock(mutex_);
-    std::string after_key;
-    list_rv = store_.current_rv();
-    if (const std::string token = call.param("continue"); !token.empty()) {
-      auto decoded = decode_continue(token);
-      if (!decoded)
-        return send_error(response, bad_request("continue key is not valid: incorrect encoded start "
-                                                "resourceVersion (version meta.k8s.io/v1)"));
-      if (decoded->rv < store_.history_floor()) {
-        ApiError gone = expired(
-            "The provided continue parameter is too old to display a consistent list result. You can start a "
-            "new "
-            "list without the continue parameter, or use the continue token in this response to retrieve the "
-            "remainder of the results. Continuing with the provided token results in an inconsistent list - "
-            "objects that were created, modified, or deleted between the time the first chunk was returned "
-            "and "
-            "now may show up in the list.");
-        json body = gone.body();
-        body["metadata"]["continue"] = encode_continue(store_.current_rv(), decoded->after_key);
-        http::Headers headers = {{"Content-Type", "application/json"}};
-        return response.send(410, headers, body.dump());
-      }
-      list_rv = decoded->rv;
-      after_key = decoded->after_key;
-    }
-    // Scan in key order, keeping only matches, until the page is full and one more match
-    // proves that a continue token is needed.
-    bool more = false;
-    std::size_t visited_after_page = 0;
-    store_.scan(call.type->id(), call.ns, after_key, [&](const ObjectPtr& object) {
-      if (limit > 0 && page.size() >= limit) {
-        ++visited_after_page;
-        if (!more && filter.matches(*object)) more = true;
-        // Without selectors the remaining count is wanted too, so keep counting.
-        return !more || filter.empty();
-      }
-      if (filter.matches(*object)) page.push_back(object);
-      return true;
-    });
-    if (more) {
-      next_token = encode_continue(list_rv, key_of_object(*page.back()));
-      if (filter.empty()) remaining = visited_after_page;
-    }
+    read = read_page(store_, call.type->id(), call.ns, std::get<Selectors>(selectors), limit,
+                     call.param("continue"));
   }
-  json metadata = {{"resourceVersion", std::to_string(list_rv)}};
-  if (!next_token.empty()) metadata["continue"] = next_token;
-  if (remaining) metadata["remainingItemCount"] = *remaining;
+  if (auto* error = std::get_if<ApiError>(&read)) return send_error(response, *error);
+  const ListPage& page = std::get<ListPage>(read);
+  const std::string rv = std::to_string(page.resource_version);
   std::vector<json> items;
-  items.reserve(page.size());
-  for (const auto& object : page) items.push_back(present(call, *object));
+  items.reserve(page.items.size());
+  for (const auto& object : page.items) items.push_back(present(call, *object));
   if (call.wants_table) {
     return send_json(response, 200,
-                     make_table(*call.type, call.version, items, std::to_string(list_rv), next_token,
+                     make_table(*call.type, call.version, items, rv, page.continue_token,
                                 include_object_of(call.param("includeObject")), clock_.now()));
   }
+  json metadata = {{"resourceVersion", rv}};
+  if (!page.continue_token.empty()) metadata["continue"] = page.continue_token;
+  if (page.remaining) metadata["remainingItemCount"] = *page.remaining;
   json body = {{"kind", call.type->list_kind},
                {"apiVersion", call.type->group_version(call.version)},
                {"metadata", metadata},
@@ -158,24 +207,30 @@ void ApiServer::list(const Call& call, http::ServerResponse& response) {
   send_json(response, 200, body);
 }
 
-void ApiServer::watch(const Call& call, http::ServerResponse& response) {
-  auto selectors = parse_selectors(call.param("labelSelector"), call.param("fieldSelector"), *call.type);
-  if (auto* error = std::get_if<ApiError>(&selectors)) return send_error(response, *error);
-  const Selectors filter = std::get<Selectors>(selectors);
-  const std::string rv_text = call.param("resourceVersion");
-  const bool bookmarks = call.flag("allowWatchBookmarks");
-  const bool initial_events_param = call.flag("sendInitialEvents");
-  const bool send_initial = rv_text.empty() || rv_text == "0" || initial_events_param;
-  std::optional<std::uint64_t> from_rv;
-  if (!send_initial) {
-    from_rv = parse_rv(rv_text);
-    if (!from_rv) return send_error(response, bad_request("invalid resource version: " + rv_text));
+std::variant<ApiServer::WatchRequest, ApiError> ApiServer::watch_request(const Call& call) const {
+  auto selectors = Selectors::parse(call.param("labelSelector"), call.param("fieldSelector"),
+                                    call.type->extra_field_labels);
+  if (auto* error = std::get_if<ApiError>(&selectors)) return *error;
+  WatchRequest wanted;
+  wanted.filter = std::move(std::get<Selectors>(selectors));
+  wanted.rv_text = call.param("resourceVersion");
+  wanted.bookmarks = call.flag("allowWatchBookmarks");
+  wanted.initial_events_end = call.flag("sendInitialEvents");
+  wanted.send_initial = wanted.rv_text.empty() || wanted.rv_text == "0" || wanted.initial_events_end;
+  if (!wanted.send_initial) {
+    wanted.from_rv = parse_rv(wanted.rv_text);
+    if (!wanted.from_rv) return bad_request("invalid resource version: " + wanted.rv_text);
   }
-  auto deadline = std::chrono::steady_clock::time_point::max();
   if (const std::string t = call.param("timeoutSeconds"); !t.empty()) {
-    if (auto seconds = parse_rv(t))
-      deadline = std::chrono::steady_clock::now() + std::chrono::seconds(*seconds);
+    if (auto seconds = parse_rv(t)) wanted.deadline = clock_.monotonic() + std::chrono::seconds(*seconds);
   }
+  return wanted;
+}
+
+void ApiServer::watch(const Call& call, http::ServerResponse& response) {
+  auto request = watch_request(call);
+  if (auto* error = std::get_if<ApiError>(&request)) return send_error(response, *error);
+  const WatchRequest& wanted = std::get<WatchRequest>(request);
   if (shutting_down_) return send_error(response, service_unavailable("the server is shutting down"));
 
   std::shared_ptr<WatchStream> stream;
@@ -184,35 +239,26 @@ void ApiServer::watch(const Call& call, http::ServerResponse& response) {
   std::uint64_t floor = 0;
   {
     std::lock_guard lock(mutex_);
-    if (send_initial) {
+    if (wanted.send_initial) {
       initial = store_.list(call.type->id(), call.ns);
       stream = store_.watch_from_now(call.type->id());
-    } else if (*from_rv > store_.current_rv()) {
+    } else if (*wanted.from_rv > store_.current_rv()) {
       // A version from the future (e.g. remembered from before a server restart): the real
       // server refuses it rather than silently waiting, so clients re-list.
-      return send_error(response, too_large_resource_version(*from_rv, store_.current_rv()));
+      return send_error(response, too_large_resource_version(*wanted.from_rv, store_.current_rv()));
     } else {
-      stream = store_.watch(call.type->id(), *from_rv);
+      stream = store_.watch(call.type->id(), *wanted.from_rv);
     }
     start_rv = store_.current_rv();
     floor = store_.history_floor();
   }
   http::Headers headers = {{"Content-Type", "application/json"}, {"Cache-Control", "no-cache, private"}};
-  auto write_event = [&](const std::string& type, const json& object) {
-    return response.write_chunk(
-        json{{"type", type}, {"object", object}}.dump(-1, ' ', false, json::error_handler_t::replace) + "\n");
-  };
-  auto render = [&](const json& object) {
-    json shown = present(call, object);
-    if (!call.wants_table) return shown;
-    return make_table(*call.type, call.version, {shown}, "", "",
-                      include_object_of(call.param("includeObject")), clock_.now());
-  };
   if (!stream) {
     // Too old: the real server answers 200 and sends a single ERROR event.
     if (!response.begin_chunked(200, headers)) return;
-    write_event("ERROR",
-                expired("too old resource version: " + rv_text + " (" + std::to_string(floor) + ")").body());
+    const ApiError gone =
+        expired("too old resource version: " + wanted.rv_text + " (" + std::to_string(floor) + ")");
+    write_watch_event(response, "ERROR", gone.body());
     return response.end_chunked();
   }
   auto release = [&] {
@@ -222,57 +268,53 @@ void ApiServer::watch(const Call& call, http::ServerResponse& response) {
   if (!response.begin_chunked(200, headers)) return release();
   bool alive = true;
   for (const auto& object : initial) {
-    if (!filter.matches(*object)) continue;
-    if (!(alive = write_event("ADDED", render(*object)))) break;
+    if (!wanted.filter.matches(*object)) continue;
+    if (!(alive = write_watch_event(response, "ADDED", render_watched(call, *object)))) break;
   }
-  if (alive && initial_events_param && bookmarks) {
-    alive = write_event("BOOKMARK", {{"kind", call.type->kind},
-                                     {"apiVersion", call.type->group_version(call.version)},
-                                     {"metadata",
-                                      {{"resourceVersion", std::to_string(start_rv)},
-                                       {"annotations", {{"k8s.io/initial-events-end", "true"}}}}}});
+  if (alive && wanted.initial_events_end && wanted.bookmarks) {
+    json end = bookmark(*call.type, call.version, start_rv);
+    end["metadata"]["annotations"] = {{"k8s.io/initial-events-end", "true"}};
+    alive = write_watch_event(response, "BOOKMARK", end);
   }
-  auto next_bookmark = std::chrono::steady_clock::now() + options_.bookmark_interval;
+  if (alive) alive = stream_events(call, wanted, *stream, response);
+  release();
+  if (alive && !response.closing()) response.end_chunked();
+}
+
+bool ApiServer::stream_events(const Call& call, const WatchRequest& wanted, WatchStream& stream,
+                              http::ServerResponse& response) {
+  auto next_bookmark = clock_.monotonic() + options_.bookmark_interval;
+  bool alive = true;
   while (alive) {
-    const auto now = std::chrono::steady_clock::now();
-    if (now >= deadline || response.closing()) break;
+    const auto now = clock_.monotonic();
+    if (now >= wanted.deadline || response.closing()) break;
     // Wake at least every 100 ms to notice a closed peer.
-    auto until =
-        std::min({deadline, now + std::chrono::milliseconds(100), bookmarks ? next_bookmark : deadline});
+    auto until = std::min({wanted.deadline, now + std::chrono::milliseconds(100),
+                           wanted.bookmarks ? next_bookmark : wanted.deadline});
     EventPtr event;
-    const auto next = stream->next(event, until);
+    const auto next = stream.next(clock_, event, until);
     if (next == WatchStream::Next::kClosed) break;
     if (next == WatchStream::Next::kIdle) {
-      if (bookmarks && std::chrono::steady_clock::now() >= next_bookmark) {
-        alive = write_event("BOOKMARK",
-                            {{"kind", call.type->kind},
-                             {"apiVersion", call.type->group_version(call.version)},
-                             {"metadata", {{"resourceVersion", std::to_string(stream->progress())}}}});
-        next_bookmark = std::chrono::steady_clock::now() + options_.bookmark_interval;
+      if (wanted.bookmarks && clock_.monotonic() >= next_bookmark) {
+        alive =
+            write_watch_event(response, "BOOKMARK", bookmark(*call.type, call.version, stream.progress()));
+        next_bookmark = clock_.monotonic() + options_.bookmark_interval;
       }
       continue;
     }
     if (!call.ns.empty() && event->ns != call.ns) continue;
-    // The cacher's rule: a change that moves an object into or out of the selection is
-    // an ADDED or a DELETED (of the previous state, at the new resourceVersion).
-    const bool now_matches = event->type != "DELETED" && filter.matches(*event->object);
-    const bool was_matching = event->previous && filter.matches(*event->previous);
-    if (event->type == "ADDED") {
-      if (now_matches) alive = write_event("ADDED", render(*event->object));
-    } else if (event->type == "DELETED") {
-      if (filter.matches(*event->object)) alive = write_event("DELETED", render(*event->object));
-    } else if (now_matches && was_matching) {
-      alive = write_event("MODIFIED", render(*event->object));
-    } else if (now_matches) {
-      alive = write_event("ADDED", render(*event->object));
-    } else if (was_matching) {
-      json previous = *event->previous;
-      previous["metadata"]["resourceVersion"] = std::to_string(event->resource_version);
-      alive = write_event("DELETED", render(previous));
+    if (auto seen = seen_as(*event, wanted.filter)) {
+      alive = write_watch_event(response, seen->first, render_watched(call, *seen->second));
     }
   }
-  release();
-  if (alive && !response.closing()) response.end_chunked();
+  return alive;
+}
+
+json ApiServer::render_watched(const Call& call, const json& object) const {
+  json shown = present(call, object);
+  if (!call.wants_table) return shown;
+  return make_table(*call.type, call.version, {shown}, "", "", include_object_of(call.param("includeObject")),
+                    clock_.now());
 }
 
 }  // namespace eslease::kubeemu

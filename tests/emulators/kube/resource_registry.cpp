@@ -8,7 +8,7 @@ namespace {
 using nlohmann::json;
 
 ResourceType builtin(std::string group, std::string version, std::string plural, std::string singular,
-                     std::string kind, bool namespaced, std::vector<std::string> short_names,
+                     const std::string& kind, bool namespaced, std::vector<std::string> short_names,
                      bool status_subresource) {
   ResourceType type;
   type.group = std::move(group);
@@ -40,6 +40,79 @@ std::vector<std::string> strings_at(const json& object, const char* key) {
   return out;
 }
 
+// The kinds eslease itself reads and writes, and those around them: pods, namespaces,
+// nodes, events, configmaps, secrets and coordination leases.
+std::vector<ResourceType> cluster_kinds() {
+  std::vector<ResourceType> out;
+  auto pods = builtin("", "v1", "pods", "pod", "Pod", true, {"po"}, true);
+  pods.categories = {"all"};
+  pods.returns_deleted_object = true;
+  pods.extra_field_labels = {
+      "spec.nodeName",           "status.phase",     "spec.restartPolicy", "spec.schedulerName",
+      "spec.serviceAccountName", "spec.hostNetwork", "status.podIP",       "status.nominatedNodeName"};
+  out.push_back(std::move(pods));
+  auto namespaces = builtin("", "v1", "namespaces", "namespace", "Namespace", false, {"ns"}, true);
+  namespaces.extra_field_labels = {"status.phase"};
+  out.push_back(std::move(namespaces));
+  auto nodes = builtin("", "v1", "nodes", "node", "Node", false, {"no"}, true);
+  nodes.extra_field_labels = {"spec.unschedulable"};
+  out.push_back(std::move(nodes));
+  auto events = builtin("", "v1", "events", "event", "Event", true, {"ev"}, false);
+  events.extra_field_labels = {"involvedObject.kind",
+                               "involvedObject.namespace",
+                               "involvedObject.name",
+                               "involvedObject.uid",
+                               "involvedObject.apiVersion",
+                               "involvedObject.resourceVersion",
+                               "involvedObject.fieldPath",
+                               "reason",
+                               "reportingComponent",
+                               "source",
+                               "type"};
+  out.push_back(std::move(events));
+  out.push_back(builtin("", "v1", "configmaps", "configmap", "ConfigMap", true, {"cm"}, false));
+  auto secrets = builtin("", "v1", "secrets", "secret", "Secret", true, {}, false);
+  secrets.extra_field_labels = {"type"};
+  out.push_back(std::move(secrets));
+  out.push_back(builtin("coordination.k8s.io", "v1", "leases", "lease", "Lease", true, {}, false));
+  return out;
+}
+
+// The kinds an operator's Helm chart and its users' workloads install, stored as given: no
+// controller acts on them.
+std::vector<ResourceType> workload_kinds() {
+  std::vector<ResourceType> out;
+  out.push_back(
+      builtin("", "v1", "serviceaccounts", "serviceaccount", "ServiceAccount", true, {"sa"}, false));
+  out.push_back(builtin("", "v1", "services", "service", "Service", true, {"svc"}, true));
+  auto deployments = builtin("apps", "v1", "deployments", "deployment", "Deployment", true, {"deploy"}, true);
+  deployments.categories = {"all"};
+  deployments.bumps_generation = true;
+  out.push_back(std::move(deployments));
+  auto jobs = builtin("batch", "v1", "jobs", "job", "Job", true, {}, true);
+  jobs.categories = {"all"};
+  jobs.bumps_generation = true;
+  out.push_back(std::move(jobs));
+  auto budgets = builtin("policy", "v1", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget",
+                         true, {"pdb"}, true);
+  budgets.bumps_generation = true;
+  out.push_back(std::move(budgets));
+  for (bool cluster : {true, false}) {
+    const std::string prefix = cluster ? "cluster" : "";
+    const std::string kind_prefix = cluster ? "Cluster" : "";
+    out.push_back(builtin("rbac.authorization.k8s.io", "v1", prefix + "roles", prefix + "role",
+                          kind_prefix + "Role", !cluster, {}, false));
+    out.push_back(builtin("rbac.authorization.k8s.io", "v1", prefix + "rolebindings", prefix + "rolebinding",
+                          kind_prefix + "RoleBinding", !cluster, {}, false));
+  }
+  auto crds = builtin("apiextensions.k8s.io", "v1", "customresourcedefinitions", "customresourcedefinition",
+                      "CustomResourceDefinition", false, {"crd", "crds"}, true);
+  crds.categories = {"api-extensions"};
+  crds.bumps_generation = true;
+  out.push_back(std::move(crds));
+  return out;
+}
+
 }  // namespace
 
 const ResourceVersionInfo* ResourceType::version(const std::string& name) const {
@@ -55,66 +128,8 @@ bool ResourceType::has_status_subresource(const std::string& name) const {
 }
 
 ResourceRegistry::ResourceRegistry() {
-  auto pods = builtin("", "v1", "pods", "pod", "Pod", true, {"po"}, true);
-  pods.categories = {"all"};
-  pods.returns_deleted_object = true;
-  pods.extra_field_labels = {
-      "spec.nodeName",           "status.phase",     "spec.restartPolicy", "spec.schedulerName",
-      "spec.serviceAccountName", "spec.hostNetwork", "status.podIP",       "status.nominatedNodeName"};
-  add(std::move(pods));
-  auto namespaces = builtin("", "v1", "namespaces", "namespace", "Namespace", false, {"ns"}, true);
-  namespaces.extra_field_labels = {"status.phase"};
-  add(std::move(namespaces));
-  auto nodes = builtin("", "v1", "nodes", "node", "Node", false, {"no"}, true);
-  nodes.extra_field_labels = {"spec.unschedulable"};
-  add(std::move(nodes));
-  auto events = builtin("", "v1", "events", "event", "Event", true, {"ev"}, false);
-  events.extra_field_labels = {"involvedObject.kind",
-                               "involvedObject.namespace",
-                               "involvedObject.name",
-                               "involvedObject.uid",
-                               "involvedObject.apiVersion",
-                               "involvedObject.resourceVersion",
-                               "involvedObject.fieldPath",
-                               "reason",
-                               "reportingComponent",
-                               "source",
-                               "type"};
-  add(std::move(events));
-  add(builtin("", "v1", "configmaps", "configmap", "ConfigMap", true, {"cm"}, false));
-  auto secrets = builtin("", "v1", "secrets", "secret", "Secret", true, {}, false);
-  secrets.extra_field_labels = {"type"};
-  add(std::move(secrets));
-  add(builtin("coordination.k8s.io", "v1", "leases", "lease", "Lease", true, {}, false));
-  // What an operator's Helm chart and its users' workloads install. Stored as given: no
-  // controller acts on them.
-  add(builtin("", "v1", "serviceaccounts", "serviceaccount", "ServiceAccount", true, {"sa"}, false));
-  add(builtin("", "v1", "services", "service", "Service", true, {"svc"}, true));
-  auto deployments = builtin("apps", "v1", "deployments", "deployment", "Deployment", true, {"deploy"}, true);
-  deployments.categories = {"all"};
-  deployments.bumps_generation = true;
-  add(std::move(deployments));
-  auto jobs = builtin("batch", "v1", "jobs", "job", "Job", true, {}, true);
-  jobs.categories = {"all"};
-  jobs.bumps_generation = true;
-  add(std::move(jobs));
-  auto budgets = builtin("policy", "v1", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget",
-                         true, {"pdb"}, true);
-  budgets.bumps_generation = true;
-  add(std::move(budgets));
-  for (bool cluster : {true, false}) {
-    const std::string prefix = cluster ? "cluster" : "";
-    const std::string kind_prefix = cluster ? "Cluster" : "";
-    add(builtin("rbac.authorization.k8s.io", "v1", prefix + "roles", prefix + "role", kind_prefix + "Role",
-                !cluster, {}, false));
-    add(builtin("rbac.authorization.k8s.io", "v1", prefix + "rolebindings", prefix + "rolebinding",
-                kind_prefix + "RoleBinding", !cluster, {}, false));
-  }
-  auto crds = builtin("apiextensions.k8s.io", "v1", "customresourcedefinitions", "customresourcedefinition",
-                      "CustomResourceDefinition", false, {"crd", "crds"}, true);
-  crds.categories = {"api-extensions"};
-  crds.bumps_generation = true;
-  add(std::move(crds));
+  for (auto& type : cluster_kinds()) add(std::move(type));
+  for (auto& type : workload_kinds()) add(std::move(type));
 }
 
 ResourceRegistry::TypePtr ResourceRegistry::find(const std::string& group, const std::string& version,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <optional>
 
 namespace eslease::kubeemu {
 namespace {
@@ -33,10 +34,6 @@ bool valid_label_key(const std::string& key) {
     }
   }
   return !name.empty() && valid_label_value(name);
-}
-
-Error parse_error(const std::string& message) {
-  return make_error(ErrorCode::kInvalidArgument, message, 400);
 }
 
 // Splits on commas that are not inside parentheses.
@@ -92,81 +89,91 @@ std::string field_value(const json& object, const std::string& path) {
   return node->dump();
 }
 
+// strconv.ParseInt's acceptance, for the values of Gt and Lt.
+bool is_integer(const std::string& v) {
+  char* end = nullptr;
+  std::strtoll(v.c_str(), &end, 10);
+  return !v.empty() && *end == '\0';
+}
+
+// The "(a,b)" of in and notin into `values`.
+std::optional<ApiError> set_values(const std::string& list, std::vector<std::string>& values) {
+  const std::string inner = strip(list);
+  if (inner.size() < 2 || inner.front() != '(' || inner.back() != ')') {
+    return bad_request("unable to parse requirement: found '" + inner + "', expected: '('");
+  }
+  std::string body = inner.substr(1, inner.size() - 2);
+  std::size_t start = 0;
+  while (true) {
+    auto comma = body.find(',', start);
+    std::string value =
+        strip(body.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (!valid_label_value(value)) return bad_request("invalid label value: \"" + value + "\"");
+    values.push_back(value);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
-Result<LabelSelector> LabelSelector::parse(const std::string& text) {
+std::variant<LabelSelector, ApiError> LabelSelector::parse(const std::string& text) {
   LabelSelector selector;
   if (strip(text).empty()) return selector;
   for (const std::string& raw : split_top_level(text)) {
-    const std::string part = strip(raw);
-    if (part.empty()) return parse_error("unable to parse requirement: found '', expected: identifier");
-    Requirement req;
-    auto set_values = [&](const std::string& list) -> Status {
-      const std::string inner = strip(list);
-      if (inner.size() < 2 || inner.front() != '(' || inner.back() != ')') {
-        return parse_error("unable to parse requirement: found '" + inner + "', expected: '('");
-      }
-      std::string body = inner.substr(1, inner.size() - 2);
-      std::size_t start = 0;
-      while (true) {
-        auto comma = body.find(',', start);
-        std::string value =
-            strip(body.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-        if (!valid_label_value(value)) return parse_error("invalid label value: \"" + value + "\"");
-        req.values.push_back(value);
-        if (comma == std::string::npos) break;
-        start = comma + 1;
-      }
-      return {};
-    };
-    std::size_t pos;
-    if (part.front() == '!') {
-      req.key = strip(part.substr(1));
-      req.op = Op::kDoesNotExist;
-    } else if ((pos = part.find(" notin ")) != std::string::npos ||
-               (pos = part.find(" notin(")) != std::string::npos) {
-      req.key = strip(part.substr(0, pos));
-      req.op = Op::kNotIn;
-      if (auto s = set_values(part.substr(pos + 6)); !s) return s.error();
-    } else if ((pos = part.find(" in ")) != std::string::npos ||
-               (pos = part.find(" in(")) != std::string::npos) {
-      req.key = strip(part.substr(0, pos));
-      req.op = Op::kIn;
-      if (auto s = set_values(part.substr(pos + 3)); !s) return s.error();
-    } else if ((pos = part.find("!=")) != std::string::npos) {
-      req.key = strip(part.substr(0, pos));
-      req.op = Op::kNotEquals;
-      req.values.push_back(strip(part.substr(pos + 2)));
-    } else if ((pos = part.find("==")) != std::string::npos) {
-      req.key = strip(part.substr(0, pos));
-      req.op = Op::kEquals;
-      req.values.push_back(strip(part.substr(pos + 2)));
-    } else if ((pos = part.find('=')) != std::string::npos) {
-      req.key = strip(part.substr(0, pos));
-      req.op = Op::kEquals;
-      req.values.push_back(strip(part.substr(pos + 1)));
-    } else if ((pos = part.find('>')) != std::string::npos || (pos = part.find('<')) != std::string::npos) {
-      req.key = strip(part.substr(0, pos));
-      req.op = part[pos] == '>' ? Op::kGreaterThan : Op::kLessThan;
-      req.values.push_back(strip(part.substr(pos + 1)));
-      char* end = nullptr;
-      const std::string& v = req.values.back();
-      std::strtoll(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0')
-        return parse_error("for 'Gt', 'Lt' operators, the value must be an integer");
-    } else {
-      req.key = part;
-      req.op = Op::kExists;
-    }
-    if (!valid_label_key(req.key))
-      return parse_error("unable to parse requirement: invalid label key \"" + req.key + "\"");
-    for (const auto& value : req.values) {
-      if (!valid_label_value(value))
-        return parse_error("unable to parse requirement: invalid label value: \"" + value + "\"");
-    }
-    selector.requirements_.push_back(std::move(req));
+    auto req = parse_requirement(strip(raw));
+    if (auto* error = std::get_if<ApiError>(&req)) return *error;
+    selector.requirements_.push_back(std::move(std::get<Requirement>(req)));
   }
   return selector;
+}
+
+std::variant<LabelSelector::Requirement, ApiError> LabelSelector::parse_requirement(const std::string& part) {
+  if (part.empty()) return bad_request("unable to parse requirement: found '', expected: identifier");
+  Requirement req;
+  std::size_t pos = 0;
+  auto set = [&](Op op, std::size_t value_at) {
+    req.key = strip(part.substr(0, pos));
+    req.op = op;
+    return set_values(part.substr(pos + value_at), req.values);
+  };
+  auto single = [&](Op op, std::size_t value_at) {
+    req.key = strip(part.substr(0, pos));
+    req.op = op;
+    req.values.push_back(strip(part.substr(pos + value_at)));
+  };
+  if (part.front() == '!') {
+    req.key = strip(part.substr(1));
+    req.op = Op::kDoesNotExist;
+  } else if ((pos = part.find(" notin ")) != std::string::npos ||
+             (pos = part.find(" notin(")) != std::string::npos) {
+    if (auto error = set(Op::kNotIn, 6)) return *error;
+  } else if ((pos = part.find(" in ")) != std::string::npos ||
+             (pos = part.find(" in(")) != std::string::npos) {
+    if (auto error = set(Op::kIn, 3)) return *error;
+  } else if ((pos = part.find("!=")) != std::string::npos) {
+    single(Op::kNotEquals, 2);
+  } else if ((pos = part.find("==")) != std::string::npos) {
+    single(Op::kEquals, 2);
+  } else if ((pos = part.find('=')) != std::string::npos) {
+    single(Op::kEquals, 1);
+  } else if ((pos = part.find('>')) != std::string::npos || (pos = part.find('<')) != std::string::npos) {
+    single(part[pos] == '>' ? Op::kGreaterThan : Op::kLessThan, 1);
+    if (!is_integer(req.values.back()))
+      return bad_request("for 'Gt', 'Lt' operators, the value must be an integer");
+  } else {
+    req.key = part;
+    req.op = Op::kExists;
+  }
+  if (!valid_label_key(req.key))
+    return bad_request("unable to parse requirement: invalid label key \"" + req.key + "\"");
+  for (const auto& value : req.values) {
+    if (!valid_label_value(value)) {
+      return bad_request("unable to parse requirement: invalid label value: \"" + value + "\"");
+    }
+  }
+  return req;
 }
 
 bool LabelSelector::matches(const json& object) const {
@@ -209,8 +216,8 @@ bool LabelSelector::matches(const json& object) const {
   return true;
 }
 
-Result<FieldSelector> FieldSelector::parse(const std::string& text,
-                                           const std::vector<std::string>& supported) {
+std::variant<FieldSelector, ApiError> FieldSelector::parse(const std::string& text,
+                                                           const std::vector<std::string>& supported) {
   FieldSelector selector;
   if (strip(text).empty()) return selector;
   std::size_t start = 0;
@@ -227,11 +234,11 @@ Result<FieldSelector> FieldSelector::parse(const std::string& text,
     } else if ((pos = part.find('=')) != std::string::npos) {
       term = {strip(part.substr(0, pos)), true, strip(part.substr(pos + 1))};
     } else {
-      return parse_error("invalid selector: '" + text + "'; can't understand '" + part + "'");
+      return bad_request("invalid selector: '" + text + "'; can't understand '" + part + "'");
     }
     const bool known = term.field == "metadata.name" || term.field == "metadata.namespace" ||
                        std::find(supported.begin(), supported.end(), term.field) != supported.end();
-    if (!known) return parse_error("field label not supported: " + term.field);
+    if (!known) return bad_request("field label not supported: " + term.field);
     selector.terms_.push_back(std::move(term));
     if (comma == std::string::npos) break;
     start = comma + 1;
@@ -245,6 +252,16 @@ bool FieldSelector::matches(const json& object) const {
     if (equal != term.equals) return false;
   }
   return true;
+}
+
+std::variant<Selectors, ApiError> Selectors::parse(const std::string& label_text,
+                                                   const std::string& field_text,
+                                                   const std::vector<std::string>& supported) {
+  auto labels = LabelSelector::parse(label_text);
+  if (auto* error = std::get_if<ApiError>(&labels)) return *error;
+  auto fields = FieldSelector::parse(field_text, supported);
+  if (auto* error = std::get_if<ApiError>(&fields)) return *error;
+  return Selectors{std::move(std::get<LabelSelector>(labels)), std::move(std::get<FieldSelector>(fields))};
 }
 
 }  // namespace eslease::kubeemu

@@ -4,17 +4,18 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <variant>
 #include <vector>
 
-#include "common/result.h"
+#include "emulators/kube/api_status.h"
 
 namespace eslease::kubeemu {
 
 class LabelSelector {
  public:
-  // Parses "a=b,c!=d,e in (x,y),f notin (z),g,!h"; Error(kInvalidArgument) with the
-  // apiserver's wording when malformed.
-  static Result<LabelSelector> parse(const std::string& text);
+  // Parses "a=b,c!=d,e in (x,y),f notin (z),g,!h"; a 400 BadRequest with the apiserver's
+  // wording when malformed.
+  static std::variant<LabelSelector, ApiError> parse(const std::string& text);
   bool matches(const nlohmann::json& object) const;
   bool empty() const { return requirements_.empty(); }
 
@@ -22,9 +23,10 @@ class LabelSelector {
   enum class Op { kEquals, kNotEquals, kIn, kNotIn, kExists, kDoesNotExist, kGreaterThan, kLessThan };
   struct Requirement {
     std::string key;
-    Op op;
+    Op op = Op::kExists;
     std::vector<std::string> values;
   };
+  static std::variant<Requirement, ApiError> parse_requirement(const std::string& part);
   std::vector<Requirement> requirements_;
 };
 
@@ -32,17 +34,32 @@ class FieldSelector {
  public:
   // `supported` lists the field labels the resource accepts besides metadata.name and
   // metadata.namespace. Unknown labels give "field label not supported: <label>".
-  static Result<FieldSelector> parse(const std::string& text, const std::vector<std::string>& supported);
+  static std::variant<FieldSelector, ApiError> parse(const std::string& text,
+                                                     const std::vector<std::string>& supported);
   bool matches(const nlohmann::json& object) const;
   bool empty() const { return terms_.empty(); }
 
  private:
   struct Term {
     std::string field;
-    bool equals;
+    bool equals = true;
     std::string value;
   };
   std::vector<Term> terms_;
+};
+
+// The labelSelector and fieldSelector of a LIST, a WATCH or a DELETE of a collection.
+struct Selectors {
+  LabelSelector labels;
+  FieldSelector fields;
+
+  // `supported`: the resource's field labels, as FieldSelector::parse takes them.
+  static std::variant<Selectors, ApiError> parse(const std::string& label_text, const std::string& field_text,
+                                                 const std::vector<std::string>& supported);
+  bool matches(const nlohmann::json& object) const {
+    return labels.matches(object) && fields.matches(object);
+  }
+  bool empty() const { return labels.empty() && fields.empty(); }
 };
 
 }  // namespace eslease::kubeemu

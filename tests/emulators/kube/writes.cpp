@@ -36,6 +36,120 @@ bool same_ownership(const std::vector<ManagerEntry>& a, const std::vector<Manage
   return true;
 }
 
+// The object a PUT or PATCH stores: through /status only the status changes; otherwise the
+// metadata the server owns (and, with a status subresource, the status) stays as stored.
+json updated_object(const ResourceType& type, const std::string& version, bool status_write, const json& old,
+                    json desired) {
+  if (status_write) {
+    json next = old;
+    copy_or_erase(next, desired, "status");
+    return next;
+  }
+  json next = std::move(desired);
+  json& meta = next["metadata"];
+  const json& old_meta = old["metadata"];
+  for (const char* key : {"name", "namespace", "uid", "creationTimestamp", "deletionTimestamp",
+                          "deletionGracePeriodSeconds", "generation"}) {
+    copy_or_erase(meta, old_meta, key);
+  }
+  next["kind"] = type.kind;
+  if (type.has_status_subresource(version)) copy_or_erase(next, old, "status");
+  return next;
+}
+
+// No new finalizers while an object is being deleted (422).
+std::optional<ApiError> new_finalizer_refusal(const ResourceType& type, const std::string& name,
+                                              const json& old, const json& next) {
+  if (!old["metadata"].contains("deletionTimestamp")) return std::nullopt;
+  const auto before = finalizers_of(old);
+  for (const auto& f : finalizers_of(next)) {
+    if (std::find(before.begin(), before.end(), f) == before.end()) {
+      return invalid(type.group, type.kind, name,
+                     {{"FieldValueForbidden",
+                       "Forbidden: no new finalizers can be added if the object is being deleted, found "
+                       "new finalizers []string{" +
+                           json(f).dump() + "}",
+                       "metadata.finalizers"}});
+    }
+  }
+  return std::nullopt;
+}
+
+// A body's managedFields of [{}] clears them, as kube-apiserver allows; otherwise the server
+// keeps its own record.
+bool clears_managed_fields(const json& desired) {
+  const json* sent_fields = desired.contains("metadata") && desired["metadata"].is_object() &&
+                                    desired["metadata"].contains("managedFields")
+                                ? &desired["metadata"]["managedFields"]
+                                : nullptr;
+  return sent_fields && *sent_fields == json::array({json::object()});
+}
+
+// A CRD as updated, defaulted, and what its validation refuses.
+std::optional<ApiError> defaulted_crd_refusal(const std::string& name, json& crd) {
+  default_crd(crd);
+  auto causes = schema::validate_crd(crd);
+  if (causes.empty()) return std::nullopt;
+  return invalid("apiextensions.k8s.io", "CustomResourceDefinition", name, to_causes(causes));
+}
+
+// shouldDeleteDuringUpdate: removing the last finalizer removes the object only once its
+// deletion no longer waits on a grace period (a terminating pod waits for its kubelet).
+bool deletes_during_update(const json& old, const json& next) {
+  const json& old_meta = old["metadata"];
+  const auto old_grace = old_meta.find("deletionGracePeriodSeconds");
+  return old_meta.contains("deletionTimestamp") && !finalizers_of(old).empty() &&
+         finalizers_of(next).empty() && old_grace != old_meta.end() && old_grace->is_number_integer() &&
+         *old_grace == 0;
+}
+
+// The namespace of a created object (the request's), and no resourceVersion from the client.
+std::optional<ApiError> place_new_object(const ResourceType& type, const std::string& ns, json& meta) {
+  if (type.namespaced) {
+    const std::string body_ns = meta.value("namespace", "");
+    if (!body_ns.empty() && body_ns != ns) {
+      return bad_request(
+          "the namespace of the provided object does not match the namespace sent on the request");
+    }
+    meta["namespace"] = ns;
+  } else {
+    meta.erase("namespace");
+  }
+  if (meta.contains("resourceVersion") && !meta["resourceVersion"].is_null() &&
+      meta["resourceVersion"] != "") {
+    return bad_request("resourceVersion should not be set on objects to be created");
+  }
+  return std::nullopt;
+}
+
+// The name of a created object, generated from generateName when it has none; "" if neither.
+std::string name_new_object(json& meta) {
+  std::string name = meta.value("name", "");
+  const std::string generate = meta.value("generateName", "");
+  if (name.empty() && !generate.empty()) {
+    name = generate_name(generate);
+    meta["name"] = name;
+  }
+  return name;
+}
+
+// The status a created pod or namespace starts with.
+void start_builtin_status(const std::string& id, bool simulate_kubelet, const std::string& name,
+                          json& object) {
+  if (id == "/pods" && simulate_kubelet) {
+    // As the pod strategy does; the simulated kubelet takes it from there.
+    reset_created_pod_status(object);
+  } else if (id == "/pods") {
+    // No kubelet: the status given is kept, so tests can seed Ready pods.
+    if (!object.contains("status") || !object["status"].is_object()) object["status"] = json::object();
+    if (!object["status"].contains("phase")) object["status"]["phase"] = "Pending";
+  } else if (id == kNamespaceId) {
+    object["metadata"]["labels"]["kubernetes.io/metadata.name"] = name;
+    object["spec"]["finalizers"] = {"kubernetes"};
+    object["status"] = {{"phase", "Active"}};
+  }
+}
+
 }  // namespace
 
 void ApiServer::create(const Call& call, http::ServerResponse& response) {
@@ -57,26 +171,8 @@ std::variant<std::pair<int, json>, ApiError> ApiServer::create_object(
     const Call& call, json object, std::vector<std::string>& warnings,
     const std::vector<ManagerEntry>* applied) {
   json& meta = object["metadata"];
-  if (call.type->namespaced) {
-    const std::string body_ns = meta.value("namespace", "");
-    if (!body_ns.empty() && body_ns != call.ns) {
-      return bad_request(
-          "the namespace of the provided object does not match the namespace sent on the request");
-    }
-    meta["namespace"] = call.ns;
-  } else {
-    meta.erase("namespace");
-  }
-  if (meta.contains("resourceVersion") && !meta["resourceVersion"].is_null() &&
-      meta["resourceVersion"] != "") {
-    return bad_request("resourceVersion should not be set on objects to be created");
-  }
-  std::string name = meta.value("name", "");
-  const std::string generate = meta.value("generateName", "");
-  if (name.empty() && !generate.empty()) {
-    name = generate_name(generate);
-    meta["name"] = name;
-  }
+  if (auto error = place_new_object(*call.type, call.ns, meta)) return *error;
+  const std::string name = name_new_object(meta);
   std::vector<StatusCause> causes;
   if (name.empty()) {
     causes.push_back(
@@ -113,17 +209,8 @@ std::variant<std::pair<int, json>, ApiError> ApiServer::create_object(
     write_managed_fields(object, managers);
   }
   const std::string id = call.type->id();
-  if (id == "/pods" && options_.simulate_kubelet) {
-    // As the pod strategy does; the simulated kubelet takes it from there.
-    reset_created_pod_status(object);
-  } else if (id == "/pods") {
-    // No kubelet: the status given is kept, so tests can seed Ready pods.
-    if (!object.contains("status") || !object["status"].is_object()) object["status"] = json::object();
-    if (!object["status"].contains("phase")) object["status"]["phase"] = "Pending";
-  } else if (id == kNamespaceId) {
-    object["metadata"]["labels"]["kubernetes.io/metadata.name"] = name;
-    object["spec"]["finalizers"] = {"kubernetes"};
-    object["status"] = {{"phase", "Active"}};
+  if (id == "/pods" || id == kNamespaceId) {
+    start_builtin_status(id, options_.simulate_kubelet, name, object);
   } else if (id == kCrdId) {
     default_crd(object);
     if (auto error = register_crd(object)) return *error;
@@ -167,7 +254,7 @@ FieldSet ApiServer::tracked_fields(const Call& call, const json& object) const {
 }
 
 std::variant<std::pair<int, json>, ApiError> ApiServer::commit_update(
-    const Call& call, ObjectPtr current, json desired, std::vector<std::string>& warnings,
+    const Call& call, const ObjectPtr& current, json desired, std::vector<std::string>& warnings,
     const std::vector<ManagerEntry>* applied) {
   const json& old = *current;
   const auto& type = *call.type;
@@ -176,53 +263,17 @@ std::variant<std::pair<int, json>, ApiError> ApiServer::commit_update(
   if (!wanted_rv.empty() && wanted_rv != meta_string(old, "resourceVersion")) {
     return conflict(type.group, type.plural, name, kModified);
   }
-  // A body's managedFields of [{}] clears them, as kube-apiserver allows; otherwise the
-  // server keeps its own record.
-  const json* sent_fields = desired.contains("metadata") && desired["metadata"].is_object() &&
-                                    desired["metadata"].contains("managedFields")
-                                ? &desired["metadata"]["managedFields"]
-                                : nullptr;
-  const bool clear_fields = sent_fields && *sent_fields == json::array({json::object()});
-  json next;
-  if (call.subresource == "status") {
-    // Only status may change through /status; everything else is taken from the stored object.
-    next = old;
-    copy_or_erase(next, desired, "status");
-  } else {
-    next = std::move(desired);
-    json& meta = next["metadata"];
-    const json& old_meta = old["metadata"];
-    for (const char* key : {"name", "namespace", "uid", "creationTimestamp", "deletionTimestamp",
-                            "deletionGracePeriodSeconds", "generation"}) {
-      copy_or_erase(meta, old_meta, key);
-    }
-    next["kind"] = type.kind;
-    if (type.has_status_subresource(call.version)) copy_or_erase(next, old, "status");
-  }
+  const bool clear_fields = clears_managed_fields(desired);
+  json next = updated_object(type, call.version, call.subresource == "status", old, std::move(desired));
   if (type.custom) {
     if (auto error = admit_custom(call, next, warnings)) return *error;
   }
-  if (old["metadata"].contains("deletionTimestamp")) {
-    const auto before = finalizers_of(old);
-    for (const auto& f : finalizers_of(next)) {
-      if (std::find(before.begin(), before.end(), f) == before.end()) {
-        return invalid(type.group, type.kind, name,
-                       {{"FieldValueForbidden",
-                         "Forbidden: no new finalizers can be added if the object is being deleted, found "
-                         "new finalizers []string{" +
-                             json(f).dump() + "}",
-                         "metadata.finalizers"}});
-      }
-    }
-  }
+  if (auto error = new_finalizer_refusal(type, name, old, next)) return *error;
   if (type.bumps_generation && spec_changed(old, next)) {
     next["metadata"]["generation"] = old["metadata"].value("generation", 0) + 1;
   }
   if (type.id() == kCrdId && call.subresource.empty()) {
-    default_crd(next);
-    auto causes = schema::validate_crd(next);
-    if (!causes.empty())
-      return invalid("apiextensions.k8s.io", "CustomResourceDefinition", name, to_causes(causes));
+    if (auto error = defaulted_crd_refusal(name, next)) return *error;
   }
   // An update that changes nothing is not written: no new resourceVersion, no event, and
   // managedFields stay as they were.
@@ -246,12 +297,7 @@ std::variant<std::pair<int, json>, ApiError> ApiServer::commit_update(
     write_managed_fields(next, managers);
   }
   const std::string ns = meta_string(old, "namespace");
-  // shouldDeleteDuringUpdate: removing the last finalizer removes the object only once its
-  // deletion no longer waits on a grace period (a terminating pod waits for its kubelet).
-  const json& old_meta = old["metadata"];
-  const auto old_grace = old_meta.find("deletionGracePeriodSeconds");
-  if (old_meta.contains("deletionTimestamp") && !finalizers_of(old).empty() && finalizers_of(next).empty() &&
-      old_grace != old_meta.end() && old_grace->is_number_integer() && *old_grace == 0) {
+  if (deletes_during_update(old, next)) {
     auto gone = store_.erase(type.id(), ns, name);
     if (type.id() == kCrdId) unregister_crd(*gone);
     return std::make_pair(200, present(call, *gone));

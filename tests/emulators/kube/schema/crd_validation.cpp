@@ -259,9 +259,6 @@ class CrdValidator {
       return;
     }
     const std::string type = string_member(schema, "type");
-    const bool int_or_string = flag(schema, "x-kubernetes-int-or-string");
-    const bool preserve = flag(schema, "x-kubernetes-preserve-unknown-fields");
-    const bool embedded = flag(schema, "x-kubernetes-embedded-resource");
     static const std::set<std::string> kTypes = {"object", "array", "string", "integer", "number", "boolean"};
     if (!type.empty() && !kTypes.count(type)) {
       causes.push_back(not_supported(
@@ -269,6 +266,15 @@ class CrdValidator {
     }
     if (type == "array" && !items_schema(schema))
       causes.push_back(required(path + ".items", "must be specified"));
+    validate_structural_children(schema, path);
+    validate_forbidden_keywords(schema, path);
+    validate_type_rules(schema, type, level, path);
+    validate_list_type(schema, type, path);
+    validate_junctors(schema, path);
+  }
+
+  // items, properties and additionalProperties.
+  void validate_structural_children(const json& schema, const std::string& path) {
     if (const auto* items = items_schema(schema)) validate_structural(*items, Level::kItem, path + ".items");
     if (const auto* properties = member(schema, "properties"); properties && properties->is_object()) {
       for (const auto& [name, sub] : properties->items()) {
@@ -276,17 +282,20 @@ class CrdValidator {
       }
     }
     const auto* additional = member(schema, "additionalProperties");
-    if (additional) {
-      if (member(schema, "properties")) {
-        causes.push_back(forbidden(path + ".additionalProperties",
-                                   "additionalProperties and properties are mutual exclusive"));
-      }
-      if (additional->is_boolean() && !additional->get<bool>()) {
-        causes.push_back(forbidden(path + ".additionalProperties", "must not be false"));
-      }
-      if (additional->is_object())
-        validate_structural(*additional, Level::kField, path + ".additionalProperties");
+    if (!additional) return;
+    if (member(schema, "properties")) {
+      causes.push_back(forbidden(path + ".additionalProperties",
+                                 "additionalProperties and properties are mutual exclusive"));
     }
+    if (additional->is_boolean() && !additional->get<bool>()) {
+      causes.push_back(forbidden(path + ".additionalProperties", "must not be false"));
+    }
+    if (additional->is_object())
+      validate_structural(*additional, Level::kField, path + ".additionalProperties");
+  }
+
+  // $ref, uniqueItems and a pattern that is no regular expression.
+  void validate_forbidden_keywords(const json& schema, const std::string& path) {
     if (member(schema, "$ref")) causes.push_back(forbidden(path + ".$ref", "$ref is not supported"));
     if (flag(schema, "uniqueItems")) {
       causes.push_back(
@@ -298,6 +307,15 @@ class CrdValidator {
         causes.push_back(invalid(path + ".pattern", *pattern, "must be a valid regular expression"));
       }
     }
+  }
+
+  // What the type must be beside x-kubernetes-int-or-string, -preserve-unknown-fields and
+  // -embedded-resource, and where it may be left empty.
+  void validate_type_rules(const json& schema, const std::string& type, Level level,
+                           const std::string& path) {
+    const bool int_or_string = flag(schema, "x-kubernetes-int-or-string");
+    const bool preserve = flag(schema, "x-kubernetes-preserve-unknown-fields");
+    const bool embedded = flag(schema, "x-kubernetes-embedded-resource");
     if (int_or_string && !type.empty()) {
       causes.push_back(invalid(path + ".type", type, "must be empty if x-kubernetes-int-or-string is true"));
     }
@@ -325,8 +343,6 @@ class CrdValidator {
                                 "must not be empty if x-kubernetes-embedded-resource is true without "
                                 "x-kubernetes-preserve-unknown-fields"));
     }
-    validate_list_type(schema, type, path);
-    validate_junctors(schema, path);
   }
 
   void validate_list_type(const json& schema, const std::string& type, const std::string& path) {

@@ -133,9 +133,9 @@ std::string go_float(double value) {
     return out + exp_buffer;
   }
   if (exponent < 0) {
-    return out + "0." + std::string(static_cast<size_t>(-exponent - 1), '0') + digits;
+    return out + "0." + std::string(static_cast<size_t>(-exponent) - 1, '0') + digits;
   }
-  const auto integer_digits = static_cast<size_t>(exponent + 1);
+  const auto integer_digits = static_cast<size_t>(exponent) + 1;
   if (digits.size() <= integer_digits) return out + digits + std::string(integer_digits - digits.size(), '0');
   return out + digits.substr(0, integer_digits) + "." + digits.substr(integer_digits);
 }

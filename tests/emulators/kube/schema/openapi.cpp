@@ -35,10 +35,8 @@ std::string reversed_group(const std::string& group) {
   return out;
 }
 
-json object_meta_schemas() {
-  const json string_map = {{"type", "object"},
-                           {"additionalProperties", {{"type", "string"}, {"default", ""}}}};
-  json schemas = json::object();
+// Time, FieldsV1, OwnerReference and ManagedFieldsEntry: the types ObjectMeta refers to.
+void add_meta_field_types(json& schemas) {
   schemas[std::string(kMeta) + "Time"] = {
       {"type", "string"}, {"format", "date-time"}, {"description", "RFC 3339 date and time in UTC."}};
   schemas[std::string(kMeta) + "FieldsV1"] = {{"type", "object"},
@@ -63,6 +61,11 @@ json object_meta_schemas() {
         {"operation", {{"type", "string"}}},
         {"subresource", {{"type", "string"}}},
         {"time", {{"allOf", {{{"$ref", meta_ref("Time")}}}}}}}}};
+}
+
+void add_object_and_list_meta(json& schemas) {
+  const json string_map = {{"type", "object"},
+                           {"additionalProperties", {{"type", "string"}, {"default", ""}}}};
   const json finalizers = {{"type", "array"},
                            {"items", {{"type", "string"}, {"default", ""}}},
                            {"x-kubernetes-list-type", "set"},
@@ -101,6 +104,10 @@ json object_meta_schemas() {
         {"remainingItemCount", {{"type", "integer"}, {"format", "int64"}}},
         {"resourceVersion", {{"type", "string"}}},
         {"selfLink", {{"type", "string"}}}}}};
+}
+
+// Status with its details and causes, DeleteOptions with its preconditions, and Patch.
+void add_status_types(json& schemas) {
   schemas[std::string(kMeta) + "StatusCause"] = {{"type", "object"},
                                                  {"properties",
                                                   {{"field", {{"type", "string"}}},
@@ -147,6 +154,13 @@ json object_meta_schemas() {
                                            {"description",
                                             "Patch is provided to give a concrete name and type "
                                             "to the Kubernetes PATCH request body."}};
+}
+
+json object_meta_schemas() {
+  json schemas = json::object();
+  add_meta_field_types(schemas);
+  add_object_and_list_meta(schemas);
+  add_status_types(schemas);
   return schemas;
 }
 
@@ -245,6 +259,32 @@ json list_schema(const std::string& item_ref, const json& list_gvk) {
           {"x-kubernetes-group-version-kind", json::array({list_gvk})}};
 }
 
+// The query parameters of list, watch and deletecollection.
+json list_query_parameters() {
+  return json::array(
+      {query_parameter("continue", "string",
+                       "The continue option should be set when retrieving more results."),
+       query_parameter("fieldSelector", "string",
+                       "A selector to restrict the list of returned objects by fields."),
+       query_parameter("labelSelector", "string",
+                       "A selector to restrict the list of returned objects by labels."),
+       query_parameter("limit", "integer", "The maximum number of responses to return for a list call."),
+       query_parameter("resourceVersion", "string",
+                       "Constrains the resource versions a request may be served from."),
+       query_parameter("watch", "boolean", "Watch for changes to the described resources.")});
+}
+
+// GET, PUT and PATCH of the status subresource.
+json status_path(const std::string& suffix, const json& gvk, const std::string& item_ref,
+                 const json& parameters, const json& body) {
+  return {
+      {"parameters", parameters},
+      {"get", operation("read" + suffix + "Status", "get", gvk, item_ref)},
+      {"put", operation("replace" + suffix + "Status", "put", gvk, item_ref, write_parameters(false), body)},
+      {"patch",
+       operation("patch" + suffix + "Status", "patch", gvk, item_ref, write_parameters(true), patch_body())}};
+}
+
 void add_resource(json& document, const std::string& group, const std::string& version, const json& crd,
                   const json& version_entry) {
   const json& names = crd["spec"]["names"];
@@ -268,17 +308,7 @@ void add_resource(json& document, const std::string& group, const std::string& v
   const json name_parameter = path_parameter("name", "name of the " + kind);
   json scope_parameters = json::array();
   if (namespaced) scope_parameters.push_back(path_parameter("namespace", "object name and auth scope"));
-  const json list_parameters = json::array(
-      {query_parameter("continue", "string",
-                       "The continue option should be set when retrieving more results."),
-       query_parameter("fieldSelector", "string",
-                       "A selector to restrict the list of returned objects by fields."),
-       query_parameter("labelSelector", "string",
-                       "A selector to restrict the list of returned objects by labels."),
-       query_parameter("limit", "integer", "The maximum number of responses to return for a list call."),
-       query_parameter("resourceVersion", "string",
-                       "Constrains the resource versions a request may be served from."),
-       query_parameter("watch", "boolean", "Watch for changes to the described resources.")});
+  const json list_parameters = list_query_parameters();
   const std::string suffix = kind + (namespaced ? "Namespaced" : "");
   const json body = {{"content", json_content(item_ref)}, {"required", true}};
   auto& paths = document["paths"];
@@ -298,13 +328,7 @@ void add_resource(json& document, const std::string& group, const std::string& v
       {"delete", operation("delete" + suffix, "delete", gvk, meta_ref("Status"))}};
   const json* subresources = member(version_entry, "subresources");
   if (subresources && member(*subresources, "status")) {
-    paths[collection + "/{name}/status"] = {
-        {"parameters", item_parameters},
-        {"get", operation("read" + suffix + "Status", "get", gvk, item_ref)},
-        {"put",
-         operation("replace" + suffix + "Status", "put", gvk, item_ref, write_parameters(false), body)},
-        {"patch", operation("patch" + suffix + "Status", "patch", gvk, item_ref, write_parameters(true),
-                            patch_body())}};
+    paths[collection + "/{name}/status"] = status_path(suffix, gvk, item_ref, item_parameters, body);
   }
   if (namespaced) {
     paths[base + plural] = {

@@ -66,7 +66,7 @@ Cause type_failure(const std::string& path, const std::string& expected, const s
 
 // A composite (oneOf/anyOf/allOf/not) failure: not a *Validation error, so apiextensions
 // reports it on the nil root path with an empty value.
-Cause composite_failure(std::string message) {
+Cause composite_failure(const std::string& message) {
   return invalid("<nil>", "", message);
 }
 
@@ -133,48 +133,10 @@ class Validator {
   Result validate_composition(const json& schema, const json& data, const std::string& path) const {
     Result main;
     if (const auto* any_of = member(schema, "anyOf"); any_of && any_of->is_array() && !any_of->empty()) {
-      std::optional<Result> best_failure;
-      bool succeeded = false;
-      for (const auto& branch : *any_of) {
-        Result result = validate(branch, data, path);
-        if (result.valid()) {
-          succeeded = true;
-          best_failure.reset();
-          main.merge(std::move(result));
-          break;
-        }
-        if (!best_failure || result.match_count > best_failure->match_count) best_failure = std::move(result);
-      }
-      if (!succeeded)
-        main.add(composite_failure(go_quote(path) + " must validate at least one schema (anyOf)"));
-      if (best_failure) main.merge(std::move(*best_failure));
+      validate_any_of(*any_of, data, path, main);
     }
     if (const auto* one_of = member(schema, "oneOf"); one_of && one_of->is_array() && !one_of->empty()) {
-      std::optional<Result> best_failure;
-      std::optional<Result> first_success;
-      int validated = 0;
-      for (const auto& branch : *one_of) {
-        Result result = validate(branch, data, path);
-        if (result.valid()) {
-          ++validated;
-          best_failure.reset();
-          if (!first_success) first_success = std::move(result);
-          continue;
-        }
-        if (validated == 0 && (!best_failure || result.match_count > best_failure->match_count)) {
-          best_failure = std::move(result);
-        }
-      }
-      if (validated != 1) {
-        const std::string found = validated == 0
-                                      ? "Found none valid"
-                                      : "Found " + std::to_string(validated) + " valid alternatives";
-        main.add(
-            composite_failure(go_quote(path) + " must validate one and only one schema (oneOf). " + found));
-        if (best_failure) main.merge(std::move(*best_failure));
-      } else if (first_success) {
-        main.merge(std::move(*first_success));
-      }
+      validate_one_of(*one_of, data, path, main);
     }
     if (const auto* all_of = member(schema, "allOf"); all_of && all_of->is_array() && !all_of->empty()) {
       size_t validated = 0;
@@ -195,6 +157,53 @@ class Validator {
     }
     ++main.match_count;
     return main;
+  }
+
+  // The first branch that validates, else the failure of the branch that matched most.
+  void validate_any_of(const json& branches, const json& data, const std::string& path, Result& main) const {
+    std::optional<Result> best_failure;
+    bool succeeded = false;
+    for (const auto& branch : branches) {
+      Result result = validate(branch, data, path);
+      if (result.valid()) {
+        succeeded = true;
+        best_failure.reset();
+        main.merge(std::move(result));
+        break;
+      }
+      if (!best_failure || result.match_count > best_failure->match_count) best_failure = std::move(result);
+    }
+    if (!succeeded)
+      main.add(composite_failure(go_quote(path) + " must validate at least one schema (anyOf)"));
+    if (best_failure) main.merge(std::move(*best_failure));
+  }
+
+  // Exactly one branch must validate.
+  void validate_one_of(const json& branches, const json& data, const std::string& path, Result& main) const {
+    std::optional<Result> best_failure;
+    std::optional<Result> first_success;
+    int validated = 0;
+    for (const auto& branch : branches) {
+      Result result = validate(branch, data, path);
+      if (result.valid()) {
+        ++validated;
+        best_failure.reset();
+        if (!first_success) first_success = std::move(result);
+        continue;
+      }
+      if (validated == 0 && (!best_failure || result.match_count > best_failure->match_count)) {
+        best_failure = std::move(result);
+      }
+    }
+    if (validated != 1) {
+      const std::string found =
+          validated == 0 ? "Found none valid" : "Found " + std::to_string(validated) + " valid alternatives";
+      main.add(
+          composite_failure(go_quote(path) + " must validate one and only one schema (oneOf). " + found));
+      if (best_failure) main.merge(std::move(*best_failure));
+    } else if (first_success) {
+      main.merge(std::move(*first_success));
+    }
   }
 
   // Stops at the first failing check, as kube-openapi's stringValidator does.

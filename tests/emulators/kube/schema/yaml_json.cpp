@@ -50,12 +50,13 @@ json resolve_plain_scalar(const std::string& text) {
   return text;
 }
 
-json to_json(const YAML::Node& node, int depth) {
-  if (depth > 200) throw YAML::Exception(YAML::Mark::null_mark(), "document nested too deeply");
+// nullopt for a document nested deeper than 200 levels.
+std::optional<json> to_json(const YAML::Node& node, int depth) {
+  if (depth > 200) return std::nullopt;
   switch (node.Type()) {
     case YAML::NodeType::Null:
     case YAML::NodeType::Undefined:
-      return nullptr;
+      return json(nullptr);
     case YAML::NodeType::Scalar:
       // Quoted or explicitly tagged scalars are strings; only plain scalars are resolved.
       if (node.Tag() == "?") return resolve_plain_scalar(node.Scalar());
@@ -64,20 +65,26 @@ json to_json(const YAML::Node& node, int depth) {
       return node.Scalar();
     case YAML::NodeType::Sequence: {
       json out = json::array();
-      for (const auto& item : node) out.push_back(to_json(item, depth + 1));
+      for (const auto& item : node) {
+        auto value = to_json(item, depth + 1);
+        if (!value) return std::nullopt;
+        out.push_back(std::move(*value));
+      }
       return out;
     }
     case YAML::NodeType::Map: {
       json out = json::object();
       for (const auto& entry : node) {
-        const json key = to_json(entry.first, depth + 1);
-        std::string key_text = key.is_string() ? key.get<std::string>() : key.dump();
-        out[key_text] = to_json(entry.second, depth + 1);
+        const auto key = to_json(entry.first, depth + 1);
+        auto value = to_json(entry.second, depth + 1);
+        if (!key || !value) return std::nullopt;
+        const std::string key_text = key->is_string() ? key->get<std::string>() : key->dump();
+        out[key_text] = std::move(*value);
       }
       return out;
     }
   }
-  return nullptr;
+  return json(nullptr);
 }
 
 }  // namespace
@@ -95,7 +102,9 @@ std::optional<std::vector<nlohmann::json>> yaml_documents_to_json(const std::str
     std::vector<nlohmann::json> documents;
     for (const auto& node : YAML::LoadAll(yaml_text)) {
       if (node.IsNull()) continue;
-      documents.push_back(to_json(node, 0));
+      auto document = to_json(node, 0);
+      if (!document) return std::nullopt;
+      documents.push_back(std::move(*document));
     }
     return documents;
   } catch (const std::exception&) {

@@ -1,6 +1,8 @@
 // Drives ApiServer in memory: a recording ServerResponse and a request helper.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
@@ -158,5 +160,15 @@ inline nlohmann::json lease(const std::string& name) {
           {"metadata", {{"name", name}}},
           {"spec", {{"holderIdentity", "a"}}}};
 }
+
+// An ApiServer driven in memory; install_widgets() registers widget_crd().
+class ApiServerTest : public ::testing::Test {
+ protected:
+  void install_widgets() {
+    auto reply = call(api, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", widget_crd());
+    ASSERT_EQ(reply.status, 201) << reply.body.dump();
+  }
+  ApiServer api{ApiServerOptions{}};
+};
 
 }  // namespace eslease::kubeemu::testing

@@ -28,7 +28,7 @@ json deployment(int replicas, json containers = json::array({{{"name", "app"}, {
         {"template", {{"metadata", {{"labels", {{"app", "d"}}}}}, {"spec", {{"containers", containers}}}}}}}};
 }
 
-json config_map(json data, json labels = json::object()) {
+json config_map(const json& data, const json& labels = json::object()) {
   json cm = {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "c"}}}, {"data", data}};
   if (!labels.empty()) cm["metadata"]["labels"] = labels;
   return cm;

@@ -24,7 +24,7 @@ std::uint64_t applied_unanswered(ApiServer& api) {
   return call(api, "GET", "/_emulator/stats").body["kube_write_applied_unanswered"].get<std::uint64_t>();
 }
 
-json after_apply(const std::string& verb, const std::string& resource, json extra) {
+json after_apply(const std::string& verb, const std::string& resource, const json& extra) {
   json rule = {{"verb", verb}, {"resource", resource}, {"phase", "after_apply"}, {"count", 1}};
   rule.update(extra);
   return rule;

@@ -5,10 +5,8 @@
 // DeleteOptions client-go sends.
 #include <gtest/gtest.h>
 
-#include <chrono>
-#include <thread>
-
 #include "emulators/kube/tests/api_test_support.h"
+#include "support/wait.h"
 
 namespace eslease::kubeemu {
 namespace {
@@ -47,12 +45,7 @@ class KubeGarbageCollectionTest : public ::testing::Test {
   int status_of(const std::string& url) { return call(api, "GET", url).status; }
   // Waits, up to a deadline, for `url` to answer `status`.
   bool becomes(const std::string& url, int status) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (status_of(url) == status) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    return false;
+    return eslease::testing::wait_until([&] { return status_of(url) == status; });
   }
   testing::Reply remove(const std::string& url, const json& options = nullptr) {
     return call(api, "DELETE", url, options);
@@ -84,13 +77,11 @@ TEST_F(KubeGarbageCollectionTest, ADependentWithAnotherOwnerLeftOnlyLosesTheRefe
   json b = owner("b");
   dependent("dep", json::array({reference(a), reference(b)}));
   ASSERT_EQ(remove(kConfigMaps + "/a").status, 200);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   json refs;
-  while (std::chrono::steady_clock::now() < deadline) {
+  eslease::testing::wait_until([&] {
     refs = call(api, "GET", kLeases + "/dep").body["metadata"]["ownerReferences"];
-    if (refs.size() == 1) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+    return refs.size() == 1;
+  });
   EXPECT_EQ(refs, json::array({reference(b)}));
 }
 
@@ -114,13 +105,10 @@ TEST_F(KubeGarbageCollectionTest, ForegroundKeepsTheOwnerUntilItsBlockingDepende
   EXPECT_TRUE(becomes(kLeases + "/plain", 404));
   auto blocking = call(api, "GET", kLeases + "/blocking");
   ASSERT_EQ(blocking.status, 200);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!blocking.body["metadata"].contains("deletionTimestamp") &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_TRUE(eslease::testing::wait_until([&] {
     blocking = call(api, "GET", kLeases + "/blocking");
-  }
-  EXPECT_TRUE(blocking.body["metadata"].contains("deletionTimestamp"));
+    return blocking.body["metadata"].contains("deletionTimestamp");
+  }));
   EXPECT_EQ(status_of(kConfigMaps + "/owner"), 200);
   // Its finalizer done, the dependent goes, and then the owner.
   ASSERT_EQ(call(api, "PATCH", kLeases + "/blocking", {{"metadata", {{"finalizers", nullptr}}}},
