@@ -154,7 +154,9 @@ LeaseView decode_lease_view(const json& object) {
 
 int acquire_timeout_for_wait(Millis wait) {
   constexpr long long kMaxSeconds = std::numeric_limits<int>::max() - 1;
-  const long long seconds = std::min(kMaxSeconds, (std::max<long long>(wait.count(), 0) + 999) / 1000);
+  // Whole seconds, rounded up, without the overflow `count + 999` meets at Millis::max().
+  const long long millis = std::max<long long>(wait.count(), 0);
+  const long long seconds = std::min(kMaxSeconds, millis / 1000 + (millis % 1000 != 0 ? 1 : 0));
   return static_cast<int>(seconds) + 1;
 }
 
