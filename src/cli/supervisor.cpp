@@ -1,12 +1,14 @@
 #include "cli/supervisor.h"
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <ostream>
 
 #include "cli/exit_codes.h"
@@ -77,6 +79,16 @@ class RunningCommand {
 
   void signal_group(int signal_number) const { kill(-pid_, signal_number); }
   bool stopping() const { return stopping_; }
+  // Stopped because the lock was lost or could not be confirmed (not merely the leftovers of
+  // a command that ended by itself).
+  bool stopped_for_lock() const { return stopped_for_lock_; }
+  void stop_for_lock(MonoTime deadline) {
+    stopped_for_lock_ = true;
+    stop(deadline);
+  }
+  // Some process of the group is still running (or not yet reaped).
+  // A member we may not signal (it changed its user) still counts: we cannot stop it.
+  bool group_alive() const { return kill(-pid_, 0) == 0 || errno == EPERM; }
 
   // SIGTERM now (once), SIGKILL at `deadline` at the latest.
   void stop(MonoTime deadline) {
@@ -97,8 +109,9 @@ class RunningCommand {
 
  private:
   pid_t pid_;
-  bool stopping_ = false;  // stopped because of the lock
+  bool stopping_ = false;  // asked to stop
   bool killed_ = false;
+  bool stopped_for_lock_ = false;
   MonoTime kill_at_{};
 };
 
@@ -111,13 +124,24 @@ void check_hold(Hold& hold, Clock& clock, const SuperviseOptions& options, std::
   if (state.lost && !lost) {
     lost = true;
     err << "eslease: " << state.why << "; stopping the command\n";
-    command.stop(std::min(now + options.grace, state.confirmed_until));
+    command.stop_for_lock(std::min(now + options.grace, state.confirmed_until));
   }
-  if (!command.stopping() && now + options.grace >= state.confirmed_until) {
+  if (!command.stopped_for_lock() && now + options.grace >= state.confirmed_until) {
     err << "eslease: cannot confirm lock " << options.lock_id << " before it expires; stopping the command\n";
-    command.stop(state.confirmed_until);
+    command.stop_for_lock(state.confirmed_until);
   }
   command.kill_when_due(now);
+}
+
+// Reaps every child that has exited: the command, and (as a subreaper) whatever it started
+// and left behind. Records the command's own status once it has exited.
+void reap_children(pid_t command_pid, std::optional<int>& command_status) {
+  for (;;) {
+    int status = 0;
+    const pid_t reaped = waitpid(-1, &status, WNOHANG);
+    if (reaped <= 0) return;
+    if (reaped == command_pid) command_status = status;
+  }
 }
 
 }  // namespace
@@ -125,6 +149,10 @@ void check_hold(Hold& hold, Clock& clock, const SuperviseOptions& options, std::
 int supervise(Hold& hold, Clock& clock, const SuperviseOptions& options, std::ostream& err) {
   ChildArguments child = child_arguments(options.command, options.environment);
   SignalCatcher signals;  // forwarded to the command below
+  // Processes the command starts and leaves behind become our children when it exits, so we
+  // can see them go and reap them, whatever the container's init does.
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  signal(SIGCHLD, SIG_DFL);  // an inherited SIG_IGN would reap the command before we see its status
   const pid_t pid = fork();
   if (pid < 0) {
     err << "eslease: cannot start " << options.command[0] << ": " << std::strerror(errno) << "\n";
@@ -136,24 +164,28 @@ int supervise(Hold& hold, Clock& clock, const SuperviseOptions& options, std::os
   setpgid(pid, pid);  // also here: whichever runs first, the group exists before any kill
   RunningCommand command(pid);
   bool lost = false;
-  int wait_status = 0;
+  std::optional<int> wait_status;
+  // The lock is let go of only when nothing of the command's group runs any more: a process
+  // it left running in the background would otherwise work on beside the next holder.
   for (;;) {
-    const pid_t waited = waitpid(pid, &wait_status, WNOHANG);
-    if (waited == pid) break;
-    if (waited < 0 && errno != EINTR) {
-      err << "eslease: lost track of the command: " << std::strerror(errno) << "\n";
+    reap_children(pid, wait_status);
+    if (!wait_status && !command.group_alive()) {
+      err << "eslease: lost track of the command\n";
       wait_status = 1 << 8;
-      break;
+    }
+    if (wait_status && !command.group_alive()) break;
+    if (wait_status && !command.stopping()) {
+      err << "eslease: the command exited, but processes it started still run; stopping them before "
+             "letting go of lock "
+          << options.lock_id << "\n";
+      command.stop(std::min(clock.monotonic() + options.grace, hold.check().confirmed_until));
     }
     if (const int forwarded = signals.take(); forwarded != 0) command.signal_group(forwarded);
     check_hold(hold, clock, options, err, command, lost);
     clock.sleep_for(Millis(20), {});
   }
-
-  // The command is gone; anything it started must not outlive a lock we no longer confirm.
-  if (command.stopping()) command.signal_group(SIGKILL);
   hold.finish(lost);
-  return command.stopping() ? kExitLockLost : exit_code_of(wait_status);
+  return command.stopped_for_lock() ? kExitLockLost : exit_code_of(*wait_status);
 }
 
 }  // namespace eslease::cli

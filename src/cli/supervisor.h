@@ -26,9 +26,8 @@ class Hold {
   // Called on the supervisor's thread on every turn of its loop (every 20 ms): it reports and
   // must not block; renewing or following happens on the hold's own thread.
   virtual State check() = 0;
-  // Once the command has exited (and, when it was stopped for the lock, its process group
-  // has been killed): give the lock up if still ours. A command that exits by itself is not
-  // followed into what it left running in its group.
+  // Once the command and everything it left running in its process group have exited: give
+  // the lock up if still ours.
   virtual void finish(bool lost) = 0;
 };
 
@@ -43,8 +42,10 @@ struct SuperviseOptions {
 // and at the latest when the hold's confirmation ends) when the hold is lost or cannot be
 // confirmed `grace` before it ends, forwards SIGINT/SIGTERM (the command runs in its own
 // process group and every signal goes to the whole group), and finishes the hold once the
-// command has exited. Returns kExitLockLost when the command was stopped for the lock, else
-// the command's exit code (128 + signal when killed; 127 when it cannot be started).
+// command has exited and nothing of its group runs any more: what the command left running
+// is stopped the same way (SIGTERM, SIGKILL `grace` later) before the lock is let go of. Returns
+// kExitLockLost when the command was stopped for the lock, else the command's exit code (128 + signal when
+// killed; 127 when it cannot be started).
 int supervise(Hold& hold, Clock& clock, const SuperviseOptions& options, std::ostream& err);
 
 }  // namespace eslease::cli
