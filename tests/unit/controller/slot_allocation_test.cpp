@@ -85,8 +85,9 @@ void PrintTo(const AllocationCase& row, std::ostream* out) {
   *out << row.name;
 }
 
-const std::vector<AllocationCase>& cases() {
-  static const std::vector<AllocationCase> rows = {
+// Capacity and access on one lock.
+std::vector<AllocationCase> one_lock_rows() {
+  return {
       {"CapacityReachedTheNextClaimWaits",
        {lock_of("x", "h1 . .")},
        {shared("a", {"x"}, 30), shared("b", {"x"}, 20), shared("c", {"x"}, 10)},
@@ -128,6 +129,12 @@ const std::vector<AllocationCase>& cases() {
        {{"a", "x:1"}},
        {{"b", 0}},
        {{"b", "x: held by r1,a,r3"}}},
+  };
+}
+
+// Lock sets, alone and overlapping, among single claims.
+std::vector<AllocationCase> lock_set_rows() {
+  return {
       {"OverlappingSetsInOppositeOrdersTheHigherRankedGoesFirst",
        {lock_of("x", "."), lock_of("y", ".")},
        {exclusive("a", {"x", "y"}, 20), exclusive("b", {"y", "x"}, 10)},
@@ -170,6 +177,22 @@ const std::vector<AllocationCase>& cases() {
         exclusive("set", {"x", "y"}, 10)},
        {},
        {{"p", 0}, {"q", 0}, {"r", 1}, {"set", 2}}},
+      {"ExclusiveSetTakesEverySlotOfEachLock",
+       {lock_of("x", ". ."), lock_of("y", ".")},
+       {exclusive("e", {"x", "y"}, 10)},
+       {{"e", "x:0 x:1 y:0"}},
+       {}},
+      {"SharedSetTakesTheLowestFreeSlotOfEachLock",
+       {lock_of("x", "r1 . ."), lock_of("y", ". .")},
+       {shared("s", {"y", "x"}, 10)},
+       {{"s", "y:0 x:1"}},
+       {}},
+  };
+}
+
+// Capacity 1 Exclusive is the single-holder queue; claims without a live pod keep nothing.
+std::vector<AllocationCase> single_holder_rows() {
+  return {
       {"CapacityOneExclusiveGoesToTheFirstWaitingLiveClaim",
        {lock_of("x", ".")},
        {without_pod(exclusive("n", {"x"}, 40)), exclusive("a", {"x"}, 30), exclusive("b", {"x"}, 20)},
@@ -187,17 +210,16 @@ const std::vector<AllocationCase>& cases() {
        {{"s", "x:1"}, {"t", "y:0"}},
        {{"w", std::nullopt}},
        {{"w", "x: held by r1"}}},
-      {"ExclusiveSetTakesEverySlotOfEachLock",
-       {lock_of("x", ". ."), lock_of("y", ".")},
-       {exclusive("e", {"x", "y"}, 10)},
-       {{"e", "x:0 x:1 y:0"}},
-       {}},
-      {"SharedSetTakesTheLowestFreeSlotOfEachLock",
-       {lock_of("x", "r1 . ."), lock_of("y", ". .")},
-       {shared("s", {"y", "x"}, 10)},
-       {{"s", "y:0 x:1"}},
-       {}},
   };
+}
+
+const std::vector<AllocationCase>& cases() {
+  static const std::vector<AllocationCase> rows = [] {
+    std::vector<AllocationCase> all = one_lock_rows();
+    for (const auto& more : {lock_set_rows(), single_holder_rows()})
+      all.insert(all.end(), more.begin(), more.end());
+    return all;
+  }();
   return rows;
 }
 
