@@ -113,6 +113,13 @@ LeaseSpec decode_spec(const json& object) {
   if (auto v = bounded("leaseDurationSeconds", 1, 3600)) spec.lease_duration_seconds = *v;
   spec.acquire_timeout_seconds = bounded("acquireTimeoutSeconds", 1, std::numeric_limits<int>::max());
   if (auto v = bounded("livenessGraceSeconds", 0, 3600)) spec.liveness_grace_seconds = *v;
+  if (auto v = bounded("capacity", 1, lock::kMaxCapacity)) spec.capacity = *v;
+  const std::string access = string_at(*s, "access");
+  if (access == "Shared") {
+    spec.access = lock::Access::kShared;
+  } else if (!access.empty() && access != "Exclusive" && spec.problem.empty()) {
+    spec.problem = "spec.access must be Exclusive or Shared";
+  }
   decode_holder_label(*s, spec);
   return spec;
 }
@@ -128,6 +135,7 @@ LeaseStatus decode_status(const json& object) {
   status.fencing_token = string_at(*s, "fencingToken");
   status.acquire_time = time_at(*s, "acquireTime");
   if (auto q = integer_at(*s, "queuePosition")) status.queue_position = static_cast<int>(*q);
+  status.slot = integer_at(*s, "slot");
   status.transitions = integer_at(*s, "transitions").value_or(0);
   if (const json* t = find(*s, "lastTakeover"); t && t->is_object()) {
     status.last_takeover =
@@ -234,6 +242,7 @@ json status_patch(const LeaseStatus& status) {
   s["renewTime"] = nullptr;
   s["expireTime"] = nullptr;
   s["queuePosition"] = status.queue_position ? json(*status.queue_position) : json(nullptr);
+  s["slot"] = status.slot ? json(*status.slot) : json(nullptr);
   s["transitions"] = status.transitions;
   if (status.last_takeover) {
     s["lastTakeover"] = {{"fromPod", status.last_takeover->from_pod},

@@ -14,6 +14,7 @@
 #include "common/clock.h"
 #include "common/text.h"
 #include "controller/selector.h"
+#include "lock/document.h"
 
 namespace eslease::controller {
 
@@ -61,6 +62,9 @@ struct LeaseStatus {
   std::string fencing_token;
   std::optional<WallTime> acquire_time;
   std::optional<int> queue_position;
+  // The lowest slot of the grant, for a lock of capacity above 1 (nullopt otherwise): which
+  // lock document carries it (lock::slot_document_id).
+  std::optional<std::int64_t> slot;
   std::int64_t transitions = 0;
   std::optional<Takeover> last_takeover;
   std::int64_t observed_generation = 0;
@@ -72,6 +76,9 @@ struct LeaseStatus {
 
 struct LeaseSpec {
   std::string lock_name;
+  // The lock's shape (the design's "Lock shapes"): holders at once, and how this claim holds.
+  std::int64_t capacity = 1;
+  lock::Access access = lock::Access::kExclusive;
   std::string pod_name;                   // claim mode
   std::optional<LabelSelector> selector;  // election mode
   Priority priority = Priority::kForeground;
