@@ -1,0 +1,100 @@
+// The reconcile of a lock of capacity above 1 (the design's "Lock shapes"): what a user reads
+// back after each reconcile, from the lock's slot documents and the Lease statuses.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "unit/controller/reconciler_fixture.h"
+
+namespace eslease::controller {
+namespace {
+
+using nlohmann::json;
+using reconciling::kLock;
+using reconciling::ReconcilerTest;
+
+class ShapedReconcilerTest : public ReconcilerTest {
+ protected:
+  // Slot k of the lock as Elasticsearch holds it (nullopt: none).
+  std::optional<lock::LockState> slot(std::int64_t k) {
+    auto read = ours_->read_slots({*lock::parse_lock_id(kLock)}, k + 1);
+    if (!read.ok()) return std::nullopt;
+    return read->front()[static_cast<std::size_t>(k)];
+  }
+};
+
+TEST_F(ShapedReconcilerTest, ASemaphoreGrantsUpToItsCapacityEachOnItsOwnSlot) {
+  for (const char* name : {"a", "b", "c"}) {
+    add_pod(std::string("pod-") + name);
+    add_shaped_claim(name, std::string("pod-") + name, name[0] - 'a', 2, "Shared");
+  }
+  ASSERT_TRUE(reconcile().status.ok());
+  EXPECT_EQ(status("a")["phase"], "Held");
+  EXPECT_EQ(status("b")["phase"], "Held");
+  EXPECT_EQ(status("c")["phase"], "Pending");
+  EXPECT_EQ(status("c")["queuePosition"], 0);
+  EXPECT_EQ(std::set<json>({status("a")["slot"], status("b")["slot"]}), std::set<json>({0, 1}));
+  for (std::int64_t k : {0, 1}) {
+    auto doc = slot(k);
+    ASSERT_TRUE(doc) << "slot " << k;
+    EXPECT_EQ(doc->doc.capacity, 2);
+    EXPECT_EQ(doc->doc.access, lock::Access::kShared);
+    EXPECT_EQ(doc->doc.slot, k);
+  }
+  EXPECT_NE(status("a")["fencingToken"], status("b")["fencingToken"]);
+  EXPECT_EQ(holds("pod-a"), "a=" + status("a")["fencingToken"].get<std::string>());
+}
+
+TEST_F(ShapedReconcilerTest, AnExclusiveClaimHoldsEverySlotWithOneToken) {
+  add_pod("pod-w");
+  add_shaped_claim("writer", "pod-w", 0, 3, "Exclusive");
+  ASSERT_TRUE(reconcile().status.ok());
+  ASSERT_EQ(status("writer")["phase"], "Held");
+  std::set<std::string> grants;
+  for (std::int64_t k : {0, 1, 2}) {
+    auto doc = slot(k);
+    ASSERT_TRUE(doc) << "slot " << k;
+    EXPECT_EQ(doc->doc.lease, "batch/writer");
+    EXPECT_EQ(doc->doc.grant_docs.size(), 3U);
+    grants.insert(doc->doc.grant);
+    EXPECT_LE(doc->token, std::stoll(status("writer")["fencingToken"].get<std::string>()));
+  }
+  EXPECT_EQ(grants.size(), 1U) << "one grant";
+  EXPECT_FALSE(grants.begin()->empty());
+}
+
+TEST_F(ShapedReconcilerTest, ADeletedHolderFreesItsSlotForTheNextClaimAtOnce) {
+  for (const char* name : {"a", "b", "c"}) {
+    add_pod(std::string("pod-") + name);
+    add_shaped_claim(name, std::string("pod-") + name, name[0] - 'a', 2, "Shared");
+  }
+  ASSERT_TRUE(reconcile().status.ok());
+  const json a_before = status("a");
+  const json b_slot = status("b")["slot"];
+  delete_pod("pod-b");
+  ASSERT_TRUE(reconcile().status.ok());
+  EXPECT_EQ(status("c")["phase"], "Held");
+  EXPECT_EQ(status("c")["slot"], b_slot);
+  EXPECT_EQ(status("c")["lastTakeover"]["reason"], "PodDeleted");
+  EXPECT_EQ(status("a")["fencingToken"], a_before["fencingToken"]) << "the other holder keeps its grant";
+}
+
+TEST_F(ShapedReconcilerTest, AWriterWaitsForTheReaderAndIsNotPassedByALaterOne) {
+  add_pod("pod-r1");
+  add_shaped_claim("r1", "pod-r1", 0, 2, "Shared");
+  ASSERT_TRUE(reconcile().status.ok());
+  add_pod("pod-w");
+  add_shaped_claim("w", "pod-w", 1, 2, "Exclusive");
+  add_pod("pod-r2");
+  add_shaped_claim("r2", "pod-r2", 2, 2, "Shared");
+  ASSERT_TRUE(reconcile().status.ok());
+  EXPECT_EQ(status("w")["phase"], "Pending");
+  EXPECT_EQ(status("r2")["phase"], "Pending");
+  delete_pod("pod-r1");
+  ASSERT_TRUE(reconcile().status.ok());
+  EXPECT_EQ(status("w")["phase"], "Held");
+  EXPECT_EQ(status("r2")["phase"], "Pending");
+}
+
+}  // namespace
+}  // namespace eslease::controller
