@@ -166,6 +166,8 @@ json make_claim(const ClaimRequest& request) {
   if (request.lease_duration_seconds) spec["leaseDurationSeconds"] = *request.lease_duration_seconds;
   if (request.acquire_timeout_seconds) spec["acquireTimeoutSeconds"] = *request.acquire_timeout_seconds;
   if (request.liveness_grace_seconds) spec["livenessGraceSeconds"] = *request.liveness_grace_seconds;
+  if (request.capacity != 1) spec["capacity"] = request.capacity;
+  if (request.shared) spec["access"] = "Shared";
   return json{{"apiVersion", kube::resources::eslease_leases().api_version()},
               {"kind", "Lease"},
               {"metadata",

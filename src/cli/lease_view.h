@@ -64,6 +64,9 @@ struct ClaimRequest {
   std::optional<int> lease_duration_seconds;
   std::optional<int> acquire_timeout_seconds;
   std::optional<int> liveness_grace_seconds;
+  // The lock's shape: spec.capacity and spec.access, written only when not the defaults.
+  std::int64_t capacity = 1;
+  bool shared = false;
 };
 
 // acquireTimeoutSeconds for a tool that waits `wait`: the whole seconds of it rounded up,
