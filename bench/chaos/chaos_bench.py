@@ -3,8 +3,8 @@ see it.
 
 Two eslease-controller replicas (leader election) serve locks whose claimants are pods; each
 pod's container is a real `eslease run LOCK --pod POD -- CMD` in Kubernetes mode, and direct-
-mode `eslease --es URL run` processes contend on other locks of the same index, in every lock
-shape (DIRECT_SHAPES): plain locks, a semaphore, a read-write lock and overlapping lock sets. CMD
+mode `eslease --es URL run` processes contend on other locks of the same index in every lock
+shape (DIRECT_SHAPES): plain locks, a semaphore, a read-write lock, overlapping lock sets. CMD
 (critical_section.py) records its critical section and, while in it, writes one document
 per lock to a protected index with its fencing token as external version. Election-mode
 locks are served beside them. The mix (mix.py) then deletes, fails and un-readies pods,
@@ -23,8 +23,8 @@ sections, all of holders skewed beyond the margin, while the protected index acc
 stale write and nothing else was violated.
 
 usage: chaos_bench.py BIN_DIR SOURCE_DIR [--seconds 60] [--locks 8] [--claimants 3]
-                      [--election-locks 3] [--direct-locks 2] [--no-direct-shapes] [--step-ms 60] [--seed N]
-                      [--expect-shape-grants]
+                      [--election-locks 3] [--direct-locks 2] [--no-direct-shapes | --expect-shape-grants]
+                      [--step-ms 60] [--seed N]
                       [--skew-beyond-margin [--expect-skew-violations]] [--history FILE] [--logs DIR]
 """
 
@@ -58,8 +58,6 @@ TIMINGS = Timings(ttl=4, grace=0.5, liveness_grace=1, es_timeout=1.0)
 # Every controller: a client rate that chaos does not throttle, and an Elasticsearch timeout
 # that answers held back by the faults outlast (TIMINGS.es_timeout).
 CONTROLLER_FLAGS = ["--kube-api-qps", "1000", "--kube-api-burst", "2000", "--es-timeout", "1s"]
-# The replicas: a leader election quick enough for a short run; its renew deadline is what
-# lost or late answers to Lease updates bite.
 # The direct-mode claimants beside those of the plain locks dlock-K: (holder, locks, capacity,
 # Shared). dsem is a semaphore of 3 slots; drw a read-write lock of capacity 3; the sets share
 # locks with each other (dpool), with single claims (dlock-0, dlock-1, dsem, drw) and with the
@@ -69,6 +67,8 @@ DIRECT_SHAPES = [("sem-0", ["dsem"], 3, True), ("sem-1", ["dsem"], 3, True), ("s
                  ("read-0", ["drw"], 3, True), ("read-1", ["drw"], 3, True), ("write-0", ["drw"], 3, False),
                  ("set-plain", ["dlock-0", "dlock-1"], 1, False), ("set-shared", ["dsem", "dpool"], 3, True),
                  ("set-writer", ["dpool", "drw"], 3, False)]
+# The replicas: a leader election quick enough for a short run; its renew deadline is what
+# lost or late answers to Lease updates bite.
 ELECTION_FLAGS = ["--leader-elect", "--leader-election-namespace", "default", "--leader-election-lease-duration",
                   "2s", "--leader-election-renew-deadline", "1500ms", "--leader-election-retry-period", "500ms"]
 
@@ -198,17 +198,20 @@ class Cast:
                            self.direct_documents())
 
     def direct_claimants(self):
-        return [DirectClaimant(h.name, ["direct/" + lock for lock in locks], capacity, shared)
-                for h in self.holders.holders.values() if h.mode == "direct"
-                for locks, capacity, shared in [h.shape or ([h.lock], 1, False)]]
+        """[DirectClaimant], their locks named by id ("direct/<lock>") as their journals name them."""
+        claimants = []
+        for h in self.holders.holders.values():
+            if h.mode == "direct":
+                locks, capacity, shared = h.claim()
+                claimants.append(DirectClaimant(h.name, Shape(["direct/" + lock for lock in locks], capacity, shared)))
+        return claimants
 
     def profiles(self):
         """holder name -> HolderProfile, with its claim's shape for a direct holder."""
         t = self.timings
-        return {c.holder: HolderProfile("direct", t.ttl, t.margin, t.grace, self.holders.holders[c.holder].skew,
-                                        Shape(c.locks, c.capacity, c.shared)) for c in self.direct_claimants()} | \
-            {h.name: HolderProfile(h.mode, t.ttl, t.margin, t.grace, h.skew)
-             for h in self.holders.holders.values() if h.mode == "kubernetes"}
+        shapes = {c.holder: c.shape for c in self.direct_claimants()}
+        return {h.name: HolderProfile(h.mode, t.ttl, t.margin, t.grace, h.skew, shapes.get(h.name))
+                for h in self.holders.holders.values()}
 
 
 def protected_versions(env, locks):

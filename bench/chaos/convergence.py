@@ -33,13 +33,12 @@ class Claim:
 
 
 class DirectClaimant:
-    """A claim outside Kubernetes: holder name ("direct/<holder>"), lock ids, capacity, access."""
+    """A claim outside Kubernetes: holder name ("direct/<holder>") and its Shape (lock ids,
+    capacity, access; workload_check.py)."""
 
-    def __init__(self, holder, locks, capacity=1, shared=False):
+    def __init__(self, holder, shape):
         self.holder = holder
-        self.locks = tuple(locks)
-        self.capacity = capacity
-        self.shared = shared
+        self.shape = shape
 
 
 def slot_ids(lock, capacity):
@@ -116,21 +115,22 @@ def _direct_problems(claimants, documents, running, open_sections):
     for c in claimants:
         if c.holder not in running:
             continue
-        mine = {lock: [d for d in slot_ids(lock, c.capacity) if documents.get(d, (None,))[0] == c.holder]
-                for lock in c.locks}
+        shape = c.shape
+        mine = {lock: [d for d in slot_ids(lock, shape.capacity) if documents.get(d, (None,))[0] == c.holder]
+                for lock in shape.locks}
         works = open_sections.get(c.holder) is not None if open_sections is not None else any(mine.values())
         if works:
-            need = 1 if c.shared else c.capacity
+            need = 1 if shape.shared else shape.capacity
             if any(len(held) != need for held in mine.values()):
                 problems.append("%s holds part of its claim: %s" % (c.holder, ", ".join(
                     "%s: %d of %d" % (lock, len(held), need) for lock, held in sorted(mine.items()))))
-        elif not any(_no_room(lock, c, documents) for lock in c.locks):
-            problems.append("%s waits while %s has room for it" % (c.holder, ", ".join(c.locks)))
+        elif not any(_no_room(lock, c.holder, shape, documents) for lock in shape.locks):
+            problems.append("%s waits while %s has room for it" % (c.holder, ", ".join(shape.locks)))
     return problems
 
 
-def _no_room(lock, claimant, documents):
+def _no_room(lock, holder, shape, documents):
     """Whether another holder keeps the claimant off the lock: any slot for an Exclusive claim,
     every slot for a Shared one."""
-    others = [d for d in slot_ids(lock, claimant.capacity) if d in documents and documents[d][0] != claimant.holder]
-    return len(others) == claimant.capacity if claimant.shared else bool(others)
+    others = [d for d in slot_ids(lock, shape.capacity) if d in documents and documents[d][0] != holder]
+    return len(others) == shape.capacity if shape.shared else bool(others)

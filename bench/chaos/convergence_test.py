@@ -9,6 +9,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from convergence import Claim, DirectClaimant, unconverged  # noqa: E402
+from workload_check import Shape  # noqa: E402
 
 NS = "ns"
 
@@ -31,7 +32,7 @@ class ConvergenceTest(unittest.TestCase):
         self.documents = {"ns/job": ("ns/a", "10")}
         self.running = {"ns/a", "ns/b", "ns/c", "direct/h1"}
         self.open = {"ns/a": 10, "direct/h1": 7}
-        self.direct = [DirectClaimant("direct/h1", ["direct/d"])]
+        self.direct = [DirectClaimant("direct/h1", Shape(["direct/d"]))]
         self.direct_documents = {"direct/d": ("direct/h1", "7")}
 
     def problems(self, open_sections=False):
@@ -81,12 +82,12 @@ class DirectShapeConvergenceTest(unittest.TestCase):
     """A plain lock d, a set {d, e}, a semaphore m of capacity 2, a writer of m."""
 
     def setUp(self):
-        self.claimants = [DirectClaimant("direct/h1", ["direct/d"]),
-                          DirectClaimant("direct/s", ["direct/d", "direct/e"]),
-                          DirectClaimant("direct/r1", ["direct/m"], 2, True),
-                          DirectClaimant("direct/r2", ["direct/m"], 2, True),
-                          DirectClaimant("direct/r3", ["direct/m"], 2, True),
-                          DirectClaimant("direct/w", ["direct/m"], 2)]
+        self.claimants = [DirectClaimant("direct/h1", Shape(["direct/d"])),
+                          DirectClaimant("direct/s", Shape(["direct/d", "direct/e"])),
+                          DirectClaimant("direct/r1", Shape(["direct/m"], 2, True)),
+                          DirectClaimant("direct/r2", Shape(["direct/m"], 2, True)),
+                          DirectClaimant("direct/r3", Shape(["direct/m"], 2, True)),
+                          DirectClaimant("direct/w", Shape(["direct/m"], 2))]
         self.documents = {"direct/d": ("direct/h1", "7"), "direct/m": ("direct/r2", "8"),
                           "direct/m#1": ("direct/r1", "9")}
         self.running = {c.holder for c in self.claimants}

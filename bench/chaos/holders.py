@@ -77,6 +77,10 @@ class Holder:
     def running(self):
         return self.proc is not None and self.proc.poll() is None
 
+    def claim(self):
+        """(lock names, capacity, shared) of a direct holder's claim."""
+        return self.shape or ([self.lock], 1, False)
+
 
 def _session(sid):
     """Every live process of the session the tool leads (it was started in a session of its
@@ -240,7 +244,7 @@ class Holders:
                     "--liveness-grace", "%ds" % t.liveness_grace] + timing_flags
             env.update(POD_NAME=holder.pod, POD_NAMESPACE=self.ns, POD_UID=pod_uid)
         else:
-            locks, capacity, shared = holder.shape or ([holder.lock], 1, False)
+            locks, capacity, shared = holder.claim()
             argv = [eslease, "--es", self.env.es_url, "--es-timeout", "%dms" % (t.es_timeout * 1000), "run"]
             argv += list(locks) + ["--namespace", "direct", "--holder", holder.name.split("/", 1)[1],
                                    "--wait", "1h"] + timing_flags
