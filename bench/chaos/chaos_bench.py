@@ -3,7 +3,8 @@ see it.
 
 Two eslease-controller replicas (leader election) serve locks whose claimants are pods; each
 pod's container is a real `eslease run LOCK --pod POD -- CMD` in Kubernetes mode, and direct-
-mode `eslease --es URL run` processes contend on other locks of the same index. CMD
+mode `eslease --es URL run` processes contend on other locks of the same index in every lock
+shape (DIRECT_SHAPES): plain locks, a semaphore, a read-write lock, overlapping lock sets. CMD
 (critical_section.py) records its critical section and, while in it, writes one document
 per lock to a protected index with its fencing token as external version. Election-mode
 locks are served beside them. The mix (mix.py) then deletes, fails and un-readies pods,
@@ -22,7 +23,8 @@ sections, all of holders skewed beyond the margin, while the protected index acc
 stale write and nothing else was violated.
 
 usage: chaos_bench.py BIN_DIR SOURCE_DIR [--seconds 60] [--locks 8] [--claimants 3]
-                      [--election-locks 3] [--direct-locks 2] [--step-ms 60] [--seed N]
+                      [--election-locks 3] [--direct-locks 2] [--no-direct-shapes | --expect-shape-grants]
+                      [--step-ms 60] [--seed N]
                       [--skew-beyond-margin [--expect-skew-violations]] [--history FILE] [--logs DIR]
 """
 
@@ -40,12 +42,14 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "e2e"))
 sys.path.insert(0, os.path.join(HERE, "..", "common"))
 from api_proxy import ApiProxy  # noqa: E402
 from controller_env import Environment, lease, namespace, pod, wait_for  # noqa: E402
-from convergence import Claim, unconverged  # noqa: E402
+from convergence import Claim, DirectClaimant, slot_ids, unconverged  # noqa: E402
 from holders import Holder, Holders, Timings  # noqa: E402
 from mix import Chaos  # noqa: E402
 from recorder import Recorder, call  # noqa: E402
 from safety import check  # noqa: E402
-from workload_check import HolderProfile, check_fencing, check_sections, failing_first, read_journals  # noqa: E402
+from validity import parse_time  # noqa: E402
+from workload_check import (HolderProfile, Shape, check_fencing, check_sections, failing_first,  # noqa: E402
+                            grants_by_shape, read_journals)
 
 NS = "chaos"
 INDEX = "eslease-locks"
@@ -54,6 +58,15 @@ TIMINGS = Timings(ttl=4, grace=0.5, liveness_grace=1, es_timeout=1.0)
 # Every controller: a client rate that chaos does not throttle, and an Elasticsearch timeout
 # that answers held back by the faults outlast (TIMINGS.es_timeout).
 CONTROLLER_FLAGS = ["--kube-api-qps", "1000", "--kube-api-burst", "2000", "--es-timeout", "1s"]
+# The direct-mode claimants beside those of the plain locks dlock-K: (holder, locks, capacity,
+# Shared). dsem is a semaphore of 3 slots; drw a read-write lock of capacity 3; the sets share
+# locks with each other (dpool), with single claims (dlock-0, dlock-1, dsem, drw) and with the
+# semaphore, each applying its one shape to all of its locks. Every claimant of one lock states
+# its capacity.
+DIRECT_SHAPES = [("sem-0", ["dsem"], 3, True), ("sem-1", ["dsem"], 3, True), ("sem-2", ["dsem"], 3, True),
+                 ("read-0", ["drw"], 3, True), ("read-1", ["drw"], 3, True), ("write-0", ["drw"], 3, False),
+                 ("set-plain", ["dlock-0", "dlock-1"], 1, False), ("set-shared", ["dsem", "dpool"], 3, True),
+                 ("set-writer", ["dpool", "drw"], 3, False)]
 # The replicas: a leader election quick enough for a short run; its renew deadline is what
 # lost or late answers to Lease updates bite.
 ELECTION_FLAGS = ["--leader-elect", "--leader-election-namespace", "default", "--leader-election-lease-duration",
@@ -75,7 +88,7 @@ class Cast:
         self.pods = {}  # name -> labels
         self.claims = []  # [Claim] the run expects, for rule (c)
         self.election_claims = {}  # name -> Lease object as first applied
-        self.direct_locks = []
+        self.direct_locks = {}  # name -> capacity
         self.rogues = []
         self.controller_seq = 0
         self._cast(args, rng)
@@ -107,10 +120,16 @@ class Cast:
                                                          livenessGraceSeconds=t.liveness_grace)
             self.claims.append(Claim("elect-%d" % k, "election-%d" % k))
         for k in range(args.direct_locks):
-            self.direct_locks.append("dlock-%d" % k)
+            self.direct_locks["dlock-%d" % k] = 1
             for j in range(args.claimants):
                 skew = rng.uniform(-0.75, 0.75) * t.margin if rng.random() < 0.4 else 0.0
                 self.holders.add(Holder("direct/h-%d-%d" % (k, j), "direct", "dlock-%d" % k, skew))
+        for name, locks, capacity, shared in (DIRECT_SHAPES if args.direct_shapes else []):
+            if any(lock.startswith("dlock-") and lock not in self.direct_locks for lock in locks):
+                continue  # a plain lock this run does not have (--direct-locks below 2)
+            self.direct_locks.update(dict.fromkeys(locks, capacity))
+            skew = rng.uniform(-0.75, 0.75) * t.margin if rng.random() < 0.4 else 0.0
+            self.holders.add(Holder("direct/" + name, "direct", locks[0], skew, shape=(locks, capacity, shared)))
 
     def setup(self):
         self.env.apply(namespace(NS))
@@ -137,14 +156,26 @@ class Cast:
     # --- the state rule (c) reads ----------------------------------------------------------
     def documents(self):
         """lock id -> (holder, token) of every lock document, for the run's locks."""
-        ids = ["%s/%s" % (NS, c.lock) for c in self.claims] + ["direct/" + lock for lock in self.direct_locks]
+        ids = ["%s/%s" % (NS, c.lock) for c in self.claims]
+        return {doc: (source.get("holder"), token) for doc, (source, token) in self._read(ids).items()}
+
+    def direct_documents(self):
+        """slot document id -> (holder name, token) of the live slot documents of the direct
+        locks (an expired one is as good as free: the next claimant takes it over)."""
+        ids = [doc for lock, capacity in self.direct_locks.items() for doc in slot_ids("direct/" + lock, capacity)]
+        now = time.time()
+        return {doc: ("direct/" + source.get("holder"), token) for doc, (source, token) in self._read(ids).items()
+                if (parse_time(source.get("expiresAt")) or now) >= now}
+
+    def _read(self, ids):
+        """id -> (source, token) of the lock documents found."""
         found = call("POST", "%s/%s/_mget" % (self.env.es_url, INDEX), {"ids": sorted(set(ids))}) or {"docs": []}
         docs = {}
         for d in found["docs"]:
             if d.get("found"):
                 source = d["_source"]
                 token = source.get("fencingToken") or (d["_primary_term"] << 32) | d["_seq_no"]
-                docs[d["_id"]] = (source.get("holder"), str(token))
+                docs[d["_id"]] = (source, str(token))
         return docs
 
     def open_sections(self):
@@ -154,15 +185,33 @@ class Cast:
         for s in sections:
             if s.holder not in latest or s.start > latest[s.holder].start:
                 latest[s.holder] = s
+        holders = self.holders.holders
+        # A section its command's kill left open belongs to a run before the current one.
         return {h: s.token for h, s in latest.items()
-                if not s.stopped and self.holders.holders[h].running()}
+                if not s.stopped and holders[h].running() and s.start >= holders[h].started}
 
     def unconverged(self, workloads=True):
         """Rule (c)'s problems left; without `workloads`, only the claims and documents."""
         running = {h.name for h in self.holders.holders.values() if h.running()}
         return unconverged(NS, self.recorder.snapshot("lease"), self.claims, self.documents(), running,
-                           self.open_sections() if workloads else None,
-                           ["direct/" + lock for lock in self.direct_locks])
+                           self.open_sections() if workloads else None, self.direct_claimants(),
+                           self.direct_documents())
+
+    def direct_claimants(self):
+        """[DirectClaimant], their locks named by id ("direct/<lock>") as their journals name them."""
+        claimants = []
+        for h in self.holders.holders.values():
+            if h.mode == "direct":
+                locks, capacity, shared = h.claim()
+                claimants.append(DirectClaimant(h.name, Shape(["direct/" + lock for lock in locks], capacity, shared)))
+        return claimants
+
+    def profiles(self):
+        """holder name -> HolderProfile, with its claim's shape for a direct holder."""
+        t = self.timings
+        shapes = {c.holder: c.shape for c in self.direct_claimants()}
+        return {h.name: HolderProfile(h.mode, t.ttl, t.margin, t.grace, h.skew, shapes.get(h.name))
+                for h in self.holders.holders.values()}
 
 
 def protected_versions(env, locks):
@@ -183,7 +232,11 @@ def parse_args():
     parser.add_argument("--locks", type=int, default=8, help="claim-mode locks, each with --claimants holder pods")
     parser.add_argument("--claimants", type=int, default=3)
     parser.add_argument("--election-locks", type=int, default=3)
-    parser.add_argument("--direct-locks", type=int, default=2, help="locks of direct-mode processes")
+    parser.add_argument("--direct-locks", type=int, default=2, help="plain locks of direct-mode processes")
+    parser.add_argument("--no-direct-shapes", dest="direct_shapes", action="store_false",
+                        help="leave out the direct-mode semaphore, read-write lock and lock sets")
+    parser.add_argument("--expect-shape-grants", action="store_true",
+                        help="exit 1 unless grants of every lock shape reached their workloads")
     parser.add_argument("--step-ms", type=float, default=60, help="mean pause between two chaos steps")
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--skew-beyond-margin", action="store_true",
@@ -217,8 +270,7 @@ def settle(cast, chaos):
 
 
 def check_workloads(cast, validity):
-    profiles = {h.name: HolderProfile(h.mode, cast.timings.ttl, cast.timings.margin, cast.timings.grace, h.skew)
-                for h in cast.holders.holders.values()}
+    profiles = cast.profiles()
     lines = [line for path in cast.holders.journal_paths() for line in open(path)]
     sections, writes = read_journals(lines)
 
@@ -229,7 +281,8 @@ def check_workloads(cast, validity):
 
     section_report = check_sections(sections, profiles, cast.holders.pauses(), published, cast.holders.kills())
     locks = {w.lock for w in writes}
-    return section_report, check_fencing(writes, protected_versions(cast.env, locks))
+    return section_report, check_fencing(writes, protected_versions(cast.env, locks)), \
+        grants_by_shape(sections, profiles)
 
 
 class Findings:
@@ -241,15 +294,17 @@ class Findings:
         self.events = cast.recorder.history()
         self.gaps = cast.recorder.gaps
         self.safety = check(self.events)
-        self.sections, self.fencing = check_workloads(cast, self.safety.validity)
+        self.sections, self.fencing, self.shape_grants = check_workloads(cast, self.safety.validity)
 
     def violations(self, expect_skew_violations=False):
         """Every violation, those that fail the run first."""
         return failing_first(self.safety.violations + self.fencing.violations + self.sections.violations,
                              expect_skew_violations)
 
-    def passed(self, expect_skew_violations):
+    def passed(self, expect_skew_violations, expect_shape_grants=False):
         if not self.converged or self.gaps or self.safety.violations or self.fencing.violations:
+            return False
+        if expect_shape_grants and not all(self.shape_grants.values()):
             return False
         overlaps = self.sections.violations
         if expect_skew_violations:
@@ -307,6 +362,8 @@ def report(args, seed, cast, chaos, found):
                                       "violations": len(sections.violations),
                                       "of_holders_skewed_beyond_margin": sections.skew_beyond_margin},
         "fenced_writes": found.fencing.summary(),
+        "shape_grants": found.shape_grants,
+        "most_shared_holders_at_once": found.sections.most_at_once,
         "violations": len(violations),
         "violation_details": violations[:20],
         "converged": found.converged,
@@ -339,7 +396,7 @@ def main():
         print(json.dumps(report(args, seed, cast, chaos, found), indent=2))
         if args.logs:
             shutil.copytree(env.dir, args.logs, dirs_exist_ok=True)
-        sys.exit(0 if found.passed(args.expect_skew_violations) else 1)
+        sys.exit(0 if found.passed(args.expect_skew_violations, args.expect_shape_grants) else 1)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,12 @@ in a phase and none is lost.
 - every lock with a claimant shows exactly one Held claim, and it agrees with the lock's
   Elasticsearch document (holder and fencing token);
 - the holder of every lock runs its critical section under that token: the grant reached
-  the workload, and the workload still works under it.
+  the workload, and the workload still works under it;
+- outside Kubernetes, every live slot document belongs to a holder that runs and works under
+  its token; every claimant that works holds its whole claim (one slot of each lock of its
+  set when Shared, every slot when Exclusive); every claimant that waits has a reason: a lock
+  of its claim with no room for it. So every set claimant ends holding all of its set, or
+  waiting behind a holder, never on part of it or behind nobody.
 
 Pure: the caller gathers the state; tested on hand-made states.
 """
@@ -27,17 +32,32 @@ class Claim:
         self.holder = holder
 
 
+class DirectClaimant:
+    """A claim outside Kubernetes: holder name ("direct/<holder>") and its Shape (lock ids,
+    capacity, access; workload_check.py)."""
+
+    def __init__(self, holder, shape):
+        self.holder = holder
+        self.shape = shape
+
+
+def slot_ids(lock, capacity):
+    """The documents of a lock's slots: `<lock>` for slot 0, `<lock>#<k>` above."""
+    return [lock] + ["%s#%d" % (lock, k) for k in range(1, capacity)]
+
+
 def _status(lease):
     return (lease or {}).get("status") or {}
 
 
-def unconverged(ns, leases, claims, documents, running, open_sections, direct_locks=()):
+def unconverged(ns, leases, claims, documents, running, open_sections, direct_claimants=(), direct_documents=None):
     """The problems left, [] once converged.
 
     leases: name -> Lease object; claims: [Claim]; documents: lock id -> (holder, token) of
     its document, None when there is none; running: names of holders whose tool runs;
     open_sections: holder name -> token of the critical section it is in now, or None to
-    leave the workloads out; direct_locks: ids of the locks taken outside Kubernetes."""
+    leave the workloads out; direct_claimants: [DirectClaimant]; direct_documents: slot
+    document id -> (holder name, token) of the live ones (not expired) on their locks."""
     problems = []
     for name, lease in sorted(leases.items()):
         status = _status(lease)
@@ -51,8 +71,8 @@ def unconverged(ns, leases, claims, documents, running, open_sections, direct_lo
         by_lock.setdefault(claim.lock, []).append(claim)
     for lock, expected in sorted(by_lock.items()):
         problems += _lock_problems(ns, lock, expected, leases, documents, running, open_sections)
-    for lock in sorted(direct_locks):
-        problems += _direct_problems(lock, documents, open_sections)
+    if direct_claimants:
+        problems += _direct_problems(direct_claimants, direct_documents or {}, running, open_sections)
     return problems
 
 
@@ -84,15 +104,33 @@ def _lock_problems(ns, lock, expected, leases, documents, running, open_sections
     return problems
 
 
-def _direct_problems(lock, documents, open_sections):
-    """A direct lock always has contenders: one of them holds it and works under its token."""
-    holder, token = documents.get(lock) or (None, None)
-    if holder is None:
-        return ["%s: not held" % lock]
-    if open_sections is None:
-        return []
-    name = "%s/%s" % (lock.split("/", 1)[0], holder)
-    if open_sections.get(name) != int(token):
-        return ["%s: its holder %s is not in its critical section under token %s (it is in %s)"
-                % (lock, name, token, open_sections.get(name))]
-    return []
+def _direct_problems(claimants, documents, running, open_sections):
+    problems = []
+    for doc, (holder, token) in sorted(documents.items()):
+        if holder not in running:
+            problems.append("%s: held by %s, which does not run" % (doc, holder))
+        elif open_sections is not None and open_sections.get(holder) != int(token):
+            problems.append("%s: its holder %s is not in its critical section under token %s (it is in %s)"
+                            % (doc, holder, token, open_sections.get(holder)))
+    for c in claimants:
+        if c.holder not in running:
+            continue
+        shape = c.shape
+        mine = {lock: [d for d in slot_ids(lock, shape.capacity) if documents.get(d, (None,))[0] == c.holder]
+                for lock in shape.locks}
+        works = open_sections.get(c.holder) is not None if open_sections is not None else any(mine.values())
+        if works:
+            need = 1 if shape.shared else shape.capacity
+            if any(len(held) != need for held in mine.values()):
+                problems.append("%s holds part of its claim: %s" % (c.holder, ", ".join(
+                    "%s: %d of %d" % (lock, len(held), need) for lock, held in sorted(mine.items()))))
+        elif not any(_no_room(lock, c.holder, shape, documents) for lock in shape.locks):
+            problems.append("%s waits while %s has room for it" % (c.holder, ", ".join(shape.locks)))
+    return problems
+
+
+def _no_room(lock, holder, shape, documents):
+    """Whether another holder keeps the claimant off the lock: any slot for an Exclusive claim,
+    every slot for a Shared one."""
+    others = [d for d in slot_ids(lock, shape.capacity) if d in documents and documents[d][0] != holder]
+    return len(others) == shape.capacity if shape.shared else bool(others)

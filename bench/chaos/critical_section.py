@@ -3,18 +3,20 @@
 It records in its journal (JSON lines, appended with one write each so a killed process
 leaves whole lines) when its critical section starts, that it is alive (every
 HEARTBEAT_SECONDS, from a thread that keeps beating while the main thread waits on a write),
-and when it stops. While in it, it writes one document per lock to the protected index with
-its fencing token as an external version (`version_type=external_gte`), the recipe of
-docs/concepts.md, and records each write's outcome: accepted (with the `_seq_no` it got),
-refused (409: a larger token was stored), failed (an error answer, not applied) or unknown
-(no answer: it may have been applied).
+and when it stops. While in it, it writes one document per lock to the protected index (for
+a lock set, the documents of its locks in turn) with its fencing token as an external
+version (`version_type=external_gte`), the recipe of docs/concepts.md, and records each
+write's outcome: accepted (with the `_seq_no` it got), refused (409: a larger token was
+stored), failed (an error answer, not applied) or unknown (no answer: it may have been
+applied).
 
 It finishes by itself after `work_seconds` (the tool then releases the lock), or stops on
 SIGTERM (the tool stopping it). Times are the machine's clock: the command runs without the
 holder's skewed clock, so every journal reads one clock.
 
 usage: critical_section.py JOURNAL ES_URL INDEX HOLDER WORK_SECONDS
-Environment (from eslease run): ESLEASE_FENCING_TOKEN, ESLEASE_LOCK, ESLEASE_LEASE (Kubernetes mode).
+Environment (from eslease run): ESLEASE_FENCING_TOKEN, ESLEASE_LOCK (comma-separated for a
+lock set), ESLEASE_LEASE (Kubernetes mode).
 """
 
 import json
@@ -90,11 +92,15 @@ def main():
 
     finish_at = time.monotonic() + float(work_seconds)
     written = 0
+    documents = lock.split(",")
     while time.monotonic() < finish_at:
+        doc = documents[written % len(documents)]
         journal.record("sending", n=written)
-        outcome, detail = fenced_write(es_url, index, lock, token,
-                                       {"lock": lock, "holder": holder, "token": token, "n": written})
+        outcome, detail = fenced_write(es_url, index, doc, token,
+                                       {"lock": doc, "holder": holder, "token": token, "n": written})
         fields = {"n": written, "outcome": outcome}
+        if len(documents) > 1:
+            fields["doc"] = doc
         if outcome == "accepted":
             fields.update(seq_no=detail["_seq_no"], version=detail["_version"])
         elif outcome == "refused":

@@ -6,8 +6,9 @@
   kubeconfig pointing at its route through the API proxy (so it can be cut off alone). It
   runs while its pod runs and is started again after it exits, as a kubelet restarts a
   container.
-- A direct holder is a process outside Kubernetes: `eslease --es URL run LOCK -- CMD` on a lock
-  of the same index.
+- A direct holder is a process outside Kubernetes: `eslease --es URL run LOCK [LOCK...]
+  [--capacity N] [--shared] -- CMD` on locks of the same index: a plain lock, a semaphore's
+  slot, a reader or writer of a read-write lock, or a lock set.
 - Some holders run with their clock skewed (Debian's libfaketime preloaded into the tool,
   monotonic time left true); their command runs on the true clock, so every journal reads
   one clock.
@@ -52,10 +53,12 @@ class Timings:
 class Holder:
     """One holder: its configuration, its current process and its history."""
 
-    def __init__(self, name, mode, lock, skew=0.0, pod=None, priority="Foreground"):
+    def __init__(self, name, mode, lock, skew=0.0, pod=None, priority="Foreground", shape=None):
         self.name = name  # "<namespace>/<pod>" or "direct/<holder>"
         self.mode = mode  # "kubernetes" or "direct"
         self.lock = lock
+        # A direct holder's claim: (lock names, capacity, shared); None: `lock` alone, plain.
+        self.shape = shape
         self.skew = skew
         self.pod = pod
         self.priority = priority
@@ -73,6 +76,10 @@ class Holder:
 
     def running(self):
         return self.proc is not None and self.proc.poll() is None
+
+    def claim(self):
+        """(lock names, capacity, shared) of a direct holder's claim."""
+        return self.shape or ([self.lock], 1, False)
 
 
 def _session(sid):
@@ -207,10 +214,12 @@ class Holders:
             self.left_behind.append(holder)
         self._close_pause(holder)
         # A kubelet restarts a container after a back-off that doubles while it keeps failing
-        # (CrashLoopBackOff, here from 0.5 s up to 8 s); a direct process likewise.
+        # (CrashLoopBackOff, here from 0.5 s up to 8 s); a direct process likewise. A shaped
+        # claimant rests longer between runs, so writers and sets find their locks free at times.
         holder.failures = holder.failures + 1 if code == 1 else 0
+        rest = (1.0, 3.0) if holder.shape else (0.2, 1.0)
         holder.next_start = now + (min(8.0, 0.5 * 2 ** (holder.failures - 1)) if holder.failures
-                                   else self.rng.uniform(0.2, 1.0))
+                                   else self.rng.uniform(*rest))
 
     def _start(self, holder, pod_uid):
         t = self.timings
@@ -221,7 +230,8 @@ class Holders:
         elif holder.skew < -t.margin:
             work_seconds = self.rng.uniform(10.0, 20.0)
         else:
-            work_seconds = min(12.0, max(0.5, self.rng.expovariate(1 / 4.0)))
+            mean = 2.5 if holder.shape else 4.0
+            work_seconds = min(12.0, max(0.5, self.rng.expovariate(1 / mean)))
         journal = self._journal(holder)
         command = ["/usr/bin/env", "-u", "LD_PRELOAD", "-u", "FAKETIME", "/usr/bin/python3", CRITICAL_SECTION,
                    journal, self.env.es_url, self.protected_index, holder.name, "%.2f" % work_seconds]
@@ -234,9 +244,11 @@ class Holders:
                     "--liveness-grace", "%ds" % t.liveness_grace] + timing_flags
             env.update(POD_NAME=holder.pod, POD_NAMESPACE=self.ns, POD_UID=pod_uid)
         else:
-            argv = [eslease, "--es", self.env.es_url, "--es-timeout", "%dms" % (t.es_timeout * 1000), "run",
-                    holder.lock, "--namespace", "direct", "--holder", holder.name.split("/", 1)[1],
-                    "--wait", "1h"] + timing_flags
+            locks, capacity, shared = holder.claim()
+            argv = [eslease, "--es", self.env.es_url, "--es-timeout", "%dms" % (t.es_timeout * 1000), "run"]
+            argv += list(locks) + ["--namespace", "direct", "--holder", holder.name.split("/", 1)[1],
+                                   "--wait", "1h"] + timing_flags
+            argv += (["--capacity", str(capacity)] if capacity > 1 else []) + (["--shared"] if shared else [])
         if holder.skew:
             env.update(LD_PRELOAD=libfaketime(), FAKETIME="%+.3f" % holder.skew, FAKETIME_DONT_FAKE_MONOTONIC="1")
             # A tool built with AddressSanitizer refuses a library preloaded ahead of its

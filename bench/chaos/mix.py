@@ -8,8 +8,10 @@ the API server; Elasticsearch answering errors, dropping connections, failing ov
 primary, and applying writes whose answer is then lost or comes after the client gave up
 (bulks included); the API server dropping watches, failing writes, and applying writes whose
 answer is lost or late; Leases deleted by an operator while their holder runs; holders
-paused (SIGSTOP) past their validity and cut off from the API server; controllers killed,
-stopped, paused, and now and then a third one acting without leader election.
+paused (SIGSTOP) past their validity and cut off from the API server; direct-mode holders
+stopped or killed (SIGKILL) in their critical section, a set's or a writer's too;
+controllers killed, stopped, paused, and now and then a third one acting without leader
+election.
 """
 
 import heapq
@@ -66,7 +68,8 @@ class Chaos:
                       (4, self.unready_node), (8 * backend, self.es_error), (8 * backend, self.es_unknown_outcome),
                       (7 * backend, self.kube_error), (6 * backend, self.kube_unknown_outcome),
                       (5, self.delete_lease_as_operator), (3, self.delete_election_lease), (6, self.pause_holder),
-                      (4 / backend, self.partition_holder), (3 * controllers, self.pause_controller),
+                      (4 / backend, self.partition_holder), (4, self.stop_direct_holder),
+                      (3 * controllers, self.pause_controller),
                       (3 * controllers, self.split_brain), (2 * controllers, self.restart_controller),
                       (10, lambda: None)]
 
@@ -144,7 +147,10 @@ class Chaos:
         """Stops the pod's holder as a kubelet stops a container, then does `then` (the pod's
         end): at once after SIGKILL, or after SIGTERM once the tool has exited or the grace
         has run out (the chaos goes on meanwhile)."""
-        holder = self.holders.by_pod(pod)
+        self.stop_holder(self.holders.by_pod(pod), graceful, then)
+
+    def stop_holder(self, holder, graceful, then):
+        """Stops a holder (SIGTERM, SIGKILL after the grace; or SIGKILL), then does `then`."""
         if holder is None or not holder.running():
             return then()
         self.restore_route(holder, all_cuts=True)
@@ -303,6 +309,17 @@ class Chaos:
                 self.kubelet(holder.pod, {"ready": True})
 
         self.after(seconds, resume)
+
+    def stop_direct_holder(self):
+        """A direct-mode process stopped (SIGTERM) or killed (SIGKILL) while it works: a killed
+        one leaves its documents, a set's or a writer's several, to expire."""
+        candidates = self.holding("direct")
+        if not candidates:
+            return
+        holder = self.rng.choice(candidates)
+        graceful = self.rng.random() < 0.5
+        self.count("direct_holder_stopped" if graceful else "direct_holder_killed", holder=holder.name)
+        self.stop_holder(holder, graceful, lambda: None)
 
     def partition_holder(self):
         """A holding pod's holder cut off from the API server while its pod is NotReady (its

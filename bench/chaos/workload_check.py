@@ -1,10 +1,15 @@
 """The chaos checker's rules on the work done under the locks, read from the journals the
 holders' commands keep (critical_section.py):
 
-(a) Critical sections of one lock never overlap, except where the earlier holder was paused
-    past its validity. An overlap whose earlier holder ran with its clock behind by more
-    than its safety margin is still a violation, marked `skew_beyond_margin`: the guarantee
-    assumes clocks within the margin, and the checker must see what breaks when they are not.
+(a) The critical sections on one lock keep to its shape: an Exclusive holder's section never
+    overlaps another grant's on the lock, and no more Shared sections run at once than the
+    lock's capacity (a plain lock is capacity 1, Exclusive: no two sections overlap). A
+    section of a lock set counts on every lock of its set, and must name every lock its
+    holder claimed (nobody runs on part of its set). Grants beyond the shape are excused
+    where the earlier holder (the lower token) was paused past its validity. One whose
+    earlier holder ran with its clock behind by more than its safety margin is still a
+    violation, marked `skew_beyond_margin`: the guarantee assumes clocks within the margin,
+    and the checker must see what breaks when they are not.
 (b) In the protected index, no write carrying a token lower than one already accepted for
     the same document was accepted: the accepted writes of each document, in `_seq_no` order
     (the shard's own order), carry tokens that never go down, and the document's version at
@@ -32,16 +37,28 @@ import json
 HEARTBEAT_SECONDS = 0.1  # critical_section.py's
 
 
+class Shape:
+    """What a holder claims: its locks (ids as its journal names them; several for a set), the
+    capacity it states and whether its access is Shared."""
+
+    def __init__(self, locks, capacity=1, shared=False):
+        self.locks = tuple(locks)
+        self.capacity = capacity
+        self.shared = shared
+
+
 class HolderProfile:
     """How a holder's tool runs: mode "kubernetes" or "direct", lease duration, safety margin
-    and grace (seconds), and its clock's skew (seconds; negative when behind)."""
+    and grace (seconds), its clock's skew (seconds; negative when behind), and its claim's
+    Shape (None: the one lock its journal names, capacity 1, Exclusive)."""
 
-    def __init__(self, mode, ttl, margin, grace, skew=0.0):
+    def __init__(self, mode, ttl, margin, grace, skew=0.0, shape=None):
         self.mode = mode
         self.ttl = ttl
         self.margin = margin
         self.grace = grace
         self.skew = skew
+        self.shape = shape
 
     def skew_beyond_margin(self):
         """A clock behind by more than the margin: the tool believes its grant longer than it is."""
@@ -64,6 +81,11 @@ class Section:
         self.killed_at = None  # when its holder's kill had left no process alive
 
     @property
+    def locks(self):
+        """The locks it runs on: ESLEASE_LOCK, comma-separated for a set."""
+        return tuple(self.lock.split(","))
+
+    @property
     def end(self):
         if self.stopped:
             return self.stop_time
@@ -80,7 +102,7 @@ class Write:
 
     def __init__(self, record):
         self.holder = record["holder"]
-        self.lock = record["lock"]
+        self.lock = record.get("doc") or record["lock"]  # the document it wrote: one lock of a set
         self.token = record["token"]
         self.outcome = record["outcome"]
         self.seq_no = record.get("seq_no")
@@ -120,10 +142,11 @@ def read_journals(lines):
 class SectionReport:
     def __init__(self):
         self.checked = 0
-        self.overlaps = []  # every overlap, with its verdict
+        self.overlaps = []  # every grant beyond a lock's shape, with its verdict
         self.violations = []
         self.excused = 0
         self.skew_beyond_margin = 0
+        self.most_at_once = {}  # lock of capacity > 1 -> the most Shared grants seen on it at once
 
 
 def paused_past_validity(earlier, later, profile, pauses, validity_end):
@@ -139,6 +162,37 @@ def paused_past_validity(earlier, later, profile, pauses, validity_end):
                for began, ended in pauses.get(earlier.holder, ()))
 
 
+class _Judge:
+    """The rules' shared parts: the holders' profiles and pauses, and the verdicts so far."""
+
+    def __init__(self, report, profiles, pauses, validity_of):
+        self.report = report
+        self.profiles = profiles
+        self.pauses = pauses
+        self.validity_of = validity_of
+
+    def shape(self, section):
+        return self.profiles[section.holder].shape or Shape(section.locks)
+
+    def excused(self, earlier, later):
+        return paused_past_validity(earlier, later, self.profiles[earlier.holder], self.pauses,
+                                    self.validity_of(earlier))
+
+    def record(self, finding, excused, earlier):
+        """One grant beyond a shape: excused, or a violation (marked when an earlier holder's
+        clock was behind by more than its margin)."""
+        if excused:
+            finding["verdict"] = "excused: the earlier holder was paused past its validity"
+            self.report.excused += 1
+        else:
+            finding["verdict"] = "violation"
+            if any(self.profiles[s.holder].skew_beyond_margin() for s in earlier):
+                finding["cause"] = "skew_beyond_margin"
+                self.report.skew_beyond_margin += 1
+            self.report.violations.append(finding)
+        self.report.overlaps.append(finding)
+
+
 def check_sections(sections, profiles, pauses, validity_of, kills=None):
     """sections: [Section]; profiles: holder -> HolderProfile; pauses: holder -> [(began,
     ended)]; validity_of(section) -> the validity published to its grant, or None; kills:
@@ -149,32 +203,92 @@ def check_sections(sections, profiles, pauses, validity_of, kills=None):
             s.killed_at = min(after)
     report = SectionReport()
     report.checked = len(sections)
+    judge = _Judge(report, profiles, pauses, validity_of)
     by_lock = collections.defaultdict(list)
     for s in sections:
-        by_lock[s.lock].append(s)
+        claimed = judge.shape(s).locks
+        if set(s.locks) != set(claimed):
+            report.violations.append({"lock": s.lock, "holder": s.holder, "violation": "ran on part of its set: "
+                                      "%s token %d claimed %s" % (s.holder, s.token, ",".join(claimed))})
+        for lock in s.locks:
+            by_lock[lock].append(s)
     for lock, runs in sorted(by_lock.items()):
         runs.sort(key=lambda s: (s.token, s.start))
-        for i, earlier in enumerate(runs):
-            for later in runs[i + 1:]:
-                if later.token == earlier.token or earlier.end <= later.start or later.end <= earlier.start:
-                    continue
-                _judge(report, lock, earlier, later, profiles[earlier.holder], pauses, validity_of(earlier))
+        capacities = sorted({judge.shape(s).capacity for s in runs})
+        if len(capacities) > 1:
+            report.violations.append({"lock": lock, "violation": "its claimants state capacities %s" % capacities})
+        _check_exclusive(judge, lock, runs)
+        shared = [s for s in runs if judge.shape(s).shared]
+        if capacities[-1] > 1 and shared:
+            report.most_at_once[lock] = _check_capacity(judge, lock, capacities[-1], shared)
     return report
 
 
-def _judge(report, lock, earlier, later, profile, pauses, validity_end):
-    overlap = {"lock": lock, "earlier": earlier.describe(), "later": later.describe(),
-               "overlap_seconds": round(min(earlier.end, later.end) - later.start, 3)}
-    if paused_past_validity(earlier, later, profile, pauses, validity_end):
-        overlap["verdict"] = "excused: the earlier holder was paused past its validity"
-        report.excused += 1
-    else:
-        overlap["verdict"] = "violation"
-        if profile.skew_beyond_margin():
-            overlap["cause"] = "skew_beyond_margin"
-            report.skew_beyond_margin += 1
-        report.violations.append(overlap)
-    report.overlaps.append(overlap)
+def _overlap(a, b):
+    return a.token != b.token and a.start < b.end and b.start < a.end
+
+
+def _check_exclusive(judge, lock, runs):
+    """An Exclusive holder is alone: no other grant's section overlaps its own."""
+    for i, earlier in enumerate(runs):
+        for later in runs[i + 1:]:
+            if not _overlap(earlier, later) or (judge.shape(earlier).shared and judge.shape(later).shared):
+                continue
+            finding = {"lock": lock, "earlier": earlier.describe(), "later": later.describe(),
+                       "overlap_seconds": round(min(earlier.end, later.end) - later.start, 3)}
+            judge.record(finding, judge.excused(earlier, later), [earlier])
+
+
+def _check_capacity(judge, lock, capacity, shared):
+    """No more Shared grants at once than the capacity. The count is largest when a section
+    starts, so it is taken at every start; a grant whose holder was paused past its validity
+    before a later grant among them does not count. Returns the most grants seen at once."""
+    most = 0
+    judged = set()
+    for newest in sorted(shared, key=lambda s: s.start):
+        at = newest.start
+        active = {}
+        for s in shared:
+            if s.start <= at < s.end:
+                active.setdefault(s.token, s)  # sections of one grant (a restarted command) count once
+        most = max(most, len(active))
+        tokens = frozenset(active)
+        if len(active) <= capacity or tokens in judged:
+            continue
+        judged.add(tokens)
+        live = [s for s in active.values()
+                if not any(judge.excused(s, later) for later in active.values() if later.token > s.token)]
+        beyond = sorted(live, key=lambda s: s.token)[:-1]
+        at_once = sorted(active.values(), key=lambda s: s.token)
+        finding = {"lock": lock, "capacity": capacity, "at_once": [s.describe() for s in at_once],
+                   "overlap_seconds": round(min(s.end for s in at_once) - at, 3)}
+        judge.record(finding, len(live) <= capacity, beyond)
+    return most
+
+
+SHAPE_KINDS = ("semaphore", "read_write_shared", "read_write_exclusive", "set")
+
+
+def grants_by_shape(sections, profiles):
+    """How many grants (a holder's token) of each shape reached a workload: of a lock set; an
+    Exclusive one on capacity > 1 (a writer); a Shared one on a lock that also has Exclusive
+    claimants (a reader), else on capacity > 1 (a semaphore's)."""
+    shapes = [p.shape for p in profiles.values() if p.shape is not None]
+    written = {lock for shape in shapes if not shape.shared for lock in shape.locks}
+    counts = dict.fromkeys(SHAPE_KINDS, 0)
+    for holder, token in {(s.holder, s.token) for s in sections}:
+        shape = profiles[holder].shape
+        if shape is None:
+            continue
+        if len(shape.locks) > 1:
+            counts["set"] += 1
+        elif not shape.shared:
+            counts["read_write_exclusive"] += shape.capacity > 1
+        elif shape.locks[0] in written:
+            counts["read_write_shared"] += 1
+        else:
+            counts["semaphore"] += shape.capacity > 1
+    return counts
 
 
 def failing_first(violations, expect_skew_violations):

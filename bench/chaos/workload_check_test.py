@@ -1,5 +1,6 @@
 """The chaos checker's rules on the work under the locks, on hand-made journals: overlapping
-critical sections and stale fenced writes are caught, and what the design allows is not."""
+critical sections, holders beyond a lock's shape (capacity, access, sets) and stale fenced
+writes are caught, and what the design allows is not."""
 
 import json
 import os
@@ -7,7 +8,8 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from workload_check import HolderProfile, check_fencing, check_sections, failing_first, read_journals  # noqa: E402
+from workload_check import (HolderProfile, Shape, check_fencing, check_sections, failing_first,  # noqa: E402
+                            grants_by_shape, read_journals)
 
 KUBE = HolderProfile("kubernetes", ttl=4, margin=0.8, grace=0.5)
 DIRECT = HolderProfile("direct", ttl=4, margin=0.8, grace=0.5)
@@ -110,6 +112,102 @@ class CriticalSectionTest(unittest.TestCase):
         lines = journal("a", 10, 0, stop=5) + ['{"holder": "a", "ev']
         sections, _ = read_journals(lines)
         self.assertEqual(len(sections), 1)
+
+
+def direct(shape):
+    return HolderProfile("direct", ttl=4, margin=0.8, grace=0.5, shape=shape)
+
+
+SEM = Shape(["direct/sem"], capacity=3, shared=True)
+READER = Shape(["direct/rw"], capacity=2, shared=True)
+WRITER = Shape(["direct/rw"], capacity=2)
+PAIR = Shape(["direct/x", "direct/y"])
+ONE_Y = Shape(["direct/y"])
+
+
+class LockShapeTest(unittest.TestCase):
+    def check(self, profiles, *journals, pauses=None):
+        sections, _ = sections_of(*journals)
+        return check_sections(sections, profiles, pauses or {}, lambda s: None)
+
+    def semaphore(self, *names):
+        return {name: direct(SEM) for name in names}
+
+    def test_a_semaphore_used_to_its_capacity_passes(self):
+        # Three at once; a fourth starts once one has stopped; a restarted command of one grant counts once.
+        report = self.check(self.semaphore("a", "b", "c", "d"),
+                            journal("a", 10, 0, stop=5, lock="direct/sem"),
+                            journal("b", 11, 1, stop=8, lock="direct/sem"),
+                            journal("c", 12, 2, stop=3, lock="direct/sem", pid=1),
+                            journal("c", 12, 3.5, stop=9, lock="direct/sem", pid=2),
+                            journal("d", 13, 5.5, stop=9, lock="direct/sem"))
+        self.assertEqual(report.violations, [])
+        self.assertEqual(report.most_at_once, {"direct/sem": 3})
+
+    def test_one_holder_too_many_on_a_semaphore_is_caught(self):
+        report = self.check(self.semaphore("a", "b", "c", "d"),
+                            journal("a", 10, 0, stop=5, lock="direct/sem"),
+                            journal("b", 11, 1, stop=8, lock="direct/sem"),
+                            journal("c", 12, 2, stop=9, lock="direct/sem"),
+                            journal("d", 13, 4, stop=9, lock="direct/sem"))
+        self.assertEqual(len(report.violations), 1)
+        self.assertEqual(report.violations[0]["capacity"], 3)
+        self.assertEqual(len(report.violations[0]["at_once"]), 4)
+        self.assertEqual(report.violations[0]["overlap_seconds"], 1)
+        self.assertEqual(report.most_at_once, {"direct/sem": 4})
+
+    def test_a_holder_too_many_is_excused_when_an_earlier_one_was_paused_past_its_validity(self):
+        journals = [journal("a", 10, 0, stop=5, lock="direct/sem"), journal("b", 11, 1, stop=8, lock="direct/sem"),
+                    journal("c", 12, 2, stop=9, lock="direct/sem"), journal("d", 13, 4, stop=9, lock="direct/sem")]
+        report = self.check(self.semaphore("a", "b", "c", "d"), *journals, pauses={"a": [(0.5, 4.8)]})
+        self.assertEqual(report.violations, [])
+        self.assertEqual(report.excused, 1)
+
+    def test_readers_side_by_side_pass_and_a_writer_after_them_too(self):
+        report = self.check({"r1": direct(READER), "r2": direct(READER), "w": direct(WRITER)},
+                            journal("r1", 10, 0, stop=5, lock="direct/rw"),
+                            journal("r2", 11, 1, stop=6, lock="direct/rw"),
+                            journal("w", 12, 6.5, stop=9, lock="direct/rw"))
+        self.assertEqual(report.violations, [])
+
+    def test_a_shared_holder_beside_an_exclusive_one_is_caught(self):
+        report = self.check({"r1": direct(READER), "w": direct(WRITER)},
+                            journal("w", 10, 0, stop=5, lock="direct/rw"),
+                            journal("r1", 11, 4, stop=6, lock="direct/rw"))
+        self.assertEqual(len(report.violations), 1)
+        self.assertIn("w token 10", report.violations[0]["earlier"])
+
+    def test_a_holder_running_on_part_of_its_set_is_caught(self):
+        report = self.check({"s": direct(PAIR)}, journal("s", 10, 0, stop=5, lock="direct/x"))
+        self.assertEqual(len(report.violations), 1)
+        self.assertIn("ran on part of its set: s token 10 claimed direct/x,direct/y",
+                      report.violations[0]["violation"])
+        self.assertEqual(self.check({"s": direct(PAIR)}, journal("s", 10, 0, stop=5, lock="direct/y,direct/x")
+                                    ).violations, [])
+
+    def test_a_set_counts_on_every_lock_of_it(self):
+        report = self.check({"s": direct(PAIR), "y": direct(ONE_Y)},
+                            journal("s", 10, 0, stop=5, lock="direct/x,direct/y"),
+                            journal("y", 11, 4, stop=6, lock="direct/y"))
+        self.assertEqual(len(report.violations), 1)
+        self.assertEqual(report.violations[0]["lock"], "direct/y")
+
+    def test_claimants_stating_other_capacities_are_caught(self):
+        report = self.check({"a": direct(SEM), "b": direct(Shape(["direct/sem"], capacity=2, shared=True))},
+                            journal("a", 10, 0, stop=5, lock="direct/sem"),
+                            journal("b", 11, 6, stop=7, lock="direct/sem"))
+        self.assertEqual([v["violation"] for v in report.violations], ["its claimants state capacities [2, 3]"])
+
+    def test_grants_are_counted_by_shape(self):
+        profiles = {"a": direct(SEM), "r": direct(READER), "w": direct(WRITER), "s": direct(PAIR), "k": KUBE}
+        sections, _ = sections_of(journal("a", 10, 0, stop=1, lock="direct/sem"),
+                                  journal("a", 14, 2, stop=3, lock="direct/sem"),
+                                  journal("r", 11, 0, stop=1, lock="direct/rw"),
+                                  journal("w", 12, 2, stop=3, lock="direct/rw"),
+                                  journal("s", 13, 0, stop=1, lock="direct/x,direct/y"),
+                                  journal("k", 15, 0, stop=1))
+        self.assertEqual(grants_by_shape(sections, profiles), {"semaphore": 2, "read_write_shared": 1,
+                                                               "read_write_exclusive": 1, "set": 1})
 
 
 class FencedWriteTest(unittest.TestCase):

@@ -28,8 +28,8 @@ struct SessionKeeper::Namespace {
 
 // What one tick learned about the grants of its namespace.
 struct SessionKeeper::Coverage {
-  std::set<api::GrantRef> covered;               // documents renewed to the tick's moment, or later
   // By grant, the id of a document of it (lock::slot_document_id):
+  std::map<api::GrantRef, std::string> covered;  // documents renewed to the tick's moment, or later
   std::map<api::GrantRef, std::string> failed;   // ours, renewal not confirmed
   std::map<api::GrantRef, std::string> pending;  // shown Held, not yet adopted or decided
   std::map<api::GrantRef, std::string> stale;    // shown Held but not a grant we hold: list now
@@ -246,7 +246,7 @@ void SessionKeeper::renew_documents(const std::string& ns, WallTime renewal,
     const api::GrantRef grant{name_of(doc.doc.lease), std::to_string(doc.token)};
     coverage.saw(grant, Millis(doc.doc.ttl_millis));
     if (doc.doc.renewed_at >= renewal) {
-      coverage.covered.insert(grant);  // written at or after the tick's moment
+      coverage.covered.emplace(grant, entry->id());  // written at or after the tick's moment
       continue;
     }
     batch.push_back(lock::HeldLock{entry->key(), *entry->grant(), Millis(0), renewal});
@@ -263,7 +263,7 @@ void SessionKeeper::renew_documents(const std::string& ns, WallTime renewal,
     switch (result.result) {
       case lock::BatchRenewal::Result::kRenewed:
         entry.renewed(*result.grant);
-        coverage.covered.insert(grant);
+        coverage.covered.emplace(grant, entry.id());
         coverage.any_answer = true;
         break;
       case lock::BatchRenewal::Result::kLost:
@@ -314,7 +314,7 @@ void SessionKeeper::check_published(const std::string& ns, WallTime renewal, Cov
     const bool same_grant =
         doc && doc->doc.lease == object_key(ns, grant.lease) && std::to_string(doc->token) == grant.token;
     if (same_grant && (*entry)->renewing() && doc->doc.renewed_at >= renewal) {
-      coverage.covered.insert(grant);  // granted after the tick's moment
+      coverage.covered.emplace(grant, lock_id);  // granted after the tick's moment
     } else if (same_grant && !(*entry)->revoked()) {
       coverage.pending.emplace(grant, lock_id);  // to be adopted (or just granted)
     } else {
@@ -391,16 +391,18 @@ MonoTime SessionKeeper::write_session(
   const Millis shortest = coverage.shortest.value_or(kLongestLease);
   // Only a third of the published validity left: stop waiting for what cannot be covered.
   const bool forced = n.renewal_at && started >= *n.renewal_at + shortest * 2 / 3;
+  // Grants to list, or to keep listed while a Lease still shows them Held: a listing dropped
+  // then would publish their holders validity again.
   std::map<api::GrantRef, Millis> to_list;
-  std::map<api::GrantRef, std::string> listed_locks;
+  std::map<api::GrantRef, std::string> listed_locks;  // listed by this write
   auto list_all = [&](const std::map<api::GrantRef, std::string>& grants) {
     for (const auto& [grant, lock_id] : grants) {
-      if (n.object.lists(grant)) continue;
       to_list[grant] = coverage.durations[grant];
-      listed_locks[grant] = lock_id;
+      if (!n.object.lists(grant)) listed_locks[grant] = lock_id;
     }
   };
   list_all(coverage.stale);
+  list_all(listed_ours(n, coverage));
   const bool waiting = !coverage.failed.empty() || !coverage.pending.empty();
   if (forced) {
     list_all(coverage.failed);
@@ -419,8 +421,27 @@ MonoTime SessionKeeper::write_session(
     if (published_since) hand_over = *published_since + to_list[grant];
     revoked[lock_id] = {grant, hand_over};
   }
+  // Grants of ours another writer listed (seen while merging with its version): revocation is
+  // final, so they are revoked here too. Their holders were last shown a validity from a
+  // renewal published no later than the one the session shows now.
+  for (const auto& [grant, lock_id] : listed_ours(n, coverage)) {
+    if (revoked.contains(lock_id)) continue;
+    std::optional<MonoTime> hand_over;
+    if (n.renewal_at) hand_over = *n.renewal_at + coverage.durations[grant];
+    revoked[lock_id] = {grant, hand_over};
+  }
   if (!held) return retire(n) ? MonoTime::max() : clock_.monotonic() + options_.keep_listed;
   return clock_.monotonic() + (renew ? shortest / 3 : options_.retry_after);
+}
+
+std::map<api::GrantRef, std::string> SessionKeeper::listed_ours(const Namespace& n,
+                                                                const Coverage& coverage) {
+  std::map<api::GrantRef, std::string> listed;
+  for (const auto* grants : {&coverage.covered, &coverage.failed, &coverage.pending}) {
+    for (const auto& [grant, lock_id] : *grants)
+      if (n.object.lists(grant)) listed.emplace(grant, lock_id);
+  }
+  return listed;
 }
 
 bool SessionKeeper::retire(Namespace& n) {

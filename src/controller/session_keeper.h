@@ -104,6 +104,9 @@ class SessionKeeper {
   // hand-over time); returns the next tick (MonoTime::max(): none, nothing is held).
   MonoTime write_session(const std::string& ns, WallTime renewal, MonoTime started, Coverage& coverage,
                          std::map<std::string, std::pair<api::GrantRef, std::optional<MonoTime>>>& revoked);
+  // The grants this tick renews or waits for that the session as last read lists (another
+  // writer's listing, a split brain's): lock id by grant.
+  static std::map<api::GrantRef, std::string> listed_ours(const Namespace& n, const Coverage& coverage);
   // Deletes the session of a namespace that holds and lists nothing; true when it is gone.
   bool retire(Namespace& n);
 

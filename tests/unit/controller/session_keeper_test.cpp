@@ -67,6 +67,14 @@ class SessionKeeperTest : public ::testing::Test {
     view_.sync_from(api_);
   }
 
+  void show_pending(const std::string& lock, const std::string& lease) {
+    show_held(lock, lease, "");
+    json object = *api_.get(kube::resources::eslease_leases(), kNs, lease, {});
+    object["status"] = {{"phase", "Pending"}};
+    api_.put_object(kube::resources::eslease_leases(), object);
+    view_.sync_from(api_);
+  }
+
   std::optional<api::Session> session() {
     auto got = api_.get(kube::resources::coordination_leases(), kNs, api::kSessionName, {});
     if (!got.ok()) return std::nullopt;
@@ -241,13 +249,17 @@ TEST_F(SessionKeeperTest, ARevocationIsListedAndHandedOverAfterThePublishedValid
   ASSERT_TRUE(*hand_over);
   EXPECT_EQ(**hand_over, renewed + kTtl);
   EXPECT_TRUE(session()->lists({"claim-a", token}));
-  // Still listed past the hand-over, gone a minute later.
+  // Its reconcile revokes the grant in the lock table and writes its Lease status.
+  table_.lock(*lock::make_lock_key(kNs, "a"))->revoke(api::Reason::kPodNotReady, **hand_over);
+  show_pending("a", "claim-a");
+  // Still listed past the hand-over; a minute later the listing goes, and with nothing else
+  // held or listed, the session too.
   clock_.advance(kTtl);
   keeper_->tick(kNs);
   EXPECT_TRUE(session()->lists({"claim-a", token}));
   clock_.advance(std::chrono::minutes(1));
   keeper_->tick(kNs);
-  EXPECT_FALSE(session()->lists({"claim-a", token}));
+  EXPECT_FALSE(session());
 }
 
 // A renewal applied by the API server whose answer never came may have been seen by the
@@ -288,6 +300,35 @@ TEST_F(SessionKeeperTest, AnotherWritersListingIsKeptOnAConflict) {
   keeper_->tick_due();
   EXPECT_TRUE(session()->lists({"claim-x", "77"}));
   EXPECT_EQ(session()->renew_time, lock::to_millis(clock_.now()));
+}
+
+// A replica acting without leadership (a split brain) lists a grant of ours that it does not
+// hold. Revocation is final: the grant is revoked here too and handed over after the
+// validity published before the listing, and the listing is never dropped while the grant
+// is still renewed, which would publish its holder a longer validity again.
+TEST_F(SessionKeeperTest, OurGrantListedByAnotherWriterIsRevokedNotRevived) {
+  const std::string token = grant("a", "claim-a");
+  keeper_->tick(kNs);
+  const MonoTime renewed = clock_.monotonic();
+  json theirs = *api_.get(kube::resources::coordination_leases(), kNs, api::kSessionName, {});
+  theirs["metadata"]["annotations"]["eslease.io/revoked"] = "claim-a=" + token;
+  ASSERT_TRUE(api_.update(kube::resources::coordination_leases(), theirs, {}).ok());
+  clock_.advance(kTtl / 3);
+  keeper_->tick_due();
+  {
+    LockTable::Handle a = table_.lock(*lock::make_lock_key(kNs, "a"));
+    EXPECT_FALSE(a->renewing());
+    EXPECT_TRUE(a->revoked());
+    EXPECT_GE(a->expires_at(), renewed + kTtl) << "handed over after the validity its holder was shown";
+  }
+  EXPECT_NE(std::find(enqueued_.begin(), enqueued_.end(), kNs + "/a"), enqueued_.end());
+  // Its Lease still shows it Held (the status is written by the reconcile): as long as it
+  // does, the listing stays.
+  for (int i = 0; i < 10; ++i) {
+    clock_.advance(kTtl / 3);
+    keeper_->tick(kNs);
+    ASSERT_TRUE(session()->lists({"claim-a", token})) << "tick " << i;
+  }
 }
 
 // Two replicas that both believe they lead renew the same grant: ours meets the other's
