@@ -68,8 +68,8 @@ void decode_holder_label(const json& spec_json, LeaseSpec& spec) {
 // spec.lockNames as read into `names`, up to the first name that breaks the rule; what is
 // wrong with it, or "".
 std::string decode_lock_set(const json& set, std::vector<std::string>& names) {
-  const std::string rule = "spec.lockNames must be " + std::to_string(api::kMinLockSet) + " to " +
-                           std::to_string(api::kMaxLockSet) + " distinct lock names";
+  std::string rule = "spec.lockNames must be " + std::to_string(api::kMinLockSet) + " to " +
+                     std::to_string(api::kMaxLockSet) + " distinct lock names";
   if (!set.is_array()) return rule;
   for (const json& name : set) {
     if (!name.is_string()) return rule;
