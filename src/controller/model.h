@@ -29,6 +29,7 @@ struct ObjectMeta {
 };
 
 // The API's names (api/lease_api.h), used unqualified throughout the controller.
+using api::Access;
 using api::Phase;
 using api::Priority;
 
@@ -75,10 +76,13 @@ struct LeaseStatus {
 };
 
 struct LeaseSpec {
+  // The lock the claim is filed under (claim index, work queue, reconcile): spec.lockName, or
+  // the first lock of spec.lockNames. Until the controller serves lock sets, a set is filed
+  // under its first lock so that it is reconciled there and gets its Invalid status.
   std::string lock_name;
-  // The lock's shape (the design's "Lock shapes"): holders at once, and how this claim holds.
+  std::vector<std::string> lock_names;  // spec.lockNames; empty for a claim on one lock
   std::int64_t capacity = 1;
-  lock::Access access = lock::Access::kExclusive;
+  Access access = Access::kExclusive;
   std::string pod_name;                   // claim mode
   std::optional<LabelSelector> selector;  // election mode
   Priority priority = Priority::kForeground;

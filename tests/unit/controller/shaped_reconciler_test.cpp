@@ -4,20 +4,22 @@
 
 #include <set>
 
-#include "unit/controller/reconciler_fixture.h"
+#include "unit/controller/reconcile_fixture.h"
 
 namespace eslease::controller {
 namespace {
 
 using nlohmann::json;
-using reconciling::kLock;
-using reconciling::ReconcilerTest;
 
-class ShapedReconcilerTest : public ReconcilerTest {
+class ShapedReconcilerTest : public fixture::ReconcileFixture {
  protected:
+  void add_shaped_claim(const std::string& name, const std::string& pod, int age_seconds, int capacity,
+                        const std::string& access) {
+    add_claim(name, pod, age_seconds, {{"capacity", capacity}, {"access", access}});
+  }
   // Slot k of the lock as Elasticsearch holds it (nullopt: none).
   std::optional<lock::LockState> slot(std::int64_t k) {
-    auto read = ours_->read_slots({*lock::parse_lock_id(kLock)}, k + 1);
+    auto read = store_->read_slots({*lock::parse_lock_id(kLock)}, k + 1);
     if (!read.ok()) return std::nullopt;
     return read->front()[static_cast<std::size_t>(k)];
   }
