@@ -79,7 +79,9 @@ void SessionKeeper::forget_if_idle(const std::string& ns) {
   if (due_.contains(ns)) return;
   auto it = namespaces_.find(ns);
   if (it == namespaces_.end()) return;
-  Namespace& n = *it->second;
+  // Outlives `held` below: erasing the map's reference must not free the mutex still locked.
+  const std::shared_ptr<Namespace> keep = it->second;
+  Namespace& n = *keep;
   std::unique_lock held(n.mutex, std::try_to_lock);  // a session write under way: kept
   if (!held.owns_lock()) return;
   // A renewal whose outcome is unknown, or a listing, is remembered while it matters.
