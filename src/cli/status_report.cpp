@@ -119,7 +119,8 @@ void print_lock_reports(std::ostream& out, const std::vector<LockReport>& report
   for (const LockReport& r : reports) {
     for (const LeaseView& v : r.holders) {
       const std::string how = v.access == "Shared" ? " shared" : "";
-      row(r, v, v.slot ? "slot " + std::to_string(*v.slot) + how : "held" + how, age_since(v.acquire_time, now));
+      row(r, v, v.slot ? "slot " + std::to_string(*v.slot) + how : "held" + how,
+          age_since(v.acquire_time, now));
     }
     // The claim's queuePosition as the controller published it (0 = next); none while its
     // pod is not live or more than 10 claims are ahead. The rows keep the order of service.

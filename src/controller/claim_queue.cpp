@@ -50,7 +50,8 @@ bool held_by(const LockWorld& world, const LeaseRecord& lease) {
   auto holds = [&](const DocumentView& grant) {
     return grant.state.doc.lease_uid == lease.meta.uid && grant.renewing && !grant.revoked;
   };
-  return (world.document && holds(*world.document)) || std::any_of(world.grants.begin(), world.grants.end(), holds);
+  return (world.document && holds(*world.document)) ||
+         std::any_of(world.grants.begin(), world.grants.end(), holds);
 }
 
 namespace {
@@ -67,7 +68,8 @@ const LeaseRecord* capacity_source(const std::vector<LeaseRecord>& claims) {
   const LeaseRecord* oldest = nullptr;
   for (const LeaseRecord& lease : claims) {
     if (!states_capacity(lease)) continue;
-    if (!oldest || std::tie(lease.creation_time, lease.meta.name) < std::tie(oldest->creation_time, oldest->meta.name))
+    if (!oldest ||
+        std::tie(lease.creation_time, lease.meta.name) < std::tie(oldest->creation_time, oldest->meta.name))
       oldest = &lease;
   }
   return oldest;
@@ -102,9 +104,9 @@ ClaimQueue classify_claims(const LockWorld& world) {
     view.lease = lease;
     view.invalid = lease->spec.problem;
     if (view.invalid.empty() && capacity_from && lease->spec.capacity != capacity_from->spec.capacity)
-      view.invalid = "lock " + world.lock_name + " has capacity " + std::to_string(capacity_from->spec.capacity) +
-                     " (as Lease " + capacity_from->meta.name + " states); this claim states " +
-                     std::to_string(lease->spec.capacity);
+      view.invalid = "lock " + world.lock_name + " has capacity " +
+                     std::to_string(capacity_from->spec.capacity) + " (as Lease " + capacity_from->meta.name +
+                     " states); this claim states " + std::to_string(lease->spec.capacity);
     if (view.invalid.empty() && !lease->spec.election_mode() && !lease->being_deleted) {
       auto [it, inserted] = first_claim_of_pod.emplace(lease->spec.pod_name, lease->meta.name);
       if (!inserted)

@@ -389,7 +389,8 @@ void Controller::publish_slot_metrics() {
     const std::int64_t capacity = lock_capacity(claims);
     std::int64_t taken = 0;
     for (const LeaseRecord& lease : claims)
-      if (lease.status.phase == Phase::kHeld) taken += lease.spec.access == lock::Access::kShared ? 1 : capacity;
+      if (lease.status.phase == Phase::kHeld)
+        taken += lease.spec.access == lock::Access::kShared ? 1 : capacity;
     all += capacity;
     held += std::min(taken, capacity);
   }

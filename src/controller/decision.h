@@ -139,7 +139,7 @@ struct Decision {
   std::optional<api::Reason> action_reason;  // kRelease, kRevoke: why
   // A lock of capacity above 1: the slots of the grant a kRelease, kRevoke or kAdopt concerns.
   std::vector<std::int64_t> slots;
-  std::string action_message;                // for logs
+  std::string action_message;  // for logs
   // Desired status of every claim not being deleted, by Lease name. Projected only when
   // there is no action: after an action the world changes and is decided on again.
   std::map<std::string, LeaseStatus> statuses;

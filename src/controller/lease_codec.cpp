@@ -163,7 +163,9 @@ LeaseSpec decode_spec(const json& object) {
   decode_holder_label(*s, spec);
   // Lock sets are not served by the controller yet (eslease direct mode serves them).
   if (spec.problem.empty() && !spec.lock_names.empty())
-    spec.problem = "a lock set (spec.lockNames) is not served by the controller yet; eslease direct mode serves lock sets";
+    spec.problem =
+        "a lock set (spec.lockNames) is not served by the controller yet; eslease direct mode serves lock "
+        "sets";
   return spec;
 }
 

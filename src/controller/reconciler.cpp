@@ -304,8 +304,9 @@ bool Reconciler::run_steps(const std::string& lock_id, const Steps& steps, int m
     if (!done.ok()) {
       note_error(done.error());
       steps.outcome_unknown(decision);  // read before the next decision
-      log::warn("lock write failed",
-                {{"lock", lock_id}, {"action", to_string(decision.action)}, {"error", done.error().describe()}});
+      log::warn(
+          "lock write failed",
+          {{"lock", lock_id}, {"action", to_string(decision.action)}, {"error", done.error().describe()}});
       outcome.status = done;
       world.act = false;
       world.backend_available = !done.error().unavailable();
@@ -332,12 +333,11 @@ ReconcileOutcome Reconciler::reconcile(const std::string& lock_id, std::stop_tok
   {
     LockTable::Handle entry = table_.lock(*key);
     if (!entry->known()) read_document(*entry);
-    const Steps steps{
-        [&](const std::optional<RecentGrant>& recent) { return gather(*entry, recent); },
-        [&](const Decision& d, const LockWorld& w, std::optional<RecentGrant>& recent) {
-          return carry_out(*entry, d, w, recent);
-        },
-        [&](const Decision&) { entry->outcome_unknown(); }};
+    const Steps steps{[&](const std::optional<RecentGrant>& recent) { return gather(*entry, recent); },
+                      [&](const Decision& d, const LockWorld& w, std::optional<RecentGrant>& recent) {
+                        return carry_out(*entry, d, w, recent);
+                      },
+                      [&](const Decision&) { entry->outcome_unknown(); }};
     if (!run_steps(lock_id, steps, kMaxSteps, world, decision, outcome, stop)) return outcome;
     if (!entry->known() && outcome.status.ok())
       outcome.status = make_error(ErrorCode::kUnavailable, "lock document " + lock_id + " could not be read");

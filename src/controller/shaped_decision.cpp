@@ -25,7 +25,8 @@ struct GrantVerdict {
 const ClaimView* owner_of(const ClaimQueue& queue, const LockWorld& world, const DocumentView& grant) {
   const lock::LockDocument& doc = grant.state.doc;
   for (const ClaimView& c : queue.claims)
-    if (c.lease->meta.uid == doc.lease_uid && object_key(world.ns, c.lease->meta.name) == doc.lease) return &c;
+    if (c.lease->meta.uid == doc.lease_uid && object_key(world.ns, c.lease->meta.name) == doc.lease)
+      return &c;
   return nullptr;
 }
 
@@ -64,7 +65,8 @@ LockOccupancy occupancy(const LockWorld& world, const std::vector<GrantVerdict>&
     const lock::LockDocument& doc = v.grant->state.doc;
     const std::string holder = doc.lease_uid.empty() ? "foreign:" + doc.holder : doc.lease_uid;
     for (const std::int64_t k : v.grant->slots)
-      if (k >= 0 && k < world.capacity) lock.slots[static_cast<std::size_t>(k)] = SlotHolder{holder, doc.access};
+      if (k >= 0 && k < world.capacity)
+        lock.slots[static_cast<std::size_t>(k)] = SlotHolder{holder, doc.access};
   }
   return lock;
 }
@@ -97,8 +99,8 @@ const ClaimView* claim_named(const ClaimQueue& queue, const std::string& name) {
 }
 
 // The grant the allocation serves first, written over the documents of grants that end.
-void plan_slot_grant(const SlotGrant& served, const ClaimView& claim, const std::vector<GrantVerdict>& verdicts,
-                     Decision& d) {
+void plan_slot_grant(const SlotGrant& served, const ClaimView& claim,
+                     const std::vector<GrantVerdict>& verdicts, Decision& d) {
   const LeaseRecord& lease = *claim.lease;
   const PodRecord& pod = claim.pod->record;
   GrantPlan& g = d.grant;
@@ -161,9 +163,8 @@ Decision decide_shaped(const LockWorld& world) {
   if (d.action == Action::kNone) {
     auto allocation = allocate_slots({occupancy(world, verdicts)}, slot_claims(world, queue, verdicts));
     if (allocation.ok()) {
-      const ClaimView* next = allocation->grants.empty() || !act
-                                  ? nullptr
-                                  : claim_named(queue, allocation->grants.front().claim);
+      const ClaimView* next =
+          allocation->grants.empty() || !act ? nullptr : claim_named(queue, allocation->grants.front().claim);
       if (next) plan_slot_grant(allocation->grants.front(), *next, verdicts, d);
       for (const QueueStanding& standing : allocation->waiting)
         if (standing.position) positions[standing.claim] = *standing.position;

@@ -64,7 +64,8 @@ void Reconciler::read_slots(const lock::LockKey& key, SlotEntries& entries) {
     if (!entries[k]->known()) entries[k]->read(slots[k], answered);
 }
 
-LockWorld Reconciler::gather_slots(const lock::LockKey& key, std::int64_t capacity, const SlotEntries& entries,
+LockWorld Reconciler::gather_slots(const lock::LockKey& key, std::int64_t capacity,
+                                   const SlotEntries& entries,
                                    const std::optional<RecentGrant>& recent) const {
   LockWorld world = world_around(key, recent);
   world.shaped = true;
@@ -134,7 +135,8 @@ Status Reconciler::carry_out_slots(const lock::LockKey& key, SlotEntries& entrie
                                    const LockWorld& world, std::optional<RecentGrant>& recent) {
   std::vector<LockEntry*> concerned;
   for (const std::int64_t k : decision.slots)
-    if (k >= 0 && static_cast<std::size_t>(k) < entries.size()) concerned.push_back(&*entries[static_cast<std::size_t>(k)]);
+    if (k >= 0 && static_cast<std::size_t>(k) < entries.size())
+      concerned.push_back(&*entries[static_cast<std::size_t>(k)]);
   switch (decision.action) {
     case Action::kNone:
       return {};
@@ -166,13 +168,17 @@ ReconcileOutcome Reconciler::reconcile_slots(const lock::LockKey& key, std::int6
     SlotEntries entries = lock_slots(key, std::max(capacity, table_.slots_in_use(lock_id)));
     read_slots(key, entries);
     const Steps steps{
-        [&](const std::optional<RecentGrant>& recent) { return gather_slots(key, capacity, entries, recent); },
+        [&](const std::optional<RecentGrant>& recent) {
+          return gather_slots(key, capacity, entries, recent);
+        },
         [&](const Decision& d, const LockWorld& w, std::optional<RecentGrant>& recent) {
           return carry_out_slots(key, entries, d, w, recent);
         },
         [&](const Decision& d) {
-          for (const std::int64_t k : d.action == Action::kAcquire || d.action == Action::kTakeOver ? d.grant.slots : d.slots)
-            if (k >= 0 && static_cast<std::size_t>(k) < entries.size()) entries[static_cast<std::size_t>(k)]->outcome_unknown();
+          for (const std::int64_t k :
+               d.action == Action::kAcquire || d.action == Action::kTakeOver ? d.grant.slots : d.slots)
+            if (k >= 0 && static_cast<std::size_t>(k) < entries.size())
+              entries[static_cast<std::size_t>(k)]->outcome_unknown();
         }};
     // One step per grant at most, twice over (a release, then a grant of its slots).
     const int max_steps = kMaxSteps + 2 * static_cast<int>(entries.size());
@@ -180,7 +186,8 @@ ReconcileOutcome Reconciler::reconcile_slots(const lock::LockKey& key, std::int6
     const bool all_known =
         std::all_of(entries.begin(), entries.end(), [](const LockTable::Handle& e) { return e->known(); });
     if (!all_known && outcome.status.ok())
-      outcome.status = make_error(ErrorCode::kUnavailable, "lock documents of " + lock_id + " could not be read");
+      outcome.status =
+          make_error(ErrorCode::kUnavailable, "lock documents of " + lock_id + " could not be read");
     // Slots above the capacity (left from an earlier one) go once empty; all of them with no claim.
     for (LockTable::Handle& entry : entries)
       if (world.claims.empty() || entry->slot() >= capacity) entry.drop_when_idle();

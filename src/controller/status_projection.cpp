@@ -217,7 +217,8 @@ class Projector {
       return "more than " + std::to_string(kExactPositions) + " live claims are ahead in the queue of lock " +
              w_.lock_name + "; eslease status shows all of it";
     if (w_.capacity > 1)
-      return "waiting for " + std::string(c.lease->spec.access == lock::Access::kShared ? "a slot" : "every slot") +
+      return "waiting for " +
+             std::string(c.lease->spec.access == lock::Access::kShared ? "a slot" : "every slot") +
              " of lock " + w_.lock_name + " (capacity " + std::to_string(w_.capacity) + ")";
     if (w_.document) return "lock " + w_.lock_name + " is held by " + name_of(w_.document->state.doc.holder);
     return "waiting for lock " + w_.lock_name;
@@ -284,8 +285,8 @@ void project_shaped_statuses(LockWorld& world, const ClaimQueue& queue,
     }
     world.document = own == grants.end() ? std::nullopt : std::optional<DocumentView>(*own);
     const auto position = positions.find(lease.meta.name);
-    decision.statuses[lease.meta.name] =
-        projector.project(c, position == positions.end() ? kExactPositions : static_cast<int>(position->second));
+    decision.statuses[lease.meta.name] = projector.project(
+        c, position == positions.end() ? kExactPositions : static_cast<int>(position->second));
   }
   world.document.reset();
 }

@@ -123,10 +123,11 @@ struct Metrics::Families {
                        .Help("Claims waiting for a lock that a live pod could take (phase Pending).")
                        .Register(registry)
                        .Add({});
-  prometheus::Family<Gauge>& slots = BuildGauge()
-                             .Name("eslease_lock_slots")
-                             .Help("Slots of the claimed locks (a lock of capacity N has N), by state: held or free.")
-                             .Register(registry);
+  prometheus::Family<Gauge>& slots =
+      BuildGauge()
+          .Name("eslease_lock_slots")
+          .Help("Slots of the claimed locks (a lock of capacity N has N), by state: held or free.")
+          .Register(registry);
   Gauge& slots_held = slots.Add({{"state", "held"}});
   Gauge& slots_free = slots.Add({{"state", "free"}});
   Histogram& acquire_wait = BuildHistogram()

@@ -96,7 +96,8 @@ TEST(DirectShapesOptions, KubernetesModeTakesCapacityAndAccessButRefusesSetsForN
   auto sets = parse_options({"acquire", "a", "b"});
   ASSERT_FALSE(sets.ok());
   EXPECT_EQ(sets.error().code, ErrorCode::kInvalidArgument);
-  EXPECT_NE(sets.error().message.find("lock sets are not supported in Kubernetes mode yet"), std::string::npos)
+  EXPECT_NE(sets.error().message.find("lock sets are not supported in Kubernetes mode yet"),
+            std::string::npos)
       << sets.error().message;
   auto shaped = parse_options({"acquire", "a", "--capacity", "3", "--shared"});
   ASSERT_TRUE(shaped.ok()) << shaped.error().message;

@@ -116,7 +116,8 @@ TEST(LeaseCodec, ReadsLockShapesAndSaysWhichTheControllerDoesNotServeYet) {
   EXPECT_EQ(set.spec.lock_names, (std::vector<std::string>{"report", "archive"}));
   EXPECT_EQ(set.lock_id(), "batch/report") << "filed under its first lock";
   EXPECT_EQ(set.spec.problem,
-            "a lock set (spec.lockNames) is not served by the controller yet; eslease direct mode serves lock sets");
+            "a lock set (spec.lockNames) is not served by the controller yet; eslease direct mode serves "
+            "lock sets");
 }
 
 TEST(LeaseCodec, SelectorsMatchLikeKubernetes) {

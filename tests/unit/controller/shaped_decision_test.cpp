@@ -133,7 +133,8 @@ TEST(ShapedDecision, AClaimStatingAnotherCapacityIsInvalidNamingBoth) {
   World world;
   world.shaped(3);
   world.shaped_claim("first", "pod-1", Access::kShared, api::Priority::kForeground, seconds(100));
-  LeaseRecord& other = world.shaped_claim("other", "pod-2", Access::kShared, api::Priority::kForeground, seconds(10));
+  LeaseRecord& other =
+      world.shaped_claim("other", "pod-2", Access::kShared, api::Priority::kForeground, seconds(10));
   other.spec.capacity = 5;
   world.pod("pod-1");
   world.pod("pod-2");
