@@ -327,22 +327,28 @@ ReconcileOutcome Reconciler::reconcile(const std::string& lock_id, std::stop_tok
     return outcome;
   }
   const std::int64_t capacity = lock_capacity(claims_of(*key, clock_.monotonic()));
-  if (std::max(capacity, table_.slots_in_use(lock_id)) > 1) return reconcile_slots(*key, capacity, stop);
+  std::int64_t slots = std::max(capacity, table_.slots_in_use(lock_id));
   LockWorld world;
   Decision decision;
-  {
+  if (slots == 1) {
     LockTable::Handle entry = table_.lock(*key);
     if (!entry->known()) read_document(*entry);
-    const Steps steps{[&](const std::optional<RecentGrant>& recent) { return gather(*entry, recent); },
-                      [&](const Decision& d, const LockWorld& w, std::optional<RecentGrant>& recent) {
-                        return carry_out(*entry, d, w, recent);
-                      },
-                      [&](const Decision&) { entry->outcome_unknown(); }};
-    if (!run_steps(lock_id, steps, kMaxSteps, world, decision, outcome, stop)) return outcome;
-    if (!entry->known() && outcome.status.ok())
-      outcome.status = make_error(ErrorCode::kUnavailable, "lock document " + lock_id + " could not be read");
-    if (world.claims.empty()) entry.drop_when_idle();  // a per-job lock leaves nothing behind
+    // A document stating a larger capacity (a direct-mode holder's) has holders on slots beside it.
+    if (entry->document()) slots = std::max<std::int64_t>(1, entry->document()->doc.capacity);
+    if (slots == 1) {
+      const Steps steps{[&](const std::optional<RecentGrant>& recent) { return gather(*entry, recent); },
+                        [&](const Decision& d, const LockWorld& w, std::optional<RecentGrant>& recent) {
+                          return carry_out(*entry, d, w, recent);
+                        },
+                        [&](const Decision&) { entry->outcome_unknown(); }};
+      if (!run_steps(lock_id, steps, kMaxSteps, world, decision, outcome, stop)) return outcome;
+      if (!entry->known() && outcome.status.ok())
+        outcome.status =
+            make_error(ErrorCode::kUnavailable, "lock document " + lock_id + " could not be read");
+      if (world.claims.empty()) entry.drop_when_idle();  // a per-job lock leaves nothing behind
+    }
   }
+  if (slots > 1) return reconcile_slots(*key, capacity, slots, stop);
   if (stop.stop_requested()) return outcome;
   outcome.requeue_at = decision.requeue_at;
   Status written = write_to_cluster(world, decision, outcome.requeue_at);

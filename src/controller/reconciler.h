@@ -108,7 +108,9 @@ class Reconciler {
 
   // A lock of capacity above 1, or with slot documents left from one (shaped_reconcile.cpp).
   using SlotEntries = std::vector<LockTable::Handle>;  // index: slot
-  ReconcileOutcome reconcile_slots(const lock::LockKey& key, std::int64_t capacity, std::stop_token stop);
+  // `slots`: how many slot documents to read and decide on, at least the capacity.
+  ReconcileOutcome reconcile_slots(const lock::LockKey& key, std::int64_t capacity, std::int64_t slots,
+                                   std::stop_token stop);
   SlotEntries lock_slots(const lock::LockKey& key, std::int64_t slots);
   void read_slots(const lock::LockKey& key, SlotEntries& entries);
   LockWorld gather_slots(const lock::LockKey& key, std::int64_t capacity, const SlotEntries& entries,

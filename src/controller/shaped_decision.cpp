@@ -159,12 +159,18 @@ Decision decide_shaped(const LockWorld& world) {
       break;
     }
   }
+  // A grant beyond the capacity (left from an earlier one, or a direct-mode holder stating
+  // another) has holders the slots below cannot account for: nothing is granted until it ends.
+  const bool beyond_capacity = std::any_of(verdicts.begin(), verdicts.end(), [&](const GrantVerdict& v) {
+    return !v.ends_now() && std::any_of(v.grant->slots.begin(), v.grant->slots.end(),
+                                        [&](std::int64_t k) { return k >= world.capacity; });
+  });
   std::map<std::string, std::int64_t> positions;
   if (d.action == Action::kNone) {
     auto allocation = allocate_slots({occupancy(world, verdicts)}, slot_claims(world, queue, verdicts));
     if (allocation.ok()) {
-      const ClaimView* next =
-          allocation->grants.empty() || !act ? nullptr : claim_named(queue, allocation->grants.front().claim);
+      const bool serve = act && !beyond_capacity && !allocation->grants.empty();
+      const ClaimView* next = serve ? claim_named(queue, allocation->grants.front().claim) : nullptr;
       if (next) plan_slot_grant(allocation->grants.front(), *next, verdicts, d);
       for (const QueueStanding& standing : allocation->waiting)
         if (standing.position) positions[standing.claim] = *standing.position;

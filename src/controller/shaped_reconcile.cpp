@@ -158,14 +158,14 @@ Status Reconciler::carry_out_slots(const lock::LockKey& key, SlotEntries& entrie
   return {};
 }
 
-ReconcileOutcome Reconciler::reconcile_slots(const lock::LockKey& key, std::int64_t capacity,
+ReconcileOutcome Reconciler::reconcile_slots(const lock::LockKey& key, std::int64_t capacity, std::int64_t slots,
                                              std::stop_token stop) {
   ReconcileOutcome outcome;
   LockWorld world;
   Decision decision;
   const std::string lock_id = key.id();
   {
-    SlotEntries entries = lock_slots(key, std::max(capacity, table_.slots_in_use(lock_id)));
+    SlotEntries entries = lock_slots(key, std::max(slots, table_.slots_in_use(lock_id)));
     read_slots(key, entries);
     const Steps steps{
         [&](const std::optional<RecentGrant>& recent) {

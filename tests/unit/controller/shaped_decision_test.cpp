@@ -181,5 +181,21 @@ TEST(ShapedDecision, ASharedClaimBehindAWaitingExclusiveOneWaitsThoughASlotIsFre
   EXPECT_EQ(held_reason(status_of(d, "r2")), "False/Waiting");
 }
 
+// The lock's capacity went down (its old claims are gone) while a revoked grant of the old
+// capacity still runs on a slot above it: nobody is granted until that grant has ended.
+TEST(ShapedDecision, NothingIsGrantedWhileAGrantBeyondTheCapacityRuns) {
+  World world;
+  world.shaped(1);
+  world.shaped_claim("new", "pod-new", Access::kExclusive);
+  world.pod("pod-new");
+  world.pod("pod-old");
+  DocumentView& old = world.slots_held("old", "pod-old", {2}, 101);
+  old.revoked = Reason::kClaimDeleted;
+  old.renewing = false;
+  const Decision d = world.decide();
+  EXPECT_EQ(d.action, Action::kNone);
+  EXPECT_EQ(status_of(d, "new").phase, Phase::kPending);
+}
+
 }  // namespace
 }  // namespace eslease::controller
