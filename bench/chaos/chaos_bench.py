@@ -2,7 +2,8 @@
 see it.
 
 Two eslease-controller replicas (leader election) serve locks whose claimants are pods; each
-pod's container is a real `eslease run LOCK --pod POD -- CMD` in Kubernetes mode, and direct-
+pod's container is a real `eslease run LOCK --pod POD -- CMD` in Kubernetes mode, on plain
+locks and in the shapes of KUBE_SHAPES (a semaphore, a read-write lock), and direct-
 mode `eslease --es URL run` processes contend on other locks of the same index in every lock
 shape (DIRECT_SHAPES): plain locks, a semaphore, a read-write lock, overlapping lock sets. CMD
 (critical_section.py) records its critical section and, while in it, writes one document
