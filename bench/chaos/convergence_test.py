@@ -65,7 +65,8 @@ class ConvergenceTest(unittest.TestCase):
 
     def test_a_semaphore_and_a_read_write_lock_keep_to_their_shape(self):
         self.claims = [Claim("sem-%s" % p, "sem", p, "ns/" + p, 2, True) for p in "abc"]
-        self.leases = {"sem-a": lease("sem-a", "a", "Held", 10, slot=0), "sem-b": lease("sem-b", "b", "Held", 11, slot=1),
+        self.leases = {"sem-a": lease("sem-a", "a", "Held", 10, slot=0),
+                       "sem-b": lease("sem-b", "b", "Held", 11, slot=1),
                        "sem-c": lease("sem-c", "c", "Pending", position=0)}
         self.documents = {"ns/sem": ("ns/a", "10"), "ns/sem#1": ("ns/b", "11")}
         self.open.update({"ns/b": 11})

@@ -2,10 +2,10 @@
 (critical_section.py) works under them.
 
 - A pod holder is the container of one claimant pod: `eslease run LOCK --pod POD [--capacity
-  N] [--shared] -- CMD` in Kubernetes mode (a plain lock, a semaphore, a reader or writer), with POD_NAME/POD_UID as the downward API would set them and its own
-  kubeconfig pointing at its route through the API proxy (so it can be cut off alone). It
-  runs while its pod runs and is started again after it exits, as a kubelet restarts a
-  container.
+  N] [--shared] -- CMD` in Kubernetes mode (a plain lock, a semaphore, a reader or writer),
+  with POD_NAME/POD_UID as the downward API would set them and its own kubeconfig pointing
+  at its route through the API proxy (so it can be cut off alone). It runs while its pod
+  runs and is started again after it exits, as a kubelet restarts a container.
 - A direct holder is a process outside Kubernetes: `eslease --es URL run LOCK [LOCK...]
   [--capacity N] [--shared] -- CMD` on locks of the same index: a plain lock, a semaphore's
   slot, a reader or writer of a read-write lock, or a lock set.

@@ -22,9 +22,9 @@ Tokens of one lock must grow with every grant (by acquireTime: an older grant fi
 after a newer one is a late status write, judged as the next rule judges it), one token
 belongs to one grant, and a grant that has been superseded must never again be shown Held,
 to a pod that lives, with a validity past its successor's acquireTime (on a lock of capacity
-above 1: unless there is room for it again beside the grants still holding). The sessions must keep their own promises: a
-listed grant is never published a longer validity, and a listing stays until its hand-over
-time plus a minute.
+above 1: unless there is room for it again beside the grants still holding). The sessions
+must keep their own promises: a listed grant is never published a longer validity, and a
+listing stays until its hand-over time plus a minute.
 
 Pure: no I/O, so the check itself is tested on hand-made histories.
 """
