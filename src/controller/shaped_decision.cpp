@@ -123,6 +123,9 @@ void plan_slot_grant(const SlotGrant& served, const ClaimView& claim,
     });
     if (!replaced || !v.ends_now()) continue;
     d.action = Action::kTakeOver;
+    // A grant its holder let go of is released, not taken over: only a hand-over (a dead or
+    // expired holder) is the new grant's status.lastTakeover.
+    if (!v.plan.ends_now) return;
     g.takeover_reason = v.plan.reason;
     g.from_pod = v.plan.from_pod;
     g.dead_seen_at = v.plan.dead_seen_at;

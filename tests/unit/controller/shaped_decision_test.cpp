@@ -129,6 +129,22 @@ TEST(ShapedDecision, AHolderSeenGoneWithNobodyWaitingReleasesOnlyItsSlot) {
   EXPECT_EQ(d.action_reason, Reason::kPodDeleted);
 }
 
+// A slot its holder let go of goes to the next claim in the same write, and that is no
+// takeover: status.lastTakeover names only why a holder lost its grant (the CRD refuses
+// "Released" there, so the new holder's status could never be written).
+TEST(ShapedDecision, ASlotItsHolderLetGoOfIsGrantedWithoutATakeoverReason) {
+  World world = full_semaphore();
+  world.shaped_claim("d", "pod-d", Access::kShared, api::Priority::kForeground, seconds(10));
+  world.pod("pod-d");
+  world.find("b").being_deleted = true;
+  world.find("b").released_token = "102";
+  const Decision d = world.decide();
+  ASSERT_EQ(d.action, Action::kTakeOver);
+  EXPECT_EQ(d.grant.lease, "d");
+  EXPECT_EQ(d.grant.slots, std::vector<std::int64_t>({1}));
+  EXPECT_EQ(d.grant.takeover_reason, std::nullopt);
+}
+
 TEST(ShapedDecision, AClaimStatingAnotherCapacityIsInvalidNamingBoth) {
   World world;
   world.shaped(3);
