@@ -466,7 +466,9 @@ class KubectlWaitsForTheController(ShowsLogsOnFailure, unittest.TestCase):
         self.assertEqual(self.env.get("esl", "r3", self.ns)["status"]["queuePosition"], 0)
         wide = self.env.kubectl("get", "esl", "-n", self.ns, "-o", "wide").stdout.splitlines()
         self.assertIn("CAPACITY", wide[0].split())
-        self.assertTrue(all("Shared" in line.split() for line in wide[1:]), wide)
+        rows = [line.split() for line in wide[1:] if line.split()[0] in ("r1", "r2", "r3")]
+        self.assertEqual(len(rows), 3, wide)
+        self.assertTrue(all("Shared" in row and "2" in row for row in rows), wide)
 
     def test_plain_lease_names_the_coordination_lease(self):
         # Why the docs write lease.eslease.io/NAME or esl/NAME: kubectl resolves "lease" to
