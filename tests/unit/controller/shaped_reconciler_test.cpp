@@ -2,6 +2,7 @@
 // back after each reconcile, from the lock's slot documents and the Lease statuses.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "unit/controller/reconcile_fixture.h"
@@ -45,6 +46,28 @@ TEST_F(ShapedReconcilerTest, ASemaphoreGrantsUpToItsCapacityEachOnItsOwnSlot) {
   }
   EXPECT_NE(status("a")["fencingToken"], status("b")["fencingToken"]);
   EXPECT_EQ(holds("pod-a"), "a=" + status("a")["fencingToken"].get<std::string>());
+}
+
+// Grants made in one reconcile are shown in the order they were made: a watcher sees the
+// lock's tokens grow.
+TEST_F(ShapedReconcilerTest, GrantsOfOneReconcileAreShownInTheirTokensOrder) {
+  // "a", first by name, is served last: it is the only Background claim.
+  for (const char* name : {"a", "b", "c", "d"}) {
+    add_pod(std::string("pod-") + name);
+    add_claim(
+        name, std::string("pod-") + name, 0,
+        {{"capacity", 4}, {"access", "Shared"}, {"priority", name[0] == 'a' ? "Background" : "Foreground"}});
+  }
+  const std::size_t before = api_.writes().size();
+  ASSERT_TRUE(reconcile().status.ok());
+  std::vector<long long> shown;
+  const auto writes = api_.writes();
+  for (std::size_t i = before; i < writes.size(); ++i) {
+    const json token = writes[i].second.value(json::json_pointer("/status/fencingToken"), json());
+    if (token.is_string()) shown.push_back(std::stoll(token.get<std::string>()));
+  }
+  ASSERT_EQ(shown.size(), 4U);
+  EXPECT_TRUE(std::is_sorted(shown.begin(), shown.end()));
 }
 
 TEST_F(ShapedReconcilerTest, AnExclusiveClaimHoldsEverySlotWithOneToken) {
