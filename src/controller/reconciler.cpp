@@ -24,6 +24,23 @@ kube::ObjectReference lease_reference(const LeaseRecord& lease) {
   return ref;
 }
 
+// The claims, their grants in the order they were made (by token): several grants of one lock
+// (its slots) are shown in that order, so every watcher sees the lock's tokens grow.
+std::vector<const LeaseRecord*> in_token_order(const LockWorld& world, const Decision& decision) {
+  std::vector<const LeaseRecord*> in_order;
+  for (const LeaseRecord& lease : world.claims) in_order.push_back(&lease);
+  // Tokens are non-negative decimals without leading zeros: shorter is smaller.
+  auto token = [&](const LeaseRecord* l) {
+    auto desired = decision.statuses.find(l->meta.name);
+    const std::string& text =
+        desired == decision.statuses.end() ? l->status.fencing_token : desired->second.fencing_token;
+    return std::make_pair(text.size(), text);
+  };
+  std::stable_sort(in_order.begin(), in_order.end(),
+                   [&](const LeaseRecord* a, const LeaseRecord* b) { return token(a) < token(b); });
+  return in_order;
+}
+
 }  // namespace
 
 Reconciler::Reconciler(const ClusterView& cluster, ClaimIndex& index, PodTracker& tracker, LockTable& table,
@@ -376,20 +393,7 @@ Status Reconciler::write_to_cluster(const LockWorld& world, const Decision& deci
   // Grants first: in a burst of hand-overs the successors are told before anyone else. An
   // event goes with its status: one whose status waits is planned again when that is retried.
   std::set<std::string> not_written;
-  // Several grants of one lock (its slots) are shown in the order they were made, so every
-  // watcher sees the lock's tokens grow.
-  std::vector<const LeaseRecord*> in_order;
-  for (const LeaseRecord& lease : world.claims) in_order.push_back(&lease);
-  std::stable_sort(in_order.begin(), in_order.end(), [&](const LeaseRecord* a, const LeaseRecord* b) {
-    // Tokens are non-negative decimals without leading zeros: shorter is smaller.
-    auto token = [&](const LeaseRecord* l) {
-      auto desired = decision.statuses.find(l->meta.name);
-      const std::string none;
-      const std::string& text = desired == decision.statuses.end() ? none : desired->second.fencing_token;
-      return std::make_pair(text.size(), text);
-    };
-    return token(a) < token(b);
-  });
+  const std::vector<const LeaseRecord*> in_order = in_token_order(world, decision);
   for (const bool grants : {true, false}) {
     for (const LeaseRecord* claim : in_order) {
       const LeaseRecord& lease = *claim;
