@@ -6,7 +6,10 @@ in a phase and none is lost.
   queue (positions 0, 1, ... among the lock's waiting claims, as the first ten are kept
   exact);
 - every lock with a claimant shows exactly one Held claim, and it agrees with the lock's
-  Elasticsearch document (holder and fencing token);
+  Elasticsearch document (holder and fencing token); a lock of capacity above 1 shows at
+  least one, an Exclusive one alone or Shared ones up to its capacity, each agreeing with
+  the slot documents it holds (its slot when Shared, every slot when Exclusive), and no
+  Shared claim waits while the lock has room for it and no Exclusive claim holds or waits;
 - the holder of every lock runs its critical section under that token: the grant reached
   the workload, and the workload still works under it;
 - outside Kubernetes, every live slot document belongs to a holder that runs and works under
@@ -25,11 +28,13 @@ class Claim:
     """A claim the run expects: a Lease of `lock` for `pod` (None for an election claim),
     and the holder whose tool made it (None when the run applied it itself)."""
 
-    def __init__(self, lease, lock, pod=None, holder=None):
+    def __init__(self, lease, lock, pod=None, holder=None, capacity=1, shared=False):
         self.lease = lease
         self.lock = lock
         self.pod = pod
         self.holder = holder
+        self.capacity = capacity
+        self.shared = shared
 
 
 class DirectClaimant:
@@ -87,21 +92,43 @@ def _lock_problems(ns, lock, expected, leases, documents, running, open_sections
             continue
         present.append((claim, lease))
     held = [(c, l) for c, l in present if _status(l).get("phase") == "Held"]
-    pending = sorted(_status(l).get("queuePosition", -1) for _c, l in present if _status(l).get("phase") == "Pending")
-    if len(held) != 1:
-        return problems + ["%s: %d Held" % (lock, len(held))]
+    waiting = [(c, l) for c, l in present if _status(l).get("phase") == "Pending"]
+    pending = sorted(_status(l).get("queuePosition", -1) for _c, l in waiting)
+    shape_problem = _held_shape_problem(expected[0].capacity, held, waiting)
+    if shape_problem:
+        return problems + ["%s: %s" % (lock, shape_problem)]
     if pending != list(range(len(pending))):
         problems.append("%s: waiting claims at queue positions %s" % (lock, pending))
-    claim, lease = held[0]
-    status = lease["status"]
-    holder, token = documents.get("%s/%s" % (ns, lock)) or (None, None)
-    if holder != "%s/%s" % (ns, status["holder"]["podName"]) or token != status.get("fencingToken"):
-        problems.append("%s: document %s/%s, Lease %s/%s" % (lock, holder, token, status["holder"]["podName"],
-                                                             status.get("fencingToken")))
-    elif claim.holder is not None and open_sections is not None and open_sections.get(claim.holder) != int(token):
-        problems.append("%s: its holder %s is not in its critical section under token %s (it is in %s)"
-                        % (lock, claim.holder, token, open_sections.get(claim.holder)))
+    for claim, lease in held:
+        status = lease["status"]
+        slots = slot_ids("%s/%s" % (ns, lock), claim.capacity)
+        for doc in [slots[status.get("slot") or 0]] if claim.shared else slots:
+            holder, token = documents.get(doc) or (None, None)
+            if holder != "%s/%s" % (ns, status["holder"]["podName"]) or token != status.get("fencingToken"):
+                problems.append("%s: document %s %s/%s, Lease %s/%s" % (
+                    lock, doc, holder, token, status["holder"]["podName"], status.get("fencingToken")))
+                break
+        else:
+            if claim.holder is not None and open_sections is not None and \
+                    open_sections.get(claim.holder) != int(status["fencingToken"]):
+                problems.append("%s: its holder %s is not in its critical section under token %s (it is in %s)"
+                                % (lock, claim.holder, status["fencingToken"], open_sections.get(claim.holder)))
     return problems
+
+
+def _held_shape_problem(capacity, held, waiting):
+    """What is wrong with the Held claims of a lock against its capacity and their access, or
+    None: one Held on a plain lock; on capacity above 1 one Exclusive alone or up to capacity
+    Shared ones, and no Shared claim waiting while there is room and no Exclusive claim."""
+    if capacity == 1 or not held:
+        return None if len(held) == 1 else "%d Held" % len(held)
+    if any(not c.shared for c, _l in held) and len(held) > 1:
+        return "an Exclusive claim Held beside %d others" % (len(held) - 1)
+    if len(held) > capacity:
+        return "%d Held on capacity %d" % (len(held), capacity)
+    if len(held) < capacity and all(c.shared for c, _l in held + waiting) and waiting:
+        return "%d Held on capacity %d while %d Shared claims wait" % (len(held), capacity, len(waiting))
+    return None
 
 
 def _direct_problems(claimants, documents, running, open_sections):

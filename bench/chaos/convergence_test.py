@@ -14,10 +14,12 @@ from workload_check import Shape  # noqa: E402
 NS = "ns"
 
 
-def lease(name, pod, phase, token=None, position=None, generation=1, observed=1):
+def lease(name, pod, phase, token=None, position=None, generation=1, observed=1, slot=None):
     status = {"phase": phase, "observedGeneration": observed}
     if phase == "Held":
         status.update(fencingToken=str(token), holder={"podName": pod})
+        if slot is not None:
+            status["slot"] = slot
     if position is not None:
         status["queuePosition"] = position
     return {"metadata": {"name": name, "generation": generation}, "status": status}
@@ -59,7 +61,31 @@ class ConvergenceTest(unittest.TestCase):
         self.assertEqual(self.problems(), ["job: 2 Held"])
         self.leases["job-b"] = lease("job-b", "b", "Pending", position=1)
         self.documents["ns/job"] = ("ns/a", "9")
-        self.assertEqual(self.problems(), ["job: document ns/a/9, Lease a/10"])
+        self.assertEqual(self.problems(), ["job: document ns/job ns/a/9, Lease a/10"])
+
+    def test_a_semaphore_and_a_read_write_lock_keep_to_their_shape(self):
+        self.claims = [Claim("sem-%s" % p, "sem", p, "ns/" + p, 2, True) for p in "abc"]
+        self.leases = {"sem-a": lease("sem-a", "a", "Held", 10, slot=0),
+                       "sem-b": lease("sem-b", "b", "Held", 11, slot=1),
+                       "sem-c": lease("sem-c", "c", "Pending", position=0)}
+        self.documents = {"ns/sem": ("ns/a", "10"), "ns/sem#1": ("ns/b", "11")}
+        self.open.update({"ns/b": 11})
+        self.assertEqual(self.problems(), [])
+        self.leases["sem-c"] = lease("sem-c", "c", "Held", 12, slot=1)
+        self.assertEqual(self.problems(), ["sem: 3 Held on capacity 2"])
+        self.leases["sem-b"] = lease("sem-b", "b", "Pending", position=0)
+        self.leases["sem-c"] = lease("sem-c", "c", "Pending", position=1)
+        self.assertEqual(self.problems(), ["sem: 1 Held on capacity 2 while 2 Shared claims wait"])
+        self.claims[2] = Claim("sem-c", "sem", "c", "ns/c", 2, False)  # a writer waits: the readers wait too
+        self.assertEqual(self.problems(), [])
+        self.leases["sem-c"] = lease("sem-c", "c", "Held", 12)
+        self.assertEqual(self.problems(), ["sem: an Exclusive claim Held beside 1 others"])
+        self.leases["sem-a"] = lease("sem-a", "a", "Pending", position=1)
+        self.documents = {"ns/sem": ("ns/c", "12")}
+        self.open.update({"ns/c": 12})
+        self.assertEqual(self.problems(), ["sem: document ns/sem#1 None/None, Lease c/12"])
+        self.documents["ns/sem#1"] = ("ns/c", "12")
+        self.assertEqual(self.problems(), [])
 
     def test_waiting_claims_have_their_places(self):
         self.leases["job-c"] = lease("job-c", "c", "Pending")

@@ -1,11 +1,11 @@
 """The workloads of a chaos run: real `eslease run` processes holding locks while a command
 (critical_section.py) works under them.
 
-- A pod holder is the container of one claimant pod: `eslease run LOCK --pod POD -- CMD` in
-  Kubernetes mode, with POD_NAME/POD_UID as the downward API would set them and its own
-  kubeconfig pointing at its route through the API proxy (so it can be cut off alone). It
-  runs while its pod runs and is started again after it exits, as a kubelet restarts a
-  container.
+- A pod holder is the container of one claimant pod: `eslease run LOCK --pod POD [--capacity
+  N] [--shared] -- CMD` in Kubernetes mode (a plain lock, a semaphore, a reader or writer),
+  with POD_NAME/POD_UID as the downward API would set them and its own kubeconfig pointing
+  at its route through the API proxy (so it can be cut off alone). It runs while its pod
+  runs and is started again after it exits, as a kubelet restarts a container.
 - A direct holder is a process outside Kubernetes: `eslease --es URL run LOCK [LOCK...]
   [--capacity N] [--shared] -- CMD` on locks of the same index: a plain lock, a semaphore's
   slot, a reader or writer of a read-write lock, or a lock set.
@@ -57,7 +57,8 @@ class Holder:
         self.name = name  # "<namespace>/<pod>" or "direct/<holder>"
         self.mode = mode  # "kubernetes" or "direct"
         self.lock = lock
-        # A direct holder's claim: (lock names, capacity, shared); None: `lock` alone, plain.
+        # Its claim's shape: (lock names, capacity, shared); None: `lock` alone, plain. A pod's
+        # holder claims its one lock.
         self.shape = shape
         self.skew = skew
         self.pod = pod
@@ -78,8 +79,13 @@ class Holder:
         return self.proc is not None and self.proc.poll() is None
 
     def claim(self):
-        """(lock names, capacity, shared) of a direct holder's claim."""
+        """(lock names, capacity, shared) of the holder's claim."""
         return self.shape or ([self.lock], 1, False)
+
+    def shape_flags(self):
+        """The tool's flags for the capacity and access of its claim."""
+        _, capacity, shared = self.claim()
+        return (["--capacity", str(capacity)] if capacity > 1 else []) + (["--shared"] if shared else [])
 
 
 def _session(sid):
@@ -241,14 +247,12 @@ class Holders:
         if holder.mode == "kubernetes":
             argv = [eslease, "run", holder.lock, "--pod", holder.pod, "-n", self.ns,
                     "--kubeconfig", self._kubeconfigs[holder.name], "--priority", holder.priority,
-                    "--liveness-grace", "%ds" % t.liveness_grace] + timing_flags
+                    "--liveness-grace", "%ds" % t.liveness_grace] + timing_flags + holder.shape_flags()
             env.update(POD_NAME=holder.pod, POD_NAMESPACE=self.ns, POD_UID=pod_uid)
         else:
-            locks, capacity, shared = holder.claim()
             argv = [eslease, "--es", self.env.es_url, "--es-timeout", "%dms" % (t.es_timeout * 1000), "run"]
-            argv += list(locks) + ["--namespace", "direct", "--holder", holder.name.split("/", 1)[1],
-                                   "--wait", "1h"] + timing_flags
-            argv += (["--capacity", str(capacity)] if capacity > 1 else []) + (["--shared"] if shared else [])
+            argv += list(holder.claim()[0]) + ["--namespace", "direct", "--holder", holder.name.split("/", 1)[1],
+                                               "--wait", "1h"] + timing_flags + holder.shape_flags()
         if holder.skew:
             env.update(LD_PRELOAD=libfaketime(), FAKETIME="%+.3f" % holder.skew, FAKETIME_DONT_FAKE_MONOTONIC="1")
             # A tool built with AddressSanitizer refuses a library preloaded ahead of its

@@ -6,8 +6,12 @@ The validity published to a holder is the design's (bench/common/validity.py): t
 (Lease L, token T) is valid until renewTime + L's leaseDurationSeconds of the latest version
 of the namespace's session that does not list L=T, and only while L shows Held with T.
 
-A grant is a (lock, fencing token) first shown Held. When a new grant of a lock appears, the
-previous grant must be over at that point of the history:
+A grant is a (lock, fencing token) first shown Held. A lock of capacity N (its Leases'
+`spec.capacity`, default 1) has up to N grants at once: Shared ones (`spec.access`) side by
+side, each on its own slot (`status.slot`), an Exclusive one alone. When a new grant of a lock
+appears, each earlier grant of the lock still counted is either over at that point of the
+history or still holds, and those still holding must leave room for the new one (for a
+capacity-1 lock: the previous grant must be over). An earlier grant is over when:
 - its pod is confirmed dead (object gone, replaced by a new UID, or phase Failed/Succeeded),
 - or its holder let go: its Lease carried `eslease.io/released: <its token>` (the eslease
   tool's release) before it went,
@@ -17,9 +21,10 @@ previous grant must be over at that point of the history:
 Tokens of one lock must grow with every grant (by acquireTime: an older grant first shown
 after a newer one is a late status write, judged as the next rule judges it), one token
 belongs to one grant, and a grant that has been superseded must never again be shown Held,
-to a pod that lives, with a validity past its successor's acquireTime. The sessions must keep their own promises: a
-listed grant is never published a longer validity, and a listing stays until its hand-over
-time plus a minute.
+to a pod that lives, with a validity past its successor's acquireTime (on a lock of capacity
+above 1: unless there is room for it again beside the grants still holding). The sessions
+must keep their own promises: a listed grant is never published a longer validity, and a
+listing stays until its hand-over time plus a minute.
 
 Pure: no I/O, so the check itself is tested on hand-made histories.
 """
@@ -37,7 +42,7 @@ RELEASED_ANNOTATION = "eslease.io/released"
 
 
 class Grant:
-    def __init__(self, lock, ns, token, lease, lease_uid, pod, uid, acquired, rv):
+    def __init__(self, lock, ns, token, lease, lease_uid, pod, uid, acquired, rv, shape=(1, False, None)):
         self.lock = lock
         self.ns = ns
         self.token = token
@@ -47,9 +52,17 @@ class Grant:
         self.uid = uid
         self.acquired = acquired
         self.rv = rv
+        # What its Lease claimed: capacity, Shared access, and the slot it was granted.
+        self.capacity, self.shared, self.slot = shape
 
     def describe(self):
         return "token %d to %s (Lease %s)" % (self.token, self.pod, self.lease)
+
+
+def _shape(lease):
+    """(capacity, Shared, slot) of a Lease's claim and grant."""
+    spec = lease.get("spec") or {}
+    return int(spec.get("capacity") or 1), spec.get("access") == "Shared", (lease.get("status") or {}).get("slot")
 
 
 class SafetyCheck:
@@ -63,6 +76,7 @@ class SafetyCheck:
         self.leases = {}  # name -> Lease object
         self.released = set()  # (Lease name, token) its holder said it let go of
         self.by_lock = {}  # lock -> [Grant] in grant order
+        self.active = {}  # lock -> [Grant] not known to be over: the grants that may hold it now
         self.violations = []
         self.grants = 0
         self.handovers = {"confirmed_dead": 0, "released": 0, "after_validity": 0, "same_holder_again": 0}
@@ -138,33 +152,43 @@ class SafetyCheck:
             return
         if grant is None:
             grant = Grant(lock, ns, token, name, lease["metadata"].get("uid"), holder.get("podName"),
-                          holder.get("podUID"), parse_time(status.get("acquireTime")), rv)
+                          holder.get("podUID"), parse_time(status.get("acquireTime")), rv, _shape(lease))
             newest = grants[-1] if grants else None
             if newest is not None and grant.token < newest.token and None not in (grant.acquired, newest.acquired) \
                     and grant.acquired < newest.acquired:
                 # An older grant shown for the first time only now (a stale replica's status
-                # write): judged as a superseded grant shown Held, not as a new one.
+                # write, or one of several grants of one moment written last): judged as a
+                # superseded grant shown Held, not as a new one.
                 self.late_grants += 1
                 grants.insert(sum(1 for g in grants if g.token < grant.token), grant)
                 self._superseded_shown(rv, lock, grant, newest)
+                self.grants += grant in self.active.get(lock, ())  # a grant of its own beside the others
                 return
             self._new_grant(rv, lock, grants, grant, status)
             return
         before_status = (before or {}).get("status") or {}
         was_held = before_status.get("phase") == "Held" and before_status.get("fencingToken") == token_text
-        newest = grants[-1]
-        if not was_held and newest.token > token:
-            self._superseded_shown(rv, lock, grant, newest)
+        if not was_held and grant not in self.active.get(lock, ()):
+            self._superseded_shown(rv, lock, grant, grants[-1])
 
     def _superseded_shown(self, rv, lock, grant, newest):
-        """A grant older than the lock's newest shown Held: harmless once its pod is gone or it
-        let go, or while the validity it shows ended before the newest was granted."""
+        """A grant no longer counted as holding its lock shown Held: harmless once its pod is
+        gone or it let go, or while the validity it shows ended before the newest was granted;
+        on a lock of capacity above 1 also when there is room for it beside the grants that
+        still hold (it is counted again)."""
         if self._pod_dead(grant) or self._let_go(grant):
             return
         shown_until = self._shown_until(grant)
-        if shown_until is None or newest.acquired is None or shown_until > newest.acquired:
-            self._violate(rv, lock, "superseded grant shown Held again until %s: %s after %s"
-                          % (_stamp(shown_until), grant.describe(), newest.describe()))
+        if shown_until is not None and newest.acquired is not None and shown_until <= newest.acquired:
+            return
+        if grant.capacity > 1:
+            holding = [g for g in self.active.get(lock, [])
+                       if g is newest or self._still_holds(g, newest) is not None]
+            if not self._conflicts(grant, holding):
+                self.active[lock] = sorted(self.active[lock] + [grant], key=lambda g: g.token)
+                return
+        self._violate(rv, lock, "superseded grant shown Held again until %s: %s after %s"
+                      % (_stamp(shown_until), grant.describe(), newest.describe()))
 
     def _new_grant(self, rv, lock, grants, grant, status):
         self.grants += 1
@@ -174,37 +198,72 @@ class SafetyCheck:
             self.takeovers[takeover["reason"]] = self.takeovers.get(takeover["reason"], 0) + 1
         previous = grants[-1] if grants else None
         grants.append(grant)
-        if previous is None:
-            return
-        if grant.token <= previous.token:
+        if previous is not None and grant.token <= previous.token:
             self._violate(rv, lock, "fencing token did not grow: %s after %s"
                           % (grant.describe(), previous.describe()))
+        holding = {}  # earlier grant -> why it still holds
+        for earlier in self.active.get(lock, []):
+            why = self._still_holds(earlier, grant)
+            if why is None:
+                self._ended(earlier, grant)
+            else:
+                holding[earlier] = why
+        conflicts = self._conflicts(grant, list(holding))
+        for what, earlier in conflicts:
+            self._violate(rv, lock, what + holding[earlier])
+            self._ended(earlier, grant)
+        ended = {earlier for _, earlier in conflicts}
+        self.active[lock] = [g for g in holding if g not in ended] + [grant]
+
+    def _conflicts(self, grant, holding):
+        """[(what, earlier grant)]: the grants still holding that leave no room for `grant`,
+        each with what is wrong (empty text on a lock of capacity 1: two holders at all)."""
+        if grant.capacity == 1:
+            return [("", g) for g in holding]
+        found = [("an Exclusive grant not alone: ", g) for g in holding if not (g.shared and grant.shared)]
+        shared = [g for g in holding if g.shared and grant.shared]
+        found += [("more grants than capacity %d: " % grant.capacity, g)
+                  for g in shared[:max(0, len(shared) + 1 - grant.capacity)]]
+        found += [("two grants on slot %s: " % grant.slot, g) for g in shared
+                  if grant.slot is not None and g.slot == grant.slot and all(g is not f for _, f in found)]
+        found += [("capacities %d and %d on one lock: " % (g.capacity, grant.capacity), g) for g in holding
+                  if g.capacity != grant.capacity and all(g is not f for _, f in found)]
+        return found
+
+    def _still_holds(self, earlier, grant):
+        """None when the earlier grant is over by the time `grant` was acquired (see the
+        module's text), else why it still holds."""
+        same_holder = earlier.lease_uid == grant.lease_uid and earlier.uid == grant.uid
+        if not same_holder and (self._pod_dead(earlier) or self._let_go(earlier)):
+            return None
         # The same claim of the same pod granted again (a new token) is no second holder, but
         # a revocation is final: the new grant, too, waits out the validity published to the
         # old one.
-        same_holder = previous.lease_uid == grant.lease_uid and previous.uid == grant.uid
-        if same_holder:
+        published, _rule = self.validity.published_until(earlier.ns, earlier.lease, earlier.token)
+        shown_until = self._shown_until(earlier)
+        if not same_holder and shown_until is not False and earlier.lease != grant.lease and \
+                (shown_until is None or grant.acquired is None or shown_until > grant.acquired):
+            return "two holders: %s granted at %s while %s is still shown Held until %s and its pod lives" \
+                % (grant.describe(), _stamp(grant.acquired), earlier.describe(), _stamp(shown_until))
+        if published is not None and (grant.acquired is None or grant.acquired < published):
+            return "handed over before the published validity ended: %s acquired at %s, %s valid until %s" \
+                % (grant.describe(), _stamp(grant.acquired), earlier.describe(), _stamp(published))
+        return None
+
+    def _ended(self, earlier, grant):
+        """Counts how an earlier grant ended, as the grant after it found it."""
+        if earlier.lease_uid == grant.lease_uid and earlier.uid == grant.uid:
             self.handovers["same_holder_again"] += 1
-        elif self._pod_dead(previous):
+        elif self._pod_dead(earlier):
             self.handovers["confirmed_dead"] += 1
             return
-        elif self._let_go(previous):
+        elif self._let_go(earlier):
             self.handovers["released"] += 1
             return
         else:
             self.handovers["after_validity"] += 1
-        published, _rule = self.validity.published_until(previous.ns, previous.lease, previous.token)
-        shown_until = self._shown_until(previous)
-        if not same_holder and shown_until is not False and previous.lease != grant.lease and \
-                (shown_until is None or grant.acquired is None or shown_until > grant.acquired):
-            self._violate(rv, lock, "two holders: %s granted at %s while %s is still shown Held until %s and "
-                          "its pod lives" % (grant.describe(), _stamp(grant.acquired), previous.describe(),
-                                             _stamp(shown_until)))
-        elif published is not None and (grant.acquired is None or grant.acquired < published):
-            self._violate(rv, lock, "handed over before the published validity ended: %s acquired at %s, %s "
-                          "valid until %s" % (grant.describe(), _stamp(grant.acquired), previous.describe(),
-                                              _stamp(published)))
-        elif published is not None:
+        published, _rule = self.validity.published_until(earlier.ns, earlier.lease, earlier.token)
+        if published is not None and grant.acquired is not None and grant.acquired >= published:
             slack = grant.acquired - published
             self.min_validity_slack = slack if self.min_validity_slack is None else min(self.min_validity_slack,
                                                                                         slack)

@@ -25,7 +25,8 @@ def pod(name, uid, phase="Running", deleting=False):
 
 
 def lease(name, uid, holder=None, holder_uid=None, token=None, phase="Pending", acquired=None, lock="job",
-          deleting=False, released=None):
+          deleting=False, released=None, shape=None):
+    """shape: (capacity, access, slot) of a lock of capacity above 1."""
     meta = {"name": name, "namespace": "ns", "uid": uid}
     if deleting:
         meta["deletionTimestamp"] = T0
@@ -35,7 +36,12 @@ def lease(name, uid, holder=None, holder_uid=None, token=None, phase="Pending", 
     if token is not None:
         status.update({"fencingToken": str(token), "holder": {"podName": holder, "podUID": holder_uid},
                        "acquireTime": acquired})
-    return {"metadata": meta, "spec": {"lockName": lock, "leaseDurationSeconds": LEASE_SECONDS}, "status": status}
+    spec = {"lockName": lock, "leaseDurationSeconds": LEASE_SECONDS}
+    if shape is not None:
+        spec.update(capacity=shape[0], access=shape[1])
+        if token is not None:
+            status["slot"] = shape[2]
+    return {"metadata": meta, "spec": spec, "status": status}
 
 
 def session(renewed, revoked=None):
@@ -232,6 +238,69 @@ class SessionPromiseTest(unittest.TestCase):
         h = History().start().revoke_a().renew(62.9)  # hand-over time 3: kept until 63
         self.assertEqual(len(check(h.events).violations), 1)
         self.assertEqual(check(History().start().revoke_a().renew(63).events).violations, [])
+
+
+class LockShapeTest(unittest.TestCase):
+    """A lock of capacity 2: Shared grants side by side, an Exclusive one alone."""
+
+    def history(self, *grants):
+        """grants: (pod, token, access, slot, acquired second), each pod's claim granted in turn."""
+        h = History()
+        for pod_name, token, access, slot, second in grants:
+            h.add("pod", pod(pod_name, "u" + pod_name), "ADDED")
+            h.add("lease", lease("l" + pod_name, "l%s-1" % pod_name, pod_name, "u" + pod_name, token, "Held",
+                                 at(second), lock="pool", shape=(2, access, slot)), "ADDED")
+            h.renew(second)
+        return h
+
+    def test_shared_grants_use_the_full_capacity(self):
+        h = self.history(("a", 10, "Shared", 0, 0), ("b", 11, "Shared", 1, 0.5))
+        h.add("pod", pod("a", "ua"), "DELETED")
+        h.add("pod", pod("c", "uc"), "ADDED")
+        h.add("lease", lease("lc", "lc-1", "c", "uc", 12, "Held", at(1), lock="pool", shape=(2, "Shared", 0)))
+        result = check(h.events)
+        self.assertEqual(result.violations, [])
+        self.assertEqual(result.grants, 3)
+        self.assertEqual(result.handovers["confirmed_dead"], 1)
+
+    def test_one_holder_too_many_on_a_semaphore_is_caught(self):
+        h = self.history(("a", 10, "Shared", 0, 0), ("b", 11, "Shared", 1, 0.5), ("c", 12, "Shared", 0, 1))
+        whats = [v["violation"] for v in check(h.events).violations]
+        self.assertEqual(len(whats), 1, whats)
+        self.assertIn("more grants than capacity 2: two holders: token 12 to c", whats[0])
+        self.assertIn("token 10 to a", whats[0])
+
+    def test_a_slot_is_free_again_once_its_revoked_holder_s_validity_ended(self):
+        h = self.history(("a", 10, "Shared", 0, 0), ("b", 11, "Shared", 1, 0))
+        h.renew(0, revoked="la=10").add("lease", lease("la", "la-1", "a", "ua", 10, "Pending", at(0), lock="pool",
+                                                       shape=(2, "Shared", 0)))
+        for second, violations in ((2.5, 1), (3, 0)):
+            events = list(h.events) + [(len(h.events) + 1, "pod", "ADDED", pod("c", "uc")),
+                                       (len(h.events) + 2, "lease", "ADDED", lease(
+                                           "lc", "lc-1", "c", "uc", 12, "Held", at(second), lock="pool",
+                                           shape=(2, "Shared", 0)))]
+            self.assertEqual(len(check(events).violations), violations)
+
+    def test_a_shared_holder_beside_an_exclusive_one_is_caught(self):
+        for grants in ((("a", 10, "Shared", 0, 0), ("w", 11, "Exclusive", 0, 1)),
+                       (("w", 10, "Exclusive", 0, 0), ("a", 11, "Shared", 1, 1))):
+            whats = [v["violation"] for v in check(self.history(*grants).events).violations]
+            self.assertEqual(len(whats), 1, whats)
+            self.assertIn("an Exclusive grant not alone", whats[0])
+
+    def test_two_grants_on_one_slot_are_caught(self):
+        whats = [v["violation"] for v in check(self.history(("a", 10, "Shared", 1, 0),
+                                                            ("b", 11, "Shared", 1, 1)).events).violations]
+        self.assertEqual(len(whats), 1, whats)
+        self.assertIn("two grants on slot 1", whats[0])
+
+    def test_grants_of_one_moment_shown_out_of_order_fit_side_by_side(self):
+        h = self.history(("b", 11, "Shared", 1, 0.5), ("a", 10, "Shared", 0, 0))
+        result = check(h.events)
+        self.assertEqual(result.violations, [])
+        self.assertEqual(result.late_grants, 1)
+        third = self.history(("b", 11, "Shared", 1, 0.5), ("c", 12, "Shared", 0, 0.7), ("a", 10, "Shared", 0, 0))
+        self.assertIn("superseded grant shown Held again", check(third.events).violations[0]["violation"])
 
 
 class ReplayTest(unittest.TestCase):

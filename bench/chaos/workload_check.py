@@ -266,28 +266,34 @@ def _check_capacity(judge, lock, capacity, shared):
     return most
 
 
-SHAPE_KINDS = ("semaphore", "read_write_shared", "read_write_exclusive", "set")
+def shape_kind(profile, written):
+    """The kind of lock shape a holder claims (None: a plain lock): "set"; "read_write_exclusive"
+    for an Exclusive claim on capacity > 1 (a writer); "read_write_shared" for a Shared one on a
+    lock that also has Exclusive claimants (`written`: those locks), else "semaphore" on capacity
+    > 1. A pod's claim in Kubernetes mode is the same kind with "kube_" before it."""
+    shape = profile.shape
+    if shape is None:
+        return None
+    if len(shape.locks) > 1:
+        kind = "set"
+    elif shape.capacity == 1:
+        return None
+    elif not shape.shared:
+        kind = "read_write_exclusive"
+    else:
+        kind = "read_write_shared" if shape.locks[0] in written else "semaphore"
+    return "kube_" + kind if profile.mode == "kubernetes" else kind
 
 
 def grants_by_shape(sections, profiles):
-    """How many grants (a holder's token) of each shape reached a workload: of a lock set; an
-    Exclusive one on capacity > 1 (a writer); a Shared one on a lock that also has Exclusive
-    claimants (a reader), else on capacity > 1 (a semaphore's)."""
-    shapes = [p.shape for p in profiles.values() if p.shape is not None]
-    written = {lock for shape in shapes if not shape.shared for lock in shape.locks}
-    counts = dict.fromkeys(SHAPE_KINDS, 0)
-    for holder, token in {(s.holder, s.token) for s in sections}:
-        shape = profiles[holder].shape
-        if shape is None:
-            continue
-        if len(shape.locks) > 1:
-            counts["set"] += 1
-        elif not shape.shared:
-            counts["read_write_exclusive"] += shape.capacity > 1
-        elif shape.locks[0] in written:
-            counts["read_write_shared"] += 1
-        else:
-            counts["semaphore"] += shape.capacity > 1
+    """How many grants (a holder's token) of each kind of lock shape (shape_kind) reached a
+    workload, for every kind some holder of the run claims."""
+    written = {lock for p in profiles.values() if p.shape is not None and not p.shape.shared for lock in p.shape.locks}
+    kinds = {holder: shape_kind(p, written) for holder, p in profiles.items()}
+    counts = {kind: 0 for kind in sorted(set(kinds.values()) - {None})}
+    for holder, _token in {(s.holder, s.token) for s in sections}:
+        if kinds.get(holder) is not None:
+            counts[kinds[holder]] += 1
     return counts
 
 

@@ -118,6 +118,10 @@ def direct(shape):
     return HolderProfile("direct", ttl=4, margin=0.8, grace=0.5, shape=shape)
 
 
+def kube(shape):
+    return HolderProfile("kubernetes", ttl=4, margin=0.8, grace=0.5, shape=shape)
+
+
 SEM = Shape(["direct/sem"], capacity=3, shared=True)
 READER = Shape(["direct/rw"], capacity=2, shared=True)
 WRITER = Shape(["direct/rw"], capacity=2)
@@ -199,15 +203,35 @@ class LockShapeTest(unittest.TestCase):
         self.assertEqual([v["violation"] for v in report.violations], ["its claimants state capacities [2, 3]"])
 
     def test_grants_are_counted_by_shape(self):
-        profiles = {"a": direct(SEM), "r": direct(READER), "w": direct(WRITER), "s": direct(PAIR), "k": KUBE}
+        profiles = {"a": direct(SEM), "r": direct(READER), "w": direct(WRITER), "s": direct(PAIR), "k": KUBE,
+                    "ks": kube(Shape(["ns/ksem"], 3, True)), "kr": kube(Shape(["ns/krw"], 3, True)),
+                    "kw": kube(Shape(["ns/krw"], 3, False)), "kn": kube(Shape(["ns/kone"], 3, False))}
         sections, _ = sections_of(journal("a", 10, 0, stop=1, lock="direct/sem"),
                                   journal("a", 14, 2, stop=3, lock="direct/sem"),
                                   journal("r", 11, 0, stop=1, lock="direct/rw"),
                                   journal("w", 12, 2, stop=3, lock="direct/rw"),
                                   journal("s", 13, 0, stop=1, lock="direct/x,direct/y"),
-                                  journal("k", 15, 0, stop=1))
-        self.assertEqual(grants_by_shape(sections, profiles), {"semaphore": 2, "read_write_shared": 1,
-                                                               "read_write_exclusive": 1, "set": 1})
+                                  journal("k", 15, 0, stop=1),
+                                  journal("ks", 16, 0, stop=1, lock="ns/ksem"),
+                                  journal("kr", 17, 0, stop=1, lock="ns/krw"),
+                                  journal("kr", 19, 2, stop=3, lock="ns/krw"))
+        # A kind with claimants and no grant shows 0; kinds nobody claims are left out.
+        self.assertEqual(grants_by_shape(sections, profiles), {
+            "semaphore": 2, "read_write_shared": 1, "read_write_exclusive": 1, "set": 1,
+            "kube_semaphore": 1, "kube_read_write_shared": 2, "kube_read_write_exclusive": 0})
+        self.assertEqual(grants_by_shape(sections, {"k": KUBE}), {})
+
+    def test_kubernetes_mode_holders_keep_to_their_shape(self):
+        reader, writer = kube(Shape(["ns/krw"], 2, True)), kube(Shape(["ns/krw"], 2, False))
+        report = self.check({"r1": reader, "r2": reader, "r3": reader, "w": writer},
+                            journal("r1", 10, 0, stop=5, lock="ns/krw"), journal("r2", 11, 1, stop=5, lock="ns/krw"),
+                            journal("r3", 12, 6, stop=8, lock="ns/krw"), journal("w", 13, 7, stop=9, lock="ns/krw"))
+        self.assertEqual(len(report.violations), 1)
+        self.assertIn("w token 13", report.violations[0]["later"])
+        report = self.check({"r1": reader, "r2": reader, "r3": reader},
+                            journal("r1", 10, 0, stop=5, lock="ns/krw"), journal("r2", 11, 1, stop=5, lock="ns/krw"),
+                            journal("r3", 12, 2, stop=3, lock="ns/krw"))
+        self.assertEqual([v["capacity"] for v in report.violations], [2])
 
 
 class FencedWriteTest(unittest.TestCase):

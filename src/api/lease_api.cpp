@@ -14,6 +14,11 @@ constexpr Names<Priority, 2> kPriorityNames = {{
     {Priority::kBackground, "Background"},
 }};
 
+constexpr Names<Access, 2> kAccessNames = {{
+    {Access::kExclusive, "Exclusive"},
+    {Access::kShared, "Shared"},
+}};
+
 constexpr Names<Phase, 5> kPhaseNames = {{
     {Phase::kPending, "Pending"},
     {Phase::kHeld, "Held"},
@@ -67,6 +72,14 @@ const char* to_string(Priority priority) {
 
 std::optional<Priority> parse_priority(std::string_view text) {
   return value_in(kPriorityNames, text);
+}
+
+const char* to_string(Access access) {
+  return name_in(kAccessNames, access);
+}
+
+std::optional<Access> parse_access(std::string_view text) {
+  return value_in(kAccessNames, text);
 }
 
 const char* to_string(Phase phase) {

@@ -1,4 +1,4 @@
-// The eslease.io Lease as users and holders read it: its phases and priorities, condition
+// The eslease.io Lease as users and holders read it: its phases, priorities and lock shapes, condition
 // types, the reasons that conditions, events, lastTakeover and metrics share, the finalizer
 // and annotation names, how a lease duration counts, and the one rule both the controller and
 // `eslease status` need to order a queue (when a claim started waiting). Kept apart from
@@ -6,6 +6,8 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string_view>
 
@@ -31,6 +33,19 @@ inline constexpr std::array<Priority, 2> kPriorities = {Priority::kForeground, P
 const char* to_string(Priority priority);
 // nullopt for anything but "Foreground" and "Background".
 std::optional<Priority> parse_priority(std::string_view text);
+
+// Lock shapes (the design's "Lock shapes"), the same for a Lease and for eslease direct mode.
+// spec.access: Shared claims hold a lock side by side, up to its capacity; an Exclusive claim
+// holds it alone, all of its capacity.
+enum class Access { kExclusive, kShared };
+const char* to_string(Access access);
+// nullopt for anything but "Exclusive" and "Shared".
+std::optional<Access> parse_access(std::string_view text);
+// spec.capacity: how many claims hold a lock at once, 1 to kMaxCapacity.
+inline constexpr std::int64_t kMaxCapacity = 1000;
+// spec.lockNames: a lock set of kMinLockSet to kMaxLockSet distinct lock names.
+inline constexpr std::size_t kMinLockSet = 2;
+inline constexpr std::size_t kMaxLockSet = 32;
 
 // status.phase. kNone: the controller has not written a phase yet.
 enum class Phase { kNone, kPending, kHeld, kReleased, kTimedOut, kInvalid };

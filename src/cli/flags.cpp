@@ -286,7 +286,7 @@ for processes outside Kubernetes.
 
 Kubernetes mode:
   acquire LOCK [--pod P] [--lease NAME] [--priority Foreground|Background] [--ttl 60s]
-               [--wait D] [--liveness-grace 10s]
+               [--wait D] [--liveness-grace 10s] [--capacity N] [--shared]
       Creates a Lease claiming LOCK for the pod (owned by it, so it goes when the pod goes),
       waits by watching until the controller grants it, and prints the fencing token. With
       --wait it gives up after D (exit 3), and the Lease is deleted. The Lease is named
@@ -337,7 +337,7 @@ Direct mode (--es URL):
   default 1: up to N holders at once; every claim on a lock must state the same N) and
   --shared (shared holders hold side by side up to the capacity; an exclusive one holds the
   lock alone). renew and release act on the holder's whole grant, release LOCK... [--capacity N].
-  Kubernetes mode does not support lock sets, --capacity or --shared yet.
+  Kubernetes mode does not support lock sets yet.
 
 )";
 

@@ -145,6 +145,8 @@ ClaimRequest claim_request(const Options& o, const PodIdentity& pod) {
   if (o.wait_given) request.acquire_timeout_seconds = acquire_timeout_for_wait(o.wait);
   if (o.kube.liveness_grace)
     request.liveness_grace_seconds = static_cast<int>(o.kube.liveness_grace->count() / 1000);
+  request.capacity = o.capacity;
+  request.shared = o.shared;
   return request;
 }
 

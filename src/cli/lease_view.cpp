@@ -122,6 +122,8 @@ LeaseView decode_lease_view(const json& object) {
     if (auto d = integer_at(*spec, "leaseDurationSeconds"); d && *d > 0 && *d <= 3600) {
       v.lease_duration_seconds = static_cast<int>(*d);
     }
+    if (auto c = integer_at(*spec, "capacity"); c && *c > 0) v.capacity = *c;
+    if (std::string a = string_at(*spec, "access"); !a.empty()) v.access = a;
   }
   if (const json* status = find(object, "status"); status != nullptr && status->is_object()) {
     v.phase = string_at(*status, "phase");
@@ -131,6 +133,7 @@ LeaseView decode_lease_view(const json& object) {
     }
     v.fencing_token = string_at(*status, "fencingToken");
     v.acquire_time = time_at(*status, "acquireTime");
+    if (auto k = integer_at(*status, "slot"); k && *k >= 0) v.slot = *k;
     if (auto q = integer_at(*status, "queuePosition"); q && *q >= 0 && *q < (1LL << 31)) {
       v.queue_position = static_cast<int>(*q);
     }
@@ -166,6 +169,8 @@ json make_claim(const ClaimRequest& request) {
   if (request.lease_duration_seconds) spec["leaseDurationSeconds"] = *request.lease_duration_seconds;
   if (request.acquire_timeout_seconds) spec["acquireTimeoutSeconds"] = *request.acquire_timeout_seconds;
   if (request.liveness_grace_seconds) spec["livenessGraceSeconds"] = *request.liveness_grace_seconds;
+  if (request.capacity != 1) spec["capacity"] = request.capacity;
+  if (request.shared) spec["access"] = "Shared";
   return json{{"apiVersion", kube::resources::eslease_leases().api_version()},
               {"kind", "Lease"},
               {"metadata",

@@ -26,6 +26,9 @@ struct LeaseView {
   std::string selector;  // election mode, as "key=value,..." for people
   std::string priority = api::to_string(api::Priority::kForeground);
   int lease_duration_seconds = api::kDefaultLeaseDurationSeconds;
+  std::int64_t capacity = 1;         // spec.capacity
+  std::string access = "Exclusive";  // spec.access
+  std::optional<std::int64_t> slot;  // status.slot: which slot a Held claim of a lock of capacity > 1 has
 
   std::string phase;  // "" until the controller has written a status
   std::string holder_pod;
@@ -64,6 +67,9 @@ struct ClaimRequest {
   std::optional<int> lease_duration_seconds;
   std::optional<int> acquire_timeout_seconds;
   std::optional<int> liveness_grace_seconds;
+  // The lock's shape: spec.capacity and spec.access, written only when not the defaults.
+  std::int64_t capacity = 1;
+  bool shared = false;
 };
 
 // acquireTimeoutSeconds for a tool that waits `wait`: the whole seconds of it rounded up,

@@ -53,6 +53,7 @@ std::vector<LockReport> build_lock_reports(const std::vector<LeaseView>& leases)
     LockReport& report = by_lock[{v.ns, v.lock_name}];
     report.ns = v.ns;
     report.lock = v.lock_name;
+    report.capacity = std::max(report.capacity, v.capacity);
     if (v.held()) {
       report.holders.push_back(v);
     } else if (v.phase == api::to_string(api::Phase::kTimedOut) ||
@@ -96,9 +97,14 @@ void print_lock_reports(std::ostream& out, const std::vector<LockReport>& report
                                   "PHASE", "TOKEN", "FOR",   "VALID"};
   if (show_namespace) header.insert(header.begin(), "NAMESPACE");
   rows.push_back(header);
+  // A lock of capacity above 1 shows its holders against its capacity, and each holder its slot.
+  const auto lock_cell = [](const LockReport& r) {
+    if (r.capacity <= 1) return r.lock;
+    return r.lock + " (" + std::to_string(r.holders.size()) + "/" + std::to_string(r.capacity) + ")";
+  };
   const auto row = [&](const LockReport& r, const LeaseView& v, std::string queue,
                        std::optional<Millis> age) {
-    std::vector<std::string> cells{r.lock,
+    std::vector<std::string> cells{lock_cell(r),
                                    std::move(queue),
                                    v.name,
                                    pod_of(v),
@@ -111,7 +117,11 @@ void print_lock_reports(std::ostream& out, const std::vector<LockReport>& report
     rows.push_back(std::move(cells));
   };
   for (const LockReport& r : reports) {
-    for (const LeaseView& v : r.holders) row(r, v, "held", age_since(v.acquire_time, now));
+    for (const LeaseView& v : r.holders) {
+      const std::string how = v.access == "Shared" ? " shared" : "";
+      row(r, v, v.slot ? "slot " + std::to_string(*v.slot) + how : "held" + how,
+          age_since(v.acquire_time, now));
+    }
     // The claim's queuePosition as the controller published it (0 = next); none while its
     // pod is not live or more than 10 claims are ahead. The rows keep the order of service.
     for (const LeaseView& v : r.queue) {
@@ -134,6 +144,8 @@ json lock_reports_json(const std::vector<LockReport>& reports, WallTime now) {
       h["fencingToken"] = v.fencing_token;
       h["acquireTime"] = optional_time(v.acquire_time);
       h["validUntil"] = optional_time(v.valid_until);
+      h["access"] = v.access;
+      h["slot"] = v.slot ? json(*v.slot) : json(nullptr);
       const auto held_for = age_since(v.acquire_time, now);
       h["heldSeconds"] = held_for ? json(held_for->count() / 1000) : json(nullptr);
       holders.push_back(std::move(h));
@@ -142,6 +154,7 @@ json lock_reports_json(const std::vector<LockReport>& reports, WallTime now) {
     for (std::size_t i = 0; i < r.queue.size(); ++i) {
       const LeaseView& v = r.queue[i];
       json q = claim_json(v, now);
+      q["access"] = v.access;
       q["order"] = i;  // claims listed ahead of it: 0 first, as queuePosition counts
       q["queuePosition"] = v.queue_position ? json(*v.queue_position) : json(nullptr);
       q["waitingSince"] = optional_time(v.waiting_since());
@@ -155,8 +168,12 @@ json lock_reports_json(const std::vector<LockReport>& reports, WallTime now) {
       if (!v.held_message.empty()) e["message"] = v.held_message;
       ended.push_back(std::move(e));
     }
-    locks.push_back(json{
-        {"namespace", r.ns}, {"lock", r.lock}, {"holders", holders}, {"queue", queue}, {"ended", ended}});
+    locks.push_back(json{{"namespace", r.ns},
+                         {"lock", r.lock},
+                         {"capacity", r.capacity},
+                         {"holders", holders},
+                         {"queue", queue},
+                         {"ended", ended}});
   }
   return json{{"locks", locks}};
 }

@@ -15,7 +15,8 @@ namespace eslease::cli {
 struct LockReport {
   std::string ns;
   std::string lock;
-  std::vector<LeaseView> holders;  // Held claims: one, unless a hand-over is being written
+  std::int64_t capacity = 1;       // as its claims state it (the largest, while they disagree)
+  std::vector<LeaseView> holders;  // Held claims: up to the capacity, unless a hand-over is being written
   std::vector<LeaseView> queue;    // Pending (and not yet served) claims, next first
   std::vector<LeaseView> ended;    // TimedOut, Invalid, Released
 };

@@ -47,8 +47,37 @@ std::tuple<Priority, WallTime, WallTime, const std::string&> queue_rank(const Cl
 }
 
 bool held_by(const LockWorld& world, const LeaseRecord& lease) {
-  return world.document && world.document->state.doc.lease_uid == lease.meta.uid &&
-         world.document->renewing && !world.document->revoked;
+  auto holds = [&](const DocumentView& grant) {
+    return grant.state.doc.lease_uid == lease.meta.uid && grant.renewing && !grant.revoked;
+  };
+  return (world.document && holds(*world.document)) ||
+         std::any_of(world.grants.begin(), world.grants.end(), holds);
+}
+
+namespace {
+
+// Claims that state a lock's capacity: valid, not being deleted, not ended.
+bool states_capacity(const LeaseRecord& lease) {
+  return lease.spec.problem.empty() && !lease.being_deleted && lease.status.phase != Phase::kTimedOut &&
+         lease.status.phase != Phase::kReleased;
+}
+
+}  // namespace
+
+const LeaseRecord* capacity_source(const std::vector<LeaseRecord>& claims) {
+  const LeaseRecord* oldest = nullptr;
+  for (const LeaseRecord& lease : claims) {
+    if (!states_capacity(lease)) continue;
+    if (!oldest ||
+        std::tie(lease.creation_time, lease.meta.name) < std::tie(oldest->creation_time, oldest->meta.name))
+      oldest = &lease;
+  }
+  return oldest;
+}
+
+std::int64_t lock_capacity(const std::vector<LeaseRecord>& claims) {
+  const LeaseRecord* source = capacity_source(claims);
+  return source ? source->spec.capacity : 1;
 }
 
 const PodState* election_pod(const LockWorld& world, const LeaseRecord& lease,
@@ -69,10 +98,15 @@ const PodState* election_pod(const LockWorld& world, const LeaseRecord& lease,
 ClaimQueue classify_claims(const LockWorld& world) {
   ClaimQueue queue;
   std::map<std::string, std::string> first_claim_of_pod;
+  const LeaseRecord* capacity_from = capacity_source(world.claims);
   for (const LeaseRecord* lease : oldest_first(world)) {
     ClaimView view;
     view.lease = lease;
     view.invalid = lease->spec.problem;
+    if (view.invalid.empty() && capacity_from && lease->spec.capacity != capacity_from->spec.capacity)
+      view.invalid = "lock " + world.lock_name + " has capacity " +
+                     std::to_string(capacity_from->spec.capacity) + " (as Lease " + capacity_from->meta.name +
+                     " states); this claim states " + std::to_string(lease->spec.capacity);
     if (view.invalid.empty() && !lease->spec.election_mode() && !lease->being_deleted) {
       auto [it, inserted] = first_claim_of_pod.emplace(lease->spec.pod_name, lease->meta.name);
       if (!inserted)

@@ -38,10 +38,19 @@ struct ClaimQueue {
   const ClaimView* owner = nullptr;
   // The earliest moment a waiting claim times out.
   std::optional<MonoTime> next_timeout;
+  // A lock of capacity above 1: who gets a grant's slots is decided for all of them at once
+  // (slot_allocation.h), so the grant rules only say whether a grant ends now.
+  bool successors_by_allocation = false;
 };
 
-// True when `lease`'s grant is the document's and we still renew it.
+// True when `lease`'s grant is the document's (or one of the lock's grants) and we still
+// renew it.
 bool held_by(const LockWorld& world, const LeaseRecord& lease);
+
+// A lock's capacity is what its oldest live claim states (1 without one); a claim stating
+// another is Invalid, its message naming both values. The claim it comes from, if any.
+const LeaseRecord* capacity_source(const std::vector<LeaseRecord>& claims);
+std::int64_t lock_capacity(const std::vector<LeaseRecord>& claims);
 
 ClaimQueue classify_claims(const LockWorld& world);
 

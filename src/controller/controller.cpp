@@ -7,6 +7,7 @@
 
 #include "common/duration.h"
 #include "common/log.h"
+#include "controller/claim_queue.h"
 #include "controller/lease_codec.h"
 #include "controller/lock_table.h"
 #include "controller/reconciler.h"
@@ -373,6 +374,27 @@ void Controller::publish_claim_metrics() {
     waiters += live ? 1 : 0;
   }
   observer_.claims(counts.by_phase_priority, waiters);
+  publish_slot_metrics();
+}
+
+// Every claimed lock counts its capacity; a Shared holder holds one slot, an Exclusive one all.
+void Controller::publish_slot_metrics() {
+  std::int64_t held = 0;
+  std::int64_t all = 0;
+  for (const std::string& lock_id : index_.locks()) {
+    std::vector<LeaseRecord> claims;
+    for (const std::string& key : index_.claims_of(lock_id))
+      if (auto lease = caches_->lease(key)) claims.push_back(std::move(*lease));
+    if (claims.empty()) continue;
+    const std::int64_t capacity = lock_capacity(claims);
+    std::int64_t taken = 0;
+    for (const LeaseRecord& lease : claims)
+      if (lease.status.phase == Phase::kHeld)
+        taken += lease.spec.access == lock::Access::kShared ? 1 : capacity;
+    all += capacity;
+    held += std::min(taken, capacity);
+  }
+  observer_.lock_slots(held, all - held);
 }
 
 void Controller::lead(std::stop_token stop) {

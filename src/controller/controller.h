@@ -46,6 +46,7 @@ class Controller {
   bool leading() const { return leading_.load(); }
   // Reports the claims by phase and priority, as the claim index counts them (on every scrape).
   void publish_claim_metrics();
+  void publish_slot_metrics();
   // Elasticsearch answers again after it could not be reached: every lock is looked at now,
   // not when its backoff ends.
   void backend_returned();

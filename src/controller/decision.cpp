@@ -1,11 +1,13 @@
 #include "controller/decision.h"
 
+#include <algorithm>
+
 #include "controller/claim_queue.h"
+#include "controller/decision_steps.h"
 #include "controller/grant_rules.h"
 #include "controller/status_projection.h"
 
 namespace eslease::controller {
-namespace {
 
 void requeue(Decision& d, std::optional<MonoTime> at) {
   if (at && (!d.requeue_at || *at < *d.requeue_at)) d.requeue_at = at;
@@ -40,7 +42,9 @@ void carry_plan(const ActionPlan& plan, Decision& d) {
 void plan_finalizers(const LockWorld& world, const ClaimQueue& queue, Decision& d) {
   for (const ClaimView& c : queue.claims) {
     const LeaseRecord& lease = *c.lease;
-    const bool named_by_document = world.document && world.document->state.doc.lease_uid == lease.meta.uid;
+    auto names = [&](const DocumentView& grant) { return grant.state.doc.lease_uid == lease.meta.uid; };
+    const bool named_by_document = (world.document && names(*world.document)) ||
+                                   std::any_of(world.grants.begin(), world.grants.end(), names);
     if (!lease.being_deleted && !lease.has_finalizer() && named_by_document)
       d.add_finalizer.push_back(lease.meta.name);
     if (lease.being_deleted && lease.has_finalizer() && !named_by_document &&
@@ -48,8 +52,6 @@ void plan_finalizers(const LockWorld& world, const ClaimQueue& queue, Decision& 
       d.remove_finalizer.push_back(lease.meta.name);
   }
 }
-
-}  // namespace
 
 HolderHealth shown_holder_health(const LockWorld& world, const LeaseRecord& lease) {
   if (!lease.status.holder) return {};
@@ -83,6 +85,7 @@ WallTime waiting_since(const LeaseRecord& lease) {
 }
 
 Decision decide(const LockWorld& world) {
+  if (world.shaped) return decide_shaped(world);
   Decision d;
   const ClaimQueue queue = classify_claims(world);
   requeue(d, queue.next_timeout);

@@ -42,6 +42,13 @@ struct DocumentView {
   // The Lease the document names, when it exists (same UID) but no longer claims this lock
   // (its lockName changed): its grant is ours to end.
   bool owner_moved = false;
+  // A lock of capacity above 1: the slots this grant holds (one document each). `state` is
+  // the document of the lowest, with the grant's token (the largest of its documents'), and
+  // `expires_at` the earliest of theirs.
+  std::vector<std::int64_t> slots;
+  // Part of a grant of several documents is no longer ours (another writer replaced one) while
+  // we still renew the rest: the grant is over, and revoked.
+  bool broken = false;
 };
 
 // A grant the previous step of this reconcile made, so statuses can say how it came about.
@@ -60,6 +67,14 @@ struct LockWorld {
   // False when the document could not be read (Elasticsearch unreachable): nothing is
   // decided and statuses only gain BackendAvailable=False.
   bool document_known = true;
+  // The lock's capacity, from its oldest live claim (claim_queue.h: lock_capacity). Above 1
+  // the lock has a slot document per holder, `grants` lists every grant on them, and
+  // `document` is the one of them the decision looks at (decide_shaped).
+  std::int64_t capacity = 1;
+  // Decided slot by slot (decide_shaped): capacity above 1, or slot documents of an earlier
+  // capacity still on the lock.
+  bool shaped = false;
+  std::vector<DocumentView> grants;
   std::optional<DocumentView> document;  // nullopt: the lock is free
   // The document exists but cannot be read as a lock document: nothing is granted.
   std::string malformed_document;
@@ -104,6 +119,10 @@ struct GrantPlan {
   std::string from_pod;                        // kTakeOver: the previous holder ("" when none)
   WallTime waiting_since{};                    // for eslease_acquire_wait_seconds
   std::optional<MonoTime> dead_seen_at;        // for eslease_takeover_latency_seconds
+  // A lock of capacity above 1: the slots granted (a free slot is created, one whose grant
+  // ended is written over at the version decided on), and how the claim holds them.
+  std::vector<std::int64_t> slots;
+  lock::Access access = lock::Access::kExclusive;
 };
 
 struct PlannedEvent {
@@ -118,7 +137,9 @@ struct Decision {
   const char* rule = "";                     // the grant rule that decided (grant_rules.h)
   GrantPlan grant;                           // kAcquire, kTakeOver
   std::optional<api::Reason> action_reason;  // kRelease, kRevoke: why
-  std::string action_message;                // for logs
+  // A lock of capacity above 1: the slots of the grant a kRelease, kRevoke or kAdopt concerns.
+  std::vector<std::int64_t> slots;
+  std::string action_message;  // for logs
   // Desired status of every claim not being deleted, by Lease name. Projected only when
   // there is no action: after an action the world changes and is decided on again.
   std::map<std::string, LeaseStatus> statuses;

@@ -85,6 +85,15 @@ ActionPlan release(const char* rule, Reason why, std::string message) {
 // waiting the lock is released, or (`release_if_nobody` false) left as it is.
 ActionPlan hand_over(const char* rule, const Situation& s, Reason why, std::optional<MonoTime> dead_seen,
                      bool release_if_nobody) {
+  if (s.queue.successors_by_allocation) {
+    ActionPlan plan = release_if_nobody ? release(rule, why, describe_loss(why, s.holder_pod))
+                                        : wait_until(rule, std::nullopt);
+    plan.reason = why;
+    plan.from_pod = s.holder_pod;
+    plan.dead_seen_at = dead_seen;
+    plan.ends_now = true;
+    return plan;
+  }
   if (std::optional<NextGrant> next = next_claim(s.world, s.queue, s.owner)) {
     ActionPlan plan;
     plan.rule = rule;

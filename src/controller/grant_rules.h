@@ -46,6 +46,9 @@ struct ActionPlan {
   std::string from_pod;
   std::optional<MonoTime> dead_seen_at;
   std::optional<MonoTime> wake_at;  // kNone: when to look again
+  // The grant may be handed over now (ClaimQueue::successors_by_allocation): its slots go to
+  // whoever the allocation serves, or the grant is released (kRelease) or left (kNone).
+  bool ends_now = false;
 };
 
 // Runs the rules in order. Only called when the document is known and readable and the

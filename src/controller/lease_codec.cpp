@@ -6,6 +6,7 @@
 #include "api/session.h"
 #include "common/json_fields.h"
 #include "common/text.h"
+#include "lock/names.h"
 
 namespace eslease::controller {
 namespace {
@@ -64,6 +65,56 @@ void decode_holder_label(const json& spec_json, LeaseSpec& spec) {
   if (!problem.empty() && spec.problem.empty()) spec.problem = std::move(problem);
 }
 
+// spec.lockNames as read into `names`, up to the first name that breaks the rule; what is
+// wrong with it, or "".
+std::string decode_lock_set(const json& set, std::vector<std::string>& names) {
+  std::string rule = "spec.lockNames must be " + std::to_string(api::kMinLockSet) + " to " +
+                     std::to_string(api::kMaxLockSet) + " distinct lock names";
+  if (!set.is_array()) return rule;
+  for (const json& name : set) {
+    if (!name.is_string()) return rule;
+    std::string text = name.get<std::string>();
+    if (Status valid = lock::validate_lock_name(text); !valid.ok())
+      return "spec.lockNames: " + valid.error().message;
+    if (std::find(names.begin(), names.end(), text) != names.end())
+      return rule + "; \"" + text + "\" repeats";
+    names.push_back(std::move(text));
+  }
+  if (names.size() < api::kMinLockSet || names.size() > api::kMaxLockSet)
+    return rule + "; it names " + std::to_string(names.size());
+  return "";
+}
+
+// Exactly one of spec.lockName and spec.lockNames; LeaseSpec::lock_name says where the claim
+// is filed.
+void decode_locks(const json& spec_json, LeaseSpec& spec) {
+  spec.lock_name = string_at(spec_json, "lockName");
+  const json* set = find(spec_json, "lockNames");
+  if (!set) {
+    if (spec.lock_name.empty()) spec.problem = "spec needs lockName or lockNames";
+    return;
+  }
+  spec.problem = decode_lock_set(*set, spec.lock_names);
+  if (!spec.lock_name.empty()) {
+    spec.problem = "spec sets both lockName and lockNames; set exactly one";
+  } else if (!spec.lock_names.empty()) {
+    spec.lock_name = spec.lock_names.front();
+  }
+}
+
+// A string enum field: `target` when `key` names one of its values, a problem when it is
+// something else, unchanged when absent.
+template <typename Enum>
+void decode_enum(const json& spec_json, const char* key, std::optional<Enum> (*parse)(std::string_view),
+                 const char* values, Enum& target, std::string& problem) {
+  const std::string text = string_at(spec_json, key);
+  if (const std::optional<Enum> parsed = parse(text)) {
+    target = *parsed;
+  } else if (!text.empty() && problem.empty()) {
+    problem = std::string("spec.") + key + " must be " + values;
+  }
+}
+
 LeaseSpec decode_spec(const json& object) {
   LeaseSpec spec;
   const json* s = find(object, "spec");
@@ -71,8 +122,7 @@ LeaseSpec decode_spec(const json& object) {
     spec.problem = "spec is missing";
     return spec;
   }
-  spec.lock_name = string_at(*s, "lockName");
-  if (spec.lock_name.empty()) spec.problem = "spec.lockName is missing";
+  decode_locks(*s, spec);
 
   const json* holder = find(*s, "holder");
   const json* pod_name = holder ? find(*holder, "podName") : nullptr;
@@ -93,12 +143,8 @@ LeaseSpec decode_spec(const json& object) {
     spec.problem = "spec.holder needs podName or podSelector";
   }
 
-  const std::string priority = string_at(*s, "priority");
-  if (const std::optional<Priority> parsed = api::parse_priority(priority)) {
-    spec.priority = *parsed;
-  } else if (!priority.empty() && spec.problem.empty()) {
-    spec.problem = "spec.priority must be Foreground or Background";
-  }
+  decode_enum(*s, "priority", &api::parse_priority, "Foreground or Background", spec.priority, spec.problem);
+  decode_enum(*s, "access", &api::parse_access, "Exclusive or Shared", spec.access, spec.problem);
   auto bounded = [&](const char* key, std::int64_t lo, std::int64_t hi) -> std::optional<int> {
     auto v = integer_at(*s, key);
     if (!v) return std::nullopt;
@@ -113,7 +159,13 @@ LeaseSpec decode_spec(const json& object) {
   if (auto v = bounded("leaseDurationSeconds", 1, 3600)) spec.lease_duration_seconds = *v;
   spec.acquire_timeout_seconds = bounded("acquireTimeoutSeconds", 1, std::numeric_limits<int>::max());
   if (auto v = bounded("livenessGraceSeconds", 0, 3600)) spec.liveness_grace_seconds = *v;
+  if (auto v = bounded("capacity", 1, api::kMaxCapacity)) spec.capacity = *v;
   decode_holder_label(*s, spec);
+  // Lock sets are not served by the controller yet (eslease direct mode serves them).
+  if (spec.problem.empty() && !spec.lock_names.empty())
+    spec.problem =
+        "a lock set (spec.lockNames) is not served by the controller yet; eslease direct mode serves lock "
+        "sets";
   return spec;
 }
 
@@ -128,6 +180,7 @@ LeaseStatus decode_status(const json& object) {
   status.fencing_token = string_at(*s, "fencingToken");
   status.acquire_time = time_at(*s, "acquireTime");
   if (auto q = integer_at(*s, "queuePosition")) status.queue_position = static_cast<int>(*q);
+  status.slot = integer_at(*s, "slot");
   status.transitions = integer_at(*s, "transitions").value_or(0);
   if (const json* t = find(*s, "lastTakeover"); t && t->is_object()) {
     status.last_takeover =
@@ -234,6 +287,7 @@ json status_patch(const LeaseStatus& status) {
   s["renewTime"] = nullptr;
   s["expireTime"] = nullptr;
   s["queuePosition"] = status.queue_position ? json(*status.queue_position) : json(nullptr);
+  s["slot"] = status.slot ? json(*status.slot) : json(nullptr);
   s["transitions"] = status.transitions;
   if (status.last_takeover) {
     s["lastTakeover"] = {{"fromPod", status.last_takeover->from_pod},

@@ -79,7 +79,7 @@ bool LockEntry::renewal_not_confirmed(const std::optional<lock::LockState>& stil
 }
 
 struct LockTable::Slot {
-  explicit Slot(const lock::LockKey& key) : entry(key) {}
+  Slot(const lock::LockKey& key, std::int64_t slot) : entry(key, slot) {}
   std::mutex mutex;
   LockEntry entry;
   int users = 0;  // handles held or waited for; under the table's mutex
@@ -102,12 +102,12 @@ LockEntry& LockTable::Handle::operator*() const {
 LockTable::LockTable() = default;
 LockTable::~LockTable() = default;
 
-LockTable::Handle LockTable::lock(const lock::LockKey& key) {
+LockTable::Handle LockTable::lock(const lock::LockKey& key, std::int64_t lock_slot) {
   Slot* slot;
   {
     std::lock_guard guard(mutex_);
-    auto& owned = slots_[key.id()];
-    if (!owned) owned = std::make_unique<Slot>(key);
+    auto& owned = slots_[lock::slot_document_id(key.id(), lock_slot)];
+    if (!owned) owned = std::make_unique<Slot>(key, lock_slot);
     slot = owned.get();
     ++slot->users;  // from now on the slot stays until this handle is released
   }
@@ -145,7 +145,16 @@ void LockTable::release(Handle& handle) {
   handle.lock_.unlock();
   // Nobody else holds or waits for the slot (they would have counted themselves under the
   // table's mutex), so it can go.
-  if (drop) slots_.erase(slots_.find(slot.entry.key().id()));
+  if (drop) slots_.erase(slots_.find(slot.entry.id()));
+}
+
+std::int64_t LockTable::slots_in_use(const std::string& lock_id) const {
+  std::lock_guard guard(mutex_);
+  std::int64_t in_use = slots_.contains(lock_id) ? 1 : 0;
+  const std::string prefix = lock_id + "#";  // slot documents above 0 (lock::slot_document_id)
+  for (auto it = slots_.lower_bound(prefix); it != slots_.end() && it->first.starts_with(prefix); ++it)
+    in_use = std::max(in_use, it->second->entry.slot() + 1);
+  return in_use;
 }
 
 std::size_t LockTable::size() const {

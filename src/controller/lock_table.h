@@ -26,9 +26,12 @@ namespace eslease::controller {
 
 class LockEntry {
  public:
-  explicit LockEntry(lock::LockKey key) : key_(std::move(key)) {}
+  explicit LockEntry(lock::LockKey key, std::int64_t slot = 0) : key_(std::move(key)), slot_(slot) {}
 
   const lock::LockKey& key() const { return key_; }
+  // Which of the lock's slot documents this entry stands for (0 for a lock of capacity 1).
+  std::int64_t slot() const { return slot_; }
+  std::string id() const { return lock::slot_document_id(key_.id(), slot_); }
   // The entry reflects Elasticsearch: read, or written with a known outcome, since the last
   // failure. When false the document is read before anything is decided.
   bool known() const { return known_; }
@@ -79,6 +82,7 @@ class LockEntry {
   void hold(const lock::Grant& grant);
 
   lock::LockKey key_;
+  std::int64_t slot_ = 0;
   bool known_ = false;
   std::optional<lock::LockState> document_;
   MonoTime expires_at_{};
@@ -119,13 +123,16 @@ class LockTable {
   LockTable();
   ~LockTable();
 
-  // The entry of a valid key, created on first use (known() false); waits while another
-  // thread holds it.
-  Handle lock(const lock::LockKey& key);
-  // The entry of `lock_id` if it exists (never created); waits while another thread holds it.
-  std::optional<Handle> lock_existing(const std::string& lock_id);
-  // The entry of `lock_id` if it exists and nobody holds it now.
-  std::optional<Handle> try_lock(const std::string& lock_id);
+  // The entry of a valid key's slot document, created on first use (known() false); waits
+  // while another thread holds it. Whoever holds several takes them in the order of their
+  // ids, as the session keeper does, so no two threads wait for each other.
+  Handle lock(const lock::LockKey& key, std::int64_t slot = 0);
+  // How many slots of the lock have an entry now: one past the highest (0: none).
+  std::int64_t slots_in_use(const std::string& lock_id) const;
+  // The entry of document `id` if it exists (never created); waits while another thread holds it.
+  std::optional<Handle> lock_existing(const std::string& id);
+  // The entry of document `id` if it exists and nobody holds it now.
+  std::optional<Handle> try_lock(const std::string& id);
   // Ids of the entries of namespace `ns` we renew, read without their mutexes: an entry that
   // changes meanwhile is seen at the next renewal tick.
   std::vector<std::string> renewing_ids(const std::string& ns) const;

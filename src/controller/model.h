@@ -14,6 +14,7 @@
 #include "common/clock.h"
 #include "common/text.h"
 #include "controller/selector.h"
+#include "lock/document.h"
 
 namespace eslease::controller {
 
@@ -28,6 +29,7 @@ struct ObjectMeta {
 };
 
 // The API's names (api/lease_api.h), used unqualified throughout the controller.
+using api::Access;
 using api::Phase;
 using api::Priority;
 
@@ -61,6 +63,9 @@ struct LeaseStatus {
   std::string fencing_token;
   std::optional<WallTime> acquire_time;
   std::optional<int> queue_position;
+  // The lowest slot of the grant, for a lock of capacity above 1 (nullopt otherwise): which
+  // lock document carries it (lock::slot_document_id).
+  std::optional<std::int64_t> slot;
   std::int64_t transitions = 0;
   std::optional<Takeover> last_takeover;
   std::int64_t observed_generation = 0;
@@ -71,7 +76,13 @@ struct LeaseStatus {
 };
 
 struct LeaseSpec {
+  // The lock the claim is filed under (claim index, work queue, reconcile): spec.lockName, or
+  // the first lock of spec.lockNames. Until the controller serves lock sets, a set is filed
+  // under its first lock so that it is reconciled there and gets its Invalid status.
   std::string lock_name;
+  std::vector<std::string> lock_names;  // spec.lockNames; empty for a claim on one lock
+  std::int64_t capacity = 1;
+  Access access = Access::kExclusive;
   std::string pod_name;                   // claim mode
   std::optional<LabelSelector> selector;  // election mode
   Priority priority = Priority::kForeground;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -30,6 +31,8 @@ class Observer {
   // Claims by (phase, priority), and how many wait.
   virtual void claims(const std::map<std::pair<std::string, std::string>, int>& by_phase_priority,
                       int waiters) {}
+  // The slots of every claimed lock (a lock of capacity N has N), held and free.
+  virtual void lock_slots(std::int64_t held, std::int64_t free) {}
 };
 
 }  // namespace eslease::controller

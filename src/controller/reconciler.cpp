@@ -24,6 +24,23 @@ kube::ObjectReference lease_reference(const LeaseRecord& lease) {
   return ref;
 }
 
+// The claims, their grants in the order they were made (by token): several grants of one lock
+// (its slots) are shown in that order, so every watcher sees the lock's tokens grow.
+std::vector<const LeaseRecord*> in_token_order(const LockWorld& world, const Decision& decision) {
+  std::vector<const LeaseRecord*> in_order;
+  for (const LeaseRecord& lease : world.claims) in_order.push_back(&lease);
+  // Tokens are non-negative decimals without leading zeros: shorter is smaller.
+  auto token = [&](const LeaseRecord* l) {
+    auto desired = decision.statuses.find(l->meta.name);
+    const std::string& text =
+        desired == decision.statuses.end() ? l->status.fencing_token : desired->second.fencing_token;
+    return std::make_pair(text.size(), text);
+  };
+  std::stable_sort(in_order.begin(), in_order.end(),
+                   [&](const LeaseRecord* a, const LeaseRecord* b) { return token(a) < token(b); });
+  return in_order;
+}
+
 }  // namespace
 
 Reconciler::Reconciler(const ClusterView& cluster, ClaimIndex& index, PodTracker& tracker, LockTable& table,
@@ -62,30 +79,43 @@ void Reconciler::read_document(LockEntry& entry) {
   }
 }
 
-LockWorld Reconciler::gather(const LockEntry& entry, const std::optional<RecentGrant>& recent) const {
+std::vector<LeaseRecord> Reconciler::claims_of(const lock::LockKey& key, MonoTime now) const {
+  std::vector<LeaseRecord> claims;
+  for (const std::string& name : index_.claims_of(key.id())) {
+    auto lease = cluster_.lease(name);
+    if (!lease || lease->spec.lock_name != key.name()) continue;
+    leases_.overlay(*lease, now);
+    claims.push_back(std::move(*lease));
+  }
+  return claims;
+}
+
+LockWorld Reconciler::world_around(const lock::LockKey& key, const std::optional<RecentGrant>& recent) const {
   LockWorld world;
-  world.ns = entry.key().ns();
-  world.lock_name = entry.key().name();
+  world.ns = key.ns();
+  world.lock_name = key.name();
   world.now = lock::to_millis(clock_.now());
   world.mono = clock_.monotonic();
   world.liveness_takeover = options_.liveness_takeover;
   world.backend_available = backend_available_.load();
   world.recent_grant = recent;
+  world.claims = claims_of(key, world.mono);
+  return world;
+}
+
+LockWorld Reconciler::gather(const LockEntry& entry, const std::optional<RecentGrant>& recent) const {
+  LockWorld world = world_around(entry.key(), recent);
   world.document_known = entry.known();
   world.malformed_document = entry.malformed();
-  for (const std::string& key : index_.claims_of(entry.key().id())) {
-    auto lease = cluster_.lease(key);
-    if (!lease || lease->spec.lock_name != entry.key().name()) continue;
-    leases_.overlay(*lease, world.mono);
-    world.claims.push_back(std::move(*lease));
-  }
-  gather_pods(world, entry);
+  std::vector<std::string> holders;
+  if (entry.known() && entry.document()) holders.push_back(entry.document()->doc.holder);
+  gather_pods(world, holders);
   world.document = document_view(world, entry);
   return world;
 }
 
-// Every pod a claim names or selects, and the document's holder.
-void Reconciler::gather_pods(LockWorld& world, const LockEntry& entry) const {
+// Every pod a claim names or selects, and the documents' holders.
+void Reconciler::gather_pods(LockWorld& world, const std::vector<std::string>& holders) const {
   auto add_pod = [&](const PodRecord& pod) { world.pods.emplace(pod.meta.name, tracker_.state_of(pod)); };
   bool any_election = false;
   for (const LeaseRecord& lease : world.claims) {
@@ -104,8 +134,7 @@ void Reconciler::gather_pods(LockWorld& world, const LockEntry& entry) const {
       if (selected) add_pod(pod);
     });
   }
-  if (entry.known() && entry.document()) {
-    const std::string& holder = entry.document()->doc.holder;
+  for (const std::string& holder : holders) {
     const auto slash = holder.find('/');
     if (slash != std::string::npos && holder.substr(0, slash) == world.ns) {
       if (auto pod = cluster_.pod(holder)) add_pod(*pod);
@@ -146,7 +175,6 @@ lock::Grantee Reconciler::grantee(const LockWorld& world, const GrantPlan& plan)
 
 bool Reconciler::record_grant(LockEntry& entry, const lock::AcquireOutcome& outcome, const Decision& decision,
                               const LockWorld& world, const char* op) {
-  const MonoTime now = clock_.monotonic();
   if (!outcome.grant) {
     // Someone else wrote first (409): decide again on what is there now.
     observer_.backend_conflict(op);
@@ -154,6 +182,13 @@ bool Reconciler::record_grant(LockEntry& entry, const lock::AcquireOutcome& outc
     return false;
   }
   entry.granted(*outcome.grant);
+  announce_grant(entry.key().id(), outcome.grant->state.token, decision, world);
+  return true;
+}
+
+void Reconciler::announce_grant(const std::string& lock_id, std::int64_t token, const Decision& decision,
+                                const LockWorld& world) {
+  const MonoTime now = clock_.monotonic();
   const GrantPlan& plan = decision.grant;
   sessions_.wake(world.ns, plan.ttl);  // published soon enough to be usable at once
   observer_.granted(seconds_between(plan.waiting_since, world.now));
@@ -166,49 +201,67 @@ bool Reconciler::record_grant(LockEntry& entry, const lock::AcquireOutcome& outc
     if (*plan.takeover_reason == api::Reason::kExpired) observer_.expired();
   }
   log::info(plan.takeover_reason ? "lock taken over" : "lock granted",
-            {{"lock", entry.key().id()},
+            {{"lock", lock_id},
+             {"slots", plan.slots.size()},
              {"lease", plan.lease},
              {"pod", plan.pod},
-             {"token", outcome.grant->state.token},
+             {"token", token},
              {"reason", plan.takeover_reason ? api::to_string(*plan.takeover_reason) : ""},
              {"from", plan.from_pod}});
-  return true;
 }
 
-Status Reconciler::release(LockEntry& entry, const Decision& decision) {
-  // Only the version decided on: a later one (another replica's renewal) may carry a later
-  // expiresAt that the holder was shown; it is read and decided on again.
-  auto released = store_.release(entry.key(), lock::Grant{*entry.document(), entry.expires_at()},
-                                 lock::ReleaseScope::kThisVersion);
-  if (!released.ok()) return released.error();
-  if (*released == lock::ReleaseOutcome::kReleased) {
-    entry.released(clock_.monotonic());
+Status Reconciler::release(const std::vector<LockEntry*>& entries, const Decision& decision) {
+  bool released = false;
+  for (LockEntry* entry : entries) {
+    if (!entry->document()) continue;
+    // Only the version decided on: a later one (another replica's renewal) may carry a later
+    // expiresAt that the holder was shown; it is read and decided on again.
+    auto outcome = store_.release(entry->key(), lock::Grant{*entry->document(), entry->expires_at()},
+                                  lock::ReleaseScope::kThisVersion);
+    if (!outcome.ok()) return outcome.error();
+    if (*outcome == lock::ReleaseOutcome::kReleased) {
+      entry->released(clock_.monotonic());
+      released = true;
+    } else {
+      observer_.backend_conflict("release");
+      entry->lost();
+      read_document(*entry);
+    }
+  }
+  if (released) {
     observer_.released();
     log::info("lock released",
-              {{"lock", entry.key().id()},
+              {{"lock", entries.front()->key().id()},
+               {"slots", entries.size()},
                {"reason", decision.action_reason ? api::to_string(*decision.action_reason) : ""}});
-  } else {
-    observer_.backend_conflict("release");
-    entry.lost();
-    read_document(entry);
   }
   return {};
 }
 
 // The grant is listed in the namespace's session first: from then on its holder's validity
-// no longer grows, and it is handed over once that validity has ended.
-Status Reconciler::revoke(LockEntry& entry, const Decision& decision, const LockWorld& world) {
-  const lock::LockState& doc = *entry.document();
-  const std::string lease = name_of(doc.doc.lease);
-  Millis duration(doc.doc.ttl_millis);
+// no longer grows, and it is handed over once that validity has ended. A grant of several
+// documents is one grant: listed once, with its token (the largest of its documents').
+Status Reconciler::revoke(const std::vector<LockEntry*>& entries, const Decision& decision,
+                          const LockWorld& world) {
+  const lock::LockState* first = nullptr;
+  std::int64_t token = 0;
+  for (const LockEntry* entry : entries) {
+    if (!entry->document()) continue;
+    if (!first) first = &*entry->document();
+    token = std::max(token, entry->document()->token);
+  }
+  if (!first) return {};
+  const std::string lease = name_of(first->doc.lease);
+  Millis duration(first->doc.ttl_millis);
   for (const LeaseRecord& claim : world.claims)
-    if (claim.meta.uid == doc.doc.lease_uid)
+    if (claim.meta.uid == first->doc.lease_uid)
       duration = std::max(duration, api::lease_duration(claim.spec.lease_duration_seconds));
-  auto listed = sessions_.revoke(world.ns, api::GrantRef{lease, std::to_string(doc.token)}, duration);
+  auto listed = sessions_.revoke(world.ns, api::GrantRef{lease, std::to_string(token)}, duration);
   if (!listed.ok()) return listed.error();
-  entry.revoke(*decision.action_reason, *listed);
+  for (LockEntry* entry : entries)
+    if (entry->document()) entry->revoke(*decision.action_reason, *listed);
   log::info("grant revoked; handed over once its validity ends",
-            {{"lock", entry.key().id()},
+            {{"lock", entries.front()->key().id()},
              {"reason", api::to_string(*decision.action_reason)},
              {"detail", decision.action_message}});
   return {};
@@ -233,9 +286,9 @@ Status Reconciler::carry_out(LockEntry& entry, const Decision& decision, const L
       return {};
     }
     case Action::kRelease:
-      return release(entry, decision);
+      return release({&entry}, decision);
     case Action::kRevoke:
-      return revoke(entry, decision, world);
+      return revoke({&entry}, decision, world);
     case Action::kAdopt:
       entry.adopted();
       sessions_.wake(world.ns, Millis(entry.document()->doc.ttl_millis));
@@ -243,6 +296,43 @@ Status Reconciler::carry_out(LockEntry& entry, const Decision& decision, const L
       return {};
   }
   return {};
+}
+
+bool Reconciler::run_steps(const std::string& lock_id, const Steps& steps, int max_steps, LockWorld& world,
+                           Decision& decision, ReconcileOutcome& outcome, std::stop_token stop) {
+  std::optional<RecentGrant> recent;
+  for (int step = 0;; ++step) {
+    world = steps.gather(recent);
+    decision = decide(world);
+    if (decision.action == Action::kNone) return true;
+    if (step == max_steps) {
+      // The document kept moving under us: nothing is projected from a world that is
+      // still changing (its statuses and annotations stay as they are); retry later.
+      log::warn("lock still changing after the reconcile's steps; retrying",
+                {{"lock", lock_id}, {"action", to_string(decision.action)}, {"rule", decision.rule}});
+      outcome.status = make_error(ErrorCode::kUnsettled, "lock " + lock_id + " still needs a " +
+                                                             to_string(decision.action) + " after " +
+                                                             std::to_string(max_steps) + " steps");
+      return false;
+    }
+    // Leadership ended while this reconcile ran: a former leader writes nothing more.
+    if (stop.stop_requested()) return false;
+    Status done = steps.carry_out(decision, world, recent);
+    if (!done.ok()) {
+      note_error(done.error());
+      steps.outcome_unknown(decision);  // read before the next decision
+      log::warn(
+          "lock write failed",
+          {{"lock", lock_id}, {"action", to_string(decision.action)}, {"error", done.error().describe()}});
+      outcome.status = done;
+      world.act = false;
+      world.backend_available = !done.error().unavailable();
+      if (auto refused = store_.grants_refused()) world.grants_refused = *refused;
+      decision = decide(world);
+      return true;
+    }
+    backend_available_.store(true);
+  }
 }
 
 ReconcileOutcome Reconciler::reconcile(const std::string& lock_id, std::stop_token stop) {
@@ -253,48 +343,29 @@ ReconcileOutcome Reconciler::reconcile(const std::string& lock_id, std::stop_tok
               {{"lock", lock_id.substr(0, 300)}, {"error", key.error().message}});
     return outcome;
   }
+  const std::int64_t capacity = lock_capacity(claims_of(*key, clock_.monotonic()));
+  std::int64_t slots = std::max(capacity, table_.slots_in_use(lock_id));
   LockWorld world;
   Decision decision;
-  {
+  if (slots == 1) {
     LockTable::Handle entry = table_.lock(*key);
     if (!entry->known()) read_document(*entry);
-    std::optional<RecentGrant> recent;
-    for (int step = 0;; ++step) {
-      world = gather(*entry, recent);
-      decision = decide(world);
-      if (decision.action == Action::kNone) break;
-      if (step == kMaxSteps) {
-        // The document kept moving under us: nothing is projected from a world that is
-        // still changing (its statuses and annotations stay as they are); retry later.
-        log::warn("lock still changing after the reconcile's steps; retrying",
-                  {{"lock", lock_id}, {"action", to_string(decision.action)}, {"rule", decision.rule}});
-        outcome.status = make_error(ErrorCode::kUnsettled, "lock " + lock_id + " still needs a " +
-                                                               to_string(decision.action) + " after " +
-                                                               std::to_string(kMaxSteps) + " steps");
-        return outcome;
-      }
-      // Leadership ended while this reconcile ran: a former leader writes nothing more.
-      if (stop.stop_requested()) return outcome;
-      Status done = carry_out(*entry, decision, world, recent);
-      if (!done.ok()) {
-        note_error(done.error());
-        entry->outcome_unknown();  // read before the next decision
-        log::warn(
-            "lock write failed",
-            {{"lock", lock_id}, {"action", to_string(decision.action)}, {"error", done.error().describe()}});
-        outcome.status = done;
-        world.act = false;
-        world.backend_available = !done.error().unavailable();
-        if (auto refused = store_.grants_refused()) world.grants_refused = *refused;
-        decision = decide(world);
-        break;
-      }
-      backend_available_.store(true);
+    // A document stating a larger capacity (a direct-mode holder's) has holders on slots beside it.
+    if (entry->document()) slots = std::max<std::int64_t>(1, entry->document()->doc.capacity);
+    if (slots == 1) {
+      const Steps steps{[&](const std::optional<RecentGrant>& recent) { return gather(*entry, recent); },
+                        [&](const Decision& d, const LockWorld& w, std::optional<RecentGrant>& recent) {
+                          return carry_out(*entry, d, w, recent);
+                        },
+                        [&](const Decision&) { entry->outcome_unknown(); }};
+      if (!run_steps(lock_id, steps, kMaxSteps, world, decision, outcome, stop)) return outcome;
+      if (!entry->known() && outcome.status.ok())
+        outcome.status =
+            make_error(ErrorCode::kUnavailable, "lock document " + lock_id + " could not be read");
+      if (world.claims.empty()) entry.drop_when_idle();  // a per-job lock leaves nothing behind
     }
-    if (!entry->known() && outcome.status.ok())
-      outcome.status = make_error(ErrorCode::kUnavailable, "lock document " + lock_id + " could not be read");
-    if (world.claims.empty()) entry.drop_when_idle();  // a per-job lock leaves nothing behind
   }
+  if (slots > 1) return reconcile_slots(*key, capacity, slots, stop);
   if (stop.stop_requested()) return outcome;
   outcome.requeue_at = decision.requeue_at;
   Status written = write_to_cluster(world, decision, outcome.requeue_at);
@@ -322,8 +393,10 @@ Status Reconciler::write_to_cluster(const LockWorld& world, const Decision& deci
   // Grants first: in a burst of hand-overs the successors are told before anyone else. An
   // event goes with its status: one whose status waits is planned again when that is retried.
   std::set<std::string> not_written;
+  const std::vector<const LeaseRecord*> in_order = in_token_order(world, decision);
   for (const bool grants : {true, false}) {
-    for (const LeaseRecord& lease : world.claims) {
+    for (const LeaseRecord* claim : in_order) {
+      const LeaseRecord& lease = *claim;
       auto desired = decision.statuses.find(lease.meta.name);
       if (desired == decision.statuses.end() || grants_the_lock(lease.status, desired->second) != grants)
         continue;
@@ -340,9 +413,12 @@ Status Reconciler::write_to_cluster(const LockWorld& world, const Decision& deci
   }
   record_events(world, decision, not_written);
   if (options_.holds_annotation) note(holds_.update(world, decision.statuses));
-  if (world.document_known)
-    index_.set_holder(object_key(world.ns, world.lock_name),
-                      world.document ? world.document->state.doc.holder : "");
+  if (world.document_known) {
+    // One holder is recorded: the document's, or with several slots the first grant's.
+    const DocumentView* holder = world.document ? &*world.document : nullptr;
+    if (!holder && !world.grants.empty()) holder = &world.grants.front();
+    index_.set_holder(object_key(world.ns, world.lock_name), holder ? holder->state.doc.holder : "");
+  }
   if (deferred && (!retry_at || world.mono + kDeferredWritesRequeue < *retry_at))
     retry_at = world.mono + kDeferredWritesRequeue;
   return result;
@@ -389,6 +465,8 @@ void Reconciler::prime(const std::vector<std::string>& lock_ids) {
       continue;
     }
     LockWorld world = gather(*entry, std::nullopt);
+    // A lock of capacity above 1 is granted by its own reconcile, slot by slot.
+    if (lock_capacity(world.claims) > 1 || table_.slots_in_use(keys[i].id()) > 1) continue;
     Decision decision = decide(world);
     if (decision.action != Action::kAcquire) continue;
     grants.emplace_back(keys[i], grantee(world, decision.grant));

@@ -76,18 +76,49 @@ class Reconciler {
   void forget_pod(const std::string& uid) { holds_.forget(uid); }
 
  private:
+  // What one reconcile does at each step, for one document or for a lock's slots.
+  struct Steps {
+    std::function<LockWorld(const std::optional<RecentGrant>&)> gather;
+    std::function<Status(const Decision&, const LockWorld&, std::optional<RecentGrant>&)> carry_out;
+    std::function<void(const Decision&)> outcome_unknown;  // a write failed: read before deciding
+  };
+  // Decides and acts until nothing is left to do; false when the reconcile ends here (still
+  // changing after `max_steps`, or leadership ended), with `outcome` saying why.
+  bool run_steps(const std::string& lock_id, const Steps& steps, int max_steps, LockWorld& world,
+                 Decision& decision, ReconcileOutcome& outcome, std::stop_token stop);
+
+  std::vector<LeaseRecord> claims_of(const lock::LockKey& key, MonoTime now) const;
+  // The world of a lock without its documents: claims, clocks, options.
+  LockWorld world_around(const lock::LockKey& key, const std::optional<RecentGrant>& recent) const;
   LockWorld gather(const LockEntry& entry, const std::optional<RecentGrant>& recent) const;
-  void gather_pods(LockWorld& world, const LockEntry& entry) const;
+  void gather_pods(LockWorld& world, const std::vector<std::string>& holders) const;
   std::optional<DocumentView> document_view(const LockWorld& world, const LockEntry& entry) const;
   void read_document(LockEntry& entry);
   Status carry_out(LockEntry& entry, const Decision& decision, const LockWorld& world,
                    std::optional<RecentGrant>& recent);
-  Status release(LockEntry& entry, const Decision& decision);
-  Status revoke(LockEntry& entry, const Decision& decision, const LockWorld& world);
+  Status release(const std::vector<LockEntry*>& entries, const Decision& decision);
+  Status revoke(const std::vector<LockEntry*>& entries, const Decision& decision, const LockWorld& world);
   lock::Grantee grantee(const LockWorld& world, const GrantPlan& plan) const;
   // Records the outcome of a granting write; true when the write won.
   bool record_grant(LockEntry& entry, const lock::AcquireOutcome& outcome, const Decision& decision,
                     const LockWorld& world, const char* op);
+  // Metrics, session wake-up and log of a grant made.
+  void announce_grant(const std::string& lock_id, std::int64_t token, const Decision& decision,
+                      const LockWorld& world);
+
+  // A lock of capacity above 1, or with slot documents left from one (shaped_reconcile.cpp).
+  using SlotEntries = std::vector<LockTable::Handle>;  // index: slot
+  // `slots`: how many slot documents to read and decide on, at least the capacity.
+  ReconcileOutcome reconcile_slots(const lock::LockKey& key, std::int64_t capacity, std::int64_t slots,
+                                   std::stop_token stop);
+  SlotEntries lock_slots(const lock::LockKey& key, std::int64_t slots);
+  void read_slots(const lock::LockKey& key, SlotEntries& entries);
+  LockWorld gather_slots(const lock::LockKey& key, std::int64_t capacity, const SlotEntries& entries,
+                         const std::optional<RecentGrant>& recent) const;
+  Status carry_out_slots(const lock::LockKey& key, SlotEntries& entries, const Decision& decision,
+                         const LockWorld& world, std::optional<RecentGrant>& recent);
+  Status grant_slots(const lock::LockKey& key, SlotEntries& entries, const Decision& decision,
+                     const LockWorld& world, std::optional<RecentGrant>& recent);
   // `retry_at` is moved earlier when a status write waits for the correction pace or a
   // write that can wait was left for later.
   Status write_to_cluster(const LockWorld& world, const Decision& decision,

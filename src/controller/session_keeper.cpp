@@ -28,8 +28,9 @@ struct SessionKeeper::Namespace {
 
 // What one tick learned about the grants of its namespace.
 struct SessionKeeper::Coverage {
+  // By grant, the id of a document of it (lock::slot_document_id):
   std::map<api::GrantRef, std::string> covered;  // documents renewed to the tick's moment, or later
-  std::map<api::GrantRef, std::string> failed;   // ours, renewal not confirmed: lease -> lock id
+  std::map<api::GrantRef, std::string> failed;   // ours, renewal not confirmed
   std::map<api::GrantRef, std::string> pending;  // shown Held, not yet adopted or decided
   std::map<api::GrantRef, std::string> stale;    // shown Held but not a grant we hold: list now
   std::map<api::GrantRef, Millis> durations;     // every grant seen, its lease duration
@@ -247,7 +248,7 @@ void SessionKeeper::renew_documents(const std::string& ns, WallTime renewal,
     const api::GrantRef grant{name_of(doc.doc.lease), std::to_string(doc.token)};
     coverage.saw(grant, Millis(doc.doc.ttl_millis));
     if (doc.doc.renewed_at >= renewal) {
-      coverage.covered.emplace(grant, entry->key().id());  // written at or after the tick's moment
+      coverage.covered.emplace(grant, entry->id());  // written at or after the tick's moment
       continue;
     }
     batch.push_back(lock::HeldLock{entry->key(), *entry->grant(), Millis(0), renewal});
@@ -264,13 +265,15 @@ void SessionKeeper::renew_documents(const std::string& ns, WallTime renewal,
     switch (result.result) {
       case lock::BatchRenewal::Result::kRenewed:
         entry.renewed(*result.grant);
-        coverage.covered.emplace(grant, entry.key().id());
+        coverage.covered.emplace(grant, entry.id());
         coverage.any_answer = true;
         break;
       case lock::BatchRenewal::Result::kLost:
-        log::warn("held lock was taken by someone else", {{"lock", entry.key().id()}});
+        log::warn("held lock was taken by someone else", {{"lock", entry.id()}});
         entry.lost();
         coverage.any_answer = true;
+        // A grant of several documents that lost one is over, however its others fared.
+        coverage.stale.emplace(grant, entry.id());
         if (options_.enqueue) options_.enqueue(entry.key().id());
         break;
       case lock::BatchRenewal::Result::kFailed: {
@@ -280,15 +283,18 @@ void SessionKeeper::renew_documents(const std::string& ns, WallTime renewal,
         if (entry.renewal_not_confirmed(still_ours, after)) {
           observer_.renewal_failed();
           log::warn("lock renewal failed until the grant expired",
-                    {{"lock", entry.key().id()}, {"error", result.error ? result.error->describe() : ""}});
+                    {{"lock", entry.id()}, {"error", result.error ? result.error->describe() : ""}});
           if (options_.enqueue) options_.enqueue(entry.key().id());
         } else {
-          coverage.failed.emplace(grant, entry.key().id());
+          coverage.failed.emplace(grant, entry.id());
         }
         break;
       }
     }
   }
+  // A grant is renewed only when every one of its documents is.
+  for (const auto& [grant, id] : coverage.failed) coverage.covered.erase(grant);
+  for (const auto& [grant, id] : coverage.stale) coverage.covered.erase(grant);
 }
 
 void SessionKeeper::check_published(const std::string& ns, WallTime renewal, Coverage& coverage) {
@@ -300,7 +306,7 @@ void SessionKeeper::check_published(const std::string& ns, WallTime renewal, Cov
   for (const auto& [grant, lease] : shown) {
     coverage.saw(grant, api::lease_duration(lease.spec.lease_duration_seconds));
     if (coverage.covered.contains(grant) || coverage.failed.contains(grant)) continue;
-    const std::string lock_id = lease.lock_id();
+    const std::string lock_id = lock::slot_document_id(lease.lock_id(), lease.status.slot.value_or(0));
     std::optional<LockTable::Handle> entry = table_.try_lock(lock_id);
     if (!entry || !(*entry)->known()) {
       coverage.pending.emplace(grant, lock_id);  // not read yet, or being reconciled
@@ -351,13 +357,13 @@ void SessionKeeper::tick(const std::string& ns) {
   // The grants listed are revoked in the lock table too (outside the session's mutex: a
   // reconcile may hold an entry while it waits to list): their reconcile then writes their
   // Lease status, and hands them over no earlier than the validity they were shown.
-  for (const auto& [lock_id, listed] : revoked) {
-    if (auto key = lock::parse_lock_id(lock_id); key.ok()) {
-      LockTable::Handle entry = table_.lock(*key);
-      if (entry->document() && std::to_string(entry->document()->token) == listed.first.token)
-        entry->revoke(entry->revoked().value_or(api::Reason::kRenewalFailed), listed.second);
+  for (const auto& [document_id, listed] : revoked) {
+    if (std::optional<LockTable::Handle> entry = table_.lock_existing(document_id)) {
+      if ((*entry)->document() && std::to_string((*entry)->document()->token) == listed.first.token)
+        (*entry)->revoke((*entry)->revoked().value_or(api::Reason::kRenewalFailed), listed.second);
     }
-    if (options_.enqueue) options_.enqueue(lock_id);
+    // The lock's reconcile revokes the grant's other documents, if it has any.
+    if (options_.enqueue) options_.enqueue(document_id.substr(0, document_id.find('#')));
   }
   bool idle = false;
   {

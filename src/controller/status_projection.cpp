@@ -95,6 +95,7 @@ class Projector {
     s.holder = HolderRef{pod_name, doc.holder_uid, doc.node};
     s.fencing_token = std::to_string(w_.document->state.token);
     s.acquire_time = doc.acquired_at;
+    if (w_.capacity > 1) s.slot = w_.document->slots.empty() ? doc.slot : w_.document->slots.front();
     s.transitions = std::max<std::int64_t>(0, doc.transitions - 1);
     const RecentGrant* recent =
         w_.recent_grant && w_.recent_grant->lease == lease.meta.name ? &*w_.recent_grant : nullptr;
@@ -215,6 +216,10 @@ class Projector {
     if (live_ahead >= kExactPositions)
       return "more than " + std::to_string(kExactPositions) + " live claims are ahead in the queue of lock " +
              w_.lock_name + "; eslease status shows all of it";
+    if (w_.capacity > 1)
+      return "waiting for " +
+             std::string(c.lease->spec.access == lock::Access::kShared ? "a slot" : "every slot") +
+             " of lock " + w_.lock_name + " (capacity " + std::to_string(w_.capacity) + ")";
     if (w_.document) return "lock " + w_.lock_name + " is held by " + name_of(w_.document->state.doc.holder);
     return "waiting for lock " + w_.lock_name;
   }
@@ -261,6 +266,29 @@ void project_statuses(const LockWorld& world, const ClaimQueue& queue, Decision&
     decision.statuses[c.lease->meta.name] = projector.project(c, live_ahead);
     if (c.waiting && c.pod) ++live_ahead;
   }
+}
+
+void project_shaped_statuses(LockWorld& world, const ClaimQueue& queue,
+                             const std::map<std::string, std::int64_t>& positions, Decision& decision) {
+  Projector projector(world, decision);
+  const std::vector<DocumentView> grants = world.grants;
+  for (const ClaimView& c : queue.claims) {
+    const LeaseRecord& lease = *c.lease;
+    if (lease.being_deleted) continue;
+    // Its own grant; else, when its status shows one, whichever grant is on that slot now.
+    auto own = std::find_if(grants.begin(), grants.end(),
+                            [&](const DocumentView& g) { return g.state.doc.lease_uid == lease.meta.uid; });
+    if (own == grants.end() && lease.status.phase == Phase::kHeld && lease.status.slot) {
+      own = std::find_if(grants.begin(), grants.end(), [&](const DocumentView& g) {
+        return std::find(g.slots.begin(), g.slots.end(), *lease.status.slot) != g.slots.end();
+      });
+    }
+    world.document = own == grants.end() ? std::nullopt : std::optional<DocumentView>(*own);
+    const auto position = positions.find(lease.meta.name);
+    decision.statuses[lease.meta.name] = projector.project(
+        c, position == positions.end() ? kExactPositions : static_cast<int>(position->second));
+  }
+  world.document.reset();
 }
 
 void keep_statuses(const LockWorld& world, const ClaimQueue& queue, Decision& decision) {

@@ -4,6 +4,10 @@
 // stays, so projecting a world twice gives the same statuses and writes nothing.
 #pragma once
 
+#include <cstdint>
+#include <map>
+#include <string>
+
 #include "controller/claim_queue.h"
 #include "controller/decision.h"
 
@@ -12,6 +16,13 @@ namespace eslease::controller {
 // Every claim not being deleted gets its status in `decision.statuses`, and the events of
 // what changed in `decision.events`.
 void project_statuses(const LockWorld& world, const ClaimQueue& queue, Decision& decision);
+
+// A lock of capacity above 1: each claim is projected with `world.document` set to its own
+// grant (or, for a claim that just lost one, the grant now on its slot), and its place in the
+// queue from the slot allocation (`positions`, by Lease name: the claims with a live pod
+// waiting ahead of it where it stands furthest back).
+void project_shaped_statuses(LockWorld& world, const ClaimQueue& queue,
+                             const std::map<std::string, std::int64_t>& positions, Decision& decision);
 
 // Elasticsearch could not be read: statuses keep what they said, apart from the
 // BackendAvailable condition.

@@ -80,9 +80,9 @@ Status parse_shape(const json& source, LockDocument& doc) {
   if (auto s = number("slot", doc.slot, 0, doc.capacity - 1); !s.ok()) return s;
   auto access = string_at(source, "access", false);
   if (!access.ok()) return access.error();
-  if (*access == "Shared") {
-    doc.access = Access::kShared;
-  } else if (!access->empty() && *access != "Exclusive") {
+  if (const std::optional<Access> parsed = api::parse_access(*access)) {
+    doc.access = *parsed;
+  } else if (!access->empty()) {
     return malformed("access");
   }
   auto grant = string_at(source, "grant", false);
@@ -101,10 +101,6 @@ Status parse_shape(const json& source, LockDocument& doc) {
 }
 
 }  // namespace
-
-const char* to_string(Access access) {
-  return access == Access::kShared ? "Shared" : "Exclusive";
-}
 
 std::string slot_document_id(const std::string& lock_id, std::int64_t slot) {
   return slot == 0 ? lock_id : lock_id + "#" + std::to_string(slot);

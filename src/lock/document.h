@@ -29,15 +29,14 @@
 
 namespace eslease::lock {
 
-// How a claim holds a lock (the design's "Lock shapes"): Shared holders share the lock's
-// capacity; an Exclusive holder holds every slot of it.
-enum class Access { kExclusive, kShared };
-const char* to_string(Access access);
+// How a claim holds a lock, and a lock's largest capacity: the API's (api/lease_api.h).
+using api::Access;
+using api::kMaxCapacity;
+using api::to_string;
 
 // A lock has `capacity` slots; slot k is one document, with id `<lock>` for k = 0 (so a
 // capacity-1 lock keeps its one document) and `<lock>#<k>` above. Lock names never contain
 // '#', so the id names exactly one (lock, slot).
-inline constexpr std::int64_t kMaxCapacity = 1000;
 std::string slot_document_id(const std::string& lock_id, std::int64_t slot);
 
 struct LockDocument {

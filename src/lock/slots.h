@@ -20,8 +20,8 @@
 
 namespace eslease::lock {
 
-// Lock sets: 2 to 32 distinct locks.
-inline constexpr std::size_t kMaxLockSet = 32;
+// Lock sets: 2 to 32 distinct locks, as the API's spec.lockNames.
+using api::kMaxLockSet;
 
 struct ClaimShape {
   std::int64_t capacity = 1;

@@ -123,6 +123,13 @@ struct Metrics::Families {
                        .Help("Claims waiting for a lock that a live pod could take (phase Pending).")
                        .Register(registry)
                        .Add({});
+  prometheus::Family<Gauge>& slots =
+      BuildGauge()
+          .Name("eslease_lock_slots")
+          .Help("Slots of the claimed locks (a lock of capacity N has N), by state: held or free.")
+          .Register(registry);
+  Gauge& slots_held = slots.Add({{"state", "held"}});
+  Gauge& slots_free = slots.Add({{"state", "free"}});
   Histogram& acquire_wait = BuildHistogram()
                                 .Name("eslease_acquire_wait_seconds")
                                 .Help("Time from a claim starting to wait to its grant, in seconds.")
@@ -278,6 +285,11 @@ void Metrics::set_claims(const std::map<std::pair<std::string, std::string>, int
   for (const auto& key : f_->claims.keys())
     if (!given.count(key)) f_->claims.at({key[0], key[1]}).Set(0);
   f_->waiters.Set(waiters);
+}
+
+void Metrics::set_lock_slots(std::int64_t held, std::int64_t free) {
+  f_->slots_held.Set(static_cast<double>(held));
+  f_->slots_free.Set(static_cast<double>(free));
 }
 
 void Metrics::observe_acquire_wait(double seconds) {

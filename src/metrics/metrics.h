@@ -45,6 +45,8 @@ class Metrics {
   // A whole snapshot: every series not in it drops to 0 (a phase nobody is in any more must
   // not keep its old count), and eslease_lock_waiters is set to `waiters`.
   void set_claims(const std::map<std::pair<std::string, std::string>, int>& by_phase_priority, int waiters);
+  // eslease_lock_slots{state="held"|"free"}.
+  void set_lock_slots(std::int64_t held, std::int64_t free);
   void observe_acquire_wait(double seconds);
   // eslease_claim_timeouts_total{priority}: once per claim that gives up waiting.
   void count_claim_timeout(std::string_view priority);

@@ -15,7 +15,7 @@ import unittest
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from controller_env import Environment, ShowsLogsOnFailure, lease, namespace  # noqa: E402
+from controller_env import Environment, ShowsLogsOnFailure, condition, lease, namespace  # noqa: E402
 from emulator_process import KubeEmulator, parse_arguments  # noqa: E402
 
 KUBECTL = "/usr/bin/kubectl"
@@ -98,9 +98,25 @@ class KubectlAgainstEmulator(unittest.TestCase):
         self.assertEqual(rows["nightly-report-a"][1:3], ["nightly-report", "Foreground"])
         self.assertEqual(rows["nightly-report-b"][1:3], ["nightly-report", "Background"])
 
+    def test_a_lease_with_a_lock_shape_is_accepted_and_shown_wide(self):
+        self.kubectl_ok("apply", "-f", "-", stdin=lease_manifest("shaped-set", {
+            "lockNames": ["reports", "archive"], "holder": {"podName": "report-a"}, "capacity": 3,
+            "access": "Shared"}))
+        spec = self.get_json("esl", "shaped-set", "-n", DEMO_NS)["spec"]
+        self.assertEqual((spec["lockNames"], spec["capacity"], spec["access"]), (["reports", "archive"], 3, "Shared"))
+        lines = self.kubectl_ok("get", "esl", "shaped-set", "nightly-report-a", "-n", DEMO_NS, "-o", "wide").splitlines()
+        self.assertEqual(lines[0].split(), ["NAME", "LOCK", "LOCKS", "HOLDER", "PHASE", "PRIORITY", "CAPACITY",
+                                            "ACCESS", "TOKEN", "AGE"])
+        rows = {line.split()[0]: line for line in lines[1:]}
+        # A set shows as the server's jsonpath prints a list; the Lock cell, and holder, phase and
+        # token (no controller runs here) are empty.
+        self.assertRegex(rows["shaped-set"], r"^shaped-set\s+\[reports archive\]\s+Foreground\s+3\s+Shared\s")
+        self.assertRegex(rows["nightly-report-a"], r"^nightly-report-a\s+nightly-report\s.*\s1\s+Exclusive\s")
+
     def test_get_yaml_shows_schema_defaults(self):
         lease = self.get_json("eslease", "reporter-leader", "-n", "eslease-election")
         self.assertEqual(lease["spec"]["priority"], "Foreground")
+        self.assertEqual((lease["spec"]["capacity"], lease["spec"]["access"]), (1, "Exclusive"))
         self.assertEqual(lease["spec"]["leaseDurationSeconds"], 60)
         self.assertEqual(lease["spec"]["livenessGraceSeconds"], 10)
         claim = self.get_json("lease.eslease.io", "nightly-report-b", "-n", DEMO_NS)
@@ -196,6 +212,17 @@ class KubectlAgainstEmulator(unittest.TestCase):
                              '"spec.holder" must validate one and only one schema (oneOf). Found 2 valid '
                              'alternatives'),
             "no-lock-name": ({"holder": {"podName": "p"}}, "spec.lockName: Required value"),
+            "both-lock-forms": ({"lockName": "x", "lockNames": ["a", "b"], "holder": {"podName": "p"}},
+                                '"spec" must validate one and only one schema (oneOf). Found 2 valid alternatives'),
+            "one-lock-set": ({"lockNames": ["a"], "holder": {"podName": "p"}},
+                             "spec.lockNames: Invalid value: 1: spec.lockNames in body should have at least 2 items"),
+            "repeated-lock": ({"lockNames": ["a", "b", "a"], "holder": {"podName": "p"}},
+                              'spec.lockNames[2]: Duplicate value: "a"'),
+            "big-capacity": ({"lockName": "x", "holder": {"podName": "p"}, "capacity": 1001},
+                             "spec.capacity: Invalid value: 1001: spec.capacity in body should be less than or "
+                             "equal to 1000"),
+            "bad-access": ({"lockName": "x", "holder": {"podName": "p"}, "access": "Read"},
+                           'spec.access: Unsupported value: "Read": supported values: "Exclusive", "Shared"'),
             "bad-lock-name": ({"lockName": "Bad Name", "holder": {"podName": "p"}},
                               'spec.lockName: Invalid value: "Bad Name": spec.lockName in body should match '
                               "'^[a-z0-9]([-a-z0-9_.]*[a-z0-9])?$'"),
@@ -224,7 +251,9 @@ class KubectlAgainstEmulator(unittest.TestCase):
     def test_explain_reads_the_published_schema(self):
         text = self.kubectl_ok("explain", "esl.spec")
         self.assertIn("KIND:       Lease", text)
-        self.assertIn("lockName\t<string> -required-", text)
+        self.assertIn("lockName\t<string>\n", text)
+        self.assertIn("lockNames\t<[]string>\n", text)
+        self.assertIn("enum: Exclusive, Shared", text)
         self.assertIn("enum: Foreground, Background", text)
 
 
@@ -412,6 +441,34 @@ class KubectlWaitsForTheController(ShowsLogsOnFailure, unittest.TestCase):
         self.env.kubectl("delete", "pod", "first", "-n", self.ns, "--grace-period=0", "--force")
         self.assertIn("condition met", self.wait("Held", "lease.eslease.io/second"))
         self.assertIn("condition met", self.wait("Held=false", "lease.eslease.io/first"))
+
+    def test_a_lock_set_is_invalid_until_the_controller_serves_it(self):
+        self.env.create_ready_pods(self.ns, ["merger"])
+        body = lease("merger", self.ns, "orders", "merger")
+        del body["spec"]["lockName"]
+        body["spec"]["lockNames"] = ["orders", "customers"]
+        self.env.apply(body)
+        result = self.env.kubectl("wait", "--for=jsonpath={.status.phase}=Invalid", "esl/merger", "-n", self.ns,
+                                  "--timeout=30s", check=False)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        held = condition(self.env.get("esl", "merger", self.ns), "Held")
+        self.assertEqual(held["message"], "a lock set (spec.lockNames) is not served by the controller yet; "
+                                          "eslease direct mode serves lock sets")
+
+    def test_a_semaphore_holds_up_to_its_capacity(self):
+        self.env.create_ready_pods(self.ns, ["r1", "r2", "r3"])
+        for name in ("r1", "r2", "r3"):
+            self.env.apply(lease(name, self.ns, "pool", name, capacity=2, access="Shared"))
+            time.sleep(1.1)  # creation order: whole seconds
+        self.assertIn("condition met", self.wait("Held", "esl/r1"))
+        self.assertIn("condition met", self.wait("Held", "esl/r2"))
+        self.assertIn("condition met", self.wait("Held=false", "esl/r3"))
+        self.assertEqual(self.env.get("esl", "r3", self.ns)["status"]["queuePosition"], 0)
+        wide = self.env.kubectl("get", "esl", "-n", self.ns, "-o", "wide").stdout.splitlines()
+        self.assertIn("CAPACITY", wide[0].split())
+        rows = [line.split() for line in wide[1:] if line.split()[0] in ("r1", "r2", "r3")]
+        self.assertEqual(len(rows), 3, wide)
+        self.assertTrue(all("Shared" in row and "2" in row for row in rows), wide)
 
     def test_plain_lease_names_the_coordination_lease(self):
         # Why the docs write lease.eslease.io/NAME or esl/NAME: kubectl resolves "lease" to

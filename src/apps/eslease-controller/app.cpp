@@ -44,6 +44,7 @@ class MetricsObserver final : public Observer {
   void claims(const std::map<std::pair<std::string, std::string>, int>& counts, int waiters) override {
     m_.set_claims(counts, waiters);
   }
+  void lock_slots(std::int64_t held, std::int64_t free) override { m_.set_lock_slots(held, free); }
 
  private:
   metrics::Metrics& m_;

@@ -4,6 +4,7 @@
 
 #include "common/text.h"
 #include "emulators/kube/printers.h"
+#include "emulators/kube/schema/go_format.h"
 
 namespace eslease::kubeemu {
 
@@ -89,6 +90,8 @@ json cell_for(const PrinterColumn& column, const json& value, WallTime now) {
   if (column.type == "number" && value.is_number()) return value.get<double>();
   if (column.type == "boolean" && value.is_boolean()) return value;
   if (value.is_string()) return value;
+  // A string column prints any other value as Go's fmt does: a list as [a b].
+  if (column.type == "string") return schema::detail::go_plain_v(value);
   return value.dump();
 }
 

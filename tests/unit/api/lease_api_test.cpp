@@ -57,6 +57,15 @@ TEST(Priorities, ParseOnlyTheirOwnNames) {
   for (Priority p : kPriorities) EXPECT_EQ(parse_priority(to_string(p)), p);
 }
 
+TEST(Access, ParsesOnlyItsOwnNames) {
+  EXPECT_EQ(parse_access("Exclusive"), Access::kExclusive);
+  EXPECT_EQ(parse_access("Shared"), Access::kShared);
+  EXPECT_STREQ(to_string(Access::kShared), "Shared");
+  EXPECT_STREQ(to_string(Access::kExclusive), "Exclusive");
+  EXPECT_EQ(parse_access("shared"), std::nullopt);
+  EXPECT_EQ(parse_access(""), std::nullopt);
+}
+
 TEST(LeaseDuration, CountsWholeSeconds) {
   EXPECT_EQ(lease_duration(30), Millis(30000));
   EXPECT_EQ(lease_duration(kDefaultLeaseDurationSeconds), Millis(60000));

@@ -73,12 +73,52 @@ std::vector<ProblemCase> problem_cases() {
       {"duration_out_of_range",
        spec(R"({"lockName": "x", "holder": {"podName": "p"}, "leaseDurationSeconds": 99999})"),
        "leaseDurationSeconds"},
-      {"no_lock", spec(R"({"holder": {"podName": "p"}})"), "lockName"},
+      {"no_lock", spec(R"({"holder": {"podName": "p"}})"), "lockName or lockNames"},
+      {"both_locks", spec(R"({"lockName": "x", "lockNames": ["a", "b"], "holder": {"podName": "p"}})"),
+       "exactly one"},
+      {"one_lock_set", spec(R"({"lockNames": ["a"], "holder": {"podName": "p"}})"), "2 to 32 distinct"},
+      {"repeated_lock", spec(R"({"lockNames": ["a", "b", "a"], "holder": {"podName": "p"}})"),
+       "\"a\" repeats"},
+      {"bad_lock_in_set", spec(R"({"lockNames": ["a", "B/c"], "holder": {"podName": "p"}})"),
+       "spec.lockNames"},
+      {"lock_set_not_a_list", spec(R"({"lockNames": "a", "holder": {"podName": "p"}})"), "spec.lockNames"},
+      {"capacity_out_of_range", spec(R"({"lockName": "x", "holder": {"podName": "p"}, "capacity": 1001})"),
+       "spec.capacity must be between 1 and 1000"},
+      {"unknown_access", spec(R"({"lockName": "x", "holder": {"podName": "p"}, "access": "Read"})"),
+       "spec.access must be Exclusive or Shared"},
   };
 }
 
 INSTANTIATE_TEST_SUITE_P(Rows, SpecProblems, ::testing::ValuesIn(problem_cases()),
                          [](const auto& info) { return std::string(info.param.name); });
+
+TEST(LeaseCodec, ReadsLockShapesAndSaysWhichTheControllerDoesNotServeYet) {
+  const json holder = {{"podName", "p"}};
+  LeaseRecord plain = decode_lease(
+      lease_json({{"lockName", "report"}, {"holder", holder}, {"capacity", 1}, {"access", "Exclusive"}}));
+  EXPECT_EQ(plain.spec.problem, "");
+  EXPECT_EQ(plain.spec.capacity, 1);
+  EXPECT_EQ(plain.spec.access, Access::kExclusive);
+  EXPECT_TRUE(plain.spec.lock_names.empty());
+
+  LeaseRecord semaphore =
+      decode_lease(lease_json({{"lockName", "report"}, {"holder", holder}, {"capacity", 3}}));
+  EXPECT_EQ(semaphore.spec.capacity, 3);
+  EXPECT_EQ(semaphore.spec.problem, "");
+
+  LeaseRecord shared =
+      decode_lease(lease_json({{"lockName", "report"}, {"holder", holder}, {"access", "Shared"}}));
+  EXPECT_EQ(shared.spec.access, Access::kShared);
+  EXPECT_EQ(shared.spec.problem, "");
+
+  LeaseRecord set = decode_lease(lease_json(
+      {{"lockNames", {"report", "archive"}}, {"holder", holder}, {"capacity", 2}, {"access", "Shared"}}));
+  EXPECT_EQ(set.spec.lock_names, (std::vector<std::string>{"report", "archive"}));
+  EXPECT_EQ(set.lock_id(), "batch/report") << "filed under its first lock";
+  EXPECT_EQ(set.spec.problem,
+            "a lock set (spec.lockNames) is not served by the controller yet; eslease direct mode serves "
+            "lock sets");
+}
 
 TEST(LeaseCodec, SelectorsMatchLikeKubernetes) {
   LeaseRecord lease = decode_lease(lease_json(

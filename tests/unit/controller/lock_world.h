@@ -5,6 +5,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "controller/decision.h"
 
@@ -86,6 +87,32 @@ class World {
     w.document = d;
     return *w.document;
   }
+  // The lock has `capacity` slots (every claim made so far states it, as do later ones made
+  // with shaped_claim); decided slot by slot.
+  void shaped(std::int64_t capacity) {
+    w.shaped = true;
+    w.capacity = capacity;
+    for (LeaseRecord& c : w.claims) c.spec.capacity = capacity;
+  }
+  LeaseRecord& shaped_claim(const std::string& name, const std::string& pod, lock::Access access,
+                            Priority priority = Priority::kForeground, seconds age = seconds(100)) {
+    LeaseRecord& lease = claim(name, pod, priority, age);
+    lease.spec.capacity = w.capacity;
+    lease.spec.access = access;
+    return lease;
+  }
+  // A grant on `slots` of a shaped lock, to `lease` for `pod`, renewed by this controller.
+  DocumentView& slots_held(const std::string& lease, const std::string& pod, std::vector<std::int64_t> slots,
+                           std::int64_t token, lock::Access access = lock::Access::kShared) {
+    DocumentView d = held(lease, pod, token);
+    w.document.reset();
+    d.state.doc.slot = slots.front();
+    d.state.doc.capacity = w.capacity;
+    d.state.doc.access = access;
+    d.slots = std::move(slots);
+    w.grants.push_back(d);
+    return w.grants.back();
+  }
   // The pod `name` is gone, and this controller saw it go.
   void pod_seen_gone(const std::string& name) {
     w.pods.erase(name);
@@ -117,6 +144,8 @@ class World {
   void saw_go(const std::string& pod) {
     seen_gone_.insert(pod);
     if (w.document && w.document->state.doc.holder == "batch/" + pod) w.document->holder_seen_gone = true;
+    for (DocumentView& g : w.grants)
+      if (g.state.doc.holder == "batch/" + pod) g.holder_seen_gone = true;
   }
   std::set<std::string> seen_gone_;
 };

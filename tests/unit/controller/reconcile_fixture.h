@@ -51,6 +51,13 @@ class ReconcileFixture : public ::testing::Test {
     api_.put_object(kube::resources::pods(), pod);
     sync();
   }
+  // The pod is gone from the API, and the tracker saw it go.
+  void delete_pod(const std::string& name) {
+    const PodRecord gone = *view_.pod("batch/" + name);
+    api_.erase_object(kube::resources::pods(), "batch/" + name);
+    tracker_.pod_gone(gone);
+    sync();
+  }
   // `extra` is merged into the spec.
   void add_claim(const std::string& name, const std::string& pod, int age_seconds, const json& extra = {}) {
     json lease = kube::testing::make_object("batch", name);

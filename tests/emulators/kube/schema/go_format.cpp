@@ -176,7 +176,6 @@ std::string go_sharp_v(const nlohmann::json& value) {
   }
 }
 
-namespace {
 std::string go_plain_v(const nlohmann::json& value) {
   switch (value.type()) {
     case nlohmann::json::value_t::null:
@@ -201,7 +200,6 @@ std::string go_plain_v(const nlohmann::json& value) {
       return go_number(value);
   }
 }
-}  // namespace
 
 std::string go_slice_v(const nlohmann::json& values) {
   std::string out = "[";

@@ -1,6 +1,6 @@
 // Renders JSON values the way Go's fmt prints the decoded unstructured values inside
 // k8s.io/apimachinery field.Error messages, so emulator messages match kube-apiserver's byte
-// for byte. Internal to the schema library.
+// for byte. Internal to the emulator.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -17,6 +17,9 @@ std::string go_float(double value);
 std::string go_number(const nlohmann::json& number);
 // fmt "%#v" of a decoded JSON value: map[string]interface {}{"k":v}, []interface {}{...}.
 std::string go_sharp_v(const nlohmann::json& value);
+// fmt "%v" of a decoded JSON value: [a b c], map[k:v], <nil>; also how a printer column
+// of type string shows a value that is not a string (jsonpath prints it with fmt.Fprint).
+std::string go_plain_v(const nlohmann::json& value);
 // fmt "%v" of []interface{} as EnumFail prints it: [a b c].
 std::string go_slice_v(const nlohmann::json& values);
 

@@ -92,6 +92,28 @@ TEST(CrdValidation, DefaultsMustValidateAgainstTheirSchema) {
                   R"(Unsupported value: "Urgent": supported values: "Foreground", "Background")")));
 }
 
+TEST(CrdValidation, SetItemsMustBeAtomic) {
+  json crd = lease_crd();
+  auto& properties =
+      crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"];
+  EXPECT_EQ(properties["lockNames"]["x-kubernetes-list-type"], "set");
+  properties["pairs"] = json::parse(R"({"type": "array", "x-kubernetes-list-type": "set",
+      "items": {"type": "object", "properties": {"a": {"type": "string"}}}})");
+  properties["lists"] = json::parse(R"({"type": "array", "x-kubernetes-list-type": "set",
+      "items": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}}})");
+  properties["atomic"] = json::parse(R"({"type": "array", "x-kubernetes-list-type": "set",
+      "items": {"type": "object", "x-kubernetes-map-type": "atomic"}})");
+  const std::string root = "spec.versions[0].schema.openAPIV3Schema.properties[spec]";
+  EXPECT_THAT(
+      validate_crd(crd),
+      ElementsAre(IsCause("FieldValueInvalid", root + ".properties[lists].items.x-kubernetes-list-type",
+                          R"(Invalid value: "set": must be atomic as item of a list with )"
+                          "x-kubernetes-list-type=set"),
+                  IsCause("FieldValueInvalid", root + ".properties[pairs].items.x-kubernetes-map-type",
+                          R"(Invalid value: "null": must be atomic as item of a list with )"
+                          "x-kubernetes-list-type=set")));
+}
+
 TEST(CrdValidation, ListMapNeedsKeysAndNotAnObject) {
   json crd = lease_crd();
   crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["status"]["properties"]["conditions"]

@@ -88,13 +88,75 @@ TEST(LeaseSchemaValidation, RejectsOutOfRangeDurations) {
                           "equal to 0")));
 }
 
-TEST(LeaseSchemaValidation, RequiresLockNameAndSpec) {
+TEST(LeaseSchemaValidation, RequiresSpecAndExactlyOneOfLockNameAndLockNames) {
   json lease = claim_lease();
   lease["spec"].erase("lockName");
   EXPECT_THAT(validate_lease(lease),
-              ElementsAre(IsCause("FieldValueRequired", "spec.lockName", "Required value")));
+              ElementsAre(IsCause("FieldValueInvalid", "<nil>",
+                                  R"(Invalid value: "": "spec" must validate one and only one schema )"
+                                  R"((oneOf). Found none valid)"),
+                          IsCause("FieldValueRequired", "spec.lockName", "Required value")));
+  lease["spec"]["lockNames"] = {"a", "b"};
+  EXPECT_THAT(validate_lease(lease), ElementsAre());
+  lease["spec"]["lockName"] = "a";
+  EXPECT_THAT(validate_lease(lease),
+              ElementsAre(IsCause("FieldValueInvalid", "<nil>",
+                                  R"(Invalid value: "": "spec" must validate one and only one schema )"
+                                  R"((oneOf). Found 2 valid alternatives)")));
   lease.erase("spec");
   EXPECT_THAT(validate_lease(lease), ElementsAre(IsCause("FieldValueRequired", "spec", "Required value")));
+}
+
+TEST(LeaseSchemaValidation, CapacityAndAccessHaveDefaultsRangesAndAnEnum) {
+  json lease = claim_lease();
+  prune_unknown(lease_schema(), lease);
+  apply_defaults(lease_schema(), lease);
+  EXPECT_EQ(lease["spec"]["capacity"], 1);
+  EXPECT_EQ(lease["spec"]["access"], "Exclusive");
+  lease["spec"]["capacity"] = 1000;
+  lease["spec"]["access"] = "Shared";
+  EXPECT_THAT(validate_lease(lease), ElementsAre());
+  lease["spec"]["capacity"] = 0;
+  lease["spec"]["access"] = "Read";
+  EXPECT_THAT(
+      validate_lease(lease),
+      ElementsAre(IsCause("FieldValueNotSupported", "spec.access",
+                          R"(Unsupported value: "Read": supported values: "Exclusive", "Shared")"),
+                  IsCause("FieldValueInvalid", "spec.capacity",
+                          "Invalid value: 0: spec.capacity in body should be greater than or equal to 1")));
+  lease["spec"]["capacity"] = 1001;
+  lease["spec"].erase("access");
+  EXPECT_THAT(validate_lease(lease),
+              ElementsAre(IsCause(
+                  "FieldValueInvalid", "spec.capacity",
+                  "Invalid value: 1001: spec.capacity in body should be less than or equal to 1000")));
+}
+
+TEST(LeaseSchemaValidation, LockNamesAreTwoToThirtyTwoDistinctLockNames) {
+  json lease = claim_lease();
+  lease["spec"].erase("lockName");
+  lease["spec"]["lockNames"] = {"a"};
+  EXPECT_THAT(validate_lease(lease),
+              ElementsAre(IsCause("FieldValueInvalid", "spec.lockNames",
+                                  "Invalid value: 1: spec.lockNames in body should have at least 2 items")));
+  json names = json::array();
+  for (int i = 0; i < 33; ++i) names.push_back("lock-" + std::to_string(i));
+  lease["spec"]["lockNames"] = names;
+  EXPECT_THAT(validate_lease(lease), ElementsAre(IsCause("FieldValueTooMany", "spec.lockNames",
+                                                         "Too many: 33: must have at most 32 items")));
+  names.erase(names.size() - 1);
+  lease["spec"]["lockNames"] = names;
+  EXPECT_THAT(validate_lease(lease), ElementsAre());
+  lease["spec"]["lockNames"] = {"a", "b", "a"};
+  EXPECT_THAT(validate_lease(lease),
+              ElementsAre(IsCause("FieldValueDuplicate", "spec.lockNames[2]", R"(Duplicate value: "a")")));
+  lease["spec"]["lockNames"] = {"a", "Bad/Name", std::string(254, 'b')};
+  EXPECT_THAT(
+      validate_lease(lease),
+      ElementsAre(IsCause("FieldValueInvalid", "spec.lockNames[1]",
+                          R"(Invalid value: "Bad/Name": spec.lockNames[1] in body should match )"
+                          R"('^[a-z0-9]([-a-z0-9_.]*[a-z0-9])?$')"),
+                  IsCause("FieldValueTooLong", "spec.lockNames[2]", "Too long: may not be longer than 253")));
 }
 
 TEST(LeaseSchemaValidation, LockNameLengthAndPattern) {

@@ -152,5 +152,32 @@ TEST_F(KubeCustomResourceTest, TableForCustomResourcesUsesPrinterColumns) {
   EXPECT_EQ(table.body["rows"][0]["object"]["kind"], "PartialObjectMetadata");
 }
 
+// A string column shows a list as jsonpath prints it with fmt.Fprint ([a b]); a set rejects
+// a repeated value with upstream's message.
+TEST_F(KubeCustomResourceTest, StringColumnPrintsAListAsGoDoesAndASetRefusesDuplicates) {
+  json crd = testing::widget_crd();
+  auto& version = crd["spec"]["versions"][0];
+  version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["tags"] =
+      json::parse(R"({"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}})");
+  version["additionalPrinterColumns"].push_back(
+      {{"name", "Tags"}, {"type", "string"}, {"jsonPath", ".spec.tags"}});
+  auto installed = call(api, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd);
+  ASSERT_EQ(installed.status, 201) << installed.body.dump();
+
+  json tagged = testing::widget("w", 7);
+  tagged["spec"]["tags"] = {"a", "b", "a"};
+  auto refused = call(api, "POST", kWidgets, tagged);
+  EXPECT_EQ(refused.status, 422);
+  EXPECT_EQ(refused.body["message"],
+            R"(Widget.example.io "w" is invalid: spec.tags[2]: Duplicate value: "a")");
+  tagged["spec"]["tags"] = {"a", "b"};
+  ASSERT_EQ(call(api, "POST", kWidgets, tagged).status, 201);
+  auto table = call(api, "GET", kWidgets, nullptr,
+                    {{"Accept", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"}});
+  ASSERT_EQ(table.status, 200);
+  EXPECT_EQ(table.body["columnDefinitions"][3]["name"], "Tags");
+  EXPECT_EQ(table.body["rows"][0]["cells"][3], "[a b]");
+}
+
 }  // namespace
 }  // namespace eslease::kubeemu

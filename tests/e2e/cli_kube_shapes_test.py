@@ -1,0 +1,98 @@
+"""End-to-end: semaphores and read-write locks in Kubernetes mode, as users run them: `eslease
+run LOCK --capacity N [--shared] -- CMD` processes acting for simulated pods, with
+eslease-controller and both emulators as separate processes. Every command records when it
+starts and ends; the checks are on those critical sections."""
+
+import os
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cli_kube_test  # noqa: E402
+from cli_kube_test import CliKubernetesMode  # noqa: E402
+from controller_env import wait_for  # noqa: E402
+
+TIMEOUT = 60
+
+
+def most_at_once(intervals):
+    events = sorted([(s, 1) for s, _ in intervals] + [(e, -1) for _, e in intervals], key=lambda x: (x[0], x[1]))
+    now = best = 0
+    for _, step in events:
+        now += step
+        best = max(best, now)
+    return best
+
+
+def overlaps(a, b):
+    return a[0] < b[1] and b[0] < a[1]
+
+
+class KubeShapes(CliKubernetesMode):
+    # The scenarios of CliKubernetesMode run in their own test; only these run here.
+    def run_all(self, lock, shapes, seconds, ttl="5s"):
+        """One `eslease run` per shape (its extra flags), each for its own pod; returns labels."""
+        labels = ["%s-%d" % (lock, i) for i in range(len(shapes))]
+        self.env.create_ready_pods(self.ns, labels)
+        tools = []
+        for label, flags in zip(labels, shapes):
+            tools.append(self.tool("run-" + label, "run", lock, "--ttl", ttl, *flags, "--",
+                                   *self.recorder(label), str(seconds), pod=label))
+            time.sleep(0.05)  # in order: the queue follows creation
+        for t in tools:
+            self.assertEqual(t.wait(timeout=180), 0, t.stderr())
+        return labels
+
+    def test_a_semaphore_runs_at_most_its_capacity_at_once_and_all_finish(self):
+        labels = self.run_all("sem", [["--capacity", "3", "--shared"]] * 10, 1.0)
+        intervals = [self.interval(label) for label in labels]
+        self.assertLessEqual(most_at_once(intervals), 3, intervals)
+        self.assertGreaterEqual(most_at_once(intervals), 2, "shared holders hold side by side")
+        wait_for(lambda: not self.leases(), TIMEOUT, "every Lease to be deleted after its command")
+
+    def test_readers_overlap_and_a_writer_runs_alone_without_starving(self):
+        # Two readers, then a writer, then three more readers: the writer runs alone, and
+        # before the readers that came after it.
+        shapes = [["--capacity", "2", "--shared"]] * 2 + [["--capacity", "2"]] + [["--capacity", "2", "--shared"]] * 3
+        labels = self.run_all("rw", shapes, 1.0)
+        intervals = {label: self.interval(label) for label in labels}
+        writer = intervals[labels[2]]
+        for label in labels[:2] + labels[3:]:
+            self.assertFalse(overlaps(writer, intervals[label]), "the writer ran beside %s" % label)
+        for label in labels[3:]:
+            self.assertGreaterEqual(intervals[label][0], writer[1], "a later reader went before the writer")
+        self.assertLessEqual(most_at_once(list(intervals.values())), 2)
+
+    def test_a_deleted_holder_pod_frees_its_slot_for_the_next_claim_at_once(self):
+        self.env.create_ready_pods(self.ns, ["h1", "h2", "next"])
+        holders = [self.tool("run-" + pod, "run", "pool", "--capacity", "2", "--shared", "--ttl", "30s", "--",
+                             *self.recorder(pod), "600", pod=pod) for pod in ("h1", "h2")]
+        wait_for(lambda: self.started("h1") and self.started("h2"), TIMEOUT, "both holders to run")
+        waiter = self.tool("run-next", "run", "pool", "--capacity", "2", "--shared", "--ttl", "30s", "--",
+                           *self.recorder("next"), "0.2", pod="next")
+        self.wait_phase("pool-next", "Pending")
+        deleted_at = time.time()
+        self.env.kubectl("delete", "pod", "h1", "-n", self.ns, "--wait=false")
+        holders[0].proc.kill()  # the kubelet stops the pod's containers
+        self.assertEqual(waiter.wait(timeout=TIMEOUT), 0, waiter.stderr())
+        started, _ = self.interval("next")
+        # Far sooner than the 30 s lease duration: the slot moved on the pod's death.
+        self.assertLess(started - deleted_at, 10.0)
+        lease = self.leases().get("pool-h2", {})
+        self.assertEqual(lease.get("status", {}).get("phase"), "Held", "the other holder keeps its slot")
+        holders[1].stop()
+
+
+# Only the shape scenarios: the inherited ones run in e2e_cli_kube_test.
+def load_tests(loader, tests, pattern):
+    return loader.loadTestsFromNames(
+        ["%s.KubeShapes.%s" % (__name__, name) for name in loader.getTestCaseNames(KubeShapes)
+         if name not in loader.getTestCaseNames(CliKubernetesMode)])
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 3:
+        raise SystemExit("usage: %s <bin dir> <source dir> [unittest args]" % sys.argv[0])
+    cli_kube_test.BIN, cli_kube_test.SOURCE = sys.argv[1], sys.argv[2]
+    unittest.main(argv=[sys.argv[0]] + sys.argv[3:], verbosity=2)
