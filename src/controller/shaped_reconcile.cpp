@@ -158,8 +158,8 @@ Status Reconciler::carry_out_slots(const lock::LockKey& key, SlotEntries& entrie
   return {};
 }
 
-ReconcileOutcome Reconciler::reconcile_slots(const lock::LockKey& key, std::int64_t capacity, std::int64_t slots,
-                                             std::stop_token stop) {
+ReconcileOutcome Reconciler::reconcile_slots(const lock::LockKey& key, std::int64_t capacity,
+                                             std::int64_t slots, std::stop_token stop) {
   ReconcileOutcome outcome;
   LockWorld world;
   Decision decision;
