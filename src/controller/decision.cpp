@@ -20,9 +20,14 @@ void carry_plan(const ActionPlan& plan, Decision& d) {
   requeue(d, plan.wake_at);
   if (plan.action == Action::kRelease || plan.action == Action::kRevoke) d.action_reason = plan.reason;
   if (!plan.grant) return;
-  const LeaseRecord& lease = *plan.grant->claim->lease;
-  const PodRecord& pod = plan.grant->pod->record;
   GrantPlan& g = d.grant;
+  grant_to(*plan.grant->claim->lease, plan.grant->pod->record, plan.grant->waiting_since, g);
+  g.takeover_reason = plan.action == Action::kTakeOver ? plan.reason : std::nullopt;
+  g.from_pod = plan.from_pod;
+  g.dead_seen_at = plan.dead_seen_at;
+}
+
+void grant_to(const LeaseRecord& lease, const PodRecord& pod, WallTime waiting_since, GrantPlan& g) {
   g.lease = lease.meta.name;
   g.lease_uid = lease.meta.uid;
   g.pod = pod.meta.name;
@@ -30,10 +35,8 @@ void carry_plan(const ActionPlan& plan, Decision& d) {
   g.node = pod.node_name;
   g.priority = lease.spec.priority;
   g.ttl = api::lease_duration(lease.spec.lease_duration_seconds);
-  g.takeover_reason = plan.action == Action::kTakeOver ? plan.reason : std::nullopt;
-  g.from_pod = plan.from_pod;
-  g.waiting_since = plan.grant->waiting_since;
-  g.dead_seen_at = plan.dead_seen_at;
+  g.waiting_since = waiting_since;
+  g.access = lease.spec.access;
 }
 
 // Only a claim that holds the lock has something to release when it is deleted: the

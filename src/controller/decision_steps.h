@@ -14,6 +14,8 @@ namespace eslease::controller {
 void requeue(Decision& d, std::optional<MonoTime> at);
 // The grant rules' plan as the decision's action.
 void carry_plan(const ActionPlan& plan, Decision& d);
+// Who a grant goes to, and on what terms: `lease`'s claim, for `pod`.
+void grant_to(const LeaseRecord& lease, const PodRecord& pod, WallTime waiting_since, GrantPlan& g);
 // Finalizers on with a grant, off once a deleted claim holds nothing.
 void plan_finalizers(const LockWorld& world, const ClaimQueue& queue, Decision& d);
 

@@ -101,18 +101,8 @@ const ClaimView* claim_named(const ClaimQueue& queue, const std::string& name) {
 // The grant the allocation serves first, written over the documents of grants that end.
 void plan_slot_grant(const SlotGrant& served, const ClaimView& claim,
                      const std::vector<GrantVerdict>& verdicts, Decision& d) {
-  const LeaseRecord& lease = *claim.lease;
-  const PodRecord& pod = claim.pod->record;
   GrantPlan& g = d.grant;
-  g.lease = lease.meta.name;
-  g.lease_uid = lease.meta.uid;
-  g.pod = pod.meta.name;
-  g.pod_uid = pod.meta.uid;
-  g.node = pod.node_name;
-  g.priority = lease.spec.priority;
-  g.ttl = api::lease_duration(lease.spec.lease_duration_seconds);
-  g.waiting_since = claim.waiting_since;
-  g.access = lease.spec.access;
+  grant_to(*claim.lease, claim.pod->record, claim.waiting_since, g);
   for (const SlotRef& slot : served.slots) g.slots.push_back(slot.slot);
   d.action = Action::kAcquire;
   d.rule = "serve_the_next_claims";

@@ -271,7 +271,7 @@ void project_statuses(const LockWorld& world, const ClaimQueue& queue, Decision&
 void project_shaped_statuses(LockWorld& world, const ClaimQueue& queue,
                              const std::map<std::string, std::int64_t>& positions, Decision& decision) {
   Projector projector(world, decision);
-  const std::vector<DocumentView> grants = world.grants;
+  const std::vector<DocumentView>& grants = world.grants;  // only `world.document` changes below
   for (const ClaimView& c : queue.claims) {
     const LeaseRecord& lease = *c.lease;
     if (lease.being_deleted) continue;

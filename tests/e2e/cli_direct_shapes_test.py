@@ -13,6 +13,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from intervals import most_at_once, overlaps  # noqa: E402
 from controller_env import Process, WithEsEmulator, wait_for  # noqa: E402
 
 BIN = None
@@ -42,19 +43,6 @@ def sections(record):
     if start is not None:
         out.append((start, float("inf")))
     return out
-
-
-def most_at_once(intervals):
-    events = sorted([(s, 1) for s, _ in intervals] + [(e, -1) for _, e in intervals], key=lambda x: (x[0], x[1]))
-    now = best = 0
-    for _, step in events:
-        now += step
-        best = max(best, now)
-    return best
-
-
-def overlaps(a, b):
-    return a[0] < b[1] and b[0] < a[1]
 
 
 class DirectShapes(WithEsEmulator, unittest.TestCase):

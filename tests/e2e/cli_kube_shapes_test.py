@@ -11,35 +11,23 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cli_kube_test  # noqa: E402
 from cli_kube_test import CliKubernetesMode  # noqa: E402
+from intervals import most_at_once, overlaps  # noqa: E402
 from controller_env import wait_for  # noqa: E402
 
 TIMEOUT = 60
 
 
-def most_at_once(intervals):
-    events = sorted([(s, 1) for s, _ in intervals] + [(e, -1) for _, e in intervals], key=lambda x: (x[0], x[1]))
-    now = best = 0
-    for _, step in events:
-        now += step
-        best = max(best, now)
-    return best
-
-
-def overlaps(a, b):
-    return a[0] < b[1] and b[0] < a[1]
-
-
 class KubeShapes(CliKubernetesMode):
     # The scenarios of CliKubernetesMode run in their own test; only these run here.
     def run_all(self, lock, shapes, seconds, ttl="5s"):
-        """One `eslease run` per shape (its extra flags), each for its own pod; returns labels."""
+        """One `eslease run` per shape (its extra flags), each for its own pod, started in order:
+        claims created in one second are served by name, which follows that order; returns labels."""
         labels = ["%s-%d" % (lock, i) for i in range(len(shapes))]
         self.env.create_ready_pods(self.ns, labels)
         tools = []
         for label, flags in zip(labels, shapes):
             tools.append(self.tool("run-" + label, "run", lock, "--ttl", ttl, *flags, "--",
                                    *self.recorder(label), str(seconds), pod=label))
-            time.sleep(0.05)  # in order: the queue follows creation
         for t in tools:
             self.assertEqual(t.wait(timeout=180), 0, t.stderr())
         return labels

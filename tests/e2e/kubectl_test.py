@@ -457,9 +457,9 @@ class KubectlWaitsForTheController(ShowsLogsOnFailure, unittest.TestCase):
 
     def test_a_semaphore_holds_up_to_its_capacity(self):
         self.env.create_ready_pods(self.ns, ["r1", "r2", "r3"])
+        # Served by creation, then (within one second) by name: r1 and r2 first either way.
         for name in ("r1", "r2", "r3"):
             self.env.apply(lease(name, self.ns, "pool", name, capacity=2, access="Shared"))
-            time.sleep(1.1)  # creation order: whole seconds
         self.assertIn("condition met", self.wait("Held", "esl/r1"))
         self.assertIn("condition met", self.wait("Held", "esl/r2"))
         self.assertIn("condition met", self.wait("Held=false", "esl/r3"))
