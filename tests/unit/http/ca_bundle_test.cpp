@@ -2,29 +2,20 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
+#include <string>
+
+#include "support/temp_dir.h"
 
 namespace eslease::http {
 namespace {
 
-namespace fs = std::filesystem;
-
 class CaBundleTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("ca-bundle-test-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
   std::string file(const std::string& name) {
-    const std::string path = (dir_ / name).string();
-    std::ofstream(path) << "-----BEGIN CERTIFICATE-----\n";
-    return path;
+    return dir_.write(name, "-----BEGIN CERTIFICATE-----\n").string();
   }
-  std::string missing(const std::string& name) { return (dir_ / name).string(); }
-  fs::path dir_;
+  std::string missing(const std::string& name) { return (dir_.path() / name).string(); }
+  eslease::testing::TempDir dir_;
 };
 
 TEST_F(CaBundleTest, SslCertFileComesFirst) {

@@ -7,33 +7,14 @@
 #include <thread>
 
 #include "kube/token_source.h"
+#include "support/temp_dir.h"
 
 namespace eslease::kube {
 namespace {
 
 namespace fs = std::filesystem;
 
-class TempDir {
- public:
-  TempDir() {
-    path_ = fs::temp_directory_path() /
-            ("eslease-kube-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const fs::path& path() const { return path_; }
-  fs::path write(const std::string& name, const std::string& content) const {
-    fs::path p = path_ / name;
-    fs::create_directories(p.parent_path());
-    std::ofstream(p) << content;
-    return p;
-  }
-
- private:
-  static inline int counter_ = 0;
-  fs::path path_;
-};
+using testing::TempDir;
 
 std::string kubeconfig(const std::string& cluster, const std::string& user,
                        const std::string& extra_context = "") {
