@@ -291,6 +291,15 @@ std::string trim(std::string_view in) {
   return std::string(in.substr(b, e - b + 1));
 }
 
+std::string join(const std::vector<std::string>& parts, std::string_view separator) {
+  std::string out;
+  for (const std::string& part : parts) {
+    if (!out.empty() || &part != &parts.front()) out += separator;
+    out += part;
+  }
+  return out;
+}
+
 std::string object_key(std::string_view ns, std::string_view name) {
   std::string key;
   key.reserve(ns.size() + 1 + name.size());

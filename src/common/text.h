@@ -45,6 +45,9 @@ Result<bool> parse_bool(std::string_view value);
 
 std::string trim(std::string_view in);
 
+// `parts` with `separator` between them.
+std::string join(const std::vector<std::string>& parts, std::string_view separator);
+
 // "namespace/name", or "name" when `ns` is empty (a cluster-scoped object): how eslease names
 // a namespaced thing everywhere, as the informer caches' keys, a lock's document id and the
 // lease and holder a lock document names.

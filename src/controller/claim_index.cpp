@@ -7,13 +7,16 @@ std::vector<std::string> ClaimIndex::lease_changed(const LeaseRecord* before, co
   std::lock_guard lock(mutex_);
   if (before) {
     const std::string key = before->meta.key();
-    if (auto it = leases_.find(key); it != leases_.end() && !it->second.lock_id.empty())
-      touched.insert(it->second.lock_id);
+    if (auto it = leases_.find(key); it != leases_.end())
+      touched.insert(it->second.lock_ids.begin(), it->second.lock_ids.end());
     remove(key);
   }
   if (now) {
     add(now->meta.key(), *now);
-    if (!now->spec.lock_name.empty()) touched.insert(now->lock_id());
+    if (!now->spec.lock_name.empty()) {
+      const std::vector<std::string> ids = now->lock_ids();
+      touched.insert(ids.begin(), ids.end());
+    }
   }
   return {touched.begin(), touched.end()};
 }
@@ -25,14 +28,14 @@ void ClaimIndex::remove(const std::string& lease_key) {
   if (auto c = counts_.find({claim.phase, claim.priority}); c != counts_.end() && --c->second <= 0)
     counts_.erase(c);
   unserved_.erase(lease_key);
-  if (auto l = by_lock_.find(claim.lock_id); l != by_lock_.end()) {
-    l->second.erase(lease_key);
-    if (l->second.empty()) by_lock_.erase(l);
-  }
-  if (!claim.pod_key.empty()) {
+  for (const std::string& lock_id : claim.lock_ids) {
+    if (auto l = by_lock_.find(lock_id); l != by_lock_.end()) {
+      l->second.erase(lease_key);
+      if (l->second.empty()) by_lock_.erase(l);
+    }
     // Several claims of one lock may name the same pod: count them.
-    if (auto p = by_pod_.find(claim.pod_key); p != by_pod_.end()) {
-      if (--p->second[claim.lock_id] <= 0) p->second.erase(claim.lock_id);
+    if (auto p = claim.pod_key.empty() ? by_pod_.end() : by_pod_.find(claim.pod_key); p != by_pod_.end()) {
+      if (--p->second[lock_id] <= 0) p->second.erase(lock_id);
       if (p->second.empty()) by_pod_.erase(p);
     }
   }
@@ -51,16 +54,16 @@ void ClaimIndex::add(const std::string& lease_key, const LeaseRecord& lease) {
   const bool unserved = lease.status.phase == Phase::kPending || lease.status.phase == Phase::kNone;
   if (unserved && !lease.being_deleted) unserved_.insert(lease_key);
   if (lease.spec.lock_name.empty()) {
-    leases_[lease_key] = IndexedLease{"", "", std::nullopt, lease.status.phase, lease.spec.priority};
+    leases_[lease_key] = IndexedLease{{}, "", std::nullopt, lease.status.phase, lease.spec.priority};
     return;
   }
-  IndexedLease claim{lease.lock_id(), "", lease.spec.selector, lease.status.phase, lease.spec.priority};
-  if (!lease.spec.pod_name.empty()) {
-    claim.pod_key = object_key(lease.meta.ns, lease.spec.pod_name);
-    ++by_pod_[claim.pod_key][claim.lock_id];
+  IndexedLease claim{lease.lock_ids(), "", lease.spec.selector, lease.status.phase, lease.spec.priority};
+  if (!lease.spec.pod_name.empty()) claim.pod_key = object_key(lease.meta.ns, lease.spec.pod_name);
+  for (const std::string& lock_id : claim.lock_ids) {
+    if (!claim.pod_key.empty()) ++by_pod_[claim.pod_key][lock_id];
+    by_lock_[lock_id].insert(lease_key);
   }
   if (claim.selector) elections_by_ns_[lease.meta.ns].insert(lease_key);
-  by_lock_[claim.lock_id].insert(lease_key);
   leases_[lease_key] = std::move(claim);
 }
 
@@ -102,7 +105,7 @@ std::vector<std::string> ClaimIndex::locks_for_pod(const PodRecord* before, cons
       const IndexedLease& claim = leases_.at(lease_key);
       if ((before && claim.selector->matches(before->labels)) ||
           (now && claim.selector->matches(now->labels)))
-        out.insert(claim.lock_id);
+        out.insert(claim.lock_ids.begin(), claim.lock_ids.end());
     }
   }
   return {out.begin(), out.end()};

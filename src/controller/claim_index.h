@@ -1,4 +1,4 @@
-// Which locks an event concerns. Leases are indexed by the lock they claim; pods map to the
+// Which locks an event concerns. Leases are indexed by every lock they claim; pods map to the
 // locks that name them (claim mode), that may select them (election claims of their
 // namespace) or that they hold. An event on a pod or a Lease then wakes exactly those locks.
 // The index also counts the Leases by phase and priority as they change, so reporting the
@@ -49,8 +49,8 @@ class ClaimIndex {
  private:
   // What the index keeps of one Lease (a Lease without a lock name is only counted).
   struct IndexedLease {
-    std::string lock_id;  // empty: no lock name
-    std::string pod_key;  // claim mode
+    std::vector<std::string> lock_ids;  // every lock it claims (a set: each); empty: no lock name
+    std::string pod_key;                // claim mode
     std::optional<LabelSelector> selector;
     Phase phase = Phase::kNone;
     Priority priority = Priority::kForeground;

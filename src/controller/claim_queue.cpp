@@ -64,10 +64,10 @@ bool states_capacity(const LeaseRecord& lease) {
 
 }  // namespace
 
-const LeaseRecord* capacity_source(const std::vector<LeaseRecord>& claims) {
+const LeaseRecord* capacity_source(const std::vector<LeaseRecord>& claims, const std::string& lock) {
   const LeaseRecord* oldest = nullptr;
   for (const LeaseRecord& lease : claims) {
-    if (!states_capacity(lease)) continue;
+    if (!states_capacity(lease) || (!lock.empty() && !lease.spec.claims_lock(lock))) continue;
     if (!oldest ||
         std::tie(lease.creation_time, lease.meta.name) < std::tie(oldest->creation_time, oldest->meta.name))
       oldest = &lease;
@@ -75,8 +75,8 @@ const LeaseRecord* capacity_source(const std::vector<LeaseRecord>& claims) {
   return oldest;
 }
 
-std::int64_t lock_capacity(const std::vector<LeaseRecord>& claims) {
-  const LeaseRecord* source = capacity_source(claims);
+std::int64_t lock_capacity(const std::vector<LeaseRecord>& claims, const std::string& lock) {
+  const LeaseRecord* source = capacity_source(claims, lock);
   return source ? source->spec.capacity : 1;
 }
 
@@ -95,24 +95,49 @@ const PodState* election_pod(const LockWorld& world, const LeaseRecord& lease,
   return best;
 }
 
+namespace {
+
+// Each lock of the world and the claim its capacity comes from (capacity_source).
+std::map<std::string, const LeaseRecord*> capacity_sources(const LockWorld& world) {
+  std::map<std::string, const LeaseRecord*> sources;
+  for (const LockShape& lock : shaped_locks(world))
+    if (const LeaseRecord* source = capacity_source(world.claims, lock.name)) sources[lock.name] = source;
+  return sources;
+}
+
+// Why `lease` cannot be served on the world's locks, or "": a capacity other than a lock's,
+// or a pod that already claims one of its locks through an older Lease.
+std::string conflict(const LeaseRecord& lease, const std::map<std::string, const LeaseRecord*>& sources,
+                     std::map<std::pair<std::string, std::string>, std::string>& first_claim_of_pod) {
+  for (const std::string& lock : lease.spec.locks()) {
+    auto source = sources.find(lock);
+    if (source != sources.end() && lease.spec.capacity != source->second->spec.capacity)
+      return "lock " + lock + " has capacity " + std::to_string(source->second->spec.capacity) +
+             " (as Lease " + source->second->meta.name + " states); this claim states " +
+             std::to_string(lease.spec.capacity);
+  }
+  if (lease.spec.election_mode() || lease.being_deleted) return "";
+  for (const std::string& lock : lease.spec.locks()) {
+    auto it = first_claim_of_pod.find({lease.spec.pod_name, lock});
+    if (it != first_claim_of_pod.end())
+      return "pod " + lease.spec.pod_name + " already claims lock " + lock + " through Lease " + it->second;
+  }
+  for (const std::string& lock : lease.spec.locks())
+    first_claim_of_pod.emplace(std::make_pair(lease.spec.pod_name, lock), lease.meta.name);
+  return "";
+}
+
+}  // namespace
+
 ClaimQueue classify_claims(const LockWorld& world) {
   ClaimQueue queue;
-  std::map<std::string, std::string> first_claim_of_pod;
-  const LeaseRecord* capacity_from = capacity_source(world.claims);
+  std::map<std::pair<std::string, std::string>, std::string> first_claim_of_pod;  // (pod, lock) -> Lease
+  const std::map<std::string, const LeaseRecord*> sources = capacity_sources(world);
   for (const LeaseRecord* lease : oldest_first(world)) {
     ClaimView view;
     view.lease = lease;
     view.invalid = lease->spec.problem;
-    if (view.invalid.empty() && capacity_from && lease->spec.capacity != capacity_from->spec.capacity)
-      view.invalid = "lock " + world.lock_name + " has capacity " +
-                     std::to_string(capacity_from->spec.capacity) + " (as Lease " + capacity_from->meta.name +
-                     " states); this claim states " + std::to_string(lease->spec.capacity);
-    if (view.invalid.empty() && !lease->spec.election_mode() && !lease->being_deleted) {
-      auto [it, inserted] = first_claim_of_pod.emplace(lease->spec.pod_name, lease->meta.name);
-      if (!inserted)
-        view.invalid = "pod " + lease->spec.pod_name + " already claims lock " + world.lock_name +
-                       " through Lease " + it->second;
-    }
+    if (view.invalid.empty()) view.invalid = conflict(*lease, sources, first_claim_of_pod);
     view.waiting_since = waiting_since(*lease);
     // A claim whose status still says Held but which holds nothing now has just lost.
     if (lease->status.phase == Phase::kHeld && !held_by(world, *lease)) view.waiting_since = world.now;
@@ -150,7 +175,9 @@ std::optional<NextGrant> next_claim(const LockWorld& world, const ClaimQueue& qu
                                     const ClaimView* losing_owner) {
   auto first_waiting = [&]() -> std::optional<NextGrant> {
     for (const ClaimView& c : queue.claims)
-      if (&c != losing_owner && c.waiting && c.pod) return NextGrant{&c, c.pod, c.waiting_since};
+      // A set is granted only with all its locks, in a shaped world: never here, lock by lock.
+      if (&c != losing_owner && c.waiting && c.pod && !c.lease->spec.is_set())
+        return NextGrant{&c, c.pod, c.waiting_since};
     return std::nullopt;
   };
   const ClaimView* owner = losing_owner;

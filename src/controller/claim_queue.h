@@ -48,9 +48,10 @@ struct ClaimQueue {
 bool held_by(const LockWorld& world, const LeaseRecord& lease);
 
 // A lock's capacity is what its oldest live claim states (1 without one); a claim stating
-// another is Invalid, its message naming both values. The claim it comes from, if any.
-const LeaseRecord* capacity_source(const std::vector<LeaseRecord>& claims);
-std::int64_t lock_capacity(const std::vector<LeaseRecord>& claims);
+// another is Invalid, its message naming both values. The claim it comes from, if any, of
+// the claims naming `lock` (every claim when empty).
+const LeaseRecord* capacity_source(const std::vector<LeaseRecord>& claims, const std::string& lock = "");
+std::int64_t lock_capacity(const std::vector<LeaseRecord>& claims, const std::string& lock = "");
 
 ClaimQueue classify_claims(const LockWorld& world);
 

@@ -27,6 +27,18 @@ void carry_plan(const ActionPlan& plan, Decision& d) {
   g.dead_seen_at = plan.dead_seen_at;
 }
 
+std::vector<LockShape> shaped_locks(const LockWorld& world) {
+  if (!world.locks.empty()) return world.locks;
+  return {LockShape{world.lock_name, world.capacity}};
+}
+
+std::int64_t capacity_of(const LockWorld& world, const std::string& name) {
+  if (world.locks.empty()) return name == world.lock_name ? world.capacity : 1;
+  for (const LockShape& lock : world.locks)
+    if (lock.name == name) return lock.capacity;
+  return 1;
+}
+
 void grant_to(const LeaseRecord& lease, const PodRecord& pod, WallTime waiting_since, GrantPlan& g) {
   g.lease = lease.meta.name;
   g.lease_uid = lease.meta.uid;

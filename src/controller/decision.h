@@ -42,10 +42,10 @@ struct DocumentView {
   // The Lease the document names, when it exists (same UID) but no longer claims this lock
   // (its lockName changed): its grant is ours to end.
   bool owner_moved = false;
-  // A lock of capacity above 1: the slots this grant holds (one document each). `state` is
-  // the document of the lowest, with the grant's token (the largest of its documents'), and
-  // `expires_at` the earliest of theirs.
-  std::vector<std::int64_t> slots;
+  // A shaped world: the slots this grant holds (one document each), on one lock or on every
+  // lock of a set. `state` is the document of the first, with the grant's token (the largest
+  // of its documents'), and `expires_at` the latest of theirs.
+  std::vector<SlotRef> slots;
   // Part of a grant of several documents is no longer ours (another writer replaced one) while
   // we still renew the rest: the grant is over, and revoked.
   bool broken = false;
@@ -59,10 +59,17 @@ struct RecentGrant {
   WallTime time{};
 };
 
+// A lock decided in a shaped world, and its capacity (from its oldest live claim).
+struct LockShape {
+  std::string name;
+  std::int64_t capacity = 1;
+};
+
 struct LockWorld {
   std::string ns;
-  std::string lock_name;
-  std::vector<LeaseRecord> claims;       // every Lease of the namespace naming this lock
+  std::string lock_name;  // the lock reconciled; in a shaped world of several locks, the first
+  // Every Lease of the namespace naming this lock; in a shaped world, any of its locks.
+  std::vector<LeaseRecord> claims;
   std::map<std::string, PodState> pods;  // by name: every pod a claim names or selects, and the holder
   // False when the document could not be read (Elasticsearch unreachable): nothing is
   // decided and statuses only gain BackendAvailable=False.
@@ -71,9 +78,12 @@ struct LockWorld {
   // the lock has a slot document per holder, `grants` lists every grant on them, and
   // `document` is the one of them the decision looks at (decide_shaped).
   std::int64_t capacity = 1;
-  // Decided slot by slot (decide_shaped): capacity above 1, or slot documents of an earlier
-  // capacity still on the lock.
+  // Decided slot by slot (decide_shaped): capacity above 1, slot documents of an earlier
+  // capacity still on the lock, or a lock set among the claims.
   bool shaped = false;
+  // A shaped world of several locks (lock sets link them): every lock decided together. Empty:
+  // the one lock `lock_name` of `capacity` (shaped_locks).
+  std::vector<LockShape> locks;
   std::vector<DocumentView> grants;
   std::optional<DocumentView> document;  // nullopt: the lock is free
   // The document exists but cannot be read as a lock document: nothing is granted.
@@ -119,9 +129,9 @@ struct GrantPlan {
   std::string from_pod;                        // kTakeOver: the previous holder ("" when none)
   WallTime waiting_since{};                    // for eslease_acquire_wait_seconds
   std::optional<MonoTime> dead_seen_at;        // for eslease_takeover_latency_seconds
-  // A lock of capacity above 1: the slots granted (a free slot is created, one whose grant
-  // ended is written over at the version decided on), and how the claim holds them.
-  std::vector<std::int64_t> slots;
+  // A shaped world: the slots granted (a free slot is created, one whose grant ended is
+  // written over at the version decided on), and how the claim holds them.
+  std::vector<SlotRef> slots;
   lock::Access access = lock::Access::kExclusive;
 };
 
@@ -137,8 +147,8 @@ struct Decision {
   const char* rule = "";                     // the grant rule that decided (grant_rules.h)
   GrantPlan grant;                           // kAcquire, kTakeOver
   std::optional<api::Reason> action_reason;  // kRelease, kRevoke: why
-  // A lock of capacity above 1: the slots of the grant a kRelease, kRevoke or kAdopt concerns.
-  std::vector<std::int64_t> slots;
+  // A shaped world: the slots of the grant a kRelease, kRevoke or kAdopt concerns.
+  std::vector<SlotRef> slots;
   std::string action_message;  // for logs
   // Desired status of every claim not being deleted, by Lease name. Projected only when
   // there is no action: after an action the world changes and is decided on again.
@@ -150,6 +160,11 @@ struct Decision {
 };
 
 Decision decide(const LockWorld& world);
+
+// The locks of a shaped world: `locks`, or the one lock `lock_name` of `capacity`.
+std::vector<LockShape> shaped_locks(const LockWorld& world);
+// The capacity of the world's lock `name` (1 when it is not one of them).
+std::int64_t capacity_of(const LockWorld& world, const std::string& name);
 
 // How the pod a claim's status names as its holder is, judged with no readiness grace and on
 // the cache's word, for the status it shows; kAlive when the status names no holder.

@@ -161,11 +161,6 @@ LeaseSpec decode_spec(const json& object) {
   if (auto v = bounded("livenessGraceSeconds", 0, 3600)) spec.liveness_grace_seconds = *v;
   if (auto v = bounded("capacity", 1, api::kMaxCapacity)) spec.capacity = *v;
   decode_holder_label(*s, spec);
-  // Lock sets are not served by the controller yet (eslease direct mode serves them).
-  if (spec.problem.empty() && !spec.lock_names.empty())
-    spec.problem =
-        "a lock set (spec.lockNames) is not served by the controller yet; eslease direct mode serves lock "
-        "sets";
   return spec;
 }
 

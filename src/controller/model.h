@@ -4,6 +4,7 @@
 // reachability.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -76,9 +77,8 @@ struct LeaseStatus {
 };
 
 struct LeaseSpec {
-  // The lock the claim is filed under (claim index, work queue, reconcile): spec.lockName, or
-  // the first lock of spec.lockNames. Until the controller serves lock sets, a set is filed
-  // under its first lock so that it is reconciled there and gets its Invalid status.
+  // spec.lockName, or the first lock of spec.lockNames: the lock a set's status.slot and holds
+  // annotation refer to.
   std::string lock_name;
   std::vector<std::string> lock_names;  // spec.lockNames; empty for a claim on one lock
   std::int64_t capacity = 1;
@@ -95,6 +95,15 @@ struct LeaseSpec {
   // claim is Invalid with this message.
   std::string problem;
   bool election_mode() const { return selector.has_value(); }
+  bool is_set() const { return !lock_names.empty(); }
+  // Every lock the claim needs, in its order: its set, or its one lock.
+  std::vector<std::string> locks() const {
+    return is_set() ? lock_names : std::vector<std::string>{lock_name};
+  }
+  bool claims_lock(const std::string& name) const {
+    return is_set() ? std::find(lock_names.begin(), lock_names.end(), name) != lock_names.end()
+                    : lock_name == name;
+  }
 };
 
 struct LeaseRecord {
@@ -111,6 +120,19 @@ struct LeaseRecord {
 
   bool has_finalizer() const;
   std::string lock_id() const { return object_key(meta.ns, spec.lock_name); }
+  // Ids (ns/name) of every lock the claim needs.
+  std::vector<std::string> lock_ids() const {
+    std::vector<std::string> ids;
+    for (const std::string& name : spec.locks()) ids.push_back(object_key(meta.ns, name));
+    return ids;
+  }
+};
+
+// One slot of one lock (of the lock's namespace): slot k is its k-th document (lock/slots.h).
+struct SlotRef {
+  std::string lock;
+  std::int64_t slot = 0;
+  friend auto operator<=>(const SlotRef&, const SlotRef&) = default;
 };
 
 enum class ReadyState { kAbsent, kTrue, kFalse };  // Unknown counts as False

@@ -83,28 +83,32 @@ std::vector<LeaseRecord> Reconciler::claims_of(const lock::LockKey& key, MonoTim
   std::vector<LeaseRecord> claims;
   for (const std::string& name : index_.claims_of(key.id())) {
     auto lease = cluster_.lease(name);
-    if (!lease || lease->spec.lock_name != key.name()) continue;
+    if (!lease || !lease->spec.claims_lock(key.name())) continue;
     leases_.overlay(*lease, now);
     claims.push_back(std::move(*lease));
   }
   return claims;
 }
 
-LockWorld Reconciler::world_around(const lock::LockKey& key, const std::optional<RecentGrant>& recent) const {
+LockWorld Reconciler::world_around(const std::vector<lock::LockKey>& keys,
+                                   const std::optional<RecentGrant>& recent) const {
   LockWorld world;
-  world.ns = key.ns();
-  world.lock_name = key.name();
+  world.ns = keys.front().ns();
+  world.lock_name = keys.front().name();
   world.now = lock::to_millis(clock_.now());
   world.mono = clock_.monotonic();
   world.liveness_takeover = options_.liveness_takeover;
   world.backend_available = backend_available_.load();
   world.recent_grant = recent;
-  world.claims = claims_of(key, world.mono);
+  std::set<std::string> seen;  // a set's claim is one claim of every lock it names
+  for (const lock::LockKey& key : keys)
+    for (LeaseRecord& lease : claims_of(key, world.mono))
+      if (seen.insert(lease.meta.name).second) world.claims.push_back(std::move(lease));
   return world;
 }
 
 LockWorld Reconciler::gather(const LockEntry& entry, const std::optional<RecentGrant>& recent) const {
-  LockWorld world = world_around(entry.key(), recent);
+  LockWorld world = world_around({entry.key()}, recent);
   world.document_known = entry.known();
   world.malformed_document = entry.malformed();
   std::vector<std::string> holders;
@@ -343,8 +347,11 @@ ReconcileOutcome Reconciler::reconcile(const std::string& lock_id, std::stop_tok
               {{"lock", lock_id.substr(0, 300)}, {"error", key.error().message}});
     return outcome;
   }
-  const std::int64_t capacity = lock_capacity(claims_of(*key, clock_.monotonic()));
-  std::int64_t slots = std::max(capacity, table_.slots_in_use(lock_id));
+  const std::vector<LeaseRecord> claims = claims_of(*key, clock_.monotonic());
+  // A set is decided with every lock it (and the sets overlapping it) names.
+  if (std::any_of(claims.begin(), claims.end(), [](const LeaseRecord& l) { return l.spec.is_set(); }))
+    return reconcile_shaped(linked_locks(*key), 1, stop);
+  std::int64_t slots = std::max(lock_capacity(claims), table_.slots_in_use(lock_id));
   LockWorld world;
   Decision decision;
   if (slots == 1) {
@@ -365,7 +372,7 @@ ReconcileOutcome Reconciler::reconcile(const std::string& lock_id, std::stop_tok
       if (world.claims.empty()) entry.drop_when_idle();  // a per-job lock leaves nothing behind
     }
   }
-  if (slots > 1) return reconcile_slots(*key, capacity, slots, stop);
+  if (slots > 1) return reconcile_shaped({*key}, slots, stop);
   if (stop.stop_requested()) return outcome;
   outcome.requeue_at = decision.requeue_at;
   Status written = write_to_cluster(world, decision, outcome.requeue_at);
@@ -412,12 +419,17 @@ Status Reconciler::write_to_cluster(const LockWorld& world, const Decision& deci
     }
   }
   record_events(world, decision, not_written);
-  if (options_.holds_annotation) note(holds_.update(world, decision.statuses));
+  if (options_.holds_annotation) note(update_holds(world, decision));
   if (world.document_known) {
-    // One holder is recorded: the document's, or with several slots the first grant's.
-    const DocumentView* holder = world.document ? &*world.document : nullptr;
-    if (!holder && !world.grants.empty()) holder = &world.grants.front();
-    index_.set_holder(object_key(world.ns, world.lock_name), holder ? holder->state.doc.holder : "");
+    // One holder is recorded per lock: the document's, or with several slots the first grant's.
+    for (const LockShape& lock : shaped_locks(world)) {
+      const DocumentView* holder = world.document ? &*world.document : nullptr;
+      for (const DocumentView& grant : world.grants)
+        if (!holder && std::any_of(grant.slots.begin(), grant.slots.end(),
+                                   [&](const SlotRef& ref) { return ref.lock == lock.name; }))
+          holder = &grant;
+      index_.set_holder(object_key(world.ns, lock.name), holder ? holder->state.doc.holder : "");
+    }
   }
   if (deferred && (!retry_at || world.mono + kDeferredWritesRequeue < *retry_at))
     retry_at = world.mono + kDeferredWritesRequeue;
@@ -465,8 +477,10 @@ void Reconciler::prime(const std::vector<std::string>& lock_ids) {
       continue;
     }
     LockWorld world = gather(*entry, std::nullopt);
-    // A lock of capacity above 1 is granted by its own reconcile, slot by slot.
-    if (lock_capacity(world.claims) > 1 || table_.slots_in_use(keys[i].id()) > 1) continue;
+    // A lock of capacity above 1 or claimed by a set is granted by its own reconcile.
+    const bool sets = std::any_of(world.claims.begin(), world.claims.end(),
+                                  [](const LeaseRecord& l) { return l.spec.is_set(); });
+    if (sets || lock_capacity(world.claims) > 1 || table_.slots_in_use(keys[i].id()) > 1) continue;
     Decision decision = decide(world);
     if (decision.action != Action::kAcquire) continue;
     grants.emplace_back(keys[i], grantee(world, decision.grant));

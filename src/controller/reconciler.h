@@ -88,8 +88,9 @@ class Reconciler {
                  Decision& decision, ReconcileOutcome& outcome, std::stop_token stop);
 
   std::vector<LeaseRecord> claims_of(const lock::LockKey& key, MonoTime now) const;
-  // The world of a lock without its documents: claims, clocks, options.
-  LockWorld world_around(const lock::LockKey& key, const std::optional<RecentGrant>& recent) const;
+  // The world of locks without their documents: claims (of any of them), clocks, options.
+  LockWorld world_around(const std::vector<lock::LockKey>& keys,
+                         const std::optional<RecentGrant>& recent) const;
   LockWorld gather(const LockEntry& entry, const std::optional<RecentGrant>& recent) const;
   void gather_pods(LockWorld& world, const std::vector<std::string>& holders) const;
   std::optional<DocumentView> document_view(const LockWorld& world, const LockEntry& entry) const;
@@ -106,19 +107,29 @@ class Reconciler {
   void announce_grant(const std::string& lock_id, std::int64_t token, const Decision& decision,
                       const LockWorld& world);
 
-  // A lock of capacity above 1, or with slot documents left from one (shaped_reconcile.cpp).
-  using SlotEntries = std::vector<LockTable::Handle>;  // index: slot
-  // `slots`: how many slot documents to read and decide on, at least the capacity.
-  ReconcileOutcome reconcile_slots(const lock::LockKey& key, std::int64_t capacity, std::int64_t slots,
-                                   std::stop_token stop);
-  SlotEntries lock_slots(const lock::LockKey& key, std::int64_t slots);
-  void read_slots(const lock::LockKey& key, SlotEntries& entries);
-  LockWorld gather_slots(const lock::LockKey& key, std::int64_t capacity, const SlotEntries& entries,
-                         const std::optional<RecentGrant>& recent) const;
-  Status carry_out_slots(const lock::LockKey& key, SlotEntries& entries, const Decision& decision,
-                         const LockWorld& world, std::optional<RecentGrant>& recent);
-  Status grant_slots(const lock::LockKey& key, SlotEntries& entries, const Decision& decision,
-                     const LockWorld& world, std::optional<RecentGrant>& recent);
+  // A shaped reconcile (shaped_reconcile.cpp): a lock of capacity above 1, one with slot
+  // documents left from one, or the locks lock sets link together, decided as one world.
+  struct LockSlots {
+    lock::LockKey key;
+    std::int64_t capacity = 1;
+    std::vector<LockTable::Handle> entries;  // index: slot
+  };
+  using ShapedEntries = std::vector<LockSlots>;  // in the order of `keys` given to reconcile_shaped
+  // Every lock linked to `key` through lock sets (claims naming several locks), `key` first.
+  std::vector<lock::LockKey> linked_locks(const lock::LockKey& key) const;
+  // `slots`: how many slot documents of each lock to read and decide on at least.
+  ReconcileOutcome reconcile_shaped(const std::vector<lock::LockKey>& keys, std::int64_t slots,
+                                    std::stop_token stop);
+  ShapedEntries lock_slots(const std::vector<lock::LockKey>& keys, const std::vector<std::int64_t>& slots);
+  void read_slots(ShapedEntries& locks);
+  LockWorld gather_slots(const ShapedEntries& locks, const std::optional<RecentGrant>& recent) const;
+  std::vector<LockEntry*> entries_of(ShapedEntries& locks, const std::vector<SlotRef>& slots) const;
+  Status carry_out_slots(ShapedEntries& locks, const Decision& decision, const LockWorld& world,
+                         std::optional<RecentGrant>& recent);
+  Status grant_slots(ShapedEntries& locks, const Decision& decision, const LockWorld& world,
+                     std::optional<RecentGrant>& recent);
+  // The holds annotation of every lock of the world, each with the claims filed under it.
+  Result<WriteOutcome> update_holds(const LockWorld& world, const Decision& decision);
   // `retry_at` is moved earlier when a status write waits for the correction pace or a
   // write that can wait was left for later.
   Status write_to_cluster(const LockWorld& world, const Decision& decision,

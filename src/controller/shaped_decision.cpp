@@ -1,10 +1,11 @@
-// The decision for a lock of capacity above 1 (the design's "Lock shapes"): a slot document
-// per holder, Shared claims side by side, an Exclusive claim on every slot. Each grant on the
-// lock is judged by the grant rules of a single holder, with the grant in focus as the world's
-// `document`; who gets the slots that are free (or whose grant ends now) is decided once for
-// all claims by the one queueing rule (slot_allocation.h). One action per step, in this order:
-// a grant's own action (revoke, adopt), a grant to the next claim served (written over the
-// documents of grants that end), then the release of an ended grant nobody takes.
+// The decision for a shaped world (the design's "Lock shapes"): locks of capacity above 1 with
+// a slot document per holder, Shared claims side by side, an Exclusive claim on every slot,
+// and lock sets, whose locks (and every lock linked to them by other sets) are decided
+// together so a set is granted whole or not at all. Each grant on the locks is judged by the grant rules of a
+// single holder, with the grant in focus as the world's `document`; who gets the slots that are free (or
+// whose grant ends now) is decided once for all claims by the one queueing rule (slot_allocation.h). One
+// action per step, in this order: a grant's own action (revoke, adopt), a grant to the next claim served
+// (written over the documents of grants that end), then the release of an ended grant nobody takes.
 #include <algorithm>
 
 #include "controller/decision_steps.h"
@@ -49,44 +50,57 @@ std::vector<GrantVerdict> judge_grants(LockWorld& focus, ClaimQueue& queue, bool
     }
     focus.document = grant;
     queue.owner = owner_of(queue, focus, grant);
-    const bool broken = grant.broken && grant.renewing && !grant.revoked;
-    verdicts.push_back({&grant, broken ? revoke_broken(grant) : decide_action(focus, queue)});
+    GrantVerdict verdict{&grant, decide_action(focus, queue)};
+    // A grant that ends now anyway (its holder is gone) is handed over as it is; else a broken
+    // one, part of it replaced, is revoked.
+    if (!verdict.ends_now() && grant.broken && grant.renewing && !grant.revoked)
+      verdict.plan = revoke_broken(grant);
+    verdicts.push_back(verdict);
   }
   focus.document.reset();
   queue.owner = nullptr;
   return verdicts;
 }
 
-// The lock's slots as the allocation sees them: a grant that ends now leaves its slots free.
-LockOccupancy occupancy(const LockWorld& world, const std::vector<GrantVerdict>& verdicts) {
-  LockOccupancy lock{world.lock_name, std::vector<std::optional<SlotHolder>>(world.capacity)};
+// Every lock's slots as the allocation sees them: a grant that ends now leaves its slots free.
+std::vector<LockOccupancy> occupancy(const LockWorld& world, const std::vector<GrantVerdict>& verdicts) {
+  std::vector<LockOccupancy> locks;
+  for (const LockShape& shape : shaped_locks(world))
+    locks.push_back(LockOccupancy{shape.name, std::vector<std::optional<SlotHolder>>(shape.capacity)});
   for (const GrantVerdict& v : verdicts) {
     if (v.ends_now()) continue;
     const lock::LockDocument& doc = v.grant->state.doc;
     const std::string holder = doc.lease_uid.empty() ? "foreign:" + doc.holder : doc.lease_uid;
-    for (const std::int64_t k : v.grant->slots)
-      if (k >= 0 && k < world.capacity)
-        lock.slots[static_cast<std::size_t>(k)] = SlotHolder{holder, doc.access};
+    for (const SlotRef& ref : v.grant->slots) {
+      auto lock = std::find_if(locks.begin(), locks.end(),
+                               [&](const LockOccupancy& l) { return l.name == ref.lock; });
+      if (lock != locks.end() && ref.slot >= 0 && ref.slot < static_cast<std::int64_t>(lock->slots.size()))
+        lock->slots[static_cast<std::size_t>(ref.slot)] = SlotHolder{holder, doc.access};
+    }
   }
-  return lock;
+  return locks;
 }
 
-// The claims waiting for slots. One whose revoked grant is still on the lock waits until
-// that grant has ended: a claim holds one grant at a time.
+// The claims waiting for slots. One whose revoked grant is still on a lock waits until that
+// grant has ended: a claim holds one grant at a time. A claim naming a lock this world does
+// not decide (a set that joined it since it was gathered) waits for the reconcile its
+// change brings.
 std::vector<SlotClaim> slot_claims(const LockWorld& world, const ClaimQueue& queue,
                                    const std::vector<GrantVerdict>& verdicts) {
   std::vector<SlotClaim> claims;
+  const std::vector<LockShape> locks = shaped_locks(world);
+  auto decided_here = [&](const std::string& name) {
+    return std::any_of(locks.begin(), locks.end(), [&](const LockShape& l) { return l.name == name; });
+  };
   for (const ClaimView& c : queue.claims) {
     const bool still_on_the_lock = std::any_of(verdicts.begin(), verdicts.end(), [&](const GrantVerdict& v) {
       return !v.ends_now() && v.grant->state.doc.lease_uid == c.lease->meta.uid;
     });
-    if (!c.waiting || still_on_the_lock) continue;
     const LeaseSpec& spec = c.lease->spec;
-    claims.push_back(SlotClaim{c.lease->meta.name,
-                               {world.lock_name},
-                               spec.access,
-                               ClaimRank{spec.priority, c.waiting_since, c.lease->creation_time},
-                               true,
+    const std::vector<std::string> needs = spec.locks();
+    if (!c.waiting || still_on_the_lock || !std::all_of(needs.begin(), needs.end(), decided_here)) continue;
+    claims.push_back(SlotClaim{c.lease->meta.name, needs, spec.access,
+                               ClaimRank{spec.priority, c.waiting_since, c.lease->creation_time}, true,
                                c.pod != nullptr});
   }
   return claims;
@@ -103,13 +117,13 @@ void plan_slot_grant(const SlotGrant& served, const ClaimView& claim,
                      const std::vector<GrantVerdict>& verdicts, Decision& d) {
   GrantPlan& g = d.grant;
   grant_to(*claim.lease, claim.pod->record, claim.waiting_since, g);
-  for (const SlotRef& slot : served.slots) g.slots.push_back(slot.slot);
+  g.slots = served.slots;
   d.action = Action::kAcquire;
   d.rule = "serve_the_next_claims";
   d.action_message = "grant " + std::to_string(g.slots.size()) + " slot(s) to " + g.lease;
   for (const GrantVerdict& v : verdicts) {
-    const bool replaced = std::any_of(v.grant->slots.begin(), v.grant->slots.end(), [&](std::int64_t k) {
-      return std::find(g.slots.begin(), g.slots.end(), k) != g.slots.end();
+    const bool replaced = std::any_of(v.grant->slots.begin(), v.grant->slots.end(), [&](const SlotRef& ref) {
+      return std::find(g.slots.begin(), g.slots.end(), ref) != g.slots.end();
     });
     if (!replaced || !v.ends_now()) continue;
     d.action = Action::kTakeOver;
@@ -155,12 +169,13 @@ Decision decide_shaped(const LockWorld& world) {
   // A grant beyond the capacity (left from an earlier one, or a direct-mode holder stating
   // another) has holders the slots below cannot account for: nothing is granted until it ends.
   const bool beyond_capacity = std::any_of(verdicts.begin(), verdicts.end(), [&](const GrantVerdict& v) {
-    return !v.ends_now() && std::any_of(v.grant->slots.begin(), v.grant->slots.end(),
-                                        [&](std::int64_t k) { return k >= world.capacity; });
+    return !v.ends_now() &&
+           std::any_of(v.grant->slots.begin(), v.grant->slots.end(),
+                       [&](const SlotRef& ref) { return ref.slot >= capacity_of(world, ref.lock); });
   });
   std::map<std::string, std::int64_t> positions;
   if (d.action == Action::kNone) {
-    auto allocation = allocate_slots({occupancy(world, verdicts)}, slot_claims(world, queue, verdicts));
+    auto allocation = allocate_slots(occupancy(world, verdicts), slot_claims(world, queue, verdicts));
     if (allocation.ok()) {
       const bool serve = act && !beyond_capacity && !allocation->grants.empty();
       const ClaimView* next = serve ? claim_named(queue, allocation->grants.front().claim) : nullptr;

@@ -61,12 +61,6 @@ struct SlotClaim {
   bool grantable = false;  // it has a live pod to be granted to now
 };
 
-struct SlotRef {
-  std::string lock;
-  std::int64_t slot = 0;
-  friend bool operator==(const SlotRef&, const SlotRef&) = default;
-};
-
 // A grant to make now: every slot it takes, in the order of the claim's locks, each lock's
 // slots from the lowest.
 struct SlotGrant {

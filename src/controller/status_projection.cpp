@@ -95,7 +95,7 @@ class Projector {
     s.holder = HolderRef{pod_name, doc.holder_uid, doc.node};
     s.fencing_token = std::to_string(w_.document->state.token);
     s.acquire_time = doc.acquired_at;
-    if (w_.capacity > 1) s.slot = w_.document->slots.empty() ? doc.slot : w_.document->slots.front();
+    s.slot = slot_shown(lease, *w_.document);
     s.transitions = std::max<std::int64_t>(0, doc.transitions - 1);
     const RecentGrant* recent =
         w_.recent_grant && w_.recent_grant->lease == lease.meta.name ? &*w_.recent_grant : nullptr;
@@ -216,12 +216,26 @@ class Projector {
     if (live_ahead >= kExactPositions)
       return "more than " + std::to_string(kExactPositions) + " live claims are ahead in the queue of lock " +
              w_.lock_name + "; eslease status shows all of it";
-    if (w_.capacity > 1)
-      return "waiting for " +
-             std::string(c.lease->spec.access == lock::Access::kShared ? "a slot" : "every slot") +
-             " of lock " + w_.lock_name + " (capacity " + std::to_string(w_.capacity) + ")";
+    const LeaseSpec& spec = c.lease->spec;
+    const std::int64_t capacity = spec.capacity;
+    const std::string of =
+        capacity > 1 ? std::string(spec.access == lock::Access::kShared ? "a slot" : "every slot") + " of "
+                     : "";
+    if (spec.is_set())
+      return "waiting for " + of + "every lock of the set " + join(spec.lock_names, ", ") +
+             (capacity > 1 ? " (capacity " + std::to_string(capacity) + " each)" : "");
+    if (capacity > 1)
+      return "waiting for " + of + "lock " + w_.lock_name + " (capacity " + std::to_string(capacity) + ")";
     if (w_.document) return "lock " + w_.lock_name + " is held by " + name_of(w_.document->state.doc.holder);
     return "waiting for lock " + w_.lock_name;
+  }
+
+  // status.slot: the grant's slot on the claim's (first) lock when that lock has several.
+  std::optional<std::int64_t> slot_shown(const LeaseRecord& lease, const DocumentView& grant) const {
+    if (capacity_of(w_, lease.spec.lock_name) <= 1) return std::nullopt;
+    for (const SlotRef& ref : grant.slots)
+      if (ref.lock == lease.spec.lock_name) return ref.slot;
+    return grant.state.doc.slot;
   }
 
   // Why a claim whose status says Held holds nothing now.
@@ -278,9 +292,10 @@ void project_shaped_statuses(LockWorld& world, const ClaimQueue& queue,
     // Its own grant; else, when its status shows one, whichever grant is on that slot now.
     auto own = std::find_if(grants.begin(), grants.end(),
                             [&](const DocumentView& g) { return g.state.doc.lease_uid == lease.meta.uid; });
-    if (own == grants.end() && lease.status.phase == Phase::kHeld && lease.status.slot) {
+    if (own == grants.end() && lease.status.phase == Phase::kHeld) {
+      const SlotRef shown{lease.spec.lock_name, lease.status.slot.value_or(0)};
       own = std::find_if(grants.begin(), grants.end(), [&](const DocumentView& g) {
-        return std::find(g.slots.begin(), g.slots.end(), *lease.status.slot) != g.slots.end();
+        return std::find(g.slots.begin(), g.slots.end(), shown) != g.slots.end();
       });
     }
     world.document = own == grants.end() ? std::nullopt : std::optional<DocumentView>(*own);

@@ -92,7 +92,7 @@ std::vector<ProblemCase> problem_cases() {
 INSTANTIATE_TEST_SUITE_P(Rows, SpecProblems, ::testing::ValuesIn(problem_cases()),
                          [](const auto& info) { return std::string(info.param.name); });
 
-TEST(LeaseCodec, ReadsLockShapesAndSaysWhichTheControllerDoesNotServeYet) {
+TEST(LeaseCodec, ReadsLockShapes) {
   const json holder = {{"podName", "p"}};
   LeaseRecord plain = decode_lease(
       lease_json({{"lockName", "report"}, {"holder", holder}, {"capacity", 1}, {"access", "Exclusive"}}));
@@ -114,10 +114,9 @@ TEST(LeaseCodec, ReadsLockShapesAndSaysWhichTheControllerDoesNotServeYet) {
   LeaseRecord set = decode_lease(lease_json(
       {{"lockNames", {"report", "archive"}}, {"holder", holder}, {"capacity", 2}, {"access", "Shared"}}));
   EXPECT_EQ(set.spec.lock_names, (std::vector<std::string>{"report", "archive"}));
-  EXPECT_EQ(set.lock_id(), "batch/report") << "filed under its first lock";
-  EXPECT_EQ(set.spec.problem,
-            "a lock set (spec.lockNames) is not served by the controller yet; eslease direct mode serves "
-            "lock sets");
+  EXPECT_EQ(set.lock_ids(), (std::vector<std::string>{"batch/report", "batch/archive"}));
+  EXPECT_EQ(set.spec.lock_name, "report") << "its status.slot and holds annotation refer to its first lock";
+  EXPECT_EQ(set.spec.problem, "");
 }
 
 TEST(LeaseCodec, SelectorsMatchLikeKubernetes) {

@@ -109,9 +109,49 @@ class World {
     d.state.doc.slot = slots.front();
     d.state.doc.capacity = w.capacity;
     d.state.doc.access = access;
-    d.slots = std::move(slots);
+    for (const std::int64_t k : slots) d.slots.push_back(SlotRef{w.lock_name, k});
     w.grants.push_back(d);
     return w.grants.back();
+  }
+  // The world decides the capacity-1 locks `names` together, as lock sets link them.
+  void linked_locks(const std::vector<std::string>& names) {
+    w.shaped = true;
+    w.locks.clear();
+    for (const std::string& name : names) w.locks.push_back(LockShape{name, 1});
+  }
+  // A claim on a set of locks, Exclusive on each.
+  LeaseRecord& set_claim(const std::string& name, const std::string& pod,
+                         const std::vector<std::string>& locks, Priority priority = Priority::kForeground,
+                         seconds age = seconds(100)) {
+    LeaseRecord& lease = claim(name, pod, priority, age);
+    lease.spec.lock_names = locks;
+    lease.spec.lock_name = locks.front();
+    return lease;
+  }
+  // A claim on the one lock `lock`.
+  LeaseRecord& claim_on(const std::string& lock, const std::string& name, const std::string& pod,
+                        Priority priority = Priority::kForeground, seconds age = seconds(100)) {
+    LeaseRecord& lease = claim(name, pod, priority, age);
+    lease.spec.lock_name = lock;
+    return lease;
+  }
+  // A grant of slot 0 of each of `locks` to `lease` for `pod`, written as one grant (every
+  // document names it and all of its documents), renewed by this controller.
+  DocumentView& grant_on(const std::vector<std::string>& locks, const std::string& lease,
+                         const std::string& pod, std::int64_t token) {
+    DocumentView d = held(lease, pod, token);
+    w.document.reset();
+    d.state.doc.lock = "batch/" + locks.front();
+    if (locks.size() > 1) {
+      d.state.doc.grant = "grant-" + lease;
+      for (const std::string& lock : locks) d.state.doc.grant_docs.push_back("batch/" + lock);
+    }
+    for (const std::string& lock : locks) d.slots.push_back(SlotRef{lock, 0});
+    w.grants.push_back(d);
+    return w.grants.back();
+  }
+  void remove_grant(std::size_t index) {
+    w.grants.erase(w.grants.begin() + static_cast<std::ptrdiff_t>(index));
   }
   // The pod `name` is gone, and this controller saw it go.
   void pod_seen_gone(const std::string& name) {

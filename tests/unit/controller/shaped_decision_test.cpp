@@ -16,6 +16,13 @@ using worlds::held_reason;
 using worlds::status_of;
 using worlds::World;
 
+// The slot numbers of a grant on the world's one lock.
+std::vector<std::int64_t> slot_numbers(const std::vector<SlotRef>& slots) {
+  std::vector<std::int64_t> out;
+  for (const SlotRef& ref : slots) out.push_back(ref.slot);
+  return out;
+}
+
 // Three Shared holders on a semaphore of capacity 3, each on its slot.
 World full_semaphore() {
   World world;
@@ -60,7 +67,7 @@ TEST(ShapedDecision, AFreeSlotGoesToTheFirstWaitingClaim) {
   const Decision d = world.decide();
   ASSERT_EQ(d.action, Action::kAcquire);
   EXPECT_EQ(d.grant.lease, "early");
-  EXPECT_EQ(d.grant.slots, std::vector<std::int64_t>({1}));
+  EXPECT_EQ(slot_numbers(d.grant.slots), std::vector<std::int64_t>({1}));
   EXPECT_EQ(d.grant.access, Access::kShared);
 }
 
@@ -71,7 +78,7 @@ TEST(ShapedDecision, AnExclusiveClaimTakesEverySlotOfAFreeLock) {
   world.pod("pod-w");
   const Decision d = world.decide();
   ASSERT_EQ(d.action, Action::kAcquire);
-  EXPECT_EQ(d.grant.slots, std::vector<std::int64_t>({0, 1, 2}));
+  EXPECT_EQ(slot_numbers(d.grant.slots), std::vector<std::int64_t>({0, 1, 2}));
   EXPECT_EQ(d.grant.access, Access::kExclusive);
 }
 
@@ -103,7 +110,7 @@ TEST(ShapedDecision, AForegroundSharedClaimGoesBeforeABackgroundExclusiveOne) {
   const Decision d = world.decide();
   ASSERT_EQ(d.action, Action::kAcquire);
   EXPECT_EQ(d.grant.lease, "reader");
-  EXPECT_EQ(d.grant.slots, std::vector<std::int64_t>({0}));
+  EXPECT_EQ(slot_numbers(d.grant.slots), std::vector<std::int64_t>({0}));
 }
 
 // A dead holder's slot goes to the next claim in the same write; the others keep theirs.
@@ -115,7 +122,7 @@ TEST(ShapedDecision, AHolderSeenGoneHandsItsSlotOverAndTheOthersStay) {
   const Decision d = world.decide();
   ASSERT_EQ(d.action, Action::kTakeOver);
   EXPECT_EQ(d.grant.lease, "d");
-  EXPECT_EQ(d.grant.slots, std::vector<std::int64_t>({1}));
+  EXPECT_EQ(slot_numbers(d.grant.slots), std::vector<std::int64_t>({1}));
   EXPECT_EQ(d.grant.takeover_reason, Reason::kPodDeleted);
   EXPECT_EQ(d.grant.from_pod, "pod-b");
 }
@@ -125,7 +132,7 @@ TEST(ShapedDecision, AHolderSeenGoneWithNobodyWaitingReleasesOnlyItsSlot) {
   world.pod_seen_gone("pod-c");
   const Decision d = world.decide();
   ASSERT_EQ(d.action, Action::kRelease);
-  EXPECT_EQ(d.slots, std::vector<std::int64_t>({2}));
+  EXPECT_EQ(slot_numbers(d.slots), std::vector<std::int64_t>({2}));
   EXPECT_EQ(d.action_reason, Reason::kPodDeleted);
 }
 
@@ -141,7 +148,7 @@ TEST(ShapedDecision, ASlotItsHolderLetGoOfIsGrantedWithoutATakeoverReason) {
   const Decision d = world.decide();
   ASSERT_EQ(d.action, Action::kTakeOver);
   EXPECT_EQ(d.grant.lease, "d");
-  EXPECT_EQ(d.grant.slots, std::vector<std::int64_t>({1}));
+  EXPECT_EQ(slot_numbers(d.grant.slots), std::vector<std::int64_t>({1}));
   EXPECT_EQ(d.grant.takeover_reason, std::nullopt);
 }
 
@@ -178,7 +185,7 @@ TEST(ShapedDecision, AGrantMissingPartOfItsDocumentsIsRevoked) {
   world.status_held("writer", "pod-w", 101);
   const Decision d = world.decide();
   ASSERT_EQ(d.action, Action::kRevoke);
-  EXPECT_EQ(d.slots, std::vector<std::int64_t>({0}));
+  EXPECT_EQ(slot_numbers(d.slots), std::vector<std::int64_t>({0}));
 }
 
 // A Shared claim waiting behind a waiting Exclusive one does not take the slot the Exclusive
