@@ -78,7 +78,8 @@ class SafetyCheck:
         self.by_lock = {}  # lock -> [Grant] in grant order
         self.active = {}  # lock -> [Grant] not known to be over: the grants that may hold it now
         self.violations = []
-        self.grants = 0
+        self.grants = 0  # by lock: a set's grant counts once on each of its locks
+        self.set_grants = 0  # grants of lock sets, each once
         self.handovers = {"confirmed_dead": 0, "released": 0, "after_validity": 0, "same_holder_again": 0}
         self.takeovers = {}  # status.lastTakeover.reason -> count
         self.late_grants = 0  # grants first shown after a newer one of their lock
@@ -131,13 +132,24 @@ class SafetyCheck:
 
     # --- Lease changes -----------------------------------------------------------------
     def _lease_changed(self, rv, before, lease):
+        """A Lease shown Held holds each lock it names: a set's grant is checked on every one of
+        its locks, so a set shown Held while any of its locks has another holder is found."""
         status = lease.get("status") or {}
-        token_text = status.get("fencingToken")
-        if not token_text:
+        if not status.get("fencingToken"):
             return
+        ns = lease["metadata"].get("namespace", "")
+        spec = lease.get("spec") or {}
+        for name in spec.get("lockNames") or [spec.get("lockName")]:
+            self._shown_on(rv, before, lease, "%s/%s" % (ns, name))
+        if spec.get("lockNames") and status.get("phase") == "Held" and \
+                ((before or {}).get("status") or {}).get("fencingToken") != status.get("fencingToken"):
+            self.set_grants += 1
+
+    def _shown_on(self, rv, before, lease, lock):
+        status = lease["status"]
+        token_text = status["fencingToken"]
         name = lease["metadata"]["name"]
         ns = lease["metadata"].get("namespace", "")
-        lock = "%s/%s" % (ns, lease["spec"]["lockName"])
         token = int(token_text)
         holder = status.get("holder") or {}
         grants = self.by_lock.setdefault(lock, [])

@@ -303,6 +303,38 @@ class LockShapeTest(unittest.TestCase):
         self.assertIn("superseded grant shown Held again", check(third.events).violations[0]["violation"])
 
 
+def set_lease(name, uid, locks, holder=None, holder_uid=None, token=None, phase="Pending", acquired=None):
+    """A claim on the lock set `locks`."""
+    obj = lease(name, uid, holder, holder_uid, token, phase, acquired)
+    del obj["spec"]["lockName"]
+    obj["spec"]["lockNames"] = locks
+    return obj
+
+
+class LockSetTest(unittest.TestCase):
+    def start(self):
+        """Pods a and b run; a's set claim on job and other holds token 10 (valid until 3)."""
+        h = History().add("pod", pod("a", "ua"), "ADDED").add("pod", pod("b", "ub"), "ADDED")
+        h.add("lease", set_lease("la", "la-1", ["job", "other"], "a", "ua", 10, "Held", at(0)), "ADDED")
+        return h.renew(0)
+
+    def test_a_grant_on_any_lock_of_a_live_set_is_two_holders(self):
+        for lock in ("job", "other"):
+            h = self.start().add("lease", lease("lb", "lb-1", "b", "ub", 20, "Held", at(1), lock=lock), "ADDED")
+            result = check(h.events)
+            self.assertEqual(len(result.violations), 1, lock)
+            self.assertIn("two holders", result.violations[0]["violation"])
+            self.assertEqual(result.violations[0]["lock"], "ns/" + lock)
+
+    def test_a_dead_holders_set_handed_over_to_sets_overlapping_it_is_safe(self):
+        h = self.start().add("pod", pod("a", "ua"), "DELETED")
+        h.add("lease", set_lease("lb", "lb-1", ["other", "third"], "b", "ub", 20, "Held", at(1)), "ADDED")
+        result = check(h.events)
+        self.assertEqual(result.violations, [])
+        self.assertEqual(result.set_grants, 2)
+        self.assertEqual(result.grants, 4, "each set's grant counts on each of its locks")
+
+
 class ReplayTest(unittest.TestCase):
     def test_events_are_replayed_in_resource_version_order(self):
         h = History().start().add("pod", pod("a", "ua"), "DELETED").grant_b()

@@ -58,6 +58,26 @@ TEST_F(LockSetReconcilerTest, ASetIsGrantedWholeInOneRequestWithTheLargestToken)
   EXPECT_FALSE(status("set").contains("slot")) << "capacity 1: no slot to show";
 }
 
+// The session's tick renews every document of the set in its one _bulk, and from then on
+// each document carries the grant's token.
+TEST_F(LockSetReconcilerTest, EveryDocumentOfTheSetIsRenewedInTheTicksBulk) {
+  add_pod("pod-s");
+  add_set_claim("set", "pod-s", 0, {"report", "archive", "ledger"});
+  ASSERT_TRUE(reconcile().status.ok());
+  ASSERT_EQ(status("set")["phase"], "Held");
+  const std::string token = status("set")["fencingToken"];
+  clock_.advance(std::chrono::seconds(5));
+  const int bulks = es_.calls("bulk");
+  sessions_->tick("batch");
+  EXPECT_EQ(es_.calls("bulk") - bulks, 1);
+  for (const char* lock : {"report", "archive", "ledger"}) {
+    auto doc = document(lock);
+    ASSERT_TRUE(doc) << lock;
+    EXPECT_EQ(std::to_string(doc->token), token) << lock;
+    EXPECT_EQ(doc->doc.renewed_at, clock_.now()) << lock;
+  }
+}
+
 TEST_F(LockSetReconcilerTest, OverlappingSetsNeverHoldOneLockTogether) {
   add_pod("pod-a");
   add_pod("pod-b");
