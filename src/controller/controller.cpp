@@ -386,7 +386,8 @@ void Controller::publish_slot_metrics() {
     for (const std::string& key : index_.claims_of(lock_id))
       if (auto lease = caches_->lease(key)) claims.push_back(std::move(*lease));
     if (claims.empty()) continue;
-    const std::int64_t capacity = lock_capacity(claims);
+    // A set's claim is one of each lock it names, and holds each while Held.
+    const std::int64_t capacity = lock_capacity(claims, lock_id.substr(lock_id.find('/') + 1));
     std::int64_t taken = 0;
     for (const LeaseRecord& lease : claims)
       if (lease.status.phase == Phase::kHeld)

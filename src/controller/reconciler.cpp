@@ -349,8 +349,14 @@ ReconcileOutcome Reconciler::reconcile(const std::string& lock_id, std::stop_tok
   }
   const std::vector<LeaseRecord> claims = claims_of(*key, clock_.monotonic());
   // A set is decided with every lock it (and the sets overlapping it) names.
-  if (std::any_of(claims.begin(), claims.end(), [](const LeaseRecord& l) { return l.spec.is_set(); }))
-    return reconcile_shaped(linked_locks(*key), 1, stop);
+  if (std::any_of(claims.begin(), claims.end(), [](const LeaseRecord& l) { return l.spec.is_set(); })) {
+    const std::vector<lock::LockKey> keys = linked_locks(*key);
+    std::vector<std::string> ids;
+    for (const lock::LockKey& linked : keys) ids.push_back(linked.id());
+    const ReconcileGates::Passage passage = gates_.enter(ids);
+    return reconcile_shaped(keys, 1, stop);
+  }
+  const ReconcileGates::Passage passage = gates_.enter({lock_id});
   std::int64_t slots = std::max(lock_capacity(claims), table_.slots_in_use(lock_id));
   LockWorld world;
   Decision decision;

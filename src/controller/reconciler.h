@@ -25,6 +25,7 @@
 #include "controller/lock_table.h"
 #include "controller/observer.h"
 #include "controller/pod_tracker.h"
+#include "controller/reconcile_gates.h"
 #include "controller/session_keeper.h"
 #include "kube/api.h"
 #include "kube/event_recorder.h"
@@ -153,6 +154,7 @@ class Reconciler {
   std::atomic<bool> backend_available_{true};
   LeaseWriter leases_;
   HoldsAnnotation holds_;
+  ReconcileGates gates_;
 };
 
 }  // namespace eslease::controller

@@ -442,18 +442,25 @@ class KubectlWaitsForTheController(ShowsLogsOnFailure, unittest.TestCase):
         self.assertIn("condition met", self.wait("Held", "lease.eslease.io/second"))
         self.assertIn("condition met", self.wait("Held=false", "lease.eslease.io/first"))
 
-    def test_a_lock_set_is_invalid_until_the_controller_serves_it(self):
-        self.env.create_ready_pods(self.ns, ["merger"])
+    def test_a_lock_set_is_held_whole_and_handed_over_when_its_pod_goes(self):
+        self.env.create_ready_pods(self.ns, ["merger", "single"])
         body = lease("merger", self.ns, "orders", "merger")
         del body["spec"]["lockName"]
         body["spec"]["lockNames"] = ["orders", "customers"]
         self.env.apply(body)
-        result = self.env.kubectl("wait", "--for=jsonpath={.status.phase}=Invalid", "esl/merger", "-n", self.ns,
-                                  "--timeout=30s", check=False)
-        self.assertEqual(result.returncode, 0, result.stderr)
-        held = condition(self.env.get("esl", "merger", self.ns), "Held")
-        self.assertEqual(held["message"], "a lock set (spec.lockNames) is not served by the controller yet; "
-                                          "eslease direct mode serves lock sets")
+        self.assertIn("condition met", self.wait("Held", "esl/merger"))
+        self.env.apply(lease("single", self.ns, "customers", "single"))
+        self.assertIn("condition met", self.wait("Held=false", "esl/single"))
+        self.assertEqual(self.env.get("esl", "single", self.ns)["status"]["queuePosition"], 0)
+        wide = self.env.kubectl("get", "esl", "merger", "-n", self.ns, "-o", "wide").stdout.splitlines()
+        self.assertIn("[orders customers]", wide[1], wide)
+
+        self.env.kubectl("delete", "pod", "merger", "-n", self.ns, "--grace-period=0", "--force")
+        self.assertIn("condition met", self.wait("Held", "esl/single"))
+        merger = self.env.get("esl", "merger", self.ns)
+        single = self.env.get("esl", "single", self.ns)
+        self.assertGreater(int(single["status"]["fencingToken"]), int(merger["status"].get("fencingToken", "0")))
+        self.assertEqual(single["status"].get("lastTakeover", {}).get("fromPod"), "merger", (merger, single))
 
     def test_a_semaphore_holds_up_to_its_capacity(self):
         self.env.create_ready_pods(self.ns, ["r1", "r2", "r3"])

@@ -1,0 +1,41 @@
+#include "controller/reconcile_gates.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "support/wait.h"
+
+namespace eslease::controller {
+namespace {
+
+TEST(ReconcileGates, OverlappingLocksWaitAndDisjointOnesPass) {
+  ReconcileGates gates;
+  std::optional<ReconcileGates::Passage> first(gates.enter({"ns/a", "ns/b"}));
+  {
+    // Disjoint: enters at once.
+    const ReconcileGates::Passage other = gates.enter({"ns/c"});
+    EXPECT_EQ(gates.held(), 3U);
+  }
+  std::atomic<bool> started{false};
+  std::atomic<bool> entered{false};
+  std::thread overlapping([&] {
+    started = true;
+    const ReconcileGates::Passage passage = gates.enter({"ns/c", "ns/b"});
+    entered = true;
+  });
+  ASSERT_TRUE(testing::wait_until([&] { return started.load(); }));
+  // It waits for ns/b and holds nothing meanwhile: ns/c stays free for others.
+  for (int i = 0; i < 100; ++i) {
+    const ReconcileGates::Passage c = gates.enter({"ns/c"});
+    EXPECT_FALSE(entered.load());
+  }
+  first.reset();
+  overlapping.join();
+  EXPECT_TRUE(entered.load());
+  EXPECT_EQ(gates.held(), 0U) << "nothing is remembered once left";
+}
+
+}  // namespace
+}  // namespace eslease::controller
