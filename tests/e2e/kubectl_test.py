@@ -74,7 +74,7 @@ class KubectlAgainstEmulator(unittest.TestCase):
     def test_examples_were_created(self):
         for line in ("namespace/eslease-demo created", "pod/report-a created",
                      "lease.eslease.io/nightly-report-a created", "lease.eslease.io/nightly-report-b created",
-                     "lease.eslease.io/reporter-leader created"):
+                     "lease.eslease.io/reporter-leader created", "lease.eslease.io/merge-2 created"):
             self.assertIn(line, self.applied_examples)
 
     def test_workload_examples_are_accepted(self):
