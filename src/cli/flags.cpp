@@ -285,30 +285,32 @@ needs no Elasticsearch credentials. Direct mode (--es URL) locks straight in Ela
 for processes outside Kubernetes.
 
 Kubernetes mode:
-  acquire LOCK [--pod P] [--lease NAME] [--priority Foreground|Background] [--ttl 60s]
-               [--wait D] [--liveness-grace 10s] [--capacity N] [--shared]
+  acquire LOCK [LOCK...] [--pod P] [--lease NAME] [--priority Foreground|Background]
+               [--ttl 60s] [--wait D] [--liveness-grace 10s] [--capacity N] [--shared]
       Creates a Lease claiming LOCK for the pod (owned by it, so it goes when the pod goes),
       waits by watching until the controller grants it, and prints the fencing token. With
       --wait it gives up after D (exit 3), and the Lease is deleted. The Lease is named
-      LOCK-POD unless --lease says otherwise; a pod's own LOCK-POD Lease left by an earlier
+      LOCK-POD unless --lease says otherwise (a lock set: FIRST-set-HASH-POD, FIRST being
+      its first lock in sorted order); a pod's own Lease of that name left by an earlier
       run of its container (a restart) is taken back.
-  release LEASE|LOCK [--wait D] [--force]
-      Deletes the Lease (given a LOCK instead: this pod's claim on it) and waits until the
-      controller has released it. Run from the holder's own pod, it first marks the grant
-      released, and the lock moves at once. From anywhere else the deletion is a
-      revocation: the holder may still be running, so the lock moves only once the validity
-      published to it has ended (or its pod has stopped); --force marks it released anyway.
+  release LEASE|LOCK|LOCK... [--wait D] [--force]
+      Deletes the Lease (given a LOCK instead: this pod's claim on it, alone or in a set;
+      given several: this pod's claim on that set) and waits until the controller has
+      released it. Run from the holder's own pod, it first marks the grant released, and
+      the lock moves at once. From anywhere else the deletion is a revocation: the holder
+      may still be running, so the lock moves only once the validity published to it has
+      ended (or its pod has stopped); --force marks it released anyway.
   status [LOCK] [-A] [-o table|json]
       Holders, fencing tokens and the queue in the order it is served, with priorities and
       waiting times, for one lock or every lock of the namespace (-A: all namespaces).
-  run LOCK [acquire flags] [--grace D] [--safety-margin D] -- CMD ARGS...
-      Acquires, runs CMD with ESLEASE_FENCING_TOKEN, ESLEASE_LOCK (namespace/lock) and
-      ESLEASE_LEASE set, and follows the Lease and the namespace's session
-      (eslease-session). It stops CMD (SIGTERM, then SIGKILL after --grace, default
-      min(10s, ttl/3)) the moment the Lease stops being Held, the session lists the grant as
-      revoked, or less than --safety-margin (default min(2s, ttl/5)) + --grace is left of
-      the validity the session published; it never resumes. When CMD ends it releases the
-      Lease. Exits with CMD's exit code, or 4 when the lock was lost.
+  run LOCK [LOCK...] [acquire flags] [--grace D] [--safety-margin D] -- CMD ARGS...
+      Acquires, runs CMD with ESLEASE_FENCING_TOKEN, ESLEASE_LOCK (namespace/lock; a set's
+      locks comma-separated) and ESLEASE_LEASE set, and follows the Lease and the
+      namespace's session (eslease-session). It stops CMD (SIGTERM, then SIGKILL after
+      --grace, default min(10s, ttl/3)) the moment the Lease stops being Held, the session
+      lists the grant as revoked, or less than --safety-margin (default min(2s, ttl/5)) +
+      --grace is left of the validity the session published; it never resumes. When CMD
+      ends it releases the Lease. Exits with CMD's exit code, or 4 when the lock was lost.
 
   The pod is --pod, else POD_NAME (and POD_NAMESPACE, POD_UID) from the downward API, else
   the files name, namespace and uid in --podinfo-dir (default /etc/podinfo). Without
@@ -337,7 +339,7 @@ Direct mode (--es URL):
   default 1: up to N holders at once; every claim on a lock must state the same N) and
   --shared (shared holders hold side by side up to the capacity; an exclusive one holds the
   lock alone). renew and release act on the holder's whole grant, release LOCK... [--capacity N].
-  Kubernetes mode does not support lock sets yet.
+  The shapes are the same in Kubernetes mode: a lock set is one Lease's spec.lockNames.
 
 )";
 

@@ -62,7 +62,7 @@ void withdraw(Invocation& s, const LeaseView& claim) {
   }
 }
 
-// The claim this pod already has on the lock under the requested name: a container that
+// The claim this pod already has on the locks under the requested name: a container that
 // restarts (restartPolicy Always or OnFailure) finds the Lease of its earlier run, whose owner,
 // the pod, lives on. Its earlier run is gone with the old container, so the claim, and a grant
 // it holds, are taken back as they are. Anything else with the name is left alone.
@@ -70,7 +70,8 @@ std::optional<json> own_leftover_claim(kube::Api& api, const ClaimRequest& reque
   auto existing = api.get(kube::resources::eslease_leases(), request.ns, request.name);
   if (!existing.ok()) return std::nullopt;
   const LeaseView v = decode_lease_view(*existing);
-  if (v.being_deleted || v.lock_name != request.lock || v.pod_name != request.pod) return std::nullopt;
+  if (v.being_deleted || !same_locks(v.locks(), request.locks) || v.pod_name != request.pod)
+    return std::nullopt;
   const json owners = existing->value(json::json_pointer("/metadata/ownerReferences"), json::array());
   if (!owners.is_array()) return std::nullopt;
   for (const json& owner : owners) {
@@ -132,10 +133,10 @@ Claimant identify_claimant(Invocation& s) {
 ClaimRequest claim_request(const Options& o, const PodIdentity& pod) {
   ClaimRequest request;
   request.ns = pod.ns;
-  request.lock = o.lock;
+  request.locks = o.locks;
   request.pod = pod.name;
   request.pod_uid = pod.uid;
-  request.name = o.kube.lease.empty() ? default_lease_name(o.lock, pod.name) : o.kube.lease;
+  request.name = o.kube.lease.empty() ? default_lease_name(o.locks, pod.name) : o.kube.lease;
   request.priority = o.kube.priority;
   if (o.ttl_given) request.lease_duration_seconds = static_cast<int>(o.ttl.count() / 1000);
   // The controller gives up on the claim too, so a claim whose waiter was killed (SIGKILL, a
@@ -160,10 +161,10 @@ Result<json> create_or_take_back(Invocation& s, const ClaimRequest& request) {
     return created;
   auto leftover = own_leftover_claim(s.api, request);
   if (!leftover) return created;
-  s.messages.say("taking back Lease " + request.name + ", this pod's claim on lock " + request.lock +
-                 (created.error().code == ErrorCode::kAlreadyExists
-                      ? " left by an earlier run of its container"
-                      : " (the answer to its creation was lost)"));
+  s.messages.say(
+      "taking back Lease " + request.name + ", this pod's claim on " + describe_locks(request.locks) +
+      (created.error().code == ErrorCode::kAlreadyExists ? " left by an earlier run of its container"
+                                                         : " (the answer to its creation was lost)"));
   // Read afresh by the wait below (no resourceVersion): it may be Held already.
   leftover->at("metadata").erase("resourceVersion");
   return std::move(*leftover);
@@ -189,6 +190,14 @@ Claimed wait_for_grant(Invocation& s, const json& created, const std::string& po
   }
 }
 
+// "batch/a", or for a set "batch/a,batch/b" in the Lease's order: ESLEASE_LOCK as direct mode
+// gives it.
+std::string lock_ids(const LeaseView& v, const char* separator) {
+  std::string out;
+  for (const std::string& lock : v.locks()) out += (out.empty() ? "" : separator) + object_key(v.ns, lock);
+  return out;
+}
+
 Claimed take_claim(Invocation& s) {
   Claimant claimant = identify_claimant(s);
   if (claimant.exit_code) return {claimant.exit_code, {}, {}};
@@ -206,7 +215,7 @@ int command_acquire(Invocation& s) {
   const LeaseView v = decode_lease_view(claimed.lease);
   s.env.out << v.fencing_token << "\n";
   s.env.out.flush();
-  s.messages.say("acquired lock " + v.lock_name + " as Lease " + v.name + " (token " + v.fencing_token +
+  s.messages.say("acquired " + v.describe_locks() + " as Lease " + v.name + " (token " + v.fencing_token +
                  "); it is held until 'eslease release " + v.name + "' or until pod " + v.holder_pod +
                  " ends");
   return kExitOk;
@@ -236,15 +245,15 @@ int command_run(Invocation& s) {
     hold->finish(false);
     return kExitFailed;
   }
-  s.messages.say("acquired lock " + v.lock_name + " as Lease " + v.name + " (token " + v.fencing_token +
+  s.messages.say("acquired " + v.describe_locks() + " as Lease " + v.name + " (token " + v.fencing_token +
                  "); running the command");
   SuperviseOptions supervise_options;
   supervise_options.command = s.options.child;
   supervise_options.environment = {{"ESLEASE_FENCING_TOKEN", v.fencing_token},
-                                   {"ESLEASE_LOCK", object_key(v.ns, v.lock_name)},
+                                   {"ESLEASE_LOCK", lock_ids(v, ",")},
                                    {"ESLEASE_LEASE", v.name}};
   supervise_options.grace = grace;
-  supervise_options.lock_id = object_key(v.ns, v.lock_name);
+  supervise_options.lock_id = lock_ids(v, ", ");
   return supervise(*hold, s.env.clock, supervise_options, s.env.err);
 }
 
@@ -252,6 +261,7 @@ int command_release(Invocation& s) {
   ReleaseRequest request;
   request.ns = resolve_namespace(s.sources);
   request.name = s.options.lock;
+  request.locks = s.options.locks;
   if (auto identity = resolve_pod_identity(s.sources); identity.ok()) request.me = *identity;
   request.force = s.options.kube.force;
   if (s.options.wait_given) request.wait = s.options.wait;
@@ -295,10 +305,13 @@ int command_status(Invocation& s) {
   std::vector<LeaseView> leases;
   for (const json& item : page->items) {
     LeaseView v = decode_lease_view(item);
-    if (s.options.lock.empty() || v.lock_name == s.options.lock) leases.push_back(std::move(v));
+    if (s.options.lock.empty() || v.claims(s.options.lock)) leases.push_back(std::move(v));
   }
   add_published_validity(s, leases);
-  const auto reports = build_lock_reports(leases);
+  auto reports = build_lock_reports(leases);
+  // A lock set's claim is listed under each of its locks; `status LOCK` shows that one lock.
+  if (!s.options.lock.empty())
+    std::erase_if(reports, [&](const LockReport& r) { return r.lock != s.options.lock; });
   const WallTime now = s.env.clock.now();
   if (s.options.output == OutputFormat::kJson) {
     s.env.out << lock_reports_json(reports, now).dump() << "\n";
@@ -315,6 +328,14 @@ int command_status(Invocation& s) {
   return kExitOk;
 }
 
+// Each lock of a set by the one rule of both modes (direct mode's make_lock_key applies it).
+Status validate_lock_names(const std::vector<std::string>& locks) {
+  for (const std::string& lock : locks) {
+    if (auto st = validate_lock_name(lock); !st.ok()) return st;
+  }
+  return {};
+}
+
 // Names are checked before anything is contacted.
 Status check_names(const Options& o) {
   if (o.ns_given) {
@@ -326,11 +347,12 @@ Status check_names(const Options& o) {
   switch (o.command) {
     case Command::kAcquire:
     case Command::kRun:
-      if (auto st = validate_lock_name(o.lock); !st.ok()) return st;
+      if (auto st = validate_lock_names(o.locks); !st.ok()) return st;
       if (!o.kube.lease.empty()) return validate_object_name("Lease name", o.kube.lease);
       return {};
     case Command::kRelease:
-      // A Lease, or a lock as acquire takes it (this pod's claim on it).
+      // A lock set as acquire takes it, else a Lease, or a lock (this pod's claim on it).
+      if (o.locks.size() > 1) return validate_lock_names(o.locks);
       if (validate_object_name("Lease name", o.lock).ok()) return {};
       if (Status lock = validate_lock_name(o.lock); !lock.ok()) {
         return make_error(ErrorCode::kInvalidArgument, lock.error().message + "; nor is it a Lease name");

@@ -12,7 +12,7 @@ using nlohmann::json;
 
 std::string describe_existing(const LeaseView& v) {
   std::string holder = v.pod_name.empty() ? "pods " + v.selector : "pod " + v.pod_name;
-  return "lock " + v.lock_name + ", " + holder + ", phase " + (v.phase.empty() ? "none yet" : v.phase);
+  return v.describe_locks() + ", " + holder + ", phase " + (v.phase.empty() ? "none yet" : v.phase);
 }
 
 std::string queue_text(const LeaseView& v) {
@@ -131,7 +131,7 @@ class GrantWait {
             "namespace " +
             mine_.ns + "?)";
     } else {
-      why = "lock " + mine_.lock_name + " is still taken: " + queue_text(last);
+      why = mine_.describe_locks() + " is still taken: " + queue_text(last);
     }
     if (!last_error_.empty()) why += "; the last error was: " + last_error_;
     return why;
@@ -160,7 +160,7 @@ class GrantWait {
       return decide(WaitResult::kRefused,
                     "the claim was released because its pod finished: " + v.held_message);
     if (v.phase == api::to_string(api::Phase::kPending) || v.backend_status == "False") {
-      const std::string progress = "waiting for lock " + v.lock_name + " (Lease " + v.name +
+      const std::string progress = "waiting for " + v.describe_locks() + " (Lease " + v.name +
                                    "): " + (v.backend_status == "False" ? backend_text(v) : queue_text(v));
       if (progress != last_progress_) {
         messages_.say(progress);
@@ -203,7 +203,7 @@ WaitOutcome wait_until_held(kube::Api& api, Clock& clock, const json& created, c
   } else if (int signal_number = control.interrupted_by(); signal_number != 0) {
     outcome.result = WaitResult::kInterrupted;
     outcome.signal = signal_number;
-    outcome.message = "interrupted while waiting for lock " + mine.lock_name;
+    outcome.message = "interrupted while waiting for " + mine.describe_locks();
   } else {
     outcome.result = WaitResult::kFailed;
     outcome.message = watch_failure(followed, mine.name, mine.ns);
@@ -271,7 +271,7 @@ DeleteOutcome delete_and_wait(kube::Api& api, Clock& clock, const std::string& n
 
   DeleteOutcome outcome;
   bool gone = false;
-  std::string lock;
+  std::string locks = "its lock";  // "lock a" or "lock set a+b" once the Lease is seen
   std::string last_error;
   std::function<void()> hint;
   if (!settings.expect_revocation) {
@@ -286,7 +286,7 @@ DeleteOutcome delete_and_wait(kube::Api& api, Clock& clock, const std::string& n
     if (!lease) return gone = true;
     const LeaseView v = decode_lease_view(*lease);
     if (!uid.empty() && v.uid != uid) return gone = true;  // ours is gone, a new one took the name
-    lock = v.lock_name;
+    locks = v.describe_locks();
     if (settings.let_go_of_a_grant && v.held() && v.fencing_token != marked_token &&
         lease->value(json::json_pointer("/metadata/annotations/eslease.io~1released"), "") !=
             v.fencing_token) {
@@ -306,7 +306,7 @@ DeleteOutcome delete_and_wait(kube::Api& api, Clock& clock, const std::string& n
     outcome.result = DeleteResult::kTimedOut;
     outcome.message =
         "Lease " + name + " is being deleted, but after " + format_duration(*settings.limit) +
-        " the controller has still not released lock " + lock +
+        " the controller has still not released " + locks +
         (settings.expect_revocation
              ? " (it waits until the validity published to its holder has ended; the Lease goes then)"
              : " (finalizer eslease.io/release is set; is eslease-controller running?)");

@@ -105,7 +105,7 @@ class SessionLeaseHold final : public LeaseHold {
     switch (deleted.result) {
       case DeleteResult::kGone:
       case DeleteResult::kNotFound:
-        messages_.say("released lock " + granted_.lock_name + " (Lease " + granted_.name + " deleted)");
+        messages_.say("released " + granted_.describe_locks() + " (Lease " + granted_.name + " deleted)");
         break;
       case DeleteResult::kTimedOut:
         messages_.say(deleted.message + "; it will be released when the controller gets to it");
@@ -190,18 +190,18 @@ class SessionLeaseHold final : public LeaseHold {
     if (v.uid != granted_.uid) return lose("Lease " + granted_.name + " was replaced by another object");
     if (v.being_deleted) return lose("Lease " + granted_.name + " is being deleted");
     if (!v.held()) {
-      std::string why = "lock " + granted_.lock_name + " is no longer held by Lease " + granted_.name +
+      std::string why = granted_.describe_locks() + " is no longer held by Lease " + granted_.name +
                         " (phase " + (v.phase.empty() ? "none" : v.phase);
       if (!v.held_reason.empty()) why += ", " + v.held_reason;
       if (!v.held_message.empty()) why += ": " + v.held_message;
       return lose(why + ")");
     }
     if (v.fencing_token != granted_.fencing_token) {
-      return lose("lock " + granted_.lock_name + " was granted again with fencing token " + v.fencing_token +
+      return lose(granted_.describe_locks() + " was granted again with fencing token " + v.fencing_token +
                   "; the command's token " + granted_.fencing_token + " is stale");
     }
     if (!v.holder_uid.empty() && !pod_uid_.empty() && v.holder_uid != pod_uid_) {
-      return lose("lock " + granted_.lock_name + " is now held by pod " + v.holder_pod);
+      return lose(granted_.describe_locks() + " is now held by pod " + v.holder_pod);
     }
   }
 
@@ -218,8 +218,8 @@ class SessionLeaseHold final : public LeaseHold {
     std::lock_guard lock(mutex_);
     session_seen_ = true;
     if (session.lists(grant_)) {
-      return lose("lock " + granted_.lock_name + " was revoked (session " + api::kSessionName +
-                  " lists Lease " + granted_.name + " with token " + granted_.fencing_token + ")");
+      return lose(granted_.describe_locks() + " was revoked (session " + api::kSessionName + " lists Lease " +
+                  granted_.name + " with token " + granted_.fencing_token + ")");
     }
     const auto validity = api::published_validity(session, grant_, lease_duration_);
     if (!validity) return;

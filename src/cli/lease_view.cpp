@@ -92,7 +92,53 @@ std::uint64_t fnv1a(std::string_view s) {
   return h;
 }
 
+std::string hex_digits(std::uint64_t value, int digits) {
+  std::ostringstream out;
+  out << std::hex << std::setw(digits) << std::setfill('0') << value;
+  return out.str();
+}
+
+// spec.lockNames: its strings (anything else in it reads as absent).
+std::vector<std::string> string_list_at(const json& object, const char* key) {
+  std::vector<std::string> out;
+  if (const json* list = find(object, key); list != nullptr && list->is_array()) {
+    for (const json& item : *list)
+      if (item.is_string()) out.push_back(item.get<std::string>());
+  }
+  return out;
+}
+
 }  // namespace
+
+std::vector<std::string> LeaseView::locks() const {
+  if (!lock_names.empty()) return lock_names;
+  return {lock_name};
+}
+
+bool LeaseView::claims(const std::string& lock) const {
+  const std::vector<std::string> all = locks();
+  return std::find(all.begin(), all.end(), lock) != all.end();
+}
+
+std::string LeaseView::describe_locks() const {
+  return cli::describe_locks(locks());
+}
+
+std::string join_locks(const std::vector<std::string>& locks) {
+  std::string out;
+  for (const std::string& lock : locks) out += (out.empty() ? "" : "+") + lock;
+  return out;
+}
+
+std::string describe_locks(const std::vector<std::string>& locks) {
+  return (locks.size() > 1 ? "lock set " : "lock ") + join_locks(locks);
+}
+
+bool same_locks(std::vector<std::string> a, std::vector<std::string> b) {
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  return a == b;
+}
 
 std::optional<WallTime> LeaseView::waiting_since() const {
   return api::waiting_since(held_status, held_reason, held_since, created);
@@ -112,6 +158,7 @@ LeaseView decode_lease_view(const json& object) {
 
   if (const json* spec = find(object, "spec"); spec != nullptr) {
     v.lock_name = string_at(*spec, "lockName");
+    v.lock_names = string_list_at(*spec, "lockNames");
     if (const json* holder = find(*spec, "holder"); holder != nullptr) {
       v.pod_name = string_at(*holder, "podName");
       if (const json* selector = find(*holder, "podSelector"); selector != nullptr && selector->is_object()) {
@@ -164,7 +211,12 @@ int acquire_timeout_for_wait(Millis wait) {
 }
 
 json make_claim(const ClaimRequest& request) {
-  json spec{{"lockName", request.lock}, {"holder", {{"podName", request.pod}}}};
+  json spec{{"holder", {{"podName", request.pod}}}};
+  // Exactly one of lockName and lockNames; capacity and access apply to each lock of a set.
+  if (request.locks.size() == 1)
+    spec["lockName"] = request.locks.front();
+  else
+    spec["lockNames"] = request.locks;
   if (request.priority) spec["priority"] = *request.priority;
   if (request.lease_duration_seconds) spec["leaseDurationSeconds"] = *request.lease_duration_seconds;
   if (request.acquire_timeout_seconds) spec["acquireTimeoutSeconds"] = *request.acquire_timeout_seconds;
@@ -186,12 +238,17 @@ json make_claim(const ClaimRequest& request) {
               {"spec", spec}};
 }
 
-std::string default_lease_name(const std::string& lock, const std::string& pod) {
-  std::string name = lock + "-" + pod;
+std::string default_lease_name(const std::vector<std::string>& locks, const std::string& pod) {
+  std::vector<std::string> sorted = locks;
+  std::sort(sorted.begin(), sorted.end());
+  std::string set;  // one lock: "lock\n", the text hashed for it before there were sets
+  for (const std::string& lock : sorted) set += lock + "\n";
+  std::string name;
+  if (sorted.size() == 1) name = sorted.front() + "-" + pod;
+  if (sorted.size() > 1)
+    name = sorted.front() + "-set-" + hex_digits(fnv1a(set) & 0xffffffffULL, 8) + "-" + pod;
   if (is_dns_subdomain(name)) return name;
-  std::ostringstream hashed;
-  hashed << "eslease-" << std::hex << std::setw(16) << std::setfill('0') << fnv1a(lock + "\n" + pod);
-  return hashed.str();
+  return "eslease-" + hex_digits(fnv1a(set + pod), 16);
 }
 
 Status validate_lock_name(const std::string& lock) {

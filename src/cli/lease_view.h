@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "api/lease_api.h"
 #include "common/clock.h"
@@ -21,9 +22,10 @@ struct LeaseView {
   std::optional<WallTime> created;
   bool being_deleted = false;  // deletionTimestamp set: the controller is releasing it
 
-  std::string lock_name;
-  std::string pod_name;  // claim mode
-  std::string selector;  // election mode, as "key=value,..." for people
+  std::string lock_name;                // spec.lockName: one lock
+  std::vector<std::string> lock_names;  // spec.lockNames: a lock set, instead of lockName
+  std::string pod_name;                 // claim mode
+  std::string selector;                 // election mode, as "key=value,..." for people
   std::string priority = api::to_string(api::Priority::kForeground);
   int lease_duration_seconds = api::kDefaultLeaseDurationSeconds;
   std::int64_t capacity = 1;         // spec.capacity
@@ -49,6 +51,11 @@ struct LeaseView {
   std::string backend_message;
 
   bool held() const { return phase == api::to_string(api::Phase::kHeld); }
+  // The locks the claim is on: its set (spec.lockNames, in the Lease's order), else its one lock.
+  std::vector<std::string> locks() const;
+  bool claims(const std::string& lock) const;
+  // "lock a", or "lock set a+b" for a set: how messages name what the claim is on.
+  std::string describe_locks() const;
   // When this claim started waiting, by the controller's rule (api::waits_since_loss): when
   // it last lost the lock, else its creation.
   std::optional<WallTime> waiting_since() const;
@@ -56,11 +63,18 @@ struct LeaseView {
 
 LeaseView decode_lease_view(const nlohmann::json& object);
 
+// "a", or "a+b+c" for a lock set: lock names never hold '+'.
+std::string join_locks(const std::vector<std::string>& locks);
+// "lock a", or "lock set a+b" for several locks.
+std::string describe_locks(const std::vector<std::string>& locks);
+// Whether two lists name the same locks, in any order (spec.lockNames is a set).
+bool same_locks(std::vector<std::string> a, std::vector<std::string> b);
+
 // What `acquire` and `run` ask for.
 struct ClaimRequest {
   std::string ns;
-  std::string name;  // the Lease's name
-  std::string lock;
+  std::string name;                // the Lease's name
+  std::vector<std::string> locks;  // one lock (spec.lockName) or a lock set (spec.lockNames)
   std::string pod;
   std::string pod_uid;
   std::optional<std::string> priority;
@@ -82,11 +96,13 @@ int acquire_timeout_for_wait(Millis wait);
 // garbage collector deletes it with the pod.
 nlohmann::json make_claim(const ClaimRequest& request);
 
-// The default Lease name of a pod's claim on a lock: "<lock>-<pod>" when that is a valid
-// object name, else "eslease-" + a hash of both (lock names may hold '_', which object names
-// may not). Deterministic, so a second claim by one pod on one lock is refused by the API
-// (AlreadyExists) instead of queueing behind the first.
-std::string default_lease_name(const std::string& lock, const std::string& pod);
+// The default Lease name of a pod's claim: "<lock>-<pod>" for one lock, and for a lock set
+// "<first>-set-<hash>-<pod>", <first> being the set's first lock in sorted order and <hash> 8
+// hex digits of the whole set, so the name does not depend on the order the locks were given.
+// When that is not a valid object name, "eslease-" + a hash of the locks and the pod (lock
+// names may hold '_', which object names may not). Deterministic, so a second claim by one pod
+// on the same locks is refused by the API (AlreadyExists) instead of queueing behind the first.
+std::string default_lease_name(const std::vector<std::string>& locks, const std::string& pod);
 
 // Checks done before anything is contacted, with messages naming the flag or argument.
 Status validate_lock_name(const std::string& lock);                             // the CRD's lockName rule

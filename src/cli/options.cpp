@@ -79,8 +79,7 @@ Status check_kubernetes_flags(const Options& options, const std::string& command
   return check_kubernetes_timings(options);
 }
 
-// Lock sets and shapes: the locks distinct; Kubernetes mode has no controller support for
-// lock sets yet.
+// Lock sets and shapes, the same in both modes: the locks distinct.
 Status check_lock_shape(const Options& options) {
   for (std::size_t i = 0; i < options.locks.size(); ++i) {
     for (std::size_t j = 0; j < i; ++j) {
@@ -91,10 +90,7 @@ Status check_lock_shape(const Options& options) {
   }
   if (options.shared && options.command != Command::kAcquire && options.command != Command::kRun)
     return usage_error("--shared is for acquire and run");
-  if (!options.connection.hosts.empty() || options.locks.size() <= 1) return {};
-  return usage_error(
-      "lock sets are not supported in Kubernetes mode yet: a Lease claims one lock (controller support is "
-      "coming). Direct mode (--es URL) has them now");
+  return {};
 }
 
 }  // namespace

@@ -39,8 +39,8 @@ struct Options {
   lock::ConnectionSettings connection;  // direct mode: the --es* flags and --index
   KubeOptions kube;
   std::string lock;  // positional LOCK (the Lease name for release in Kubernetes mode)
-  // Every LOCK given: several make a lock set (direct mode; Kubernetes mode refuses sets for
-  // now). Lock shapes: --capacity N (a semaphore) and --shared (a shared claim).
+  // Every LOCK given: several make a lock set (in Kubernetes mode a Lease's spec.lockNames).
+  // Lock shapes: --capacity N (a semaphore) and --shared (a shared claim).
   std::vector<std::string> locks;
   std::int64_t capacity = 1;
   bool capacity_given = false;

@@ -56,22 +56,53 @@ int release_one(kube::Api& api, Clock& clock, const ReleaseRequest& request, con
   return kExitFailed;
 }
 
-// NAME is no Lease: look for this pod's claim on the lock NAME. The Lease acquire would have
-// created comes first (it needs only `get`), then a listing (which needs `list`).
+// Whether a claim is on the locks released by name: the one lock, alone or in a set, or
+// exactly the lock set.
+bool claims_named(const LeaseView& v, const std::vector<std::string>& locks) {
+  return locks.size() == 1 ? v.claims(locks.front()) : same_locks(v.locks(), locks);
+}
+
+// What release names when it finds no Lease by that name: one lock, or a lock set (which is
+// never a Lease name), with the words its messages use.
+struct NamedLocks {
+  std::vector<std::string> locks;
+  std::string what;   // "lock a", "lock set a+b"
+  std::string lead;   // one lock: "no Lease named a in namespace NS, and "
+  std::string where;  // a set: " in namespace NS"
+};
+
+NamedLocks named_locks(const ReleaseRequest& request) {
+  NamedLocks named;
+  named.locks = request.locks.empty() ? std::vector<std::string>{request.name} : request.locks;
+  named.what = describe_locks(named.locks);
+  if (named.locks.size() == 1)
+    named.lead = "no Lease named " + request.name + " in namespace " + request.ns + ", and ";
+  else
+    named.where = " in namespace " + request.ns;
+  return named;
+}
+
+// The Lease acquire would have created, when it is this pod's claim on the locks: found with
+// `get` alone, which the workload Role has.
+std::optional<LeaseView> own_default_claim(kube::Api& api, const ReleaseRequest& request,
+                                           const NamedLocks& named) {
+  if (!request.me) return std::nullopt;
+  auto own = api.get(kube::resources::eslease_leases(), request.ns,
+                     default_lease_name(named.locks, request.me->name));
+  if (!own.ok()) return std::nullopt;
+  const std::vector<LeaseView> mine = own_claims_on({decode_lease_view(*own)}, named.locks, *request.me);
+  if (mine.empty()) return std::nullopt;
+  return mine.front();
+}
+
+// NAME is no Lease: look for this pod's claim on the lock NAME (or the lock set). The Lease
+// acquire would have created comes first (it needs only `get`), then a listing (which needs
+// `list`).
 int release_by_lock_name(kube::Api& api, Clock& clock, const ReleaseRequest& request, Messages& messages) {
-  const std::string& lock = request.name;
-  const std::string nothing = "no Lease named " + lock + " in namespace " + request.ns;
-  std::string default_name;
-  if (request.me) {
-    default_name = default_lease_name(lock, request.me->name);
-    auto own = api.get(kube::resources::eslease_leases(), request.ns, default_name);
-    if (own.ok()) {
-      const std::vector<LeaseView> mine = own_claims_on({decode_lease_view(*own)}, lock, *request.me);
-      if (!mine.empty()) {
-        messages.say("releasing Lease " + default_name + ", this pod's claim on lock " + lock);
-        return release_one(api, clock, request, mine.front(), messages);
-      }
-    }
+  const NamedLocks named = named_locks(request);
+  if (auto own = own_default_claim(api, request, named)) {
+    messages.say("releasing Lease " + own->name + ", this pod's claim on " + own->describe_locks());
+    return release_one(api, clock, request, *own, messages);
   }
   kube::ListOptions options;
   options.limit = 500;
@@ -80,8 +111,8 @@ int release_by_lock_name(kube::Api& api, Clock& clock, const ReleaseRequest& req
     if (request.me) {
       // Without `list` (the workload Role has none) this pod's claim under the default name
       // is all that can be checked, and it is gone.
-      messages.say(nothing + ", and this pod has no claim on lock " + lock + " under the default name " +
-                   default_name +
+      messages.say(named.lead + "this pod has no claim on " + named.what + named.where +
+                   " under the default name " + default_lease_name(named.locks, request.me->name) +
                    "; nothing to release (a claim made with --lease NAME is released "
                    "by that name; listing Leases to look further was refused: " +
                    listed.error().message + ")");
@@ -93,25 +124,25 @@ int release_by_lock_name(kube::Api& api, Clock& clock, const ReleaseRequest& req
   std::vector<LeaseView> claims;
   for (const auto& item : listed->items) {
     LeaseView v = decode_lease_view(item);
-    if (v.lock_name == lock) claims.push_back(std::move(v));
+    if (claims_named(v, named.locks)) claims.push_back(std::move(v));
   }
   if (claims.empty()) {
-    messages.say(nothing + ", and no claim on lock " + lock + "; nothing to release");
+    messages.say(named.lead + "no claim on " + named.what + named.where + "; nothing to release");
     return kExitOk;
   }
   const std::vector<LeaseView> mine =
-      request.me ? own_claims_on(claims, lock, *request.me) : std::vector<LeaseView>{};
+      request.me ? own_claims_on(claims, named.locks, *request.me) : std::vector<LeaseView>{};
   if (mine.empty()) {
     std::string names;
     for (const LeaseView& c : claims) names += (names.empty() ? "" : ", ") + describe_claim(c);
-    messages.say(nothing + "; lock " + lock + " is claimed through " +
+    messages.say(named.lead + named.what + named.where + " is claimed through " +
                  (claims.size() == 1 ? "Lease " : "Leases ") + names + ", none of them this pod's (" +
                  who_i_am(request.me) + "); release a claim by its Lease name");
     return kExitFailed;
   }
   int code = kExitOk;
   for (const LeaseView& claim : mine) {
-    messages.say("releasing Lease " + claim.name + ", this pod's claim on lock " + lock);
+    messages.say("releasing Lease " + claim.name + ", this pod's claim on " + claim.describe_locks());
     const int one = release_one(api, clock, request, claim, messages);
     if (code == kExitOk) code = one;
   }
@@ -133,7 +164,7 @@ ReleasePlan plan_release(const LeaseView& lease, const std::optional<PodIdentity
     return plan;
   }
   const std::string grant =
-      "lock " + lease.lock_name + " through Lease " + lease.name + " (token " + lease.fencing_token + ")";
+      lease.describe_locks() + " through Lease " + lease.name + " (token " + lease.fencing_token + ")";
   if (force) {
     plan.mark_released = true;
     plan.notice = "warning: --force: marking " + grant + " released for pod " + holder +
@@ -151,17 +182,18 @@ ReleasePlan plan_release(const LeaseView& lease, const std::optional<PodIdentity
   return plan;
 }
 
-std::vector<LeaseView> own_claims_on(const std::vector<LeaseView>& leases, const std::string& lock,
-                                     const PodIdentity& me) {
+std::vector<LeaseView> own_claims_on(const std::vector<LeaseView>& leases,
+                                     const std::vector<std::string>& locks, const PodIdentity& me) {
   std::vector<LeaseView> mine;
   for (const LeaseView& v : leases) {
-    if (v.lock_name == lock && !v.pod_name.empty() && v.pod_name == me.name && v.ns == me.ns)
+    if (claims_named(v, locks) && !v.pod_name.empty() && v.pod_name == me.name && v.ns == me.ns)
       mine.push_back(v);
   }
   return mine;
 }
 
 int release_by_name(kube::Api& api, Clock& clock, const ReleaseRequest& request, Messages& messages) {
+  if (request.locks.size() > 1) return release_by_lock_name(api, clock, request, messages);
   const bool lease_name = validate_object_name("Lease name", request.name).ok();
   if (lease_name) {
     auto found = api.get(kube::resources::eslease_leases(), request.ns, request.name);

@@ -1,10 +1,9 @@
 // `eslease release NAME` in Kubernetes mode. NAME is a Lease, or a lock as given to acquire
-// (then this pod's claim on it). Only the holder releases at once: the tool run from the
-// holder's own pod marks the grant released (eslease.io/released) before it deletes the
-// Lease, so the controller hands the lock over in the same moment. From anywhere else the
-// Lease is deleted without the mark, which the controller treats as a revocation: the lock
-// moves once the validity published to the holder has ended, because the holder may still
-// be running. --force writes the mark anyway.
+// (then this pod's claim on it); several names are a lock set as given to acquire. Only the holder releases
+// at once: the tool run from the holder's own pod marks the grant released (eslease.io/released) before it
+// deletes the Lease, so the controller hands the lock over in the same moment. From anywhere else the Lease
+// is deleted without the mark, which the controller treats as a revocation: the lock moves once the validity
+// published to the holder has ended, because the holder may still be running. --force writes the mark anyway.
 #pragma once
 
 #include <optional>
@@ -32,13 +31,16 @@ struct ReleasePlan {
 // where both are known.
 ReleasePlan plan_release(const LeaseView& lease, const std::optional<PodIdentity>& me, bool force);
 
-// Pure: this pod's claims on `lock` among `leases` (claim mode, spec.holder.podName is `me`).
-std::vector<LeaseView> own_claims_on(const std::vector<LeaseView>& leases, const std::string& lock,
-                                     const PodIdentity& me);
+// Pure: this pod's claims on `locks` among `leases` (claim mode, spec.holder.podName is `me`):
+// for one lock every claim that includes it, alone or in a set; for several, the claim on
+// exactly that set, in any order.
+std::vector<LeaseView> own_claims_on(const std::vector<LeaseView>& leases,
+                                     const std::vector<std::string>& locks, const PodIdentity& me);
 
 struct ReleaseRequest {
   std::string ns;
-  std::string name;  // a Lease, or a lock
+  std::string name;                // a Lease, or a lock
+  std::vector<std::string> locks;  // every name given: several are a lock set, never a Lease
   std::optional<PodIdentity> me;
   bool force = false;
   std::optional<Millis> wait;

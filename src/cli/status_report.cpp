@@ -24,6 +24,16 @@ std::optional<Millis> age_since(const std::optional<WallTime>& since, WallTime n
   return std::max(Millis(0), std::chrono::duration_cast<Millis>(now - *since));
 }
 
+// Whether any claim listed is on a lock set: the table then has a SET column.
+bool lists_a_set(const std::vector<LockReport>& reports) {
+  const auto on_set = [](const LeaseView& v) { return !v.lock_names.empty(); };
+  return std::any_of(reports.begin(), reports.end(), [&](const LockReport& r) {
+    return std::any_of(r.holders.begin(), r.holders.end(), on_set) ||
+           std::any_of(r.queue.begin(), r.queue.end(), on_set) ||
+           std::any_of(r.ended.begin(), r.ended.end(), on_set);
+  });
+}
+
 json optional_time(const std::optional<WallTime>& t) {
   return t ? json(format_rfc3339_millis(*t)) : json(nullptr);
 }
@@ -32,7 +42,8 @@ json claim_json(const LeaseView& v, WallTime now) {
   json out{{"lease", v.name},
            {"pod", v.pod_name.empty() ? json(nullptr) : json(v.pod_name)},
            {"priority", v.priority},
-           {"phase", v.phase.empty() ? json(nullptr) : json(v.phase)}};
+           {"phase", v.phase.empty() ? json(nullptr) : json(v.phase)},
+           {"locks", v.locks()}};
   if (!v.selector.empty()) out["podSelector"] = v.selector;
   if (!v.held_reason.empty()) out["reason"] = v.held_reason;
   return out;
@@ -49,19 +60,23 @@ std::string format_age(Millis age) {
 
 std::vector<LockReport> build_lock_reports(const std::vector<LeaseView>& leases) {
   std::map<std::pair<std::string, std::string>, LockReport> by_lock;
+  // A lock set's claim is a claim on each of its locks: it counts against each one's capacity
+  // and stands in each one's queue, so it is listed under each.
   for (const LeaseView& v : leases) {
-    LockReport& report = by_lock[{v.ns, v.lock_name}];
-    report.ns = v.ns;
-    report.lock = v.lock_name;
-    report.capacity = std::max(report.capacity, v.capacity);
-    if (v.held()) {
-      report.holders.push_back(v);
-    } else if (v.phase == api::to_string(api::Phase::kTimedOut) ||
-               v.phase == api::to_string(api::Phase::kInvalid) ||
-               v.phase == api::to_string(api::Phase::kReleased)) {
-      report.ended.push_back(v);
-    } else {
-      report.queue.push_back(v);
+    for (const std::string& lock : v.locks()) {
+      LockReport& report = by_lock[{v.ns, lock}];
+      report.ns = v.ns;
+      report.lock = lock;
+      report.capacity = std::max(report.capacity, v.capacity);
+      if (v.held()) {
+        report.holders.push_back(v);
+      } else if (v.phase == api::to_string(api::Phase::kTimedOut) ||
+                 v.phase == api::to_string(api::Phase::kInvalid) ||
+                 v.phase == api::to_string(api::Phase::kReleased)) {
+        report.ended.push_back(v);
+      } else {
+        report.queue.push_back(v);
+      }
     }
   }
   std::vector<LockReport> out;
@@ -95,6 +110,9 @@ void print_lock_reports(std::ostream& out, const std::vector<LockReport>& report
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> header{"LOCK",  "QUEUE", "LEASE", "POD",  "PRIORITY",
                                   "PHASE", "TOKEN", "FOR",   "VALID"};
+  // A claim on a lock set is listed under each of its locks; SET names the whole set.
+  const bool show_set = lists_a_set(reports);
+  if (show_set) header.insert(header.begin() + 1, "SET");
   if (show_namespace) header.insert(header.begin(), "NAMESPACE");
   rows.push_back(header);
   // A lock of capacity above 1 shows its holders against its capacity, and each holder its slot.
@@ -113,6 +131,7 @@ void print_lock_reports(std::ostream& out, const std::vector<LockReport>& report
                                    v.fencing_token.empty() ? "-" : v.fencing_token,
                                    age ? format_age(*age) : "-",
                                    validity_left(v, now)};
+    if (show_set) cells.insert(cells.begin() + 1, v.lock_names.empty() ? "-" : join_locks(v.lock_names));
     if (show_namespace) cells.insert(cells.begin(), r.ns);
     rows.push_back(std::move(cells));
   };

@@ -21,9 +21,10 @@ struct LockReport {
   std::vector<LeaseView> ended;    // TimedOut, Invalid, Released
 };
 
-// Locks sorted by namespace and name. The queue follows the controller's queuePosition; claims
-// without one (no status yet, no live pod, or far back) come after, Foreground before
-// Background, then by how long they have waited, as the controller will order them. The
+// Locks sorted by namespace and name; a lock set's claim is listed under each of its locks
+// (the table's SET column and each claim's "locks" in JSON name the whole set). The queue follows the
+// controller's queuePosition; claims without one (no status yet, no live pod, or far back) come after,
+// Foreground before Background, then by how long they have waited, as the controller will order them. The
 // table's QUEUE column shows queuePosition itself (0 = next), "-" where the Lease has none.
 std::vector<LockReport> build_lock_reports(const std::vector<LeaseView>& leases);
 

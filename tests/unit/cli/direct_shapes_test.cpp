@@ -92,17 +92,33 @@ TEST(DirectShapesOptions, ShapesAreCheckedBeforeAnythingIsContacted) {
   EXPECT_FALSE(parse_options({"--es", "http://a:9200", "status", "a", "b"}).ok());
 }
 
-TEST(DirectShapesOptions, KubernetesModeTakesCapacityAndAccessButRefusesSetsForNow) {
-  auto sets = parse_options({"acquire", "a", "b"});
-  ASSERT_FALSE(sets.ok());
-  EXPECT_EQ(sets.error().code, ErrorCode::kInvalidArgument);
-  EXPECT_NE(sets.error().message.find("lock sets are not supported in Kubernetes mode yet"),
-            std::string::npos)
-      << sets.error().message;
-  auto shaped = parse_options({"acquire", "a", "--capacity", "3", "--shared"});
-  ASSERT_TRUE(shaped.ok()) << shaped.error().message;
-  EXPECT_EQ(shaped->capacity, 3);
-  EXPECT_TRUE(shaped->shared);
+TEST(DirectShapesOptions, KubernetesModeTakesSetsCapacityAndAccess) {
+  auto set = parse_options({"acquire", "a", "b", "--capacity", "3", "--shared"});
+  ASSERT_TRUE(set.ok()) << set.error().message;
+  EXPECT_EQ(set->mode, Mode::kKubernetes);
+  EXPECT_EQ(set->locks, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(set->capacity, 3);
+  EXPECT_TRUE(set->shared);
+  ASSERT_TRUE(parse_options({"run", "a", "b", "--", "x"}).ok());
+}
+
+// A set is checked by one rule in both modes, with the same words.
+TEST(DirectShapesOptions, BadSetsAreRefusedAlikeInBothModes) {
+  std::vector<std::string> many{"acquire"};
+  for (int i = 0; i < 33; ++i) many.push_back("l" + std::to_string(i));
+  for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"acquire", "a", "b", "a"}, "lock a is named twice; a lock set names each lock once"},
+           {many, "a lock set has at most 32 locks"}}) {
+    auto kubernetes = parse_options(args);
+    std::vector<std::string> direct_args{"--es", "http://a:9200"};
+    direct_args.insert(direct_args.end(), args.begin(), args.end());
+    auto direct = parse_options(direct_args);
+    ASSERT_FALSE(kubernetes.ok()) << message;
+    ASSERT_FALSE(direct.ok()) << message;
+    EXPECT_EQ(kubernetes.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_EQ(kubernetes.error().message, message);
+    EXPECT_EQ(direct.error().message, message);
+  }
 }
 
 // A wait that ran out exits 3 whatever kept the lock from us at the end: a holder, someone

@@ -114,15 +114,64 @@ TEST(LeaseView, TheControllersTimeoutNeverEndsTheToolsWaitEarly) {
 }
 
 TEST(LeaseView, DefaultNamesAreValidObjectNames) {
-  EXPECT_EQ(default_lease_name("report", "worker-0"), "report-worker-0");
+  EXPECT_EQ(default_lease_name({"report"}, "worker-0"), "report-worker-0");
   for (const auto& [lock, pod] : std::vector<std::pair<std::string, std::string>>{
            {"my_lock", "p"}, {"a.-b", "p"}, {std::string(200, 'a'), std::string(100, 'b')}}) {
-    const std::string name = default_lease_name(lock, pod);
+    const std::string name = default_lease_name({lock}, pod);
     EXPECT_TRUE(validate_object_name("Lease name", name).ok()) << name;
     EXPECT_EQ(name.rfind("eslease-", 0), 0u) << name;
-    EXPECT_EQ(name, default_lease_name(lock, pod)) << "deterministic";
+    EXPECT_EQ(name, default_lease_name({lock}, pod)) << "deterministic";
   }
-  EXPECT_NE(default_lease_name("my_lock", "p"), default_lease_name("my_lock", "q"));
+  EXPECT_NE(default_lease_name({"my_lock"}, "p"), default_lease_name({"my_lock"}, "q"));
+}
+
+// A lock set is spec.lockNames in the order given, never with spec.lockName; capacity and
+// access apply to each of its locks.
+TEST(LeaseView, ASetClaimHasLockNamesAndNoLockName) {
+  ClaimRequest r = testing::set_request("batch", "n", {"orders", "inventory"}, "p1", "u1");
+  r.capacity = 3;
+  r.shared = true;
+  const json claim = make_claim(r);
+  EXPECT_EQ(claim["spec"]["lockNames"], (json{"orders", "inventory"}));
+  EXPECT_FALSE(claim["spec"].contains("lockName"));
+  EXPECT_EQ(claim["spec"]["capacity"], 3);
+  EXPECT_EQ(claim["spec"]["access"], "Shared");
+  EXPECT_FALSE(make_claim(request("b", "n", "l", "p", "u"))["spec"].contains("lockNames"));
+
+  const LeaseView v = decode_lease_view(claim);
+  EXPECT_TRUE(v.lock_name.empty());
+  EXPECT_EQ(v.locks(), (std::vector<std::string>{"orders", "inventory"}));
+  EXPECT_TRUE(v.claims("inventory"));
+  EXPECT_FALSE(v.claims("order"));
+  EXPECT_EQ(v.describe_locks(), "lock set orders+inventory");
+  EXPECT_EQ(decode_lease_view(held_lease()).describe_locks(), "lock report");
+  EXPECT_EQ(decode_lease_view(held_lease()).locks(), std::vector<std::string>{"report"});
+  EXPECT_TRUE(same_locks({"a", "b"}, {"b", "a"}));
+  EXPECT_FALSE(same_locks({"a", "b"}, {"a", "b", "c"}));
+}
+
+// A set's default name starts with its first lock in sorted order, carries a hash of the
+// whole set and ends with the pod: the same whatever order the locks were given in, another
+// for another set.
+TEST(LeaseView, DefaultNamesOfSetsAreValidAndDoNotDependOnTheOrder) {
+  const std::string name = default_lease_name({"orders", "inventory"}, "worker-0");
+  EXPECT_EQ(name.rfind("inventory-set-", 0), 0u) << name;
+  EXPECT_EQ(name.size(), std::string("inventory-set-12345678-worker-0").size()) << name;
+  EXPECT_EQ(name.substr(name.size() - 9), "-worker-0") << name;
+  EXPECT_EQ(name, default_lease_name({"inventory", "orders"}, "worker-0"));
+  EXPECT_NE(name, default_lease_name({"inventory", "orders", "x"}, "worker-0"));
+  EXPECT_NE(name, default_lease_name({"inventory", "ordersx"}, "worker-0"));
+  EXPECT_NE(name, default_lease_name({"orders", "inventory"}, "worker-1"));
+  EXPECT_NE(name, default_lease_name({"inventory"}, "worker-0"));
+  for (const std::vector<std::string>& set :
+       {std::vector<std::string>{"my_lock", "z"}, {std::string(200, 'a'), std::string(100, 'b')}}) {
+    const std::string hashed = default_lease_name(set, "p");
+    EXPECT_TRUE(validate_object_name("Lease name", hashed).ok()) << hashed;
+    EXPECT_EQ(hashed.rfind("eslease-", 0), 0u) << hashed;
+    EXPECT_EQ(hashed, default_lease_name({set[1], set[0]}, "p"));
+  }
+  // Only the first lock is spelled out; the others are in the hash.
+  EXPECT_EQ(default_lease_name({"my_lock", "b"}, "p").rfind("b-set-", 0), 0u);
 }
 
 TEST(LeaseView, NamesAreCheckedWithReadableMessages) {
@@ -264,6 +313,51 @@ TEST(StatusReport, QueueFollowsTheControllerThenPriorityThenAge) {
   EXPECT_EQ(j["locks"][0]["queue"][0]["order"], 0);
   EXPECT_EQ(j["locks"][0]["queue"][0]["waitingSeconds"], 69);
   EXPECT_EQ(j["locks"][0]["queue"][3]["queuePosition"], nullptr);
+}
+
+// A set's claim stands under each of its locks, counted against each one's capacity; the
+// table names the whole set in a SET column, shown only when a set is listed.
+TEST(StatusReport, ASetsClaimIsListedUnderEachOfItsLocks) {
+  LeaseView set = claim("set-holder", "Held", "Foreground", std::nullopt, 0);
+  set.lock_name.clear();
+  set.lock_names = {"report", "archive"};
+  set.fencing_token = "9";
+  const std::vector<LeaseView> leases{set, claim("single", "Pending", "Foreground", 0, 1)};
+  const auto reports = build_lock_reports(leases);
+  ASSERT_EQ(reports.size(), 2u);
+  EXPECT_EQ(reports[0].lock, "archive");
+  EXPECT_EQ(reports[1].lock, "report");
+  ASSERT_EQ(reports[0].holders.size(), 1u);
+  ASSERT_EQ(reports[1].holders.size(), 1u);
+  EXPECT_EQ(reports[1].holders[0].name, "set-holder");
+  EXPECT_EQ(reports[1].queue[0].name, "single");
+
+  const WallTime now = WallTime{} + std::chrono::seconds(1'800'000'010);
+  std::ostringstream table;
+  print_lock_reports(table, reports, now, false);
+  std::istringstream lines(table.str());
+  std::vector<std::vector<std::string>> rows;
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream cells(line);
+    rows.emplace_back();
+    for (std::string cell; cells >> cell;) rows.back().push_back(cell);
+  }
+  ASSERT_EQ(rows.size(), 4u) << table.str();
+  EXPECT_EQ(rows[0][1], "SET");
+  EXPECT_EQ(rows[1], (std::vector<std::string>{"archive", "report+archive", "held", "set-holder",
+                                               "set-holder", "Foreground", "Held", "9", "-", "-"}));
+  EXPECT_EQ(rows[2][1], "report+archive");
+  EXPECT_EQ(rows[3][0], "report");
+  EXPECT_EQ(rows[3][1], "-") << "one lock's claim";
+
+  const json j = lock_reports_json(reports, now);
+  EXPECT_EQ(j["locks"][0]["holders"][0]["locks"], (json{"report", "archive"}));
+  EXPECT_EQ(j["locks"][1]["queue"][0]["locks"], (json{"report"}));
+
+  std::ostringstream no_set;
+  print_lock_reports(no_set, build_lock_reports({claim("single", "Pending", "Foreground", 0, 1)}), now,
+                     false);
+  EXPECT_EQ(no_set.str().find("SET"), std::string::npos) << no_set.str();
 }
 
 TEST(StatusReport, AgesForPeople) {

@@ -94,11 +94,11 @@ TEST(ReleaseTarget, OwnClaimsAreThisPodsClaimsOnTheLock) {
            {"other-worker-1", "other", "worker-1"}}) {
     leases.push_back(decode_lease_view(make_claim(request("batch", name, lock, holder, "u"))));
   }
-  const auto mine = own_claims_on(leases, "jobs-lock", pod("worker-1"));
+  const auto mine = own_claims_on(leases, {"jobs-lock"}, pod("worker-1"));
   ASSERT_EQ(mine.size(), 1u);
   EXPECT_EQ(mine[0].name, "jobs-lock-worker-1");
-  EXPECT_TRUE(own_claims_on(leases, "jobs-lock", pod("worker-3")).empty());
-  EXPECT_TRUE(own_claims_on(leases, "jobs-lock", pod("worker-1", "", "elsewhere")).empty());
+  EXPECT_TRUE(own_claims_on(leases, {"jobs-lock"}, pod("worker-3")).empty());
+  EXPECT_TRUE(own_claims_on(leases, {"jobs-lock"}, pod("worker-1", "", "elsewhere")).empty());
 }
 
 }  // namespace
