@@ -1,9 +1,11 @@
-"""End-to-end: semaphores and read-write locks in Kubernetes mode, as users run them: `eslease
-run LOCK --capacity N [--shared] -- CMD` processes acting for simulated pods, with
+"""End-to-end: semaphores, read-write locks and lock sets in Kubernetes mode, as users run them:
+`eslease run LOCK --capacity N [--shared] -- CMD` and `eslease run LOCK1 LOCK2 ... -- CMD`
+processes acting for simulated pods, with
 eslease-controller and both emulators as separate processes. Every command records when it
 starts and ends; the checks are on those critical sections."""
 
 import os
+import random
 import sys
 import time
 import unittest
@@ -71,6 +73,47 @@ class KubeShapes(CliKubernetesMode):
         lease = self.leases().get("pool-h2", {})
         self.assertEqual(lease.get("status", {}).get("phase"), "Held", "the other holder keeps its slot")
         holders[1].stop()
+
+    def test_sets_of_3_of_8_locks_never_share_a_lock_and_survive_a_holder_pod_deleted_mid_set(self):
+        rng = random.Random(2026)
+        locks = ["tbl-%d" % i for i in range(8)]
+        # The victim holds its set in a long command; its pod is deleted there, as a node drain
+        # or an eviction does, and the kubelet stops the command.
+        self.env.create_ready_pods(self.ns, ["victim"])
+        victim = self.tool("run-victim", "run", "tbl-0", "tbl-1", "tbl-2", "--ttl", "30s", "--",
+                           *self.recorder("victim"), "600", pod="victim")
+        wait_for(lambda: self.started("victim"), TIMEOUT, "the victim to hold its set")
+        sets = [rng.sample(locks, 3) for _ in range(20)]
+        labels = ["set-%d" % i for i in range(len(sets))]
+        self.env.create_ready_pods(self.ns, labels)
+        tools = [self.tool("run-" + label, "run", *chosen, "--ttl", "5s", "--", *self.recorder(label), "0.3",
+                           pod=label) for label, chosen in zip(labels, sets)]
+        wait_for(lambda: len(self.leases()) == len(sets) + 1, TIMEOUT, "every claim to be made")
+        killed_at = time.time()
+        self.env.kubectl("delete", "pod", "victim", "-n", self.ns, "--wait=false")
+        victim.proc.kill()
+        for t in tools:
+            self.assertEqual(t.wait(timeout=240), 0, t.stderr())
+        held = {lock: [] for lock in locks}
+        for label, chosen in zip(labels, sets):
+            for lock in chosen:
+                held[lock].append(self.interval(label))
+            with open(os.path.join(self.dir, label + ".env")) as f:
+                token, lock_env, _ = f.read().split()
+            self.assertEqual(lock_env, ",".join("%s/%s" % (self.ns, lock) for lock in chosen), "ESLEASE_LOCK")
+        victim_start = self.interval_start("victim")
+        for lock in ("tbl-0", "tbl-1", "tbl-2"):
+            held[lock].append((victim_start, killed_at))
+        for lock, intervals in held.items():
+            self.assertLessEqual(most_at_once(intervals), 1, "lock %s had two holders: %s" % (lock, sorted(intervals)))
+        self.assertGreaterEqual(most_at_once([self.interval(label) for label in labels]), 2,
+                                "sets that share no lock run side by side")
+        wait_for(lambda: set(self.leases()) <= {"victim"} or not self.leases(), TIMEOUT,
+                 "every Lease to be deleted after its command")
+
+    def interval_start(self, label):
+        with open(os.path.join(self.dir, label + ".start")) as f:
+            return float(f.read())
 
 
 # Only the shape scenarios: the inherited ones run in e2e_cli_kube_test.
