@@ -349,13 +349,8 @@ ReconcileOutcome Reconciler::reconcile(const std::string& lock_id, std::stop_tok
   }
   const std::vector<LeaseRecord> claims = claims_of(*key, clock_.monotonic());
   // A set is decided with every lock it (and the sets overlapping it) names.
-  if (std::any_of(claims.begin(), claims.end(), [](const LeaseRecord& l) { return l.spec.is_set(); })) {
-    const std::vector<lock::LockKey> keys = linked_locks(*key);
-    std::vector<std::string> ids;
-    for (const lock::LockKey& linked : keys) ids.push_back(linked.id());
-    const ReconcileGates::Passage passage = gates_.enter(ids);
-    return reconcile_shaped(keys, 1, stop);
-  }
+  if (std::any_of(claims.begin(), claims.end(), [](const LeaseRecord& l) { return l.spec.is_set(); }))
+    return reconcile_linked(*key, stop);
   const ReconcileGates::Passage passage = gates_.enter({lock_id});
   std::int64_t slots = std::max(lock_capacity(claims), table_.slots_in_use(lock_id));
   LockWorld world;
@@ -452,56 +447,6 @@ void Reconciler::record_events(const LockWorld& world, const Decision& decision,
     if (lease == world.claims.end()) continue;
     events_->record(lease_reference(*lease), e.warning ? kube::EventType::kWarning : kube::EventType::kNormal,
                     api::to_string(e.reason), e.message);
-  }
-}
-
-void Reconciler::prime(const std::vector<std::string>& lock_ids) {
-  std::vector<lock::LockKey> keys;
-  for (const std::string& id : lock_ids) {
-    if (auto key = lock::parse_lock_id(id); key.ok()) keys.push_back(*key);
-  }
-  auto read = store_.get_many(keys);
-  if (!read.ok()) {
-    note_error(read.error());
-    log::warn("start-up read of lock documents failed; reading one by one",
-              {{"error", read.error().describe()}});
-    return;
-  }
-  const MonoTime answered = clock_.monotonic();
-  backend_available_.store(true);
-  std::vector<std::pair<lock::LockKey, lock::Grantee>> grants;
-  std::vector<Decision> planned;
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    LockTable::Handle entry = table_.lock(keys[i]);
-    const auto& one = (*read)[i];
-    if (one.ok()) {
-      entry->read(*one, answered);
-    } else if (one.error().code == ErrorCode::kProtocol) {
-      entry->read_malformed(one.error().message);
-      continue;
-    } else {
-      continue;
-    }
-    LockWorld world = gather(*entry, std::nullopt);
-    // A lock of capacity above 1 or claimed by a set is granted by its own reconcile.
-    const bool sets = std::any_of(world.claims.begin(), world.claims.end(),
-                                  [](const LeaseRecord& l) { return l.spec.is_set(); });
-    if (sets || lock_capacity(world.claims) > 1 || table_.slots_in_use(keys[i].id()) > 1) continue;
-    Decision decision = decide(world);
-    if (decision.action != Action::kAcquire) continue;
-    grants.emplace_back(keys[i], grantee(world, decision.grant));
-    planned.push_back(std::move(decision));
-  }
-  if (grants.empty()) return;
-  auto outcomes = store_.acquire_many(grants);
-  for (std::size_t i = 0; i < planned.size() && i < outcomes.size(); ++i) {
-    LockTable::Handle entry = table_.lock(grants[i].first);
-    if (!outcomes[i].ok()) {
-      note_error(outcomes[i].error());
-      entry->outcome_unknown();
-      continue;
-    }
-    record_grant(*entry, *outcomes[i], planned[i], gather(*entry, std::nullopt), "acquire");
   }
 }
 

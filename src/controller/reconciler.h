@@ -118,9 +118,13 @@ class Reconciler {
   using ShapedEntries = std::vector<LockSlots>;  // in the order of `keys` given to reconcile_shaped
   // Every lock linked to `key` through lock sets (claims naming several locks), `key` first.
   std::vector<lock::LockKey> linked_locks(const lock::LockKey& key) const;
+  // The locks linked to `key`, decided together behind their gates.
+  ReconcileOutcome reconcile_linked(const lock::LockKey& key, std::stop_token stop);
   // `slots`: how many slot documents of each lock to read and decide on at least.
   ReconcileOutcome reconcile_shaped(const std::vector<lock::LockKey>& keys, std::int64_t slots,
                                     std::stop_token stop);
+  // Every slot document of the locks, taken, read, and each lock's capacity from its claims.
+  ShapedEntries take_slots(const std::vector<lock::LockKey>& keys, std::int64_t slots);
   ShapedEntries lock_slots(const std::vector<lock::LockKey>& keys, const std::vector<std::int64_t>& slots);
   void read_slots(ShapedEntries& locks);
   LockWorld gather_slots(const ShapedEntries& locks, const std::optional<RecentGrant>& recent) const;

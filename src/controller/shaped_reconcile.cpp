@@ -222,38 +222,51 @@ Status Reconciler::carry_out_slots(ShapedEntries& locks, const Decision& decisio
   return {};
 }
 
-ReconcileOutcome Reconciler::reconcile_shaped(const std::vector<lock::LockKey>& keys, std::int64_t slots,
-                                              std::stop_token stop) {
-  ReconcileOutcome outcome;
-  LockWorld world;
-  Decision decision;
-  const std::string lock_id = keys.front().id();
+Reconciler::ShapedEntries Reconciler::take_slots(const std::vector<lock::LockKey>& keys, std::int64_t slots) {
   std::vector<std::int64_t> capacities;
   std::vector<std::int64_t> counts;
   for (const lock::LockKey& key : keys) {
     capacities.push_back(lock_capacity(claims_of(key, clock_.monotonic()), key.name()));
     counts.push_back(std::max({slots, capacities.back(), table_.slots_in_use(key.id())}));
   }
-  {
-    ShapedEntries locks = lock_slots(keys, counts);
+  ShapedEntries locks = lock_slots(keys, counts);
+  read_slots(locks);
+  // A slot-0 document stating a larger capacity (a direct-mode holder's) has holders on slots
+  // beside it: those are read and decided on too, all taken again in the one order.
+  bool larger = false;
+  for (std::size_t i = 0; i < locks.size(); ++i) {
+    const LockTable::Handle& first = locks[i].entries.front();
+    if (first->known() && first->document() && first->document()->doc.capacity > counts[i]) {
+      counts[i] = first->document()->doc.capacity;
+      larger = true;
+    }
+  }
+  if (larger) {
+    locks.clear();
+    locks = lock_slots(keys, counts);
     read_slots(locks);
-    for (std::size_t i = 0; i < locks.size(); ++i) locks[i].capacity = capacities[i];
-    // A slot-0 document stating a larger capacity (a direct-mode holder's) has holders on
-    // slots beside it: those are read and decided on too, taken again in the one order.
-    bool larger = false;
-    for (std::size_t i = 0; i < locks.size(); ++i) {
-      const LockTable::Handle& first = locks[i].entries.front();
-      if (first->known() && first->document() && first->document()->doc.capacity > counts[i]) {
-        counts[i] = first->document()->doc.capacity;
-        larger = true;
-      }
-    }
-    if (larger) {
-      locks.clear();
-      locks = lock_slots(keys, counts);
-      read_slots(locks);
-      for (std::size_t i = 0; i < locks.size(); ++i) locks[i].capacity = capacities[i];
-    }
+  }
+  for (std::size_t i = 0; i < locks.size(); ++i) locks[i].capacity = capacities[i];
+  return locks;
+}
+
+ReconcileOutcome Reconciler::reconcile_linked(const lock::LockKey& key, std::stop_token stop) {
+  const std::vector<lock::LockKey> keys = linked_locks(key);
+  std::vector<std::string> ids;
+  ids.reserve(keys.size());
+  for (const lock::LockKey& linked : keys) ids.push_back(linked.id());
+  const ReconcileGates::Passage passage = gates_.enter(ids);
+  return reconcile_shaped(keys, 1, stop);
+}
+
+ReconcileOutcome Reconciler::reconcile_shaped(const std::vector<lock::LockKey>& keys, std::int64_t slots,
+                                              std::stop_token stop) {
+  ReconcileOutcome outcome;
+  LockWorld world;
+  Decision decision;
+  const std::string lock_id = keys.front().id();
+  {
+    ShapedEntries locks = take_slots(keys, slots);
     std::size_t documents = 0;
     for (const LockSlots& lock : locks) documents += lock.entries.size();
     const Steps steps{[&](const std::optional<RecentGrant>& recent) { return gather_slots(locks, recent); },
