@@ -3,18 +3,38 @@ Lease status is Held, as a watcher of the API sees it. The controller and both e
 run as separate processes. A semaphore (capacity 10, Shared claims) then loses its holder
 pods one at a time, the controller at its default flags: the next waiting claim must get the
 freed slot while the other nine holders keep their tokens, and no more than 10 claims may be
-Held at once (exit status 1 otherwise). Last, the first scenario runs with
---liveness-takeover=false and a short TTL, the way TTL-based lock libraries hand a lock over,
-so the two are measured side by side. Prints JSON; --png FILE draws the histograms.
+Held at once (exit status 1 otherwise).
+
+Then lock sets, also at the default flags: claims each on 3 locks drawn at random (seeded)
+from a pool of 8, for their own pods, 8 of them kept waiting; they overlap, so they contend
+and a set at the head of the queue keeps the free locks it needs from the claims behind it.
+A holder's pod is deleted, one at a time: the oldest holder whose deletion, by the design's
+queueing rule, grants a waiting claim (set_checks.grants_by_rank). A hand-over's latency is
+the time from the return of the pod's DELETE (grace period 0, so the object is gone) to the
+first watch event showing Held a claim that was not shown Held before the deletion and whose
+set shares a lock with the deleted holder's. When every waiting claim also needs a lock of
+another holder, no holder's deletion grants anything: the oldest holder's pod is deleted
+anyway and that deletion is not timed (`deletions_not_timed`). The run fails when, as the
+watcher sees the events in order, two Leases of live claims are shown Held at once on a
+shared lock (a deleted holder's Lease may still show Held beside its successor for a moment;
+that is counted apart), a Lease is shown Held without a fencing token or with another token
+than its first, a live holder's Lease leaves Held, a live claim shown Held does not hold
+every lock of its set (its lock documents, read after each hand-over, name another Lease),
+or the holders seen are not those the queueing rule grants.
+
+Last, the first scenario runs with --liveness-takeover=false and a short TTL, the way
+TTL-based lock libraries hand a lock over, so the two are measured side by side. Prints
+JSON; --png FILE draws the histograms.
 
 usage: takeover_bench.py BIN_DIR SOURCE_DIR [--takeovers N] [--ttl-takeovers N]
-                         [--semaphore-takeovers N] [--png FILE]
+                         [--semaphore-takeovers N] [--set-takeovers N] [--png FILE]
 """
 
 import argparse
 import collections
 import json
 import os
+import random
 import statistics
 import sys
 import threading
@@ -24,6 +44,7 @@ import urllib.request
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "e2e"))
 from controller_env import Environment, lease, namespace, pod, wait_for  # noqa: E402
 from semaphore_checks import SEMAPHORE_CAPACITY, SEMAPHORE_PREFIX, SemaphoreChecks  # noqa: E402
+from set_checks import SetChecks, grants_by_rank, not_holding_their_sets  # noqa: E402
 
 NS = "bench"
 
@@ -220,7 +241,137 @@ def semaphore_scenario(args):
         return latencies, report
 
 
-def draw(path, liveness, semaphore, ttl):
+SET_POOL = 8  # locks set-lock-0 .. set-lock-7
+SET_SIZE = 3  # locks in each claim's set
+SET_QUEUE = 8  # live claims kept waiting throughout
+SET_SEED = 1  # the sets drawn, so that runs compare
+LOCK_INDEX = "eslease-locks"
+# The set_takeover counts that fail the run.
+SET_VIOLATIONS = ("overlapping_live_holders", "held_without_token", "token_changes", "live_holders_leaving_held",
+                  "held_without_whole_set", "holders_not_as_ranked")
+
+
+class SetQueue:
+    """The lock-set scenario's claims as the queueing rule sees them: each claim's locks, the
+    live holders (oldest grant first) and the live waiting claims in rank order. The claims
+    never held are ranked by creation, then by name within a second (creationTimestamp's
+    precision), so zero-padded names in creation order are rank order; a deleted holder's
+    claim has no live pod and keeps nothing."""
+
+    def __init__(self):
+        self.rng = random.Random(SET_SEED)
+        self.locks = {}
+        self.holders = []
+        self.waiting = []
+
+    def grants_without(self, victim=None):
+        held = [self.locks[h] for h in self.holders if h != victim]
+        return grants_by_rank(held, [(c, self.locks[c]) for c in self.waiting])
+
+    def choose_victim(self):
+        """The oldest holder whose deletion the rule says hands one of its locks to a waiting
+        claim, and the claims then granted; else the oldest holder and no grant (every
+        waiting claim needs a lock of another holder too, so the deletion is not timed)."""
+        for holder in self.holders:
+            grants = self.grants_without(holder)
+            if grants:  # a deletion only frees the victim's locks, so each grant needs one of them
+                return holder, grants
+        return self.holders[0], []
+
+    def settle(self, gone, granted):
+        if gone:
+            self.holders.remove(gone)
+        for claim in granted:
+            self.waiting.remove(claim)
+            self.holders.append(claim)
+
+
+def add_set_claim(env, watcher, checks, queue):
+    """A pod and its claim on SET_SIZE locks of the pool, drawn at random, both named
+    set-INDEX; waits until the claim is Pending, or Held when the rule grants it at once."""
+    name = "set-%06d" % len(queue.locks)
+    locks = sorted("set-lock-%d" % i for i in queue.rng.sample(range(SET_POOL), SET_SIZE))
+    queue.locks[name] = frozenset(locks)
+    queue.waiting.append(name)
+    expected = "Held" if name in queue.grants_without() else "Pending"
+    with watcher.cv:
+        checks.sets[name] = queue.locks[name]
+    create(env, [pod(name, NS), lease(name, NS, locks, name, leaseDurationSeconds=30)])
+    # A claim Held against the rule is found when the holders are compared (set_scenario).
+    watcher.wait_until(lambda: watcher.current.get(name, (None,))[0] in (expected, "Held"), 60,
+                       "claim %s to be %s" % (name, expected))
+    queue.settle(None, [name] if expected == "Held" else [])
+
+
+def set_handover(env, watcher, checks, queue):
+    """Deletes a holder's pod (SetQueue.choose_victim) and waits for the claims the rule
+    grants and for the deleted holder's Lease to leave Held; returns the time from the DELETE
+    to the first of those seen Held, or None when the rule grants none."""
+    victim, successors = queue.choose_victim()
+    with watcher.cv:
+        granted_before = len(checks.granted)
+        checks.deleted.add(victim)
+    request("DELETE", env.kube_url + "/api/v1/namespaces/%s/pods/%s?gracePeriodSeconds=0" % (NS, victim))
+    gone = time.monotonic()
+
+    def successor_seen():
+        return next((seen for name, seen in checks.granted[granted_before:] if checks.sets[name] & queue.locks[victim]),
+                    None)
+    latency = watcher.wait_until(successor_seen, 60, "a successor to %s" % victim) - gone if successors else None
+    watcher.wait_until(lambda: watcher.current[victim][0] != "Held" and
+                       all(watcher.current.get(c, (None,))[0] == "Held" for c in successors), 60,
+                       "%s to be Held and Lease %s to leave Held" % (", ".join(successors) or "nothing", victim))
+    queue.settle(victim, successors)
+    return latency
+
+
+def sets_not_held_whole(env, queue, live_holders):
+    """The live holders shown Held some of whose locks' documents do not name their Lease."""
+    ids = ["%s/set-lock-%d" % (NS, i) for i in range(SET_POOL)]
+    found = request("POST", "%s/%s/_mget" % (env.es_url, LOCK_INDEX), {"ids": ids})
+    owners = {d["_id"].split("/", 1)[1]: d["_source"].get("lease", "").split("/", 1)[-1]
+              for d in found["docs"] if d.get("found")}
+    return not_holding_their_sets({c: queue.locks[c] for c in live_holders}, owners)
+
+
+def set_scenario(args):
+    """SET_POOL locks; claims on SET_SIZE of them each, for their own pods, SET_QUEUE of them
+    waiting; a holder's pod is deleted, one at a time, until `--set-takeovers` hand-overs were
+    timed. The controller runs at its defaults."""
+    checks, queue = SetChecks(), SetQueue()
+    latencies, untimed, not_as_ranked, not_whole = [], 0, 0, set()
+    with Environment(args.bin, args.source) as env:
+        env.start_controller()
+        env.apply(namespace(NS))
+        watcher = LeaseWatcher(env.kube_url, checks)
+        while len(queue.waiting) < SET_QUEUE:
+            add_set_claim(env, watcher, checks, queue)
+        while len(latencies) < args.set_takeovers:
+            latency = set_handover(env, watcher, checks, queue)
+            if latency is None:
+                untimed += 1
+            else:
+                latencies.append(latency)
+            while len(queue.waiting) < SET_QUEUE:
+                add_set_claim(env, watcher, checks, queue)
+            with watcher.cv:
+                live_holders = checks.live_holders()
+            # The holders seen must be the rule's; when not, the rule goes on from what is seen.
+            if live_holders != set(queue.holders):
+                not_as_ranked += 1
+                queue.holders = [c for c, _ in checks.granted if c in live_holders]
+                queue.waiting = sorted(set(queue.locks) - live_holders - checks.deleted)
+            not_whole.update(sets_not_held_whole(env, queue, live_holders))
+        with watcher.cv:
+            report = {"set_size": SET_SIZE, "pool_size": SET_POOL, "waiting": SET_QUEUE, "seed": SET_SEED,
+                      "controller_flags": "defaults", "deletions_not_timed": untimed,
+                      "holders_not_as_ranked": not_as_ranked, "held_without_whole_set": len(not_whole),
+                      "shown_held_beside_deleted_holder_on_shared_lock": len(checks.overlapping_shown)}
+            report.update(checks.violations())
+        return latencies, report
+
+
+def draw(path, liveness, semaphore, lock_set, ttl):
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -228,16 +379,19 @@ def draw(path, liveness, semaphore, ttl):
     except ImportError:
         print("matplotlib is not installed (Debian: python3-matplotlib); no PNG drawn", file=sys.stderr)
         return
-    fig, axes = plt.subplots(1, 3, figsize=(16, 4))
+    fig, axes = plt.subplots(1, 4, figsize=(21, 4))
     axes[0].hist([x * 1000 for x in liveness], bins=50, color="#2a7")
     axes[0].set_title("liveness takeover (%d): holder gone -> successor Held" % len(liveness))
     axes[0].set_xlabel("ms")
     axes[1].hist([x * 1000 for x in semaphore], bins=50, color="#27a")
     axes[1].set_title("semaphore, capacity %d (%d): the same" % (SEMAPHORE_CAPACITY, len(semaphore)))
     axes[1].set_xlabel("ms")
-    axes[2].hist([x for x in ttl], bins=20, color="#c62")
-    axes[2].set_title("--liveness-takeover=false (%d): TTL expiry" % len(ttl))
-    axes[2].set_xlabel("s")
+    axes[2].hist([x * 1000 for x in lock_set], bins=50, color="#72a")
+    axes[2].set_title("sets of %d of %d locks (%d): first successor Held" % (SET_SIZE, SET_POOL, len(lock_set)))
+    axes[2].set_xlabel("ms")
+    axes[3].hist([x for x in ttl], bins=20, color="#c62")
+    axes[3].set_title("--liveness-takeover=false (%d): TTL expiry" % len(ttl))
+    axes[3].set_xlabel("s")
     fig.tight_layout()
     fig.savefig(path)
 
@@ -248,25 +402,29 @@ def main():
     parser.add_argument("source")
     parser.add_argument("--takeovers", type=int, default=1000)
     parser.add_argument("--semaphore-takeovers", type=int, default=100)
+    parser.add_argument("--set-takeovers", type=int, default=100)
     parser.add_argument("--ttl-takeovers", type=int, default=20)
     parser.add_argument("--ttl-seconds", type=int, default=3)
     parser.add_argument("--png")
     args = parser.parse_args()
     liveness = scenario(args, True, args.takeovers, 30)
     semaphore, semaphore_report = semaphore_scenario(args)
+    lock_set, set_report = set_scenario(args)
     ttl = scenario(args, False, args.ttl_takeovers, args.ttl_seconds)
     result = {"benchmark": "takeover",
               "liveness_takeover": dict(summary(liveness),
                                         controller_flags="--kube-api-qps 5000 --kube-api-burst 10000"),
               "semaphore_takeover": dict(summary(semaphore), **semaphore_report),
+              "set_takeover": dict(summary(lock_set), **set_report),
               "ttl_takeover": dict(summary(ttl), ttl_seconds=args.ttl_seconds),
               "targets": {"p50_ms": 10, "p99_ms": 50}}
     result["ttl_over_liveness_p50"] = round(result["ttl_takeover"]["p50_ms"] / result["liveness_takeover"]["p50_ms"], 1)
     print(json.dumps(result, indent=2))
     if args.png:
-        draw(args.png, liveness, semaphore, ttl)
+        draw(args.png, liveness, semaphore, lock_set, ttl)
     violations = (semaphore_report["successor_not_next_in_queue"] + semaphore_report["holders_not_keeping_token"] +
-                  max(0, semaphore_report["most_held_at_once"] - SEMAPHORE_CAPACITY))
+                  max(0, semaphore_report["most_held_at_once"] - SEMAPHORE_CAPACITY) +
+                  sum(set_report[key] for key in SET_VIOLATIONS))
     return 1 if violations else 0
 
 

@@ -368,8 +368,9 @@ def namespace(name):
 
 
 def lease(name, namespace, lock, pod_name=None, selector=None, **spec):
+    """A claim on `lock`, a lock name, or a list of names for a lock set (spec.lockNames)."""
     holder = {"podName": pod_name} if pod_name else {"podSelector": {"matchLabels": selector}}
-    body = {"lockName": lock, "holder": holder}
+    body = {"lockNames" if isinstance(lock, list) else "lockName": lock, "holder": holder}
     body.update(spec)
     return {"apiVersion": "eslease.io/v1alpha1", "kind": "Lease",
             "metadata": {"name": name, "namespace": namespace}, "spec": body}
