@@ -28,20 +28,20 @@ void LeaseWriter::overlay(LeaseRecord& lease, MonoTime now) const {
   }
 }
 
-bool LeaseWriter::may_write(const LeaseRecord& lease, MonoTime now, std::optional<MonoTime>& retry_at) {
+bool LeaseWriter::may_write(const LeaseRecord& lease, MonoTime now, std::optional<MonoTime>& retry_at,
+                            bool& correcting) {
   std::lock_guard lock(mutex_);
   const std::string& uid = lease.meta.uid;
   const auto ours = last_version_.find(uid);
-  const bool someone_elses = lease.status.phase != Phase::kNone && !pending_.contains(uid) &&
-                             (ours == last_version_.end() || ours->second != lease.meta.resource_version);
-  if (!someone_elses) return true;
+  correcting = lease.status.phase != Phase::kNone && !pending_.contains(uid) &&
+               (ours == last_version_.end() || ours->second != lease.meta.resource_version);
+  if (!correcting) return true;
   if (auto last = corrected_at_.find(uid);
       last != corrected_at_.end() && now < last->second + kCorrectionPace) {
     const MonoTime next = last->second + kCorrectionPace;
     if (!retry_at || next < *retry_at) retry_at = next;
     return false;
   }
-  corrected_at_[uid] = now;
   return true;
 }
 
@@ -60,7 +60,8 @@ Urgency status_write_urgency(const LeaseStatus& now, const LeaseStatus& desired,
 Result<WriteOutcome> LeaseWriter::write_status(const LeaseRecord& lease, const LeaseStatus& desired,
                                                Urgency urgency, MonoTime now,
                                                std::optional<MonoTime>& retry_at) {
-  if (desired == lease.status || !may_write(lease, now, retry_at)) return WriteOutcome::kSkipped;
+  bool correcting = false;
+  if (desired == lease.status || !may_write(lease, now, retry_at, correcting)) return WriteOutcome::kSkipped;
   const auto& leases = kube::resources::eslease_leases();
   const json patch = status_patch(desired);
   kube::CallOptions call;
@@ -77,8 +78,9 @@ Result<WriteOutcome> LeaseWriter::write_status(const LeaseRecord& lease, const L
               {{"lease", lease.meta.key()}, {"error", patched.error().describe()}});
     return patched.error();
   }
-  if (!*patched) return WriteOutcome::kDeferred;
+  if (!*patched) return WriteOutcome::kDeferred;  // not sent: the pace is not used up
   std::lock_guard lock(mutex_);
+  if (correcting) corrected_at_[lease.meta.uid] = now;
   const std::string version = resource_version_of(**patched);
   pending_[lease.meta.uid] = Written{desired, OwnWriteMark{lease.meta.resource_version, version, now}};
   last_version_[lease.meta.uid] = version;

@@ -72,8 +72,9 @@ class LeaseWriter {
     LeaseStatus status;
     OwnWriteMark mark;
   };
-  // False when the write must wait for the correction pace.
-  bool may_write(const LeaseRecord& lease, MonoTime now, std::optional<MonoTime>& retry_at);
+  // False when the write must wait for the correction pace; `correcting` says whether it
+  // would overwrite someone else's status (the pace starts when such a write is sent).
+  bool may_write(const LeaseRecord& lease, MonoTime now, std::optional<MonoTime>& retry_at, bool& correcting);
 
   kube::Api& api_;
   mutable std::mutex mutex_;

@@ -326,6 +326,24 @@ TEST_F(ReconcilerTest, AStatusSomeoneElseWroteIsPutRightAtMostOncePerPace) {
   EXPECT_EQ(status("claim-a"), held);
 }
 
+// A correction left for later because the rate limit was busy was never sent: it does not
+// count against the pace, so it goes out as soon as the client is free.
+TEST_F(ReconcilerTest, ACorrectionLeftForTheRateLimitDoesNotWaitForThePace) {
+  ASSERT_NO_FATAL_FAILURE(add_holder_and_waiter());
+  const json waiting = status("claim-b");
+  ASSERT_EQ(waiting["phase"], "Pending");
+  ASSERT_TRUE(api_.patch(kube::resources::eslease_leases(), "batch", "claim-b", kube::PatchType::kMerge,
+                         {{"status", {{"queuePosition", 7}}}}, true, {})
+                  .ok());
+  sync();
+  api_.set_rate_limit_busy(true);
+  ASSERT_TRUE(reconcile().status.ok());
+  EXPECT_EQ(status("claim-b")["queuePosition"], 7) << "a queue position can wait for the rate limit";
+  api_.set_rate_limit_busy(false);
+  ASSERT_TRUE(reconcile().status.ok());
+  EXPECT_EQ(status("claim-b"), waiting);
+}
+
 // Our memory of a write overlays a cache that has not caught up, but not for ever: another
 // writer's status (or annotation) that the cache shows without ever having shown ours (a
 // re-list, or a watch event that came before the write's answer) is put right once the
