@@ -141,6 +141,20 @@ class FakeDocumentApi final : public es::DocumentApi {
     if (it == index_.docs.end()) return es::GetResult{};
     return es::GetResult{true, it->second.source, it->second.version};
   }
+  // One request for every id, as the real _mget.
+  Result<std::vector<es::GetResult>> mget(const std::string&, const std::vector<std::string>& ids) override {
+    std::lock_guard lock(mutex_);
+    ++calls_["mget"];
+    if (auto fault = take_fault("mget")) return fault->error;
+    std::vector<es::GetResult> out;
+    for (const std::string& id : ids) {
+      ids_seen_.push_back(id);
+      auto it = index_.docs.find(id);
+      out.push_back(it == index_.docs.end() ? es::GetResult{}
+                                            : es::GetResult{true, it->second.source, it->second.version});
+    }
+    return out;
+  }
   Result<es::WriteResult> remove(const std::string&, const std::string& id,
                                  std::optional<es::Version> if_match) override {
     std::lock_guard lock(mutex_);
