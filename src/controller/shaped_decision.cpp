@@ -182,6 +182,8 @@ Decision decide_shaped(const LockWorld& world) {
       if (next) plan_slot_grant(allocation->grants.front(), *next, verdicts, d);
       for (const QueueStanding& standing : allocation->waiting)
         if (standing.position) positions[standing.claim] = *standing.position;
+      if (!next)  // not served in this decision (a write failed, a grant beyond the capacity): next in line
+        for (const SlotGrant& grant : allocation->grants) positions[grant.claim] = 0;
     }
   }
   for (const GrantVerdict& v : verdicts) {

@@ -164,6 +164,25 @@ TEST(SetDecision, ADeadSetHolderHandsTheWholeSetToTheNextSetInOneWrite) {
   EXPECT_EQ(d.grant.slots, slot_zero_of({"ledger", "report", "archive"}));
 }
 
+// A grant made to the set but never confirmed to it (the controller that made it stopped
+// before writing the status) is not adopted: it runs out first. Meanwhile the claim says so,
+// with no place in line, the same in every reconcile of the linked locks.
+TEST(SetDecision, ASetWhoseUnconfirmedGrantIsStillOnItsLocksWaitsForItToEnd) {
+  World world = report_and_archive();
+  world.set_claim("set", "pod-set", {"report", "archive"});
+  world.pod("pod-set");
+  DocumentView& unconfirmed = world.grant_on({"report", "archive"}, "set", "pod-set", 101);
+  unconfirmed.renewing = false;
+  const Decision d = world.decide();
+  EXPECT_EQ(d.action, Action::kNone);
+  const LeaseStatus& status = status_of(d, "set");
+  EXPECT_EQ(status.phase, Phase::kPending);
+  EXPECT_EQ(status.queue_position, std::nullopt);
+  EXPECT_EQ(status.conditions.front().message,
+            "waiting for its earlier grant of lock set report+archive to end");
+  ASSERT_TRUE(d.requeue_at) << "looked at again when the grant runs out";
+}
+
 // Capacity and the one-claim-per-pod rule hold lock by lock: a set that states another
 // capacity than one of its locks has is Invalid, naming that lock.
 TEST(SetDecision, ASetStatingAnotherCapacityThanOneOfItsLocksIsInvalid) {
