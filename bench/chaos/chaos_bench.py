@@ -2,8 +2,9 @@
 see it.
 
 Two eslease-controller replicas (leader election) serve locks whose claimants are pods; each
-pod's container is a real `eslease run LOCK --pod POD -- CMD` in Kubernetes mode, on plain
-locks and in the shapes of KUBE_SHAPES (a semaphore, a read-write lock), and direct-
+pod's container is a real `eslease run LOCK [LOCK...] --pod POD -- CMD` in Kubernetes mode,
+on plain locks, in the shapes of KUBE_SHAPES (a semaphore, a read-write lock) and as the lock
+sets of KUBE_SETS, overlapping each other, the plain locks and the shapes; and direct-
 mode `eslease --es URL run` processes contend on other locks of the same index in every lock
 shape (DIRECT_SHAPES): plain locks, a semaphore, a read-write lock, overlapping lock sets. CMD
 (critical_section.py) records its critical section and, while in it, writes one document
@@ -51,7 +52,7 @@ from recorder import Recorder, call  # noqa: E402
 from safety import check  # noqa: E402
 from validity import parse_time  # noqa: E402
 from workload_check import (HolderProfile, Shape, check_fencing, check_sections, failing_first,  # noqa: E402
-                            grants_by_shape, read_journals)
+                            grants_by_shape, read_journals, set_grants_by_holder)
 
 NS = "chaos"
 INDEX = "eslease-locks"
@@ -75,6 +76,13 @@ DIRECT_SHAPES = [("sem-0", ["dsem"], 3, True), ("sem-1", ["dsem"], 3, True), ("s
 # --capacity 3 [--shared]` in its pod. Election mode has no shapes: an election claim is one
 # claim whatever its capacity, so it never has more than one holder.
 KUBE_SHAPES = [("ksem", 3, [True] * 4), ("krw", 3, [True, True, False])]
+# The claim-mode lock sets, each one pod's `eslease run LOCK1 LOCK2 ... [--capacity 3
+# --shared]`: (pod, locks, capacity, Shared). kset-0 and kset-1 overlap on kx and ky, named in
+# other orders; kset-0 shares lock-0 with its three single claimants; kset-2 and kset-3 overlap
+# on kpool, kset-3 a Shared slot of the semaphore ksem, kset-2 a writer of krw. A set's shape
+# applies to each of its locks, so every claimant of kpool states ksem's capacity.
+KUBE_SETS = [("kset-0", ["lock-0", "kx", "ky"], 1, False), ("kset-1", ["ky", "kz", "kx"], 1, False),
+             ("kset-2", ["krw", "kpool"], 3, False), ("kset-3", ["kpool", "ksem"], 3, True)]
 # The replicas: a leader election quick enough for a short run; its renew deadline is what
 # lost or late answers to Lease updates bite.
 ELECTION_FLAGS = ["--leader-elect", "--leader-election-namespace", "default", "--leader-election-lease-duration",
@@ -110,24 +118,18 @@ class Cast:
         for i in range(args.locks):
             for j in range(args.claimants):
                 name = "w-%d-%d" % (i, j)
-                self.pods[name] = {"app": "worker"}
                 skew = 0.0
                 if args.skew_beyond_margin and j == 0:
                     skew = beyond
                 elif rng.random() < 0.4:
                     skew = rng.uniform(-0.75, 0.75) * t.margin
-                holder = self.holders.add(Holder("%s/%s" % (NS, name), "kubernetes", "lock-%d" % i, skew, pod=name,
-                                                 priority=rng.choice(["Foreground", "Background"])))
-                self.claims.append(Claim("lock-%d-%s" % (i, name), "lock-%d" % i, name, holder.name))
+                self.add_pod_holder(rng, name, ["lock-%d" % i], skew=skew)
         for lock, capacity, accesses in (KUBE_SHAPES if args.kube_shapes else []):
             for j, shared in enumerate(accesses):
-                name = "%s-%d" % (lock, j)
-                self.pods[name] = {"app": "worker"}
-                skew = rng.uniform(-0.75, 0.75) * t.margin if rng.random() < 0.4 else 0.0
-                holder = self.holders.add(Holder("%s/%s" % (NS, name), "kubernetes", lock, skew, pod=name,
-                                                 priority=rng.choice(["Foreground", "Background"]),
-                                                 shape=([lock], capacity, shared)))
-                self.claims.append(Claim("%s-%s" % (lock, name), lock, name, holder.name, capacity, shared))
+                self.add_pod_holder(rng, "%s-%d" % (lock, j), [lock], capacity, shared)
+        for name, locks, capacity, shared in (KUBE_SETS if args.kube_shapes else []):
+            if all(not lock.startswith("lock-") or int(lock[5:]) < args.locks for lock in locks):
+                self.add_pod_holder(rng, name, locks, capacity, shared)
         for k in range(args.election_locks):
             for j in range(args.claimants):
                 self.pods["g-%d-%d" % (k, j)] = {"app": "elected", "group": "g-%d" % k}
@@ -147,6 +149,18 @@ class Cast:
             self.direct_locks.update(dict.fromkeys(locks, capacity))
             skew = rng.uniform(-0.75, 0.75) * t.margin if rng.random() < 0.4 else 0.0
             self.holders.add(Holder("direct/" + name, "direct", locks[0], skew, shape=(locks, capacity, shared)))
+
+    def add_pod_holder(self, rng, name, locks, capacity=1, shared=False, skew=None):
+        """A claimant pod whose container claims `locks` (one, or a set) with the shape given,
+        and the claim the run expects of it. Its clock is skewed within the margin at times."""
+        margin = self.timings.margin
+        if skew is None:
+            skew = rng.uniform(-0.75, 0.75) * margin if rng.random() < 0.4 else 0.0
+        self.pods[name] = {"app": "worker"}
+        shape = (locks, capacity, shared) if len(locks) > 1 or capacity > 1 else None
+        holder = self.holders.add(Holder("%s/%s" % (NS, name), "kubernetes", locks[0], skew, pod=name,
+                                         priority=rng.choice(["Foreground", "Background"]), shape=shape))
+        self.claims.append(Claim(holder.lease_name(), locks, name, holder.name, capacity, shared))
 
     def setup(self):
         self.env.apply(namespace(NS))
@@ -173,7 +187,7 @@ class Cast:
     # --- the state rule (c) reads ----------------------------------------------------------
     def documents(self):
         """lock id -> (holder, token) of every lock document, for the run's locks."""
-        ids = [doc for c in self.claims for doc in slot_ids("%s/%s" % (NS, c.lock), c.capacity)]
+        ids = [doc for c in self.claims for lock in c.locks for doc in slot_ids("%s/%s" % (NS, lock), c.capacity)]
         return {doc: (source.get("holder"), token) for doc, (source, token) in self._read(ids).items()}
 
     def direct_documents(self):
@@ -227,8 +241,8 @@ class Cast:
         """holder name -> HolderProfile, with its claim's shape for a direct holder."""
         t = self.timings
         shapes = {c.holder: c.shape for c in self.direct_claimants()}
-        shapes.update({h.name: Shape(["%s/%s" % (NS, h.lock)], *h.shape[1:]) for h in self.holders.holders.values()
-                       if h.mode == "kubernetes" and h.shape})
+        shapes.update({h.name: Shape(["%s/%s" % (NS, lock) for lock in h.shape[0]], *h.shape[1:])
+                       for h in self.holders.holders.values() if h.mode == "kubernetes" and h.shape})
         return {h.name: HolderProfile(h.mode, t.ttl, t.margin, t.grace, h.skew, shapes.get(h.name))
                 for h in self.holders.holders.values()}
 
@@ -255,10 +269,11 @@ def parse_args():
     parser.add_argument("--no-direct-shapes", dest="direct_shapes", action="store_false",
                         help="leave out the direct-mode semaphore, read-write lock and lock sets")
     parser.add_argument("--no-kube-shapes", dest="kube_shapes", action="store_false",
-                        help="leave out the claim-mode semaphore and read-write lock")
+                        help="leave out the claim-mode semaphore, read-write lock and lock sets")
     parser.add_argument("--expect-shape-grants", action="store_true",
                         help="exit 1 unless grants of every lock shape reached their workloads (writers "
-                             "excepted: a short run under load may give a read-write lock's writer no turn)")
+                             "excepted: a short run under load may give a read-write lock's writer no turn) "
+                             "and, with the claim-mode sets, a Lease of a set was shown Held")
     parser.add_argument("--step-ms", type=float, default=60, help="mean pause between two chaos steps")
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--skew-beyond-margin", action="store_true",
@@ -304,7 +319,7 @@ def check_workloads(cast, validity):
     section_report = check_sections(sections, profiles, cast.holders.pauses(), published, cast.holders.kills())
     locks = {w.lock for w in writes}
     return section_report, check_fencing(writes, protected_versions(cast.env, locks)), \
-        grants_by_shape(sections, profiles)
+        grants_by_shape(sections, profiles), set_grants_by_holder(sections, profiles)
 
 
 class Findings:
@@ -316,18 +331,26 @@ class Findings:
         self.events = cast.recorder.history()
         self.gaps = cast.recorder.gaps
         self.safety = check(self.events)
-        self.sections, self.fencing, self.shape_grants = check_workloads(cast, self.safety.validity)
+        self.sections, self.fencing, self.shape_grants, self.set_grants = check_workloads(cast,
+                                                                                          self.safety.validity)
+        self.kube_sets = any(h.mode == "kubernetes" and len(h.claim()[0]) > 1 for h in cast.holders.holders.values())
 
     def violations(self, expect_skew_violations=False):
         """Every violation, those that fail the run first."""
         return failing_first(self.safety.violations + self.fencing.violations + self.sections.violations,
                              expect_skew_violations)
 
+    def shape_grants_seen(self):
+        """Whether grants of every lock shape reached their workloads (writers excepted), and a
+        Lease of a lock set was shown Held when pods claim sets."""
+        if self.kube_sets and not self.safety.set_grants:
+            return False
+        return all(count for kind, count in self.shape_grants.items() if not kind.endswith("exclusive"))
+
     def passed(self, expect_skew_violations, expect_shape_grants=False):
         if not self.converged or self.gaps or self.safety.violations or self.fencing.violations:
             return False
-        if expect_shape_grants and not all(count for kind, count in self.shape_grants.items()
-                                           if not kind.endswith("exclusive")):
+        if expect_shape_grants and not self.shape_grants_seen():
             return False
         overlaps = self.sections.violations
         if expect_skew_violations:
@@ -373,6 +396,7 @@ def report(args, seed, cast, chaos, found):
         "events_replayed": len(found.events),
         "history_gaps": found.gaps,
         "grants_observed": safety.grants,
+        "set_grants_observed": safety.set_grants,
         "handovers": safety.handovers,
         "late_grants_shown": safety.late_grants,
         "takeovers_by_reason": dict(sorted(safety.takeovers.items())),
@@ -386,6 +410,7 @@ def report(args, seed, cast, chaos, found):
                                       "of_holders_skewed_beyond_margin": sections.skew_beyond_margin},
         "fenced_writes": found.fencing.summary(),
         "shape_grants": found.shape_grants,
+        "set_grants_by_holder": found.set_grants,
         "most_shared_holders_at_once": found.sections.most_at_once,
         "violations": len(violations),
         "violation_details": violations[:20],

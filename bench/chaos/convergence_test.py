@@ -8,7 +8,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from convergence import Claim, DirectClaimant, unconverged  # noqa: E402
+from convergence import Claim, DirectClaimant, default_lease_name, unconverged  # noqa: E402
 from workload_check import Shape  # noqa: E402
 
 NS = "ns"
@@ -58,7 +58,9 @@ class ConvergenceTest(unittest.TestCase):
 
     def test_exactly_one_holder_agreeing_with_the_document(self):
         self.leases["job-b"] = lease("job-b", "b", "Held", 11)
+        self.open["ns/b"] = 11
         self.assertEqual(self.problems(), ["job: 2 Held"])
+        del self.open["ns/b"]
         self.leases["job-b"] = lease("job-b", "b", "Pending", position=1)
         self.documents["ns/job"] = ("ns/a", "9")
         self.assertEqual(self.problems(), ["job: document ns/job ns/a/9, Lease a/10"])
@@ -72,17 +74,18 @@ class ConvergenceTest(unittest.TestCase):
         self.open.update({"ns/b": 11})
         self.assertEqual(self.problems(), [])
         self.leases["sem-c"] = lease("sem-c", "c", "Held", 12, slot=1)
+        self.open["ns/c"] = 12
         self.assertEqual(self.problems(), ["sem: 3 Held on capacity 2"])
         self.leases["sem-b"] = lease("sem-b", "b", "Pending", position=0)
         self.leases["sem-c"] = lease("sem-c", "c", "Pending", position=1)
-        self.assertEqual(self.problems(), ["sem: 1 Held on capacity 2 while 2 Shared claims wait"])
+        self.assertEqual(self.problems(), ["sem: claim sem-b waits while its locks have room for it",
+                                           "sem: claim sem-c waits while its locks have room for it"])
         self.claims[2] = Claim("sem-c", "sem", "c", "ns/c", 2, False)  # a writer waits: the readers wait too
         self.assertEqual(self.problems(), [])
         self.leases["sem-c"] = lease("sem-c", "c", "Held", 12)
         self.assertEqual(self.problems(), ["sem: an Exclusive claim Held beside 1 others"])
         self.leases["sem-a"] = lease("sem-a", "a", "Pending", position=1)
         self.documents = {"ns/sem": ("ns/c", "12")}
-        self.open.update({"ns/c": 12})
         self.assertEqual(self.problems(), ["sem: document ns/sem#1 None/None, Lease c/12"])
         self.documents["ns/sem#1"] = ("ns/c", "12")
         self.assertEqual(self.problems(), [])
@@ -102,6 +105,92 @@ class ConvergenceTest(unittest.TestCase):
         self.assertEqual(self.problems(open_sections=None), [], "the workloads left out")
         del self.direct_documents["direct/d"]
         self.assertIn("direct/h1 waits while direct/d has room for it", self.problems(open_sections=None))
+    def test_a_claim_ended_while_its_holder_runs(self):
+        self.leases["job-b"] = lease("job-b", "b", "Invalid")
+        self.assertEqual(self.problems(), ["job: claim job-b is Invalid while its holder runs"])
+        self.running.discard("ns/b")
+        self.assertEqual(self.problems(), [])
+
+
+class KubeSetConvergenceTest(unittest.TestCase):
+    """Pod claims on a plain lock x (pod p), the sets a = [x, y] and b = [y, z], and a Shared
+    set k = [pool, sem] of capacity 2 beside a semaphore sem's claimant m. b holds y and z, a
+    waits for y and keeps x, so p waits behind a; m and k share sem."""
+
+    def setUp(self):
+        self.claims = [Claim("x-p", "x", "p", "ns/p"), Claim("a", ["x", "y"], "a", "ns/a"),
+                       Claim("b", ["z", "y"], "b", "ns/b"), Claim("sem-m", "sem", "m", "ns/m", 2, True),
+                       Claim("k", ["pool", "sem"], "k", "ns/k", 2, True)]
+        self.leases = {"x-p": lease("x-p", "p", "Pending", position=1), "a": lease("a", "a", "Pending", position=0),
+                       "b": lease("b", "b", "Held", 20), "sem-m": lease("sem-m", "m", "Held", 30, slot=0),
+                       "k": lease("k", "k", "Held", 31, slot=0)}
+        self.documents = {"ns/y": ("ns/b", "20"), "ns/z": ("ns/b", "20"), "ns/sem": ("ns/m", "30"),
+                          "ns/pool": ("ns/k", "31"), "ns/sem#1": ("ns/k", "31")}
+        self.running = {"ns/p", "ns/a", "ns/b", "ns/m", "ns/k"}
+        self.open = {"ns/b": 20, "ns/m": 30, "ns/k": 31}
+
+    def problems(self):
+        return unconverged(NS, self.leases, self.claims, self.documents, self.running, self.open)
+
+    def test_sets_holding_and_claims_waiting_behind_them_pass(self):
+        self.assertEqual(self.problems(), [])
+
+    def test_a_set_held_on_part_of_its_locks_is_caught(self):
+        del self.documents["ns/z"]
+        self.assertEqual(self.problems(), ["z: document ns/z None/None, Lease b/20"])
+        self.documents["ns/z"] = ("ns/b", "20")
+        del self.documents["ns/sem#1"]
+        self.assertEqual(self.problems(), ["sem: no slot document shows Lease k/31"])
+
+    def test_a_set_held_beside_another_holder_of_one_of_its_locks_is_caught(self):
+        self.leases["a"] = lease("a", "a", "Held", 21)
+        self.documents["ns/x"] = ("ns/a", "21")
+        self.open["ns/a"] = 21
+        self.leases["x-p"] = lease("x-p", "p", "Pending", position=0)
+        self.assertEqual(self.problems(), ["y: 2 Held"])
+        self.setUp()
+        self.claims.append(Claim("sem-n", "sem", "n", "ns/n", 2, True))
+        self.leases["sem-n"] = lease("sem-n", "n", "Held", 32, slot=1)
+        self.open["ns/n"] = 32
+        self.assertEqual(self.problems(), ["sem: 3 Held on capacity 2"])
+
+    def test_claims_waiting_on_free_locks_behind_nobody_are_caught(self):
+        self.leases["b"] = lease("b", "b", "Pending", position=1)
+        self.documents = {k: v for k, v in self.documents.items() if not k.startswith("ns/y")}
+        self.documents.pop("ns/z")
+        del self.open["ns/b"]
+        self.assertEqual(self.problems(), ["x: claim x-p waits while its locks have room for it",
+                                           "x,y: claim a waits while its locks have room for it",
+                                           "z,y: claim b waits while its locks have room for it"])
+
+    def test_a_shared_set_waits_for_its_other_lock_and_keeps_a_semaphore_slot(self):
+        # An Exclusive set holds pool: k waits and keeps sem's free slot, so n waits behind it.
+        self.claims += [Claim("w", ["pool", "q"], "w", "ns/w", 2), Claim("sem-n", "sem", "n", "ns/n", 2, True)]
+        self.leases.update(k=lease("k", "k", "Pending", position=0), w=lease("w", "w", "Held", 33),
+                           **{"sem-n": lease("sem-n", "n", "Pending", position=1)})
+        self.documents.update({"ns/pool": ("ns/w", "33"), "ns/pool#1": ("ns/w", "33"), "ns/q": ("ns/w", "33"),
+                               "ns/q#1": ("ns/w", "33")})
+        del self.documents["ns/sem#1"]
+        self.open.update({"ns/w": 33})
+        del self.open["ns/k"]
+        self.assertEqual(self.problems(), [])
+        self.leases["w"] = lease("w", "w", "Pending", position=1)
+        self.assertEqual(self.problems(), ["pool,sem: claim k waits while its locks have room for it",
+                                           "pool,q: claim w waits while its locks have room for it",
+                                           "sem: claim sem-n waits while its locks have room for it"])
+
+    def test_a_set_shows_where_it_stands_furthest_back(self):
+        self.leases["a"] = lease("a", "a", "Pending", position=3)
+        self.assertEqual(self.problems(), [])
+        self.leases["x-p"] = lease("x-p", "p", "Pending", position=2)
+        self.assertEqual(self.problems(), ["x: waiting claims at queue positions [2, 3]"])
+
+    def test_lease_names_are_the_tools(self):
+        # As src/cli/lease_view.cpp names them (tests/unit/cli/lease_view_test.cpp).
+        self.assertEqual(default_lease_name(["report"], "worker-0"), "report-worker-0")
+        self.assertEqual(default_lease_name(["orders", "inventory"], "worker-0"), "inventory-set-b43582c2-worker-0")
+        self.assertEqual(default_lease_name(["lock-0", "kx", "ky"], "kset-0"), "kx-set-12fa84d8-kset-0")
+        self.assertEqual(default_lease_name(["my_lock", "z"], "p"), "eslease-75c33a27da61632f")
 
 
 class DirectShapeConvergenceTest(unittest.TestCase):

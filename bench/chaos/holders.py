@@ -1,11 +1,12 @@
 """The workloads of a chaos run: real `eslease run` processes holding locks while a command
 (critical_section.py) works under them.
 
-- A pod holder is the container of one claimant pod: `eslease run LOCK --pod POD [--capacity
-  N] [--shared] -- CMD` in Kubernetes mode (a plain lock, a semaphore, a reader or writer),
-  with POD_NAME/POD_UID as the downward API would set them and its own kubeconfig pointing
-  at its route through the API proxy (so it can be cut off alone). It runs while its pod
-  runs and is started again after it exits, as a kubelet restarts a container.
+- A pod holder is the container of one claimant pod: `eslease run LOCK [LOCK...] --pod POD
+  [--capacity N] [--shared] -- CMD` in Kubernetes mode (a plain lock, a semaphore, a reader
+  or writer, or a lock set), with POD_NAME/POD_UID as the downward API would set them and
+  its own kubeconfig pointing at its route through the API proxy (so it can be cut off
+  alone). It runs while its pod runs and is started again after it exits, as a kubelet
+  restarts a container.
 - A direct holder is a process outside Kubernetes: `eslease --es URL run LOCK [LOCK...]
   [--capacity N] [--shared] -- CMD` on locks of the same index: a plain lock, a semaphore's
   slot, a reader or writer of a read-write lock, or a lock set.
@@ -25,6 +26,8 @@ import subprocess
 import time
 
 import yaml
+
+from convergence import default_lease_name
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CRITICAL_SECTION = os.path.join(HERE, "critical_section.py")
@@ -57,8 +60,7 @@ class Holder:
         self.name = name  # "<namespace>/<pod>" or "direct/<holder>"
         self.mode = mode  # "kubernetes" or "direct"
         self.lock = lock
-        # Its claim's shape: (lock names, capacity, shared); None: `lock` alone, plain. A pod's
-        # holder claims its one lock.
+        # Its claim's shape: (lock names, capacity, shared); None: `lock` alone, plain.
         self.shape = shape
         self.skew = skew
         self.pod = pod
@@ -81,6 +83,10 @@ class Holder:
     def claim(self):
         """(lock names, capacity, shared) of the holder's claim."""
         return self.shape or ([self.lock], 1, False)
+
+    def lease_name(self):
+        """The Lease a pod holder's tool names its claim by."""
+        return default_lease_name(self.claim()[0], self.pod)
 
     def shape_flags(self):
         """The tool's flags for the capacity and access of its claim."""
@@ -245,7 +251,7 @@ class Holders:
         timing_flags = ["--ttl", "%ds" % t.ttl, "--grace", "%dms" % (t.grace * 1000)]
         env = dict(os.environ)
         if holder.mode == "kubernetes":
-            argv = [eslease, "run", holder.lock, "--pod", holder.pod, "-n", self.ns,
+            argv = [eslease, "run"] + list(holder.claim()[0]) + ["--pod", holder.pod, "-n", self.ns,
                     "--kubeconfig", self._kubeconfigs[holder.name], "--priority", holder.priority,
                     "--liveness-grace", "%ds" % t.liveness_grace] + timing_flags + holder.shape_flags()
             env.update(POD_NAME=holder.pod, POD_NAMESPACE=self.ns, POD_UID=pod_uid)

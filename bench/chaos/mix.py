@@ -420,7 +420,7 @@ class Chaos:
         while self.holders.left_behind:
             # An operator cleans up the claim a run left behind (`kubectl delete`), once.
             holder = self.holders.left_behind.pop()
-            name = "%s-%s" % (holder.lock, holder.pod)
+            name = holder.lease_name()
             if name in leases and not leases[name]["metadata"].get("deletionTimestamp"):
                 self.count_healing("claim_left_behind_deleted", holder=holder.name)
                 call("DELETE", "%s%s/%s" % (self.env.kube_url, LEASES % self.ns, name))

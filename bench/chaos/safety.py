@@ -59,10 +59,14 @@ class Grant:
         return "token %d to %s (Lease %s)" % (self.token, self.pod, self.lease)
 
 
-def _shape(lease):
-    """(capacity, Shared, slot) of a Lease's claim and grant."""
+def _shape(lease, lock):
+    """(capacity, Shared, slot) of a Lease's claim and its grant on `lock` (an id, ns/name).
+    status.slot is the grant's slot on the claim's first lock: on a set's other locks a
+    Shared grant may hold another slot, unknown here (None)."""
     spec = lease.get("spec") or {}
-    return int(spec.get("capacity") or 1), spec.get("access") == "Shared", (lease.get("status") or {}).get("slot")
+    first = (spec.get("lockNames") or [spec.get("lockName")])[0]
+    slot = (lease.get("status") or {}).get("slot") if lock.split("/", 1)[1] == first else None
+    return int(spec.get("capacity") or 1), spec.get("access") == "Shared", slot
 
 
 class SafetyCheck:
@@ -164,7 +168,7 @@ class SafetyCheck:
             return
         if grant is None:
             grant = Grant(lock, ns, token, name, lease["metadata"].get("uid"), holder.get("podName"),
-                          holder.get("podUID"), parse_time(status.get("acquireTime")), rv, _shape(lease))
+                          holder.get("podUID"), parse_time(status.get("acquireTime")), rv, _shape(lease, lock))
             newest = grants[-1] if grants else None
             if newest is not None and grant.token < newest.token and None not in (grant.acquired, newest.acquired) \
                     and grant.acquired < newest.acquired:

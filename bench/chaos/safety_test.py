@@ -303,9 +303,9 @@ class LockShapeTest(unittest.TestCase):
         self.assertIn("superseded grant shown Held again", check(third.events).violations[0]["violation"])
 
 
-def set_lease(name, uid, locks, holder=None, holder_uid=None, token=None, phase="Pending", acquired=None):
-    """A claim on the lock set `locks`."""
-    obj = lease(name, uid, holder, holder_uid, token, phase, acquired)
+def set_lease(name, uid, locks, holder=None, holder_uid=None, token=None, phase="Pending", acquired=None, shape=None):
+    """A claim on the lock set `locks`; shape: (capacity, access, its slot on the first lock)."""
+    obj = lease(name, uid, holder, holder_uid, token, phase, acquired, shape=shape)
     del obj["spec"]["lockName"]
     obj["spec"]["lockNames"] = locks
     return obj
@@ -333,6 +333,28 @@ class LockSetTest(unittest.TestCase):
         self.assertEqual(result.violations, [])
         self.assertEqual(result.set_grants, 2)
         self.assertEqual(result.grants, 4, "each set's grant counts on each of its locks")
+
+    def shared_set_beside(self, *singles):
+        """A Shared set on pool and sem of capacity 2, shown on slot 0 (its slot on pool), granted
+        after Shared single claims on sem: (pod, token, slot) each."""
+        h = History()
+        for name, token, slot in singles:
+            h.add("pod", pod(name, "u" + name), "ADDED")
+            h.add("lease", lease("l" + name, "l%s-1" % name, name, "u" + name, token, "Held", at(0), lock="sem",
+                                 shape=(2, "Shared", slot)), "ADDED")
+        h.renew(0).add("pod", pod("s", "us"), "ADDED")
+        return h.add("lease", set_lease("ls", "ls-1", ["pool", "sem"], "s", "us", 20, "Held", at(1),
+                                        shape=(2, "Shared", 0)), "ADDED")
+
+    def test_a_shared_sets_slot_on_its_other_locks_is_not_its_status_slot(self):
+        result = check(self.shared_set_beside(("a", 10, 0)).events)
+        self.assertEqual(result.violations, [], "the set holds slot 1 of sem: status.slot is its slot on pool")
+        self.assertEqual(result.set_grants, 1)
+
+    def test_a_shared_set_beyond_a_semaphores_capacity_is_caught(self):
+        whats = [v["violation"] for v in check(self.shared_set_beside(("a", 10, 0), ("b", 11, 1)).events).violations]
+        self.assertEqual(len(whats), 1, whats)
+        self.assertIn("more grants than capacity 2: two holders: token 20 to s", whats[0])
 
 
 class ReplayTest(unittest.TestCase):

@@ -291,10 +291,26 @@ def grants_by_shape(sections, profiles):
     written = {lock for p in profiles.values() if p.shape is not None and not p.shape.shared for lock in p.shape.locks}
     kinds = {holder: shape_kind(p, written) for holder, p in profiles.items()}
     counts = {kind: 0 for kind in sorted(set(kinds.values()) - {None})}
-    for holder, _token in {(s.holder, s.token) for s in sections}:
+    for holder in _grant_holders(sections):
         if kinds.get(holder) is not None:
             counts[kinds[holder]] += 1
     return counts
+
+
+def set_grants_by_holder(sections, profiles):
+    """How many grants (a holder's token) reached the workload of each holder of a lock set;
+    0 for one never granted its set."""
+    counts = {holder: 0 for holder, p in profiles.items() if p.shape is not None and len(p.shape.locks) > 1}
+    for holder in _grant_holders(sections):
+        if holder in counts:
+            counts[holder] += 1
+    return dict(sorted(counts.items()))
+
+
+def _grant_holders(sections):
+    """The holder of each grant that reached a workload, once per grant (a restarted command
+    runs several sections under one token)."""
+    return [holder for holder, _token in {(s.holder, s.token) for s in sections}]
 
 
 def failing_first(violations, expect_skew_violations):

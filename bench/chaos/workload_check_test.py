@@ -9,7 +9,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from workload_check import (HolderProfile, Shape, check_fencing, check_sections, failing_first,  # noqa: E402
-                            grants_by_shape, read_journals)
+                            grants_by_shape, read_journals, set_grants_by_holder)
 
 KUBE = HolderProfile("kubernetes", ttl=4, margin=0.8, grace=0.5)
 DIRECT = HolderProfile("direct", ttl=4, margin=0.8, grace=0.5)
@@ -232,6 +232,36 @@ class LockShapeTest(unittest.TestCase):
                             journal("r1", 10, 0, stop=5, lock="ns/krw"), journal("r2", 11, 1, stop=5, lock="ns/krw"),
                             journal("r3", 12, 2, stop=3, lock="ns/krw"))
         self.assertEqual([v["capacity"] for v in report.violations], [2])
+
+    def test_kubernetes_mode_sets_count_on_each_of_their_locks(self):
+        # As ESLEASE_LOCK names a pod's set: its locks as ns/lock ids, in the order claimed.
+        profiles = {"s": kube(Shape(["ns/lock-0", "ns/kx"])), "t": kube(Shape(["ns/kx", "ns/lock-0"])),
+                    "p": KUBE, "k": kube(Shape(["ns/kpool", "ns/ksem"], 3, True)),
+                    "m": kube(Shape(["ns/ksem"], 3, True)), "n": kube(Shape(["ns/ksem"], 3, True))}
+        passes = [journal("s", 10, 0, stop=2, lock="ns/lock-0,ns/kx"), journal("t", 11, 3, stop=4, lock="ns/kx,ns/lock-0"),
+                  journal("p", 12, 5, stop=6, lock="ns/lock-0"), journal("k", 13, 0, stop=6, lock="ns/kpool,ns/ksem"),
+                  journal("m", 14, 1, stop=6, lock="ns/ksem"), journal("n", 15, 2, stop=6, lock="ns/ksem")]
+        report = self.check(profiles, *passes)
+        self.assertEqual(report.violations, [])
+        self.assertEqual(report.most_at_once, {"ns/ksem": 3, "ns/kpool": 1})
+        report = self.check(profiles, *passes, journal("p", 16, 1, stop=2.5, lock="ns/lock-0"),
+                            journal("t", 17, 5.5, stop=6, lock="ns/kx"),
+                            journal("m", 18, 3, stop=4, lock="ns/ksem", pid=2))
+        self.assertEqual(sorted(v["lock"] for v in report.violations), ["ns/ksem", "ns/kx", "ns/lock-0"])
+        self.assertIn("ran on part of its set: t token 17 claimed ns/kx,ns/lock-0",
+                      [v.get("violation") for v in report.violations if v["lock"] == "ns/kx"][0])
+        self.assertEqual(len([v for v in report.violations if "earlier" in v or "at_once" in v]), 2,
+                         "p beside s on lock-0, four grants on ksem")
+
+    def test_set_grants_are_counted_by_holder(self):
+        profiles = {"s": kube(Shape(["ns/a", "ns/b"])), "t": direct(PAIR), "u": kube(Shape(["ns/b", "ns/c"])),
+                    "p": KUBE}
+        sections, _ = sections_of(journal("s", 10, 0, stop=1, lock="ns/a,ns/b"),
+                                  journal("s", 10, 1, stop=2, lock="ns/a,ns/b", pid=2),
+                                  journal("s", 12, 3, stop=4, lock="ns/a,ns/b"),
+                                  journal("t", 13, 0, stop=1, lock="direct/x,direct/y"), journal("p", 14, 0, stop=1))
+        self.assertEqual(set_grants_by_holder(sections, profiles), {"s": 2, "t": 1, "u": 0})
+        self.assertEqual(grants_by_shape(sections, profiles), {"kube_set": 2, "set": 1})
 
 
 class FencedWriteTest(unittest.TestCase):
