@@ -22,14 +22,18 @@ TIMEOUT = 60
 class KubeShapes(CliKubernetesMode):
     # The scenarios of CliKubernetesMode run in their own test; only these run here.
     def run_all(self, lock, shapes, seconds, ttl="5s"):
-        """One `eslease run` per shape (its extra flags), each for its own pod, started in order:
-        claims created in one second are served by name, which follows that order; returns labels."""
+        """One `eslease run` per shape (its extra flags), each for its own pod, queued in order:
+        each claim is made before the next tool starts (claims created in one second are served
+        by name, which follows that order too); returns labels."""
         labels = ["%s-%d" % (lock, i) for i in range(len(shapes))]
         self.env.create_ready_pods(self.ns, labels)
         tools = []
         for label, flags in zip(labels, shapes):
             tools.append(self.tool("run-" + label, "run", lock, "--ttl", ttl, *flags, "--",
                                    *self.recorder(label), str(seconds), pod=label))
+            lease = "%s-%s" % (lock, label)
+            wait_for(lambda: self.phase(lease) is not None or self.started(label), TIMEOUT,
+                     "the claim %s to be made" % lease)
         for t in tools:
             self.assertEqual(t.wait(timeout=180), 0, t.stderr())
         return labels
