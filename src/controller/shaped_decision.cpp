@@ -1,11 +1,12 @@
-// The decision for a shaped world (the design's "Lock shapes"): locks of capacity above 1 with
-// a slot document per holder, Shared claims side by side, an Exclusive claim on every slot,
-// and lock sets, whose locks (and every lock linked to them by other sets) are decided
-// together so a set is granted whole or not at all. Each grant on the locks is judged by the grant rules of a
-// single holder, with the grant in focus as the world's `document`; who gets the slots that are free (or
-// whose grant ends now) is decided once for all claims by the one queueing rule (slot_allocation.h). One
-// action per step, in this order: a grant's own action (revoke, adopt), a grant to the next claim served
-// (written over the documents of grants that end), then the release of an ended grant nobody takes.
+// The decision for a shaped world (the design's "Lock shapes"): locks of capacity above 1,
+// with a slot document per holder, Shared claims side by side and an Exclusive claim on every
+// slot; and lock sets, whose locks (with every lock other sets link to them) are decided
+// together, so a set is granted whole or not at all. Each grant on the locks is judged by the
+// grant rules of a single holder, with the grant in focus as the world's `document`; who gets
+// the slots that are free (or whose grant ends now) is decided once for all claims by the one
+// queueing rule (slot_allocation.h). One action per step, in this order: a grant's own action
+// (revoke, adopt), a grant to the next claim served (written over the documents of grants
+// that end), then the release of an ended grant nobody takes.
 #include <algorithm>
 
 #include "controller/decision_steps.h"
