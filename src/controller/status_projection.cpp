@@ -236,7 +236,8 @@ class Projector {
              (capacity > 1 ? " (capacity " + std::to_string(capacity) + " each)" : "");
     if (capacity > 1)
       return "waiting for " + of + "lock " + spec.lock_name + " (capacity " + std::to_string(capacity) + ")";
-    if (w_.document) return "lock " + spec.lock_name + " is held by " + name_of(w_.document->state.doc.holder);
+    if (w_.document)
+      return "lock " + spec.lock_name + " is held by " + name_of(w_.document->state.doc.holder);
     return "waiting for lock " + spec.lock_name;
   }
 
