@@ -28,9 +28,10 @@ lock::ClaimShape shape_of(const Options& options) {
 
 // "default/a,default/b": ESLEASE_LOCK for a set.
 std::string joined(const std::vector<lock::LockKey>& keys, const char* separator) {
-  std::string out;
-  for (const lock::LockKey& key : keys) out += (out.empty() ? "" : separator) + key.id();
-  return out;
+  std::vector<std::string> ids;
+  ids.reserve(keys.size());
+  for (const lock::LockKey& key : keys) ids.push_back(key.id());
+  return join(ids, separator);
 }
 
 std::string describe(const lock::HeldGrant& grant, const Options& options) {

@@ -193,9 +193,9 @@ Claimed wait_for_grant(Invocation& s, const json& created, const std::string& po
 // "batch/a", or for a set "batch/a,batch/b" in the Lease's order: ESLEASE_LOCK as direct mode
 // gives it.
 std::string lock_ids(const LeaseView& v, const char* separator) {
-  std::string out;
-  for (const std::string& lock : v.locks()) out += (out.empty() ? "" : separator) + object_key(v.ns, lock);
-  return out;
+  std::vector<std::string> ids;
+  for (const std::string& lock : v.locks()) ids.push_back(object_key(v.ns, lock));
+  return join(ids, separator);
 }
 
 Claimed take_claim(Invocation& s) {

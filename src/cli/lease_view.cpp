@@ -124,14 +124,8 @@ std::string LeaseView::describe_locks() const {
   return cli::describe_locks(locks());
 }
 
-std::string join_locks(const std::vector<std::string>& locks) {
-  std::string out;
-  for (const std::string& lock : locks) out += (out.empty() ? "" : "+") + lock;
-  return out;
-}
-
 std::string describe_locks(const std::vector<std::string>& locks) {
-  return (locks.size() > 1 ? "lock set " : "lock ") + join_locks(locks);
+  return (locks.size() > 1 ? "lock set " : "lock ") + join(locks, "+");
 }
 
 bool same_locks(std::vector<std::string> a, std::vector<std::string> b) {

@@ -63,9 +63,7 @@ struct LeaseView {
 
 LeaseView decode_lease_view(const nlohmann::json& object);
 
-// "a", or "a+b+c" for a lock set: lock names never hold '+'.
-std::string join_locks(const std::vector<std::string>& locks);
-// "lock a", or "lock set a+b" for several locks.
+// "lock a", or "lock set a+b" for several locks (lock names never hold '+').
 std::string describe_locks(const std::vector<std::string>& locks);
 // Whether two lists name the same locks, in any order (spec.lockNames is a set).
 bool same_locks(std::vector<std::string> a, std::vector<std::string> b);

@@ -131,7 +131,7 @@ void print_lock_reports(std::ostream& out, const std::vector<LockReport>& report
                                    v.fencing_token.empty() ? "-" : v.fencing_token,
                                    age ? format_age(*age) : "-",
                                    validity_left(v, now)};
-    if (show_set) cells.insert(cells.begin() + 1, v.lock_names.empty() ? "-" : join_locks(v.lock_names));
+    if (show_set) cells.insert(cells.begin() + 1, v.lock_names.empty() ? "-" : join(v.lock_names, "+"));
     if (show_namespace) cells.insert(cells.begin(), r.ns);
     rows.push_back(std::move(cells));
   };
