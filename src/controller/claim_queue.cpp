@@ -80,6 +80,10 @@ std::int64_t lock_capacity(const std::vector<LeaseRecord>& claims, const std::st
   return source ? source->spec.capacity : 1;
 }
 
+bool any_lock_set(const std::vector<LeaseRecord>& claims) {
+  return std::any_of(claims.begin(), claims.end(), [](const LeaseRecord& l) { return l.spec.is_set(); });
+}
+
 const PodState* election_pod(const LockWorld& world, const LeaseRecord& lease,
                              const std::string& exclude_uid) {
   const PodState* best = nullptr;

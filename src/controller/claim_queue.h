@@ -52,6 +52,8 @@ bool held_by(const LockWorld& world, const LeaseRecord& lease);
 // the claims naming `lock` (every claim when empty).
 const LeaseRecord* capacity_source(const std::vector<LeaseRecord>& claims, const std::string& lock = "");
 std::int64_t lock_capacity(const std::vector<LeaseRecord>& claims, const std::string& lock = "");
+// Whether any of the claims is on a lock set: its locks are then decided together.
+bool any_lock_set(const std::vector<LeaseRecord>& claims);
 
 ClaimQueue classify_claims(const LockWorld& world);
 

@@ -349,8 +349,7 @@ ReconcileOutcome Reconciler::reconcile(const std::string& lock_id, std::stop_tok
   }
   const std::vector<LeaseRecord> claims = claims_of(*key, clock_.monotonic());
   // A set is decided with every lock it (and the sets overlapping it) names.
-  if (std::any_of(claims.begin(), claims.end(), [](const LeaseRecord& l) { return l.spec.is_set(); }))
-    return reconcile_linked(*key, stop);
+  if (any_lock_set(claims)) return reconcile_linked(*key, stop);
   const ReconcileGates::Passage passage = gates_.enter({lock_id});
   std::int64_t slots = std::max(lock_capacity(claims), table_.slots_in_use(lock_id));
   LockWorld world;

@@ -35,9 +35,9 @@ void Reconciler::prime(const std::vector<std::string>& lock_ids) {
     }
     LockWorld world = gather(*entry, std::nullopt);
     // A lock of capacity above 1 or claimed by a set is granted by its own reconcile.
-    const bool sets = std::any_of(world.claims.begin(), world.claims.end(),
-                                  [](const LeaseRecord& l) { return l.spec.is_set(); });
-    if (sets || lock_capacity(world.claims) > 1 || table_.slots_in_use(keys[i].id()) > 1) continue;
+    if (any_lock_set(world.claims) || lock_capacity(world.claims) > 1 ||
+        table_.slots_in_use(keys[i].id()) > 1)
+      continue;
     Decision decision = decide(world);
     if (decision.action != Action::kAcquire) continue;
     grants.emplace_back(keys[i], grantee(world, decision.grant));

@@ -82,17 +82,23 @@ TEST(ShapedDecision, AnExclusiveClaimTakesEverySlotOfAFreeLock) {
   EXPECT_EQ(d.grant.access, Access::kExclusive);
 }
 
-// The writer waits for the reader to leave and keeps the free slot: the later reader does not
-// get it, so a stream of readers never starves the writer.
-TEST(ShapedDecision, AnExclusiveClaimBehindSharedHoldersKeepsTheFreeSlots) {
+// A reader holding slot 0 of a lock of `capacity`, then a waiting writer, then a later reader.
+World writer_between_readers(std::int64_t capacity) {
   World world;
-  world.shaped(2);
+  world.shaped(capacity);
   world.shaped_claim("reader", "pod-r", Access::kShared, api::Priority::kForeground, seconds(100));
   world.shaped_claim("writer", "pod-w", Access::kExclusive, api::Priority::kForeground, seconds(50));
   world.shaped_claim("reader-2", "pod-r2", Access::kShared, api::Priority::kForeground, seconds(10));
   for (const char* pod : {"pod-r", "pod-w", "pod-r2"}) world.pod(pod);
   world.slots_held("reader", "pod-r", {0}, 101);
   world.status_held("reader", "pod-r", 101);
+  return world;
+}
+
+// The writer waits for the reader to leave and keeps the free slot: the later reader does not
+// get it, so a stream of readers never starves the writer.
+TEST(ShapedDecision, AnExclusiveClaimBehindSharedHoldersKeepsTheFreeSlots) {
+  World world = writer_between_readers(2);
   const Decision d = world.decide();
   EXPECT_EQ(d.action, Action::kNone);
   EXPECT_EQ(status_of(d, "writer").queue_position, 0);
@@ -191,17 +197,10 @@ TEST(ShapedDecision, AGrantMissingPartOfItsDocumentsIsRevoked) {
 // A Shared claim waiting behind a waiting Exclusive one does not take the slot the Exclusive
 // one keeps, even though it is free.
 TEST(ShapedDecision, ASharedClaimBehindAWaitingExclusiveOneWaitsThoughASlotIsFree) {
-  World world;
-  world.shaped(3);
-  world.shaped_claim("r1", "pod-r1", Access::kShared, api::Priority::kForeground, seconds(100));
-  world.shaped_claim("w", "pod-w", Access::kExclusive, api::Priority::kForeground, seconds(50));
-  world.shaped_claim("r2", "pod-r2", Access::kShared, api::Priority::kForeground, seconds(10));
-  for (const char* pod : {"pod-r1", "pod-w", "pod-r2"}) world.pod(pod);
-  world.slots_held("r1", "pod-r1", {0}, 101);
-  world.status_held("r1", "pod-r1", 101);
+  World world = writer_between_readers(3);
   const Decision d = world.decide();
   EXPECT_EQ(d.action, Action::kNone);
-  EXPECT_EQ(held_reason(status_of(d, "r2")), "False/Waiting");
+  EXPECT_EQ(held_reason(status_of(d, "reader-2")), "False/Waiting");
 }
 
 // The lock's capacity went down (its old claims are gone) while a revoked grant of the old
