@@ -35,10 +35,17 @@ const char* to_string(Priority priority);
 std::optional<Priority> parse_priority(std::string_view text);
 
 // Lock shapes (the design's "Lock shapes"), the same for a Lease and for eslease direct mode.
-// spec.access: Shared claims hold a lock side by side, up to its capacity; an Exclusive claim
-// holds it alone, all of its capacity.
+// spec.access: Shared claims (the default) hold a lock side by side, up to its capacity, so
+// `capacity: N` alone is a counting semaphore; an Exclusive claim holds it alone, all of its
+// capacity (a writer of a read-write lock).
 enum class Access { kExclusive, kShared };
+inline constexpr Access kDefaultAccess = Access::kShared;
 const char* to_string(Access access);
+// At capacity 1 the two are the same: such a grant is written, and judged, as Exclusive (the
+// lock's one document, as before shapes existed).
+inline constexpr Access effective_access(std::int64_t capacity, Access access) {
+  return capacity <= 1 ? Access::kExclusive : access;
+}
 // nullopt for anything but "Exclusive" and "Shared".
 std::optional<Access> parse_access(std::string_view text);
 // spec.capacity: how many claims hold a lock at once, 1 to kMaxCapacity.

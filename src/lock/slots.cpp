@@ -3,6 +3,9 @@
 #include <set>
 #include <tuple>
 
+#include "common/duration.h"
+#include "common/text.h"
+
 namespace eslease::lock {
 namespace {
 
@@ -11,18 +14,27 @@ bool live(const SlotSight& slot) {
 }
 
 std::string describe(const LockState& s) {
-  std::string out = "lock " + s.doc.lock + " is held by " + s.doc.holder;
-  if (s.doc.capacity > 1 || s.doc.access == Access::kShared) {
-    out += " (slot " + std::to_string(s.doc.slot) + " of " + std::to_string(s.doc.capacity) + ", " +
-           to_string(s.doc.access) + ")";
+  std::string out = "lock " + s.doc.lock + " is held by " + s.doc.holder + " (token " +
+                    std::to_string(s.token) + ", renewed " + format_rfc3339_millis(s.doc.renewed_at) +
+                    ", ttl " + format_duration(Millis(s.doc.ttl_millis));
+  if (s.doc.capacity > 1) {
+    out += ", slot " + std::to_string(s.doc.slot) + " of " + std::to_string(s.doc.capacity) + ", " +
+           to_string(s.doc.access);
   }
-  return out;
+  return out + ")";
+}
+
+// The claim waits behind `s`: why, and who.
+void busy(ClaimPlan& plan, const LockState& s) {
+  plan.why = describe(s);
+  plan.holder = s;
+  plan.writes.clear();
 }
 
 // The claimant's own grant, when the documents it holds are exactly what it claims.
-std::optional<std::vector<HeldLock>> own_grant(const std::vector<LockSlots>& locks, const ClaimShape& shape,
+std::optional<std::vector<HeldDocument>> own_grant(const std::vector<LockSlots>& locks, const ClaimShape& shape,
                                                const std::string& holder) {
-  std::vector<HeldLock> own;
+  std::vector<HeldDocument> own;
   std::set<std::string> ids;
   for (const LockSlots& lock : locks) {
     std::size_t held = 0;
@@ -31,19 +43,19 @@ std::optional<std::vector<HeldLock>> own_grant(const std::vector<LockSlots>& loc
       const LockDocument& doc = slot.state->doc;
       if (doc.access != shape.access || doc.capacity != shape.capacity) return std::nullopt;
       if (!own.empty()) {
-        const LockDocument& first = own.front().grant.state.doc;
+        const LockDocument& first = own.front().state.doc;
         if (std::tie(doc.grant, doc.lease_uid, doc.acquired_at) !=
             std::tie(first.grant, first.lease_uid, first.acquired_at))
           return std::nullopt;  // documents of two grants
       }
       ++held;
       ids.insert(document_id(doc));
-      own.push_back(HeldLock{lock.key, Grant{*slot.state, MonoTime{}}, Millis(0), std::nullopt});
+      own.push_back(HeldDocument{lock.key, *slot.state, MonoTime{}});
     }
     const std::size_t needed = shape.access == Access::kExclusive ? lock.slots.size() : 1;
     if (held != needed) return std::nullopt;
   }
-  const LockDocument& first = own.front().grant.state.doc;
+  const LockDocument& first = own.front().state.doc;
   if (first.grant.empty() ? own.size() != 1
                           : std::set<std::string>(first.grant_docs.begin(), first.grant_docs.end()) != ids)
     return std::nullopt;
@@ -112,8 +124,7 @@ ClaimPlan plan_claim(const std::vector<LockSlots>& locks, const ClaimShape& shap
       for (std::size_t k = 0; k < lock.slots.size() && !free; ++k)
         if (!live(lock.slots[k])) free = std::int64_t(k);
       if (!free) {
-        plan.why = describe(*lock.slots.front().state);
-        plan.writes.clear();
+        busy(plan, *lock.slots.front().state);
         return plan;
       }
       take(*free);
@@ -121,8 +132,7 @@ ClaimPlan plan_claim(const std::vector<LockSlots>& locks, const ClaimShape& shap
     }
     for (std::size_t k = 0; k < lock.slots.size(); ++k) {
       if (live(lock.slots[k])) {
-        plan.why = describe(*lock.slots[k].state);
-        plan.writes.clear();
+        busy(plan, *lock.slots[k].state);
         return plan;
       }
       take(std::int64_t(k));

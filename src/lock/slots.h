@@ -48,8 +48,9 @@ struct ClaimPlan {
   };
   Kind kind = Kind::kBusy;
   std::vector<SlotWrite> writes;
-  std::vector<HeldLock> own;
+  std::vector<HeldDocument> own;
   std::string why;
+  std::optional<LockState> holder;  // kBusy: the document it waits behind
 };
 
 ClaimPlan plan_claim(const std::vector<LockSlots>& locks, const ClaimShape& shape, const std::string& holder);

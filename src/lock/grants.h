@@ -1,0 +1,68 @@
+// The grant protocol in Elasticsearch (lock_store.h), for the Elasticsearch lock store:
+// reads, grants of any shape, their undo, and releases.
+//
+//   read     GET (one document) or _mget     realtime, in batches of max_bulk_items
+//   grant    PUT _create / PUT _doc?if_seq_no= for one document; otherwise POST _bulk, a
+//            create per free document and an index ?if_seq_no= per one replaced, for every
+//            request of the call (start-up grants many locks at once)
+//   undo     a delete ?if_seq_no= per document a grant wrote, when not all of it applied
+//   release  a delete ?if_seq_no= per document of the grant
+//
+// Elasticsearch answers each item of a _bulk on its own: some may apply while others meet a
+// conflict. A grant is kept only when every item applied; otherwise what it wrote is deleted
+// again, each document at exactly the version written, so another grant that replaced one
+// meanwhile is never touched. When an answer is lost, one read tells which items applied (our
+// own writes are recognised as `same_write`). When that read fails too, the documents the
+// grant may have written were never handed to anyone: they expire by TTL.
+//
+// A grant is kept only when its fencing token is larger than every token known before it was
+// written (token_guard.h). Otherwise the lock index went back (re-created, restored): the
+// grant, which nobody has been told of yet, is undone, and the caller gets kGrantsPaused.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "es/document_api.h"
+#include "lock/lock_index.h"
+#include "lock/lock_store.h"
+#include "lock/token_guard.h"
+
+namespace eslease::lock {
+
+// What the grant functions work with: the Elasticsearch lock store's own parts.
+struct GrantContext {
+  es::DocumentApi& api;
+  const std::string& index;
+  Clock& clock;
+  TokenGuard& guard;
+  const std::string& writer;
+  std::size_t max_bulk_items;
+};
+
+// A realtime read of document `id` as a lock state: nullopt when absent, kProtocol when it is
+// not the lock document of that id. Its token counts among those issued before.
+DocumentRead lock_state_of(const std::string& id, const es::GetResult& got, TokenGuard& guard);
+
+// Realtime reads of documents: one GET for one id, else ceil(n / max_bulk_items) _mget.
+Result<std::vector<DocumentRead>> read_documents(const GrantContext& context, const std::vector<std::string>& ids);
+
+// kInvalidArgument when the grantee cannot be written.
+Status validate_grantee(const Grantee& grantee);
+
+// The document granting `key` to `grantee` from `now`, as every write of a grant fills it; the
+// caller adds what differs (slot, shape, the grant's id).
+LockDocument granted_document(const LockKey& key, const Grantee& grantee, WallTime now, std::int64_t epoch,
+                              std::int64_t transitions, const std::string& writer);
+
+// The grants themselves; the caller has checked that grants may go ahead
+// (LockIndex::ready_to_grant). A request that cannot be a grant is its kInvalidArgument.
+std::vector<Result<GrantOutcome>> write_grants(const GrantContext& context,
+                                               const std::vector<GrantRequest>& requests);
+
+Result<ReleaseOutcome> release_held_grant(const GrantContext& context, const HeldGrant& held,
+                                          ReleaseScope scope);
+
+}  // namespace eslease::lock
