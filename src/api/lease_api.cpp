@@ -27,7 +27,7 @@ constexpr Names<Phase, 5> kPhaseNames = {{
     {Phase::kInvalid, "Invalid"},
 }};
 
-constexpr Names<Reason, 20> kReasonNames = {{
+constexpr Names<Reason, 21> kReasonNames = {{
     {Reason::kWaiting, "Waiting"},
     {Reason::kAcquired, "Acquired"},
     {Reason::kTakenOver, "TakenOver"},
@@ -43,6 +43,7 @@ constexpr Names<Reason, 20> kReasonNames = {{
     {Reason::kReleased, "Released"},
     {Reason::kClaimDeleted, "ClaimDeleted"},
     {Reason::kClaimMoved, "ClaimMoved"},
+    {Reason::kRevoked, "Revoked"},
     {Reason::kInvalid, "Invalid"},
     {Reason::kBackendUnavailable, "BackendUnavailable"},
     {Reason::kBackendReachable, "BackendReachable"},
@@ -110,6 +111,7 @@ bool is_loss(Reason reason) {
     case Reason::kReleased:
     case Reason::kClaimDeleted:
     case Reason::kClaimMoved:
+    case Reason::kRevoked:
       return true;
     case Reason::kWaiting:
     case Reason::kAcquired:

@@ -80,7 +80,8 @@ enum class Reason {
   kInvalidClaim,           // Held=False: the claim cannot be served as written
   kReleased,               // the holder let go of the lock, or its pod finished after holding
   kClaimDeleted,           // the holder's Lease was deleted by someone else than its holder
-  kClaimMoved,             // the claim no longer names its holder pod
+  kClaimMoved,             // the claim no longer matches its grant (its pod, locks or shape)
+  kRevoked,                // lastTakeover: the previous grant was revoked and its validity ended
   kInvalid,                // the event of an invalid claim
   kBackendUnavailable,     // BackendAvailable=False
   kBackendReachable,       // BackendAvailable=True

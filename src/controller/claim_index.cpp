@@ -11,6 +11,9 @@ std::vector<std::string> ClaimIndex::lease_changed(const LeaseRecord* before, co
       touched.insert(it->second.lock_ids.begin(), it->second.lock_ids.end());
     remove(key);
   }
+  if (before && (!now || now->meta.uid != before->meta.uid)) arrivals_.erase(before->meta.uid);
+  if (now && (now->status.queued_at || (now->status.phase != Phase::kNone && now->status.phase != Phase::kPending)))
+    arrivals_.erase(now->meta.uid);
   if (now) {
     add(now->meta.key(), *now);
     if (!now->spec.lock_name.empty()) {
@@ -141,6 +144,21 @@ ClaimCounts ClaimIndex::counts() const {
 std::vector<std::string> ClaimIndex::unserved_leases() const {
   std::lock_guard lock(mutex_);
   return {unserved_.begin(), unserved_.end()};
+}
+
+void ClaimIndex::arrived(const std::string& uid, WallTime at) {
+  std::lock_guard lock(mutex_);
+  at = std::chrono::time_point_cast<std::chrono::microseconds>(at);
+  if (at <= last_arrival_) at = last_arrival_ + std::chrono::microseconds(1);
+  last_arrival_ = at;
+  arrivals_.emplace(uid, at);
+}
+
+std::optional<WallTime> ClaimIndex::arrival_of(const std::string& uid) const {
+  std::lock_guard lock(mutex_);
+  auto it = arrivals_.find(uid);
+  if (it == arrivals_.end()) return std::nullopt;
+  return it->second;
 }
 
 }  // namespace eslease::controller

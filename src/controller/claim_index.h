@@ -40,6 +40,13 @@ class ClaimIndex {
   // The reconciler records who holds each lock, so a holder's events reach its lock.
   void set_holder(const std::string& lock_id, const std::string& pod_key);
 
+  // The Lease `uid` arrived through the watch (not a list) now: its place in the queue among
+  // claims created in the same second, in the order the API server created them (a watch
+  // delivers them in that order). Arrivals are kept to the microsecond, strictly increasing,
+  // until its status records one (status.queuedAt) or it is served.
+  void arrived(const std::string& uid, WallTime at);
+  std::optional<WallTime> arrival_of(const std::string& uid) const;
+
   // Every Lease seen, counted as it was last seen.
   ClaimCounts counts() const;
   // Keys of the Leases not served yet (Pending, or no phase) and not being deleted: the
@@ -67,6 +74,8 @@ class ClaimIndex {
   std::map<std::string, std::set<std::string>> held_by_;          // pod key -> lock ids
   std::map<std::pair<Phase, Priority>, int> counts_;              // Leases, only counts above 0
   std::set<std::string> unserved_;                                // lease keys, see unserved_leases()
+  std::map<std::string, WallTime> arrivals_;                      // by Lease UID, see arrived()
+  WallTime last_arrival_{};
 };
 
 }  // namespace eslease::controller

@@ -1,8 +1,9 @@
-// The claims of one lock as the decision sees them: which are valid, which wait, in which
-// order they are served, and who is served next. Part of the pure decision (decision.h).
+// The claims of some locks as the decision sees them: which are valid, which wait, and the
+// one order they are served in. Part of the pure decision (decision.h).
 //
-// Order: priority (Foreground first), then when the claim started waiting (its creation, or
-// when it last lost the lock), then its age, then its name. A holder is never pre-empted.
+// Order: priority (Foreground first), then when the claim started waiting (when the
+// controller first saw it, to the microsecond, or when it last lost the lock), then its age,
+// then its name. A holder is never pre-empted.
 #pragma once
 
 #include <optional>
@@ -22,7 +23,14 @@ struct ClaimView {
   bool released = false;          // terminal for its (finished) pod
   WallTime waiting_since{};       // queue order
   const PodState* pod = nullptr;  // the pod it would be granted to now (nullptr: none is live)
-  bool waiting = false;           // in the queue: valid, not terminal, not deleted, not holding
+  // The grant it has on the locks, renewed or not (nullptr: none).
+  const GrantView* grant = nullptr;
+  // Renewed for it and not revoked: it holds the lock.
+  bool holds() const { return grant && grant->renewing && !grant->revoked; }
+  // May be served: valid, not ended, not being deleted.
+  bool eligible() const { return invalid.empty() && !timed_out && !released && !lease->being_deleted; }
+  // In the queue: eligible and holding nothing.
+  bool waiting() const { return eligible() && !grant; }
 };
 
 // The one ordering of waiting claims.
@@ -34,47 +42,22 @@ inline auto queue_rank(const ClaimView& claim) {
 
 struct ClaimQueue {
   std::vector<ClaimView> claims;  // every claim, in queue order
-  // The claim the lock document names (same Lease and UID), if any.
-  const ClaimView* owner = nullptr;
   // The earliest moment a waiting claim times out.
   std::optional<MonoTime> next_timeout;
-  // A lock of capacity above 1: who gets a grant's slots is decided for all of them at once
-  // (slot_allocation.h), so the grant rules only say whether a grant ends now.
-  bool successors_by_allocation = false;
+  // The claim a grant names (same Lease and UID), if any.
+  const ClaimView* owner_of(const LockWorld& world, const GrantView& grant) const;
+  const ClaimView* named(const std::string& lease) const;
 };
-
-// True when `lease`'s grant is the document's (or one of the lock's grants) and we still
-// renew it.
-bool held_by(const LockWorld& world, const LeaseRecord& lease);
-
-// A lock's capacity is what its oldest live claim states (1 without one); a claim stating
-// another is Invalid, its message naming both values. The claim it comes from, if any, of
-// the claims naming `lock` (every claim when empty).
-const LeaseRecord* capacity_source(const std::vector<LeaseRecord>& claims, const std::string& lock = "");
-std::int64_t lock_capacity(const std::vector<LeaseRecord>& claims, const std::string& lock = "");
-// Whether any of the claims is on a lock set: its locks are then decided together.
-bool any_lock_set(const std::vector<LeaseRecord>& claims);
 
 ClaimQueue classify_claims(const LockWorld& world);
 
-// Who gets the lock next, and which pod it goes to.
-struct NextGrant {
-  const ClaimView* claim = nullptr;
-  const PodState* pod = nullptr;
-  WallTime waiting_since{};
-};
-
-// The next claim to grant. An election claim that held the lock fails over to another of
-// its pods before anyone else is served; a claim-mode owner that is losing the lock queues
-// again behind those already waiting, from now. `losing_owner` is the queue's owner when the
-// document's grant is ending, nullptr for a free lock.
-std::optional<NextGrant> next_claim(const LockWorld& world, const ClaimQueue& queue,
-                                    const ClaimView* losing_owner);
+// Each lock's capacity, worked out once per reconcile: what its oldest live claim states (1
+// without one). A claim stating another is Invalid, its message naming both values.
+std::vector<LockShape> lock_shapes(const std::vector<LeaseRecord>& claims, const std::vector<std::string>& locks);
 
 // The best live pod for an election claim: Ready before not-yet-Ready, then oldest, then
 // name; never the pod with `exclude_uid`.
-const PodState* election_pod(const LockWorld& world, const LeaseRecord& lease,
-                             const std::string& exclude_uid);
+const PodState* election_pod(const LockWorld& world, const LeaseRecord& lease, const std::string& exclude_uid);
 
 // "name" from "ns/name" (a holder pod, a Lease).
 std::string name_of(const std::string& holder);

@@ -229,8 +229,13 @@ kube::InformerOptions Controller::informer_options(const std::string& ns, const 
 
 void Controller::watch_leases(const std::string& ns) {
   kube::RecordHandlers<LeaseRecord> handlers;
-  handlers.on_add = [this](const LeaseRecord& lease) {
+  handlers.on_add = [this, ns](const LeaseRecord& lease) {
     warn_if_too_short(lease);
+    // A claim the watch brings (not the first list) arrives now, in the order the API server
+    // created it: its place in the queue among claims created in the same second.
+    const LeaseInformer& informer = *caches_->leases.at(ns);
+    if (informer.has_synced() && lease.status.phase == Phase::kNone && !lease.status.queued_at)
+      index_.arrived(lease.meta.uid, clock_.now());
     enqueue(index_.lease_changed(nullptr, &lease));
   };
   handlers.on_update = [this](const LeaseRecord& before, const LeaseRecord& now) {
@@ -387,11 +392,11 @@ void Controller::publish_slot_metrics() {
       if (auto lease = caches_->lease(key)) claims.push_back(std::move(*lease));
     if (claims.empty()) continue;
     // A set's claim is one of each lock it names, and holds each while Held.
-    const std::int64_t capacity = lock_capacity(claims, lock_id.substr(lock_id.find('/') + 1));
+    const std::int64_t capacity = lock_shapes(claims, {lock_id.substr(lock_id.find('/') + 1)}).front().capacity;
     std::int64_t taken = 0;
     for (const LeaseRecord& lease : claims)
       if (lease.status.phase == Phase::kHeld)
-        taken += lease.spec.access == lock::Access::kShared ? 1 : capacity;
+        taken += api::effective_access(capacity, lease.spec.access) == lock::Access::kShared ? 1 : capacity;
     all += capacity;
     held += std::min(taken, capacity);
   }

@@ -3,40 +3,111 @@
 #include <algorithm>
 
 #include "controller/claim_queue.h"
-#include "controller/decision_steps.h"
 #include "controller/grant_rules.h"
+#include "controller/slot_allocation.h"
 #include "controller/status_projection.h"
 
 namespace eslease::controller {
+namespace {
+
+// One grant on the locks, its claim, and what the grant rules say of it.
+struct Judged {
+  const GrantView* grant = nullptr;
+  const ClaimView* owner = nullptr;
+  GrantVerdict verdict;
+};
 
 void requeue(Decision& d, std::optional<MonoTime> at) {
   if (at && (!d.requeue_at || *at < *d.requeue_at)) d.requeue_at = at;
 }
 
-void carry_plan(const ActionPlan& plan, Decision& d) {
-  d.action = plan.action;
-  d.rule = plan.rule;
-  d.action_message = plan.message;
-  requeue(d, plan.wake_at);
-  if (plan.action == Action::kRelease || plan.action == Action::kRevoke) d.action_reason = plan.reason;
-  if (!plan.grant) return;
-  GrantPlan& g = d.grant;
-  grant_to(*plan.grant->claim->lease, plan.grant->pod->record, plan.grant->waiting_since, g);
-  g.takeover_reason = plan.action == Action::kTakeOver ? plan.reason : std::nullopt;
-  g.from_pod = plan.from_pod;
-  g.dead_seen_at = plan.dead_seen_at;
+// Unless the decision may act, every grant stays as it is.
+std::vector<Judged> judge_grants(const LockWorld& world, const ClaimQueue& queue, bool act) {
+  std::vector<Judged> judged;
+  judged.reserve(world.grants.size());
+  for (const GrantView& grant : world.grants) {
+    const ClaimView* owner = queue.owner_of(world, grant);
+    judged.push_back(Judged{&grant, owner, act ? judge_grant(world, grant, owner) : GrantVerdict{}});
+  }
+  return judged;
 }
 
-std::vector<LockShape> shaped_locks(const LockWorld& world) {
-  if (!world.locks.empty()) return world.locks;
-  return {LockShape{world.lock_name, world.capacity}};
+const Judged* judged_grant(const std::vector<Judged>& judged, const GrantView* grant) {
+  for (const Judged& j : judged)
+    if (j.grant == grant) return &j;
+  return nullptr;
 }
 
-std::int64_t capacity_of(const LockWorld& world, const std::string& name) {
-  if (world.locks.empty()) return name == world.lock_name ? world.capacity : 1;
-  for (const LockShape& lock : world.locks)
-    if (lock.name == name) return lock.capacity;
-  return 1;
+// Who holds a taken slot, as the allocation tells holders apart.
+SlotHolder holder_of(const GrantView& grant) {
+  const lock::LockDocument& doc = grant.state.doc;
+  return SlotHolder{doc.lease_uid.empty() ? "foreign:" + doc.holder : doc.lease_uid,
+                    api::effective_access(doc.capacity, doc.access)};
+}
+
+// Every lock's slots as the allocation sees them: a grant that ends now leaves its slots free.
+std::vector<LockOccupancy> occupancy(const LockWorld& world, const std::vector<Judged>& judged) {
+  std::vector<LockOccupancy> locks;
+  locks.reserve(world.locks.size());
+  for (const LockShape& shape : world.locks)
+    locks.push_back(LockOccupancy{shape.name, std::vector<std::optional<SlotHolder>>(shape.capacity)});
+  for (const Judged& j : judged) {
+    if (j.verdict.ends_now) continue;
+    for (const SlotRef& ref : j.grant->slots) {
+      auto lock = std::find_if(locks.begin(), locks.end(), [&](const LockOccupancy& l) { return l.name == ref.lock; });
+      if (lock != locks.end() && ref.slot >= 0 && ref.slot < static_cast<std::int64_t>(lock->slots.size()))
+        lock->slots[static_cast<std::size_t>(ref.slot)] = holder_of(*j.grant);
+    }
+  }
+  return locks;
+}
+
+// A grant beyond a lock's capacity (left from an earlier one, or a direct-mode holder stating
+// another) has holders the slots below cannot account for: nothing is granted until it ends.
+bool beyond_capacity(const LockWorld& world, const std::vector<Judged>& judged) {
+  return std::any_of(judged.begin(), judged.end(), [&](const Judged& j) {
+    return !j.verdict.ends_now && std::any_of(j.grant->slots.begin(), j.grant->slots.end(), [&](const SlotRef& ref) {
+             return ref.slot >= world.capacity_of(ref.lock);
+           });
+  });
+}
+
+// The claims to serve, with the pod each would be granted to. Waiting claims stand by their
+// rank. A claim whose grant ends now stands again: an election claim fails over to another of
+// its pods before anyone else is served; a claim-mode claim queues again from now, behind those
+// already waiting. A claim whose earlier grant is still on the locks (revoked, not ended)
+// waits until that grant has ended: a claim holds one grant at a time. A claim naming a lock
+// this world does not decide (a set that joined it since it was gathered) waits for the
+// reconcile its change brings.
+struct Candidates {
+  std::vector<SlotClaim> claims;
+  std::map<std::string, const PodState*> pods;  // by claim
+};
+
+Candidates candidates(const LockWorld& world, const ClaimQueue& queue, const std::vector<Judged>& judged) {
+  Candidates out;
+  for (const ClaimView& c : queue.claims) {
+    const LeaseSpec& spec = c.lease->spec;
+    const std::vector<std::string> needs = spec.locks();
+    if (!std::all_of(needs.begin(), needs.end(), [&](const std::string& name) { return world.lock(name); }))
+      continue;
+    ClaimRank rank{false, spec.priority, c.waiting_since, c.lease->creation_time};
+    const PodState* pod = c.pod;
+    if (!c.waiting()) {
+      const Judged* own = c.grant ? judged_grant(judged, c.grant) : nullptr;
+      if (!own || !own->verdict.ends_now || !c.eligible()) continue;
+      if (spec.election_mode()) {
+        rank.fails_over = true;
+        pod = election_pod(world, *c.lease, own->grant->state.doc.holder_uid);
+      } else {
+        rank.waiting_since = world.now;
+      }
+    }
+    const lock::Access access = api::effective_access(spec.capacity, spec.access);
+    out.claims.push_back(SlotClaim{c.lease->meta.name, needs, access, rank, true, pod != nullptr});
+    out.pods[c.lease->meta.name] = pod;
+  }
+  return out;
 }
 
 void grant_to(const LeaseRecord& lease, const PodRecord& pod, WallTime waiting_since, GrantPlan& g) {
@@ -48,24 +119,83 @@ void grant_to(const LeaseRecord& lease, const PodRecord& pod, WallTime waiting_s
   g.priority = lease.spec.priority;
   g.ttl = api::lease_duration(lease.spec.lease_duration_seconds);
   g.waiting_since = waiting_since;
-  g.access = lease.spec.access;
+  g.access = api::effective_access(lease.spec.capacity, lease.spec.access);
 }
 
-// Only a claim that holds the lock has something to release when it is deleted: the
-// finalizer goes on with the grant. (A grant whose Lease vanishes before its finalizer is
-// written is released from the controller's memory, or expires.)
+// The grant the allocation serves first, written over the documents of grants that end.
+void plan_grant(const SlotGrant& served, const ClaimView& claim, const PodState& pod,
+                const std::vector<Judged>& judged, Decision& d) {
+  GrantPlan& g = d.grant;
+  grant_to(*claim.lease, pod.record, claim.waiting_since, g);
+  g.slots = served.slots;
+  d.action = Action::kGrant;
+  d.rule = "serve_the_next_claims";
+  d.action_message = "grant " + std::to_string(g.slots.size()) + " slot(s) to " + g.lease;
+  for (const Judged& j : judged) {
+    if (!j.verdict.ends_now || !j.verdict.handed_over) continue;
+    const bool replaced = std::any_of(j.grant->slots.begin(), j.grant->slots.end(), [&](const SlotRef& ref) {
+      return std::find(g.slots.begin(), g.slots.end(), ref) != g.slots.end();
+    });
+    if (!replaced) continue;
+    // A hand-over (a dead or expired holder) is the new grant's status.lastTakeover; a grant
+    // its holder let go of is simply written over.
+    g.takeover_reason = j.verdict.reason;
+    g.from_pod = j.verdict.from_pod;
+    g.dead_seen_at = j.verdict.dead_seen_at;
+    d.action_message = j.verdict.message + "; " + d.action_message;
+    return;
+  }
+}
+
+// A grant's own action (revoke, adopt, or with nobody to serve, the release of one that
+// ended), as the step's action.
+void plan_grant_action(const Judged& j, Decision& d) {
+  d.action = j.verdict.action;
+  d.rule = j.verdict.rule;
+  d.subject = j.grant->slots;
+  d.action_reason = j.verdict.reason;
+  d.action_message = j.verdict.message;
+}
+
+// Only a claim that has a grant has something to release when it is deleted: the finalizer
+// goes on with the grant. (A grant whose Lease vanishes before its finalizer is written is
+// released from the controller's memory, or expires.)
 void plan_finalizers(const LockWorld& world, const ClaimQueue& queue, Decision& d) {
   for (const ClaimView& c : queue.claims) {
     const LeaseRecord& lease = *c.lease;
-    auto names = [&](const DocumentView& grant) { return grant.state.doc.lease_uid == lease.meta.uid; };
-    const bool named_by_document = (world.document && names(*world.document)) ||
-                                   std::any_of(world.grants.begin(), world.grants.end(), names);
-    if (!lease.being_deleted && !lease.has_finalizer() && named_by_document)
-      d.add_finalizer.push_back(lease.meta.name);
-    if (lease.being_deleted && lease.has_finalizer() && !named_by_document &&
-        world.malformed_document.empty())
+    if (!lease.being_deleted && !lease.has_finalizer() && c.grant) d.add_finalizer.push_back(lease.meta.name);
+    if (lease.being_deleted && lease.has_finalizer() && !c.grant && world.malformed_document.empty())
       d.remove_finalizer.push_back(lease.meta.name);
   }
+}
+
+}  // namespace
+
+const LockShape* LockWorld::lock(const std::string& name) const {
+  for (const LockShape& shape : locks)
+    if (shape.name == name) return &shape;
+  return nullptr;
+}
+
+std::int64_t LockWorld::capacity_of(const std::string& name) const {
+  const LockShape* shape = lock(name);
+  return shape ? shape->capacity : 1;
+}
+
+const GrantView* LockWorld::grant_on(const SlotRef& ref) const {
+  for (const GrantView& grant : grants)
+    if (std::find(grant.slots.begin(), grant.slots.end(), ref) != grant.slots.end()) return &grant;
+  return nullptr;
+}
+
+const GrantView* LockWorld::grant_of(const LeaseRecord& lease) const {
+  const GrantView* found = nullptr;
+  for (const GrantView& grant : grants) {
+    if (grant.state.doc.lease_uid != lease.meta.uid) continue;
+    // An earlier grant may linger (revoked, expiring) beside a newer one: the newest counts.
+    if (!found || grant.state.token > found->state.token) found = &grant;
+  }
+  return found;
 }
 
 HolderHealth shown_holder_health(const LockWorld& world, const LeaseRecord& lease) {
@@ -79,10 +209,8 @@ const char* to_string(Action action) {
   switch (action) {
     case Action::kNone:
       return "none";
-    case Action::kAcquire:
-      return "acquire";
-    case Action::kTakeOver:
-      return "take_over";
+    case Action::kGrant:
+      return "grant";
     case Action::kRelease:
       return "release";
     case Action::kRevoke:
@@ -94,24 +222,51 @@ const char* to_string(Action action) {
 }
 
 WallTime waiting_since(const LeaseRecord& lease) {
+  const WallTime queued = lease.status.queued_at.value_or(lease.arrived.value_or(lease.creation_time));
   const Condition* held = lease.status.condition(api::kConditionHeld);
-  if (!held) return lease.creation_time;
-  return api::waiting_since(held->status, held->reason, held->last_transition_time, lease.creation_time);
+  if (!held) return queued;
+  return api::waiting_since(held->status, held->reason, held->last_transition_time, queued);
 }
 
 Decision decide(const LockWorld& world) {
-  if (world.shaped) return decide_shaped(world);
   Decision d;
   const ClaimQueue queue = classify_claims(world);
   requeue(d, queue.next_timeout);
-  if (!world.document_known) {
+  if (!world.documents_known) {
     // Elasticsearch could not be read: nothing is decided, and statuses keep what they
     // said, apart from the backend condition.
     keep_statuses(world, queue, d);
     return d;
   }
-  if (world.act && world.malformed_document.empty()) carry_plan(decide_action(world, queue), d);
-  if (d.action == Action::kNone) project_statuses(world, queue, d);
+  const bool act = world.act && world.malformed_document.empty();
+  const std::vector<Judged> judged = judge_grants(world, queue, act);
+  for (const Judged& j : judged) requeue(d, j.verdict.wake_at);
+  for (const Judged& j : judged) {
+    if (j.verdict.action == Action::kRevoke || j.verdict.action == Action::kAdopt) {
+      plan_grant_action(j, d);
+      break;
+    }
+  }
+  std::map<std::string, std::int64_t> positions;
+  if (d.action == Action::kNone) {
+    const Candidates served = candidates(world, queue, judged);
+    auto allocation = allocate_slots(occupancy(world, judged), served.claims);
+    if (allocation.ok()) {
+      const bool serve = act && !beyond_capacity(world, judged) && !allocation->grants.empty();
+      const ClaimView* next = serve ? queue.named(allocation->grants.front().claim) : nullptr;
+      const PodState* pod = next ? served.pods.at(next->lease->meta.name) : nullptr;
+      if (next && pod) plan_grant(allocation->grants.front(), *next, *pod, judged, d);
+      for (const QueueStanding& standing : allocation->waiting)
+        if (standing.position) positions[standing.claim] = *standing.position;
+      if (d.action == Action::kNone)  // not served in this decision (a write failed, a grant beyond the capacity): next in line
+        for (const SlotGrant& grant : allocation->grants) positions[grant.claim] = 0;
+    }
+  }
+  for (const Judged& j : judged) {
+    if (d.action != Action::kNone) break;
+    if (j.verdict.action == Action::kRelease) plan_grant_action(j, d);
+  }
+  if (d.action == Action::kNone) project_statuses(world, queue, positions, d);
   plan_finalizers(world, queue, d);
   return d;
 }

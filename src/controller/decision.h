@@ -1,15 +1,23 @@
-// The heart of the controller: what should happen to one lock, as a pure function of the
-// world (its claims, the pods involved, its lock document and what this controller
-// remembers about that document) and the time. No I/O: the reconciler gathers the world,
+// The heart of the controller: what should happen to some locks, as a pure function of the
+// world (their claims, the pods involved, the grants on their slot documents and what this
+// controller remembers about those) and the time. No I/O: the reconciler gathers the world,
 // carries the decision out (at most one conditional Elasticsearch write per step) and
 // decides again on the result, so every rule is tested table-driven on a fake clock.
 //
-// A decision has three parts, each in its own file:
-// - claim_queue: which claims wait, in which order, and who is served next;
-// - grant_rules: the action on the lock document, as an ordered list of named rules (the
-//   design's "Claims and phases" and "Liveness"); the first rule that applies decides;
-// - status_projection: the status every claim shows, one function per phase, with the
-//   events that go with a change.
+// Every lock is decided the same way, whatever its shape (the design's "Lock shapes"): a lock
+// of capacity N has N slots, a single lock is a lock of capacity 1 with one slot, and a lock
+// set is decided together with every lock sets link to it. A decision has four parts, each in
+// its own file:
+// - claim_queue: which claims are valid, which wait, and in which order they are served;
+// - grant_rules: what happens to each grant on the locks (keep, adopt, revoke, end now),
+//   as an ordered list of named rules (the design's "Claims and phases" and "Liveness");
+// - slot_allocation: who gets the slots that are free, or whose grant ends now: the one
+//   queueing rule for every shape, election fail-over included;
+// - status_projection: the status every claim shows, one function per phase, with the events
+//   that go with a change.
+// One action per step, in this order: a grant's own action (revoke, adopt), a grant to the
+// next claim served (written over the documents of grants that end), then the release of an
+// ended grant nobody takes.
 #pragma once
 
 #include <map>
@@ -25,68 +33,60 @@
 
 namespace eslease::controller {
 
-// What the controller knows about the lock document.
-struct DocumentView {
+// One grant on the world's locks: one slot document, or several written together (a set, an
+// Exclusive claim on capacity N), judged as one.
+struct GrantView {
+  // Its first document, with the grant's token (the largest of its documents').
   lock::LockState state;
-  // When it counts as expired on our monotonic clock unless renewed: our own write's send
-  // time plus its TTL, or for anyone else's write the time we first saw that version plus
-  // its TTL (lock::sight).
+  std::vector<SlotRef> slots;  // the documents of it on the world's locks
+  // When it counts as expired on our monotonic clock unless renewed (the latest of its
+  // documents'): our own write's send time plus its TTL, or for anyone else's write the time
+  // we first saw that version plus its TTL (lock::sight).
   MonoTime expires_at{};
-  // We granted or adopted it and keep renewing it for its claim.
+  // We granted or adopted it and renew every one of its documents for its claim.
   bool renewing = false;
   // We stopped renewing it (PodNotReady, RenewalFailed, Expired, Released); final for this grant.
   std::optional<api::Reason> revoked;
-  // This controller saw the pod the document names (its UID) go: only then is a holder missing
+  // This controller saw the pod the grant names (its UID) go: only then is a holder missing
   // from the cache confirmed dead (PodTracker::saw_gone).
   bool holder_seen_gone = false;
-  // The Lease the document names, when it exists (same UID) but no longer claims this lock
-  // (its lockName changed): its grant is ours to end.
+  // The Lease the grant names, when it exists (same UID) but no longer claims these locks
+  // (its spec changed): its grant is ours to end.
   bool owner_moved = false;
-  // A shaped world: the slots this grant holds (one document each), on one lock or on every
-  // lock of a set. `state` is the document of the first, with the grant's token (the largest
-  // of its documents'), and `expires_at` the latest of theirs.
-  std::vector<SlotRef> slots;
-  // Part of a grant of several documents is no longer ours (another writer replaced one) while
-  // we still renew the rest: the grant is over, and revoked.
+  // We renew part of it while the rest is not ours to renew any more (another writer replaced
+  // a document, a document went, or only part of it was revoked): the grant is over.
   bool broken = false;
 };
 
 // A grant the previous step of this reconcile made, so statuses can say how it came about.
 struct RecentGrant {
   std::string lease;
-  std::optional<api::Reason> takeover_reason;  // nullopt: a free lock was acquired
+  std::optional<api::Reason> takeover_reason;  // nullopt: free slots were acquired
   std::string from_pod;
   WallTime time{};
 };
 
-// A lock decided in a shaped world, and its capacity (from its oldest live claim).
+// A lock of the world and its capacity: what its oldest live claim states (1 without one).
+// Worked out once per reconcile (claim_queue.h: lock_shapes).
 struct LockShape {
   std::string name;
   std::int64_t capacity = 1;
+  std::string stated_by;  // the Lease the capacity comes from ("" without one)
 };
 
 struct LockWorld {
   std::string ns;
-  std::string lock_name;  // the lock reconciled; in a shaped world of several locks, the first
-  // Every Lease of the namespace naming this lock; in a shaped world, any of its locks.
-  std::vector<LeaseRecord> claims;
-  std::map<std::string, PodState> pods;  // by name: every pod a claim names or selects, and the holder
-  // False when the document could not be read (Elasticsearch unreachable): nothing is
-  // decided and statuses only gain BackendAvailable=False.
-  bool document_known = true;
-  // The lock's capacity, from its oldest live claim (claim_queue.h: lock_capacity). Above 1
-  // the lock has a slot document per holder, `grants` lists every grant on them, and
-  // `document` is the one of them the decision looks at (decide_shaped).
-  std::int64_t capacity = 1;
-  // Decided slot by slot (decide_shaped): capacity above 1, slot documents of an earlier
-  // capacity still on the lock, or a lock set among the claims.
-  bool shaped = false;
-  // A shaped world of several locks (lock sets link them): every lock decided together. Empty:
-  // the one lock `lock_name` of `capacity` (shaped_locks).
+  // Every lock decided together: the lock reconciled first, then those lock sets link to it.
   std::vector<LockShape> locks;
-  std::vector<DocumentView> grants;
-  std::optional<DocumentView> document;  // nullopt: the lock is free
-  // The document exists but cannot be read as a lock document: nothing is granted.
+  // Every Lease of the namespace naming any of the locks.
+  std::vector<LeaseRecord> claims;
+  std::map<std::string, PodState> pods;  // by name: every pod a claim names or selects, and the holders
+  // Every grant on the locks' slot documents.
+  std::vector<GrantView> grants;
+  // False when the documents could not be read (Elasticsearch unreachable): nothing is
+  // decided and statuses only gain BackendAvailable=False.
+  bool documents_known = true;
+  // A document exists that cannot be read as a lock document: nothing is granted.
   std::string malformed_document;
   bool backend_available = true;
   // Set when Elasticsearch answers but the lock store refused a grant because it cannot prove
@@ -105,34 +105,44 @@ struct LockWorld {
     auto it = pods.find(name);
     return it == pods.end() ? nullptr : &it->second;
   }
+  // The shape of lock `name` (nullptr: not one of the world's).
+  const LockShape* lock(const std::string& name) const;
+  // The capacity of lock `name` (1 when it is not one of the world's).
+  std::int64_t capacity_of(const std::string& name) const;
+  // The grant holding slot `ref`, if any.
+  const GrantView* grant_on(const SlotRef& ref) const;
+  // The grant the claim `lease` has on the locks (renewed or not), if any.
+  const GrantView* grant_of(const LeaseRecord& lease) const;
 };
 
 enum class Action {
   kNone,
-  kAcquire,   // create the document for `grant` (the lock is free)
-  kTakeOver,  // replace the document (a dead, expired or revoked grant) with `grant`
-  kRelease,   // delete the document (its claim is gone or no live claim remains)
-  kRevoke,    // stop renewing the document's grant (no write); hand over once it expires
-  kAdopt,     // renew an existing grant on its claim's behalf (a new leader, a restart)
+  kGrant,    // write the grant `grant` (free slots created, ended grants written over)
+  kRelease,  // delete the documents of grant `subject` (its claim is gone, nobody takes them)
+  kRevoke,   // stop renewing grant `subject` (no write); hand over once it expires
+  kAdopt,    // renew grant `subject` on its claim's behalf (a new leader, a restart)
 };
 const char* to_string(Action action);
 
 struct GrantPlan {
-  std::string lease;  // Lease name in the lock's namespace
+  std::string lease;  // Lease name in the locks' namespace
   std::string lease_uid;
   std::string pod;  // pod name
   std::string pod_uid;
   std::string node;
   Priority priority = Priority::kForeground;
   Millis ttl{30000};
-  std::optional<api::Reason> takeover_reason;  // kTakeOver: why the previous grant ended
-  std::string from_pod;                        // kTakeOver: the previous holder ("" when none)
-  WallTime waiting_since{};                    // for eslease_acquire_wait_seconds
-  std::optional<MonoTime> dead_seen_at;        // for eslease_takeover_latency_seconds
-  // A shaped world: the slots granted (a free slot is created, one whose grant ended is
-  // written over at the version decided on), and how the claim holds them.
+  WallTime waiting_since{};              // for eslease_acquire_wait_seconds
+  // The slots granted, in the order of the claim's locks, each lock's from the lowest: a free
+  // slot is created, one whose grant ended is written over at the version decided on.
   std::vector<SlotRef> slots;
   lock::Access access = lock::Access::kExclusive;
+  // Written over a grant that ended because its holder is gone or it expired (not one its
+  // holder let go of): why, and from which pod. nullopt: free slots were acquired.
+  std::optional<api::Reason> takeover_reason;
+  std::string from_pod;
+  std::optional<MonoTime> dead_seen_at;  // for eslease_takeover_latency_seconds
+  bool takes_over() const { return takeover_reason.has_value(); }
 };
 
 struct PlannedEvent {
@@ -144,11 +154,11 @@ struct PlannedEvent {
 
 struct Decision {
   Action action = Action::kNone;
-  const char* rule = "";                     // the grant rule that decided (grant_rules.h)
-  GrantPlan grant;                           // kAcquire, kTakeOver
-  std::optional<api::Reason> action_reason;  // kRelease, kRevoke: why
-  // A shaped world: the slots of the grant a kRelease, kRevoke or kAdopt concerns.
-  std::vector<SlotRef> slots;
+  const char* rule = "";  // the rule that decided (grant_rules.h, or serve_the_next_claims)
+  GrantPlan grant;        // kGrant
+  // kRelease, kRevoke, kAdopt: the slots of the grant concerned, and why.
+  std::vector<SlotRef> subject;
+  std::optional<api::Reason> action_reason;
   std::string action_message;  // for logs
   // Desired status of every claim not being deleted, by Lease name. Projected only when
   // there is no action: after an action the world changes and is decided on again.
@@ -160,11 +170,6 @@ struct Decision {
 };
 
 Decision decide(const LockWorld& world);
-
-// The locks of a shaped world: `locks`, or the one lock `lock_name` of `capacity`.
-std::vector<LockShape> shaped_locks(const LockWorld& world);
-// The capacity of the world's lock `name` (1 when it is not one of them).
-std::int64_t capacity_of(const LockWorld& world, const std::string& name);
 
 // How the pod a claim's status names as its holder is, judged with no readiness grace and on
 // the cache's word, for the status it shows; kAlive when the status names no holder.

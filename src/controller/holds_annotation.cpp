@@ -39,8 +39,8 @@ void HoldsAnnotation::adopt(const std::string& pod_key, const PodRecord& pod,
 }
 
 std::map<std::string, HoldsAnnotation::PodPlan> HoldsAnnotation::desired_values(
-    const LockWorld& world, const std::map<std::string, LeaseStatus>& statuses) {
-  const std::string lock = object_key(world.ns, world.lock_name);
+    const LockWorld& world, const std::string& lock_name, const std::map<std::string, LeaseStatus>& statuses) {
+  const std::string lock = object_key(world.ns, lock_name);
   std::set<std::string> touched;
   std::map<std::string, std::set<std::string>> released;  // holder labels of entries dropped, by pod
   for (const auto& [name, pod] : world.pods) adopt(object_key(world.ns, name), pod.record, touched);
@@ -60,6 +60,7 @@ std::map<std::string, HoldsAnnotation::PodPlan> HoldsAnnotation::desired_values(
     holders_.erase(had);
   }
   for (const LeaseRecord& lease : world.claims) {
+    if (lease.spec.lock_name != lock_name) continue;
     auto status = statuses.find(lease.meta.name);
     if (status == statuses.end() || status->second.phase != Phase::kHeld || !status->second.holder) continue;
     const std::string pod_key = object_key(world.ns, status->second.holder->pod_name);
@@ -75,16 +76,16 @@ std::map<std::string, HoldsAnnotation::PodPlan> HoldsAnnotation::desired_values(
     }
     plans[pod_key].holds = format_holds(token_by_lease);
   }
-  plan_labels(world, lock, released, plans);
+  plan_labels(world, lock_name, lock, released, plans);
   return plans;
 }
 
-void HoldsAnnotation::plan_labels(const LockWorld& world, const std::string& lock,
+void HoldsAnnotation::plan_labels(const LockWorld& world, const std::string& lock_name, const std::string& lock,
                                   const std::map<std::string, std::set<std::string>>& released,
                                   std::map<std::string, PodPlan>& plans) {
   std::set<std::string> keys;  // the holder labels of this lock's claims
   for (const LeaseRecord& lease : world.claims)
-    if (!lease.spec.holder_label.empty()) keys.insert(lease.spec.holder_label);
+    if (lease.spec.lock_name == lock_name && !lease.spec.holder_label.empty()) keys.insert(lease.spec.holder_label);
   // Every pod this lock concerns, so a label left on one that no longer holds is taken away.
   if (!keys.empty())
     for (const auto& [name, pod] : world.pods) plans.try_emplace(object_key(world.ns, name));
@@ -101,13 +102,13 @@ void HoldsAnnotation::plan_labels(const LockWorld& world, const std::string& loc
   }
 }
 
-Result<WriteOutcome> HoldsAnnotation::update(const LockWorld& world,
+Result<WriteOutcome> HoldsAnnotation::update(const LockWorld& world, const std::string& lock_name,
                                              const std::map<std::string, LeaseStatus>& statuses) {
-  const std::string lock = object_key(world.ns, world.lock_name);
+  const std::string lock = object_key(world.ns, lock_name);
   std::map<std::string, PodPlan> plans;
   {
     std::lock_guard guard(mutex_);
-    plans = desired_values(world, statuses);
+    plans = desired_values(world, lock_name, statuses);
   }
   Status result;
   bool deferred = false;

@@ -32,10 +32,12 @@ class HoldsAnnotation {
  public:
   HoldsAnnotation(const ClusterView& cluster, kube::Api& api) : cluster_(cluster), api_(api) {}
 
-  // Brings the annotations of the pods this lock concerns (the world's pods, and those
-  // that held an entry for it) in line with `statuses`, the statuses decided for its claims.
-  // kDeferred when a write that can wait (telling a new holder) was left for later.
-  Result<WriteOutcome> update(const LockWorld& world, const std::map<std::string, LeaseStatus>& statuses);
+  // Brings the annotations of the pods lock `lock_name` of the world concerns (the world's pods,
+  // and those that held an entry for it) in line with `statuses`, the statuses decided for the
+  // claims filed under it (a set's claim under its first lock). kDeferred when a write that can
+  // wait (telling a new holder) was left for later.
+  Result<WriteOutcome> update(const LockWorld& world, const std::string& lock_name,
+                              const std::map<std::string, LeaseStatus>& statuses);
 
   // The informer delivered `version` of the pod `uid`: once it is the one our write
   // produced, our memory of that write is dropped.
@@ -70,10 +72,10 @@ class HoldsAnnotation {
     std::set<std::string> remove;
   };
   // What this lock's reconcile wants, by pod key. Needs mutex_.
-  std::map<std::string, PodPlan> desired_values(const LockWorld& world,
+  std::map<std::string, PodPlan> desired_values(const LockWorld& world, const std::string& lock_name,
                                                 const std::map<std::string, LeaseStatus>& statuses);
   // Adds the holder labels this lock may give or take to the plans of its pods. Needs mutex_.
-  void plan_labels(const LockWorld& world, const std::string& lock,
+  void plan_labels(const LockWorld& world, const std::string& lock_name, const std::string& lock,
                    const std::map<std::string, std::set<std::string>>& released,
                    std::map<std::string, PodPlan>& plans);
   // Takes in the entries of a pod we have no record of. Needs mutex_.

@@ -11,11 +11,14 @@ void LockEntry::read(std::optional<lock::LockState> document, MonoTime answered_
     std::optional<lock::Sighting> previous;
     if (document_) previous = lock::Sighting{*document_, expires_at_};
     expires_at_ = document ? lock::sight(previous, *document, answered_at).expires_at : MonoTime{};
-    if (renewing_ && (!document || !grant_ || !lock::same_grant(document->doc, grant_->state.doc))) {
+    if (renewing_ && (!document || !held_ || !lock::same_grant(document->doc, held_->state.doc))) {
       renewing_ = false;  // someone else's document replaced our grant
-      grant_.reset();
+      held_.reset();
     }
-    if (!document || (document_ && document->doc.acquired_at != document_->doc.acquired_at)) revoked_.reset();
+    if (!document || (document_ && document->doc.acquired_at != document_->doc.acquired_at)) {
+      revoked_.reset();
+      end_counted_ = false;
+    }
   }
   document_ = std::move(document);
   known_ = true;
@@ -28,24 +31,32 @@ void LockEntry::read_malformed(std::string problem) {
   malformed_ = std::move(problem);
 }
 
-void LockEntry::hold(const lock::Grant& grant) {
-  const bool new_grant = !grant_ || grant_->state.token != grant.state.token;
-  grant_ = grant;
-  document_ = grant.state;
+void LockEntry::hold(const lock::HeldDocument& held) {
+  const bool new_grant = !held_ || held_->state.token != held.state.token;
+  held_ = held;
+  document_ = held.state;
   known_ = true;
   malformed_.clear();
   renewing_ = true;
-  if (new_grant) revoked_.reset();
-  expires_at_ = grant.valid_until;
+  if (new_grant) {
+    revoked_.reset();
+    end_counted_ = false;
+  }
+  expires_at_ = held.valid_until;
 }
 
 bool LockEntry::forgettable() const {
-  return known_ && !document_ && malformed_.empty() && !renewing_ && !grant_ && !revoked_;
+  return known_ && !document_ && malformed_.empty() && !renewing_ && !held_ && !revoked_;
 }
 
 void LockEntry::adopted() {
-  grant_ = lock::Grant{*document_, expires_at_};
+  held_ = lock::HeldDocument{key_, *document_, expires_at_};
   renewing_ = true;
+}
+
+void LockEntry::ended() {
+  renewing_ = false;
+  held_.reset();
 }
 
 void LockEntry::revoke(api::Reason why, std::optional<MonoTime> hand_over_at) {
@@ -56,25 +67,25 @@ void LockEntry::revoke(api::Reason why, std::optional<MonoTime> hand_over_at) {
 
 void LockEntry::released(MonoTime now) {
   renewing_ = false;
-  grant_.reset();
+  held_.reset();
   read(std::nullopt, now);
 }
 
 void LockEntry::lost() {
   renewing_ = false;
-  grant_.reset();
+  held_.reset();
   known_ = false;
 }
 
 bool LockEntry::renewal_not_confirmed(const std::optional<lock::LockState>& still_ours, MonoTime now) {
-  if (still_ours && !(still_ours->version == grant_->state.version)) {
+  if (still_ours && !(still_ours->version == held_->state.version)) {
     read(*still_ours, now);
-    grant_->state = *still_ours;
+    held_->state = *still_ours;
   }
-  if (now < grant_->valid_until) return false;
+  if (now < held_->valid_until) return false;
   // Not confirmed in time: the holder has stopped; the grant is over.
   revoke(api::Reason::kRenewalFailed);
-  expires_at_ = std::max(expires_at_, grant_->valid_until);
+  expires_at_ = std::max(expires_at_, held_->valid_until);
   return true;
 }
 

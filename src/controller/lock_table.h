@@ -40,9 +40,9 @@ class LockEntry {
   MonoTime expires_at() const { return expires_at_; }
   // Set when a document exists that is not a lock document: nothing is granted over it.
   const std::string& malformed() const { return malformed_; }
-  // We renew the document's grant for its claim; `grant()` is what we renew from.
+  // We renew the document's grant for its claim; `held()` is what we renew from.
   bool renewing() const { return renewing_; }
-  const std::optional<lock::Grant>& grant() const { return grant_; }
+  const std::optional<lock::HeldDocument>& held() const { return held_; }
   // Why we stopped renewing the document's grant, which is final for that grant.
   std::optional<api::Reason> revoked() const { return revoked_; }
   // Known to have no document, and nothing renewed or revoked: forgetting the entry loses
@@ -61,13 +61,19 @@ class LockEntry {
   // --- what we wrote ----------------------------------------------------------------------
   // We granted the lock (acquire or takeover) or renewed our grant: renew it from now on
   // (the namespace's session ticks say when).
-  void granted(const lock::Grant& grant) { hold(grant); }
-  void renewed(const lock::Grant& grant) { hold(grant); }
+  void granted(const lock::HeldDocument& held) { hold(held); }
+  void renewed(const lock::HeldDocument& held) { hold(held); }
   // A grant this controller did not make (found at start-up) is renewed from now on.
   void adopted();
   // We stop renewing the document's grant for good. It is handed over once it expires, and
   // no earlier than `hand_over_at`: when the validity published to its holder ends.
   void revoke(api::Reason why, std::optional<MonoTime> hand_over_at = std::nullopt);
+  // The document's grant ended (its holder is gone, or it expired) and its other documents are
+  // being written over: we stop renewing it; the document stays until it is.
+  void ended();
+  // The end of the document's grant was counted (eslease_expirations_total): once per grant.
+  bool end_counted() const { return end_counted_; }
+  void count_end() { end_counted_ = true; }
   // We deleted the document.
   void released(MonoTime now);
   // Another writer replaced our grant: stop renewing, and read before deciding.
@@ -79,7 +85,7 @@ class LockEntry {
   bool renewal_not_confirmed(const std::optional<lock::LockState>& still_ours, MonoTime now);
 
  private:
-  void hold(const lock::Grant& grant);
+  void hold(const lock::HeldDocument& held);
 
   lock::LockKey key_;
   std::int64_t slot_ = 0;
@@ -89,8 +95,9 @@ class LockEntry {
   std::string malformed_;
   // Mirrors renewing(), for LockTable::renewing_ids(), which reads it without the mutex.
   std::atomic<bool> renewing_{false};
-  std::optional<lock::Grant> grant_;
+  std::optional<lock::HeldDocument> held_;
   std::optional<api::Reason> revoked_;
+  bool end_counted_ = false;
 };
 
 class LockTable {

@@ -60,12 +60,15 @@ struct Takeover {
 
 struct LeaseStatus {
   Phase phase = Phase::kNone;
+  // When the claim joined the queue, to the microsecond (status.queuedAt): its place among
+  // claims created in the same second, kept across restarts. Written with its first Pending.
+  std::optional<WallTime> queued_at;
   std::optional<HolderRef> holder;
   std::string fencing_token;
   std::optional<WallTime> acquire_time;
   std::optional<int> queue_position;
-  // The lowest slot of the grant, for a lock of capacity above 1 (nullopt otherwise): which
-  // lock document carries it (lock::slot_document_id).
+  // The lowest slot of the grant on the claim's (first) lock, for a lock of capacity above 1
+  // (nullopt otherwise): which lock document carries it (lock::slot_document_id).
   std::optional<std::int64_t> slot;
   std::int64_t transitions = 0;
   std::optional<Takeover> last_takeover;
@@ -82,7 +85,7 @@ struct LeaseSpec {
   std::string lock_name;
   std::vector<std::string> lock_names;  // spec.lockNames; empty for a claim on one lock
   std::int64_t capacity = 1;
-  Access access = Access::kExclusive;
+  Access access = api::kDefaultAccess;
   std::string pod_name;                   // claim mode
   std::optional<LabelSelector> selector;  // election mode
   Priority priority = Priority::kForeground;
@@ -117,6 +120,10 @@ struct LeaseRecord {
   std::string released_token;
   LeaseSpec spec;
   LeaseStatus status;
+  // When this controller first saw the Lease arrive through its watch, to the microsecond, in
+  // the order the API server created Leases (ClaimIndex::arrival_of); unset for one first seen
+  // in a list. What status.queuedAt records.
+  std::optional<WallTime> arrived;
 
   bool has_finalizer() const;
   std::string lock_id() const { return object_key(meta.ns, spec.lock_name); }

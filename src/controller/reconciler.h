@@ -1,10 +1,17 @@
-// One idempotent reconcile of one lock: gather the world from the caches and the lock
-// table, decide (decision.h), carry the decision out in one step (at most one conditional
+// One idempotent reconcile of a lock: gather the world from the caches and the lock table,
+// decide (decision.h), carry the decision out in one step (at most one conditional
 // Elasticsearch write, or a revocation listed in the namespace's session), and decide again
-// on the result until nothing is left to do, for at most kMaxSteps steps; then write the
+// on the result until nothing is left to do, for a bounded number of steps; then write the
 // Lease statuses and finalizers that differ (LeaseWriter), the pods' holds annotations
 // (HoldsAnnotation) and the events. It rebuilds everything from the world, so a restart or a
 // new leader loses nothing.
+//
+// Every lock is reconciled the same way, whatever its shape: a lock of capacity N has N slot
+// documents (a single lock one), and the locks that lock sets link together, through their
+// claims or through a grant's documents, are decided as one world. The reconcile holds the
+// gates of all of them (reconcile_gates.h) and every slot document's lock-table entry, taken in
+// the order of their ids as the session keeper takes them, so overlapping sets never make two
+// workers wait for each other; the entries not known yet are read in one request.
 #pragma once
 
 #include <atomic>
@@ -45,13 +52,14 @@ struct ReconcileOutcome {
 
 class Reconciler {
  public:
-  // One step acts once; a reconcile that still has an action pending after this many steps
-  // (the document keeps moving under it) fails with kUnsettled and is retried with backoff.
+  // A reconcile that still has an action pending after this many steps, plus two per slot
+  // document (a release, then a grant of its slot), fails with kUnsettled and is retried with
+  // backoff: the documents keep moving under it.
+  static constexpr int kMaxSteps = 4;  // e.g. release a deleted claim's lock, then grant it to the next
   // A reconcile that left writes for later because the client's rate limit was busy
   // (kube::Api::patch_unless_busy) runs again this much later: later than the event
   // thread's poll (EventRecorder), as each retry is a whole reconcile of the lock.
   static constexpr Millis kDeferredWritesRequeue{500};
-  static constexpr int kMaxSteps = 4;  // e.g. release a deleted claim's lock, then grant it to the next
 
   // `events` may be null (no events are recorded).
   Reconciler(const ClusterView& cluster, ClaimIndex& index, PodTracker& tracker, LockTable& table,
@@ -61,10 +69,10 @@ class Reconciler {
   // `stop` ends the term of leadership: once requested nothing more is written.
   ReconcileOutcome reconcile(const std::string& lock_id, std::stop_token stop = {});
 
-  // Start-up: reads every lock document in batches (_mget) and grants the free locks whose
-  // next claim is clear in batches (_bulk creates). The reconciles that follow find those
-  // grants made and the documents known; a document that could not be read is read by its
-  // own reconcile.
+  // Start-up: reads every lock document in batches (_mget) and makes the first grant of every
+  // lock (or linked group) whose grant is on free slots in batches (_bulk). The reconciles that
+  // follow find those grants made and the documents known; a document that could not be read
+  // is read by its own reconcile.
   void prime(const std::vector<std::string>& lock_ids);
 
   bool backend_available() const { return backend_available_.load(); }
@@ -77,72 +85,61 @@ class Reconciler {
   void forget_pod(const std::string& uid) { holds_.forget(uid); }
 
  private:
-  // What one reconcile does at each step, for one document or for a lock's slots.
-  struct Steps {
-    std::function<LockWorld(const std::optional<RecentGrant>&)> gather;
-    std::function<Status(const Decision&, const LockWorld&, std::optional<RecentGrant>&)> carry_out;
-    std::function<void(const Decision&)> outcome_unknown;  // a write failed: read before deciding
+  // The locks one reconcile decides together, with their claims (read once per reconcile)
+  // and their shapes (worked out once from those claims).
+  struct Group {
+    std::vector<lock::LockKey> keys;  // the lock reconciled first
+    std::vector<LockShape> shapes;    // in the order of `keys`
+    std::vector<LeaseRecord> claims;  // every claim of any of them, once
+    std::vector<std::string> ids() const;
   };
-  // Decides and acts until nothing is left to do; false when the reconcile ends here (still
-  // changing after `max_steps`, or leadership ended), with `outcome` saying why.
-  bool run_steps(const std::string& lock_id, const Steps& steps, int max_steps, LockWorld& world,
-                 Decision& decision, ReconcileOutcome& outcome, std::stop_token stop);
+  // Every slot-document entry of the group's locks, held: entries[i][k] is slot k of keys[i].
+  using Entries = std::vector<std::vector<LockTable::Handle>>;
 
+  // The locks linked to `key` (and to `more`) through the lock sets their claims name.
+  Group group_of(const lock::LockKey& key, const std::vector<lock::LockKey>& more = {}) const;
   std::vector<LeaseRecord> claims_of(const lock::LockKey& key, MonoTime now) const;
-  // The world of locks without their documents: claims (of any of them), clocks, options.
-  LockWorld world_around(const std::vector<lock::LockKey>& keys,
-                         const std::optional<RecentGrant>& recent) const;
-  LockWorld gather(const LockEntry& entry, const std::optional<RecentGrant>& recent) const;
+  // Takes every slot entry of the group in the order of their ids, reads those not known, and
+  // again with more slots when a document states a larger capacity than was taken.
+  Entries take(const Group& group);
+  Entries take_slots(const Group& group, const std::vector<std::int64_t>& slots);
+  void read_unknown(const Group& group, Entries& entries);
+  // Locks a grant's documents name that the group does not decide: the group grows by them.
+  std::vector<lock::LockKey> unseen_locks(const Group& group, const Entries& entries) const;
+  LockWorld gather(const Group& group, const Entries& entries, const std::optional<RecentGrant>& recent) const;
   void gather_pods(LockWorld& world, const std::vector<std::string>& holders) const;
-  std::optional<DocumentView> document_view(const LockWorld& world, const LockEntry& entry) const;
-  void read_document(LockEntry& entry);
-  Status carry_out(LockEntry& entry, const Decision& decision, const LockWorld& world,
+  std::vector<GrantView> grants_on(const LockWorld& world, const Group& group, const Entries& entries) const;
+  std::vector<LockEntry*> entries_of(const Group& group, Entries& entries, const std::vector<SlotRef>& slots) const;
+
+  // One step's action, carried out (reconcile_writes.cpp).
+  Status carry_out(const Group& group, Entries& entries, const Decision& decision, const LockWorld& world,
                    std::optional<RecentGrant>& recent);
+  Status grant(const Group& group, Entries& entries, const Decision& decision, const LockWorld& world,
+               std::optional<RecentGrant>& recent);
   Status release(const std::vector<LockEntry*>& entries, const Decision& decision);
   Status revoke(const std::vector<LockEntry*>& entries, const Decision& decision, const LockWorld& world);
-  lock::Grantee grantee(const LockWorld& world, const GrantPlan& plan) const;
-  // Records the outcome of a granting write; true when the write won.
-  bool record_grant(LockEntry& entry, const lock::AcquireOutcome& outcome, const Decision& decision,
-                    const LockWorld& world, const char* op);
+  lock::GrantRequest grant_request(const std::vector<LockEntry*>& entries, const Decision& decision,
+                                   const LockWorld& world) const;
+  // Records a granting write's outcome in the entries; true when the write won.
+  bool record_grant(const std::vector<LockEntry*>& entries, const lock::GrantOutcome& outcome,
+                    const Decision& decision, const LockWorld& world);
   // Metrics, session wake-up and log of a grant made.
   void announce_grant(const std::string& lock_id, std::int64_t token, const Decision& decision,
-                      const LockWorld& world);
+                      const LockWorld& world, bool ended_grant_expired);
 
-  // A shaped reconcile (shaped_reconcile.cpp): a lock of capacity above 1, one with slot
-  // documents left from one, or the locks lock sets link together, decided as one world.
-  struct LockSlots {
-    lock::LockKey key;
-    std::int64_t capacity = 1;
-    std::vector<LockTable::Handle> entries;  // index: slot
-  };
-  using ShapedEntries = std::vector<LockSlots>;  // in the order of `keys` given to reconcile_shaped
-  // Every lock linked to `key` through lock sets (claims naming several locks), `key` first.
-  std::vector<lock::LockKey> linked_locks(const lock::LockKey& key) const;
-  // The locks linked to `key`, decided together behind their gates.
-  ReconcileOutcome reconcile_linked(const lock::LockKey& key, std::stop_token stop);
-  // `slots`: how many slot documents of each lock to read and decide on at least.
-  ReconcileOutcome reconcile_shaped(const std::vector<lock::LockKey>& keys, std::int64_t slots,
-                                    std::stop_token stop);
-  // Every slot document of the locks, taken, read, and each lock's capacity from its claims.
-  ShapedEntries take_slots(const std::vector<lock::LockKey>& keys, std::int64_t slots);
-  ShapedEntries lock_slots(const std::vector<lock::LockKey>& keys, const std::vector<std::int64_t>& slots);
-  void read_slots(ShapedEntries& locks);
-  LockWorld gather_slots(const ShapedEntries& locks, const std::optional<RecentGrant>& recent) const;
-  std::vector<LockEntry*> entries_of(ShapedEntries& locks, const std::vector<SlotRef>& slots) const;
-  Status carry_out_slots(ShapedEntries& locks, const Decision& decision, const LockWorld& world,
-                         std::optional<RecentGrant>& recent);
-  Status grant_slots(ShapedEntries& locks, const Decision& decision, const LockWorld& world,
-                     std::optional<RecentGrant>& recent);
+  // Decides and acts until nothing is left to do; false when the reconcile ends here (still
+  // changing after its steps, or leadership ended), with `outcome` saying why.
+  bool run_steps(const Group& group, Entries& entries, LockWorld& world, Decision& decision,
+                 ReconcileOutcome& outcome, std::stop_token stop);
+
   // The holds annotation of every lock of the world, each with the claims filed under it.
   Result<WriteOutcome> update_holds(const LockWorld& world, const Decision& decision);
   // `retry_at` is moved earlier when a status write waits for the correction pace or a
-  // write that can wait was left for later.
-  Status write_to_cluster(const LockWorld& world, const Decision& decision,
-                          std::optional<MonoTime>& retry_at);
+  // write that can wait was left for later (reconcile_cluster_writes.cpp).
+  Status write_to_cluster(const LockWorld& world, const Decision& decision, std::optional<MonoTime>& retry_at);
   // Records the decision's events, but none for a Lease in `not_written` (its status write
   // was deferred or failed, and the retry plans the event again).
-  void record_events(const LockWorld& world, const Decision& decision,
-                     const std::set<std::string>& not_written);
+  void record_events(const LockWorld& world, const Decision& decision, const std::set<std::string>& not_written);
   void note_error(const Error& error);
 
   const ClusterView& cluster_;

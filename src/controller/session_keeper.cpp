@@ -240,18 +240,30 @@ Result<std::optional<MonoTime>> SessionKeeper::revoke(const std::string& ns, con
 
 void SessionKeeper::renew_documents(const std::string& ns, WallTime renewal,
                                     std::vector<LockTable::Handle>& held, Coverage& coverage) {
-  std::vector<lock::HeldLock> batch;
+  std::set<std::string> renewing_ids;
+  for (const LockTable::Handle& entry : held)
+    if (entry->renewing() && entry->held()) renewing_ids.insert(entry->id());
+  std::vector<lock::Renewal> batch;
   std::vector<LockEntry*> renewing;
   for (LockTable::Handle& entry : held) {
-    if (!entry->renewing() || !entry->grant()) continue;
-    const lock::LockState& doc = entry->grant()->state;
+    if (!entry->renewing() || !entry->held()) continue;
+    const lock::LockState& doc = entry->held()->state;
     const api::GrantRef grant{name_of(doc.doc.lease), std::to_string(doc.token)};
     coverage.saw(grant, Millis(doc.doc.ttl_millis));
+    // A grant is renewed whole or not at all: one of several documents that is no longer
+    // renewed (revoked, replaced) means the grant is over; its reconcile revokes the rest.
+    const bool whole = std::all_of(doc.doc.grant_docs.begin(), doc.doc.grant_docs.end(),
+                                   [&](const std::string& id) { return renewing_ids.contains(id); });
+    if (!whole) {
+      coverage.stale.emplace(grant, entry->id());
+      if (options_.enqueue) options_.enqueue(entry->key().id());
+      continue;
+    }
     if (doc.doc.renewed_at >= renewal) {
       coverage.covered.emplace(grant, entry->id());  // written at or after the tick's moment
       continue;
     }
-    batch.push_back(lock::HeldLock{entry->key(), *entry->grant(), Millis(0), renewal});
+    batch.push_back(lock::Renewal{*entry->held(), Millis(0), renewal});
     renewing.push_back(&*entry);
   }
   if (batch.empty()) return;
@@ -260,11 +272,11 @@ void SessionKeeper::renew_documents(const std::string& ns, WallTime renewal,
   for (std::size_t i = 0; i < renewing.size() && i < results.size(); ++i) {
     LockEntry& entry = *renewing[i];
     const lock::BatchRenewal& result = results[i];
-    const lock::LockState& doc = batch[i].grant.state;
+    const lock::LockState& doc = batch[i].held.state;
     const api::GrantRef grant{name_of(doc.doc.lease), std::to_string(doc.token)};
     switch (result.result) {
       case lock::BatchRenewal::Result::kRenewed:
-        entry.renewed(*result.grant);
+        entry.renewed(*result.held);
         coverage.covered.emplace(grant, entry.id());
         coverage.any_answer = true;
         break;
@@ -279,7 +291,7 @@ void SessionKeeper::renew_documents(const std::string& ns, WallTime renewal,
       case lock::BatchRenewal::Result::kFailed: {
         coverage.any_unavailable = coverage.any_unavailable || (result.error && result.error->unavailable());
         std::optional<lock::LockState> still_ours;
-        if (result.grant) still_ours = result.grant->state;
+        if (result.held) still_ours = result.held->state;
         if (entry.renewal_not_confirmed(still_ours, after)) {
           observer_.renewal_failed();
           log::warn("lock renewal failed until the grant expired",

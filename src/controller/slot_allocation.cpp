@@ -61,8 +61,8 @@ std::vector<const SlotClaim*> in_rank_order(const std::vector<SlotClaim>& claims
   for (const SlotClaim& claim : claims)
     if (claim.waits) order.push_back(&claim);
   std::sort(order.begin(), order.end(), [](const SlotClaim* a, const SlotClaim* b) {
-    return std::tie(a->rank.priority, a->rank.waiting_since, a->rank.created, a->id) <
-           std::tie(b->rank.priority, b->rank.waiting_since, b->rank.created, b->id);
+    return std::tie(b->rank.fails_over, a->rank.priority, a->rank.waiting_since, a->rank.created, a->id) <
+           std::tie(a->rank.fails_over, b->rank.priority, b->rank.waiting_since, b->rank.created, b->id);
   });
   return order;
 }

@@ -43,8 +43,11 @@ struct LockOccupancy {
   std::vector<std::optional<SlotHolder>> slots;
 };
 
-// The fields of queue_rank (claim_queue.h), compared in the same order, the claim's id last.
+// The fields of queue_rank (claim_queue.h), compared in the same order, the claim's id last;
+// before them all, whether the claim fails over: an election claim whose holder pod is gone
+// passes the lock to another of its pods before anyone else is served.
 struct ClaimRank {
+  bool fails_over = false;
   Priority priority = Priority::kForeground;
   WallTime waiting_since{};
   WallTime created{};
@@ -55,7 +58,7 @@ struct ClaimRank {
 struct SlotClaim {
   std::string id;
   std::vector<std::string> locks;  // one lock, or a set of 2 to lock::kMaxLockSet
-  lock::Access access = lock::Access::kExclusive;
+  lock::Access access = lock::Access::kExclusive;  // as it holds: api::effective_access
   ClaimRank rank;
   bool waits = false;      // in the queue: valid, not ended, not holding
   bool grantable = false;  // it has a live pod to be granted to now

@@ -12,8 +12,8 @@ using api::Reason;
 // Queue positions are kept exact for the first claims only: a hand-over then rewrites at
 // most this many waiters, however long the queue (`eslease status` prints all of it).
 constexpr int kExactPositions = 10;
-// A shaped world's claim left out of the queue for now: an earlier grant of its own is still
-// on one of its locks (revoked, or made but never confirmed to it) and has to end first.
+// A claim left out of the queue for now: an earlier grant of its own is still on one of its
+// locks (revoked, or made but never confirmed to it) and has to end first.
 constexpr int kNotInLine = -1;
 
 std::optional<int> position(const ClaimView& c, int live_ahead) {
@@ -37,8 +37,8 @@ class Projector {
     LeaseStatus s;
     if (!c.invalid.empty()) {
       s = invalid(c);
-    } else if (held_by(w_, *c.lease)) {
-      s = held(c);
+    } else if (c.holds()) {
+      s = held(c, *c.grant);
     } else if (c.released || prev.phase == Phase::kTimedOut) {
       s = ended(c);
     } else if (prev.phase == Phase::kHeld) {
@@ -81,6 +81,7 @@ class Projector {
     s.observed_generation = lease.generation;
     s.transitions = lease.status.transitions;
     s.last_takeover = lease.status.last_takeover;
+    s.queued_at = lease.status.queued_at;
     return s;
   }
 
@@ -94,17 +95,17 @@ class Projector {
     return s;
   }
 
-  LeaseStatus held(const ClaimView& c) {
+  LeaseStatus held(const ClaimView& c, const GrantView& grant) {
     const LeaseRecord& lease = *c.lease;
     const LeaseStatus& prev = lease.status;
-    const lock::LockDocument& doc = w_.document->state.doc;
+    const lock::LockDocument& doc = grant.state.doc;
     LeaseStatus s = carried_over(lease);
     s.phase = Phase::kHeld;
     const std::string pod_name = name_of(doc.holder);
     s.holder = HolderRef{pod_name, doc.holder_uid, doc.node};
-    s.fencing_token = std::to_string(w_.document->state.token);
+    s.fencing_token = std::to_string(grant.state.token);
     s.acquire_time = doc.acquired_at;
-    s.slot = slot_shown(lease, *w_.document);
+    s.slot = slot_shown(lease, grant);
     s.transitions = std::max<std::int64_t>(0, doc.transitions - 1);
     const RecentGrant* recent =
         w_.recent_grant && w_.recent_grant->lease == lease.meta.name ? &*w_.recent_grant : nullptr;
@@ -169,8 +170,9 @@ class Projector {
     s.conditions.push_back(condition_held);
     // A holder confirmed dead reads nothing, and its successor's TakenOver event names it and
     // why: one event per hand-over is enough (the condition above keeps the reason here).
-    const bool successor_told = shown_holder_health(w_, lease).health == Health::kConfirmedDead &&
-                                w_.document && w_.document->state.doc.lease_uid != lease.meta.uid;
+    const GrantView* successor = shown_grant(lease);
+    const bool successor_told = shown_holder_health(w_, lease).health == Health::kConfirmedDead && successor &&
+                                successor->state.doc.lease_uid != lease.meta.uid;
     if (!successor_told)
       event(lease, why == Reason::kRenewalFailed, why, "lost the lock: " + describe_loss(why, pod_name));
     return s;
@@ -195,6 +197,8 @@ class Projector {
     LeaseStatus s = carried_over(lease);
     s.phase = Phase::kPending;
     s.queue_position = position(c, live_ahead);
+    // Its place among claims that came in the same second, kept across restarts.
+    if (!s.queued_at && prev.phase == Phase::kNone) s.queued_at = lease.arrived;
     const Condition* old = prev.condition(api::kConditionHeld);
     Condition condition_held;
     if (!w_.malformed_document.empty()) {
@@ -223,7 +227,7 @@ class Projector {
                                            : "waiting for pod " + c.lease->spec.pod_name + " to be live";
     }
     const LeaseSpec& spec = c.lease->spec;
-    if (live_ahead == kNotInLine) return "waiting for its earlier grant of " + locks_named(spec) + " to end";
+    if (live_ahead == kNotInLine && c.grant) return "waiting for its earlier grant of " + locks_named(spec) + " to end";
     if (live_ahead >= kExactPositions)
       return "more than " + std::to_string(kExactPositions) + " live claims are ahead in the queue of " +
              locks_named(spec) + "; eslease status shows all of it";
@@ -236,23 +240,30 @@ class Projector {
              (capacity > 1 ? " (capacity " + std::to_string(capacity) + " each)" : "");
     if (capacity > 1)
       return "waiting for " + of + "lock " + spec.lock_name + " (capacity " + std::to_string(capacity) + ")";
-    if (w_.document)
-      return "lock " + spec.lock_name + " is held by " + name_of(w_.document->state.doc.holder);
+    if (const GrantView* holder = w_.grant_on(SlotRef{spec.lock_name, 0}))
+      return "lock " + spec.lock_name + " is held by " + name_of(holder->state.doc.holder);
     return "waiting for lock " + spec.lock_name;
   }
 
   // status.slot: the grant's slot on the claim's (first) lock when that lock has several.
-  std::optional<std::int64_t> slot_shown(const LeaseRecord& lease, const DocumentView& grant) const {
-    if (capacity_of(w_, lease.spec.lock_name) <= 1) return std::nullopt;
+  std::optional<std::int64_t> slot_shown(const LeaseRecord& lease, const GrantView& grant) const {
+    if (w_.capacity_of(lease.spec.lock_name) <= 1) return std::nullopt;
     for (const SlotRef& ref : grant.slots)
       if (ref.lock == lease.spec.lock_name) return ref.slot;
     return grant.state.doc.slot;
   }
 
+  // The grant a claim's status is about: its own; else, when its status shows one, whichever
+  // grant is on that slot now.
+  const GrantView* shown_grant(const LeaseRecord& lease) const {
+    if (const GrantView* own = w_.grant_of(lease)) return own;
+    if (lease.status.phase != Phase::kHeld) return nullptr;
+    return w_.grant_on(SlotRef{lease.spec.lock_name, lease.status.slot.value_or(0)});
+  }
+
   // Why a claim whose status says Held holds nothing now.
   Reason loss_reason(const LeaseRecord& lease) const {
-    if (w_.document && w_.document->state.doc.lease_uid == lease.meta.uid && w_.document->revoked)
-      return *w_.document->revoked;
+    if (const GrantView* own = w_.grant_of(lease); own && own->revoked) return *own->revoked;
     if (lease.status.holder) {
       const PodState* p = w_.pod(lease.status.holder->pod_name);
       const HolderHealth health = shown_holder_health(w_, lease);
@@ -283,38 +294,16 @@ class Projector {
 
 }  // namespace
 
-void project_statuses(const LockWorld& world, const ClaimQueue& queue, Decision& decision) {
+void project_statuses(const LockWorld& world, const ClaimQueue& queue,
+                      const std::map<std::string, std::int64_t>& positions, Decision& decision) {
   Projector projector(world, decision);
-  int live_ahead = 0;
-  for (const ClaimView& c : queue.claims) {
-    if (c.lease->being_deleted) continue;
-    decision.statuses[c.lease->meta.name] = projector.project(c, live_ahead);
-    if (c.waiting && c.pod) ++live_ahead;
-  }
-}
-
-void project_shaped_statuses(LockWorld& world, const ClaimQueue& queue,
-                             const std::map<std::string, std::int64_t>& positions, Decision& decision) {
-  Projector projector(world, decision);
-  const std::vector<DocumentView>& grants = world.grants;  // only `world.document` changes below
   for (const ClaimView& c : queue.claims) {
     const LeaseRecord& lease = *c.lease;
     if (lease.being_deleted) continue;
-    // Its own grant; else, when its status shows one, whichever grant is on that slot now.
-    auto own = std::find_if(grants.begin(), grants.end(),
-                            [&](const DocumentView& g) { return g.state.doc.lease_uid == lease.meta.uid; });
-    if (own == grants.end() && lease.status.phase == Phase::kHeld) {
-      const SlotRef shown{lease.spec.lock_name, lease.status.slot.value_or(0)};
-      own = std::find_if(grants.begin(), grants.end(), [&](const DocumentView& g) {
-        return std::find(g.slots.begin(), g.slots.end(), shown) != g.slots.end();
-      });
-    }
-    world.document = own == grants.end() ? std::nullopt : std::optional<DocumentView>(*own);
     const auto position = positions.find(lease.meta.name);
     decision.statuses[lease.meta.name] =
         projector.project(c, position == positions.end() ? kNotInLine : static_cast<int>(position->second));
   }
-  world.document.reset();
 }
 
 void keep_statuses(const LockWorld& world, const ClaimQueue& queue, Decision& decision) {

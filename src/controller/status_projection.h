@@ -14,15 +14,12 @@
 namespace eslease::controller {
 
 // Every claim not being deleted gets its status in `decision.statuses`, and the events of
-// what changed in `decision.events`.
-void project_statuses(const LockWorld& world, const ClaimQueue& queue, Decision& decision);
-
-// A lock of capacity above 1: each claim is projected with `world.document` set to its own
-// grant (or, for a claim that just lost one, the grant now on its slot), and its place in the
-// queue from the slot allocation (`positions`, by Lease name: the claims with a live pod
-// waiting ahead of it where it stands furthest back).
-void project_shaped_statuses(LockWorld& world, const ClaimQueue& queue,
-                             const std::map<std::string, std::int64_t>& positions, Decision& decision);
+// what changed in `decision.events`. `positions` gives each waiting claim its place in the
+// queue from the slot allocation (by Lease name: the claims with a live pod waiting ahead of it
+// where it stands furthest back); a waiting claim without one has no live pod, or waits for
+// an earlier grant of its own to end.
+void project_statuses(const LockWorld& world, const ClaimQueue& queue,
+                      const std::map<std::string, std::int64_t>& positions, Decision& decision);
 
 // Elasticsearch could not be read: statuses keep what they said, apart from the
 // BackendAvailable condition.
