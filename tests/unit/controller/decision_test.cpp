@@ -1,6 +1,8 @@
 // The decision function, row by row of the design's "Claims and phases" and "Liveness",
 // on a fixed clock: each test builds a world, decides, and checks the action and the
-// statuses a user would read with kubectl.
+// statuses a user would read with kubectl. Every row runs on every shape of lock (the
+// design's "Lock shapes"): a single lock, a semaphore of capacity 3 full of Shared holders, an
+// Exclusive writer on capacity 3, and a set of two locks; one rule holds for all of them.
 #include "controller/decision.h"
 
 #include <gtest/gtest.h>
@@ -15,14 +17,23 @@ using std::chrono::seconds;
 using worlds::held_reason;
 using worlds::kM0;
 using worlds::kT0;
+using worlds::Shape;
 using worlds::status_of;
 using worlds::World;
+
+class Rows : public ::testing::TestWithParam<Shape> {
+ protected:
+  World world{GetParam()};
+  bool single() const { return GetParam() == Shape::kSingle; }
+};
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Rows, ::testing::ValuesIn(worlds::kShapes),
+                         [](const auto& info) { return worlds::to_string(info.param); });
 
 // --- granting ---------------------------------------------------------------------------
 
 // The world builder's references stay valid while the world grows.
-TEST(Decision, ABuiltClaimStaysInPlaceWhileMoreAreAdded) {
-  World world;
+TEST_P(Rows, ABuiltClaimStaysInPlaceWhileMoreAreAdded) {
   LeaseRecord& first = world.claim("first", "pod-1");
   for (int i = 0; i < 20; ++i) world.claim("more-" + std::to_string(i), "pod-1");
   EXPECT_EQ(&first, &world.find("first"));
@@ -32,12 +43,11 @@ TEST(Decision, ABuiltClaimStaysInPlaceWhileMoreAreAdded) {
   EXPECT_EQ(&in_copy, &copy.find("first"));
 }
 
-TEST(Decision, FreeLockIsGrantedToTheOnlyLiveClaim) {
-  World world;
+TEST_P(Rows, FreeLockIsGrantedToTheOnlyLiveClaim) {
   world.claim("a", "pod-a");
   world.pod("pod-a");
   Decision d = world.decide();
-  EXPECT_EQ(d.action, Action::kAcquire);
+  EXPECT_EQ(d.action, Action::kGrant);
   EXPECT_EQ(d.grant.lease, "a");
   EXPECT_EQ(d.grant.pod, "pod-a");
   EXPECT_EQ(d.grant.pod_uid, "pod-uid-pod-a");
@@ -45,8 +55,7 @@ TEST(Decision, FreeLockIsGrantedToTheOnlyLiveClaim) {
   EXPECT_FALSE(d.grant.takeover_reason);
 }
 
-TEST(Decision, ClaimWhosePodDoesNotExistWaitsWithoutError) {
-  World world;
+TEST_P(Rows, ClaimWhosePodDoesNotExistWaitsWithoutError) {
   world.claim("a", "not-yet-created");
   Decision d = world.decide();
   EXPECT_EQ(d.action, Action::kNone);
@@ -66,32 +75,35 @@ struct OrderCase {
   const char* winner;
 };
 
-class GrantOrder : public ::testing::TestWithParam<OrderCase> {};
+class GrantOrder : public ::testing::TestWithParam<std::tuple<OrderCase, Shape>> {};
 
 TEST_P(GrantOrder, PicksByPriorityThenWaitingTime) {
-  const OrderCase& c = GetParam();
-  World world;
+  const OrderCase& c = std::get<0>(GetParam());
+  World world(std::get<1>(GetParam()));
   world.claim("first", "pod-1", c.first_priority, seconds(c.first_age));
   world.claim("second", "pod-2", c.second_priority, seconds(c.second_age));
   world.pod("pod-1");
   world.pod("pod-2");
   Decision d = world.decide();
-  ASSERT_EQ(d.action, Action::kAcquire);
+  ASSERT_EQ(d.action, Action::kGrant);
   EXPECT_EQ(d.grant.lease, c.winner);
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Rows, GrantOrder,
-    ::testing::Values(
-        OrderCase{"older_foreground", Priority::kForeground, 50, Priority::kForeground, 10, "first"},
-        OrderCase{"newer_foreground", Priority::kForeground, 10, Priority::kForeground, 50, "second"},
-        OrderCase{"foreground_beats_older_background", Priority::kBackground, 500, Priority::kForeground, 1,
-                  "second"},
-        OrderCase{"background_only_fcfs", Priority::kBackground, 60, Priority::kBackground, 30, "first"}),
-    [](const auto& info) { return std::string(info.param.name); });
+    ::testing::Combine(
+        ::testing::Values(
+            OrderCase{"older_foreground", Priority::kForeground, 50, Priority::kForeground, 10, "first"},
+            OrderCase{"newer_foreground", Priority::kForeground, 10, Priority::kForeground, 50, "second"},
+            OrderCase{"foreground_beats_older_background", Priority::kBackground, 500, Priority::kForeground, 1,
+                      "second"},
+            OrderCase{"background_only_fcfs", Priority::kBackground, 60, Priority::kBackground, 30, "first"}),
+        ::testing::ValuesIn(worlds::kShapes)),
+    [](const auto& info) {
+      return std::string(std::get<0>(info.param).name) + "_" + worlds::to_string(std::get<1>(info.param));
+    });
 
-TEST(Decision, ClaimThatLostTheLockWaitsBehindThoseAlreadyWaiting) {
-  World world;
+TEST_P(Rows, ClaimThatLostTheLockWaitsBehindThoseAlreadyWaiting) {
   // "old" was created first but lost the lock 5 s ago; "new" has waited 50 s.
   LeaseRecord& old_claim = world.claim("old", "pod-1", Priority::kForeground, seconds(500));
   old_claim.status.phase = Phase::kPending;
@@ -100,12 +112,11 @@ TEST(Decision, ClaimThatLostTheLockWaitsBehindThoseAlreadyWaiting) {
   world.pod("pod-1");
   world.pod("pod-2");
   Decision d = world.decide();
-  ASSERT_EQ(d.action, Action::kAcquire);
+  ASSERT_EQ(d.action, Action::kGrant);
   EXPECT_EQ(d.grant.lease, "new");
 }
 
-TEST(Decision, HeldLockShowsHolderAndQueuePositionsCountOnlyLiveClaims) {
-  World world;
+TEST_P(Rows, HeldLockShowsHolderAndQueuePositionsCountOnlyLiveClaims) {
   world.claim("holder", "pod-h", Priority::kForeground, seconds(300));
   world.claim("ghost", "pod-missing", Priority::kForeground, seconds(200));
   world.claim("fg", "pod-f", Priority::kForeground, seconds(100));
@@ -129,8 +140,7 @@ TEST(Decision, HeldLockShowsHolderAndQueuePositionsCountOnlyLiveClaims) {
 
 // Queue positions are exact for the first ten live claims only, and beyond them the
 // condition names neither the holder nor a count: a hand-over rewrites at most ten waiters.
-TEST(Decision, QueuePositionsAreKeptForTheFirstTenClaims) {
-  World world;
+TEST_P(Rows, QueuePositionsAreKeptForTheFirstTenClaims) {
   world.claim("holder", "pod-h", Priority::kForeground, seconds(1000));
   world.pod("pod-h");
   world.held("holder", "pod-h");
@@ -152,8 +162,7 @@ TEST(Decision, QueuePositionsAreKeptForTheFirstTenClaims) {
   }
 }
 
-TEST(Decision, DecidingAgainOnItsOwnStatusesChangesNothing) {
-  World world;
+TEST_P(Rows, DecidingAgainOnItsOwnStatusesChangesNothing) {
   world.claim("holder", "pod-h");
   world.claim("waiter", "pod-w", Priority::kBackground);
   world.pod("pod-h");
@@ -176,11 +185,11 @@ struct DeathCase {
   Reason reason;
 };
 
-class ConfirmedDeath : public ::testing::TestWithParam<DeathCase> {};
+class ConfirmedDeath : public ::testing::TestWithParam<std::tuple<DeathCase, Shape>> {};
 
 TEST_P(ConfirmedDeath, HandsTheLockToTheNextClaimInOneStep) {
-  const DeathCase& c = GetParam();
-  World world;
+  const DeathCase& c = std::get<0>(GetParam());
+  World world(std::get<1>(GetParam()));
   world.claim("holder", "pod-h", Priority::kForeground, seconds(300));
   world.claim("next", "pod-n", Priority::kForeground, seconds(100));
   world.pod("pod-h");
@@ -189,7 +198,7 @@ TEST_P(ConfirmedDeath, HandsTheLockToTheNextClaimInOneStep) {
   world.status_held("holder", "pod-h");
   c.kill(world);
   Decision d = world.decide();
-  ASSERT_EQ(d.action, Action::kTakeOver);
+  ASSERT_EQ(d.action, Action::kGrant);
   EXPECT_EQ(d.grant.lease, "next");
   EXPECT_EQ(d.grant.takeover_reason, c.reason);
   EXPECT_EQ(d.grant.from_pod, "pod-h");
@@ -197,16 +206,19 @@ TEST_P(ConfirmedDeath, HandsTheLockToTheNextClaimInOneStep) {
 
 INSTANTIATE_TEST_SUITE_P(
     Rows, ConfirmedDeath,
-    ::testing::Values(
-        DeathCase{"deleted", [](World& w) { w.pod_seen_gone("pod-h"); }, Reason::kPodDeleted},
-        DeathCase{"replaced", [](World& w) { w.pod_replaced("pod-h", "other"); }, Reason::kPodReplaced},
-        DeathCase{"failed", [](World& w) { w.w.pods["pod-h"].record.phase = "Failed"; }, Reason::kPodFailed},
-        DeathCase{"succeeded", [](World& w) { w.w.pods["pod-h"].record.phase = "Succeeded"; },
-                  Reason::kPodSucceeded}),
-    [](const auto& info) { return std::string(info.param.name); });
+    ::testing::Combine(
+        ::testing::Values(
+            DeathCase{"deleted", [](World& w) { w.pod_seen_gone("pod-h"); }, Reason::kPodDeleted},
+            DeathCase{"replaced", [](World& w) { w.pod_replaced("pod-h", "other"); }, Reason::kPodReplaced},
+            DeathCase{"failed", [](World& w) { w.w.pods["pod-h"].record.phase = "Failed"; }, Reason::kPodFailed},
+            DeathCase{"succeeded", [](World& w) { w.w.pods["pod-h"].record.phase = "Succeeded"; },
+                      Reason::kPodSucceeded}),
+        ::testing::ValuesIn(worlds::kShapes)),
+    [](const auto& info) {
+      return std::string(std::get<0>(info.param).name) + "_" + worlds::to_string(std::get<1>(info.param));
+    });
 
-TEST(Decision, TerminatingHolderKeepsTheLockUntilItsObjectIsGone) {
-  World world;
+TEST_P(Rows, TerminatingHolderKeepsTheLockUntilItsObjectIsGone) {
   world.claim("holder", "pod-h");
   world.claim("next", "pod-n");
   world.pod("pod-h").record.being_deleted = true;
@@ -217,15 +229,14 @@ TEST(Decision, TerminatingHolderKeepsTheLockUntilItsObjectIsGone) {
   EXPECT_EQ(status_of(world.decide(), "holder").phase, Phase::kHeld);
 }
 
-TEST(Decision, ReplacedPodInClaimModeGetsTheLockBackOnlyWhenNobodyWaits) {
-  World world;
+TEST_P(Rows, ReplacedPodInClaimModeGetsTheLockBackOnlyWhenNobodyWaits) {
   world.claim("holder", "pod-h");
   world.pod("pod-h");
   world.pod_replaced("pod-h", "new-uid");
   world.held("holder", "pod-h");
   world.status_held("holder", "pod-h");
   Decision d = world.decide();
-  ASSERT_EQ(d.action, Action::kTakeOver);
+  ASSERT_EQ(d.action, Action::kGrant);
   EXPECT_EQ(d.grant.lease, "holder");
   EXPECT_EQ(d.grant.pod_uid, "new-uid");
   EXPECT_EQ(d.grant.takeover_reason, Reason::kPodReplaced);
@@ -233,12 +244,11 @@ TEST(Decision, ReplacedPodInClaimModeGetsTheLockBackOnlyWhenNobodyWaits) {
   world.claim("waiting", "pod-w", Priority::kForeground, seconds(1));
   world.pod("pod-w");
   d = world.decide();
-  ASSERT_EQ(d.action, Action::kTakeOver);
+  ASSERT_EQ(d.action, Action::kGrant);
   EXPECT_EQ(d.grant.lease, "waiting");
 }
 
-TEST(Decision, DeadHolderWithNobodyWaitingReleasesAndFinishedClaimIsReleased) {
-  World world;
+TEST_P(Rows, DeadHolderWithNobodyWaitingReleasesAndFinishedClaimIsReleased) {
   world.claim("holder", "pod-h");
   world.pod("pod-h").record.phase = "Succeeded";
   world.held("holder", "pod-h");
@@ -247,7 +257,7 @@ TEST(Decision, DeadHolderWithNobodyWaitingReleasesAndFinishedClaimIsReleased) {
   ASSERT_EQ(d.action, Action::kRelease);
   EXPECT_EQ(d.action_reason, Reason::kPodSucceeded);
 
-  world.w.document.reset();  // the release went through
+  world.drop_grant("holder");  // the release went through
   d = world.decide();
   const LeaseStatus& s = status_of(d, "holder");
   EXPECT_EQ(s.phase, Phase::kReleased);
@@ -257,16 +267,15 @@ TEST(Decision, DeadHolderWithNobodyWaitingReleasesAndFinishedClaimIsReleased) {
   EXPECT_EQ(status_of(world.decide(), "holder").phase, Phase::kReleased);
   world.pod("pod-h").record.meta.uid = "second-pod";
   d = world.decide();
-  EXPECT_EQ(d.action, Action::kAcquire);
+  EXPECT_EQ(d.action, Action::kGrant);
 }
 
-TEST(Decision, SuccessorStatusRecordsTheTakeoverAndTheLoserWaitsAgain) {
-  World world;
+TEST_P(Rows, SuccessorStatusRecordsTheTakeoverAndTheLoserWaitsAgain) {
   world.claim("holder", "pod-h", Priority::kForeground, seconds(300));
   world.claim("next", "pod-n", Priority::kForeground, seconds(100));
   world.pod("pod-n");
   world.held("next", "pod-n", 4294967320);
-  world.w.document->state.doc.transitions = 2;
+  world.grant("next").state.doc.transitions = 2;
   world.status_held("holder", "pod-h");
   world.w.recent_grant = RecentGrant{"next", Reason::kPodDeleted, "pod-h", kT0};
   Decision d = world.decide();
@@ -291,8 +300,7 @@ TEST(Decision, SuccessorStatusRecordsTheTakeoverAndTheLoserWaitsAgain) {
 
 // --- presumed death: revoke, then wait for the published expiry ------------------------------
 
-TEST(Decision, NotReadyHolderIsRevokedAfterGraceAndHandedOverOnlyAfterExpiry) {
-  World world;
+TEST_P(Rows, NotReadyHolderIsRevokedAfterGraceAndHandedOverOnlyAfterExpiry) {
   LeaseRecord& holder = world.claim("holder", "pod-h");
   holder.spec.liveness_grace_seconds = 10;
   world.claim("next", "pod-n");
@@ -313,7 +321,7 @@ TEST(Decision, NotReadyHolderIsRevokedAfterGraceAndHandedOverOnlyAfterExpiry) {
   ASSERT_EQ(d.action, Action::kRevoke);
   EXPECT_EQ(d.action_reason, Reason::kPodNotReady);
 
-  world.w.document->revoked = Reason::kPodNotReady;
+  world.grant("holder").revoked = Reason::kPodNotReady;
   d = world.decide();
   EXPECT_EQ(d.action, Action::kNone);  // the old holder may still run until its expiry
   EXPECT_EQ(d.requeue_at, kM0 + seconds(25));
@@ -325,7 +333,7 @@ TEST(Decision, NotReadyHolderIsRevokedAfterGraceAndHandedOverOnlyAfterExpiry) {
 
   world.w.mono = kM0 + seconds(25);
   d = world.decide();
-  ASSERT_EQ(d.action, Action::kTakeOver);
+  ASSERT_EQ(d.action, Action::kGrant);
   EXPECT_EQ(d.grant.lease, "next");
   EXPECT_EQ(d.grant.takeover_reason, Reason::kPodNotReady);
 }
@@ -333,9 +341,9 @@ TEST(Decision, NotReadyHolderIsRevokedAfterGraceAndHandedOverOnlyAfterExpiry) {
 // A revoked holder's pod that then dies is proof it let go: handed over at once. Its Lease
 // deleted by someone else is not: the hand-over still waits for the validity it was shown,
 // unless the holder marked the token it let go of before deleting its Lease (the tool).
-TEST(Decision, RevokedHolderIsHandedOverAtOnceOnlyOnProofItLetGo) {
+TEST_P(Rows, RevokedHolderIsHandedOverAtOnceOnlyOnProofItLetGo) {
   for (const char* change : {"pod deleted", "claim deleted", "claim released by its holder"}) {
-    World world;
+    World world(GetParam());
     world.claim("holder", "pod-h");
     world.claim("next", "pod-n");
     world.pod("pod-h").record.ready = ReadyState::kFalse;
@@ -347,35 +355,36 @@ TEST(Decision, RevokedHolderIsHandedOverAtOnceOnlyOnProofItLetGo) {
     if (what == "claim released by its holder") world.find("holder").released_token = "4294967300";
     Decision d = world.decide();
     if (what == "pod deleted") {
-      ASSERT_EQ(d.action, Action::kTakeOver) << change;
+      ASSERT_EQ(d.action, Action::kGrant) << change;
       EXPECT_EQ(d.grant.takeover_reason, Reason::kPodDeleted);
     } else if (what == "claim deleted") {
       EXPECT_EQ(d.action, Action::kNone) << change;
       EXPECT_EQ(d.requeue_at, kM0 + seconds(25));
       world.w.mono = kM0 + seconds(25);
-      ASSERT_EQ(world.decide().action, Action::kTakeOver) << change;
+      ASSERT_EQ(world.decide().action, Action::kGrant) << change;
       EXPECT_EQ(world.decide().grant.lease, "next");
     } else {
-      EXPECT_EQ(d.action, Action::kRelease) << change;
+      // Written over for the next claim in the same write, which is no takeover.
+      ASSERT_EQ(d.action, Action::kGrant) << change;
+      EXPECT_EQ(d.grant.lease, "next");
+      EXPECT_FALSE(d.grant.takeover_reason);
     }
   }
 }
 
-TEST(Decision, PodNeverReadyYetIsAliveAndGrantable) {
-  World world;
+TEST_P(Rows, PodNeverReadyYetIsAliveAndGrantable) {
   world.claim("a", "pod-a");
   PodState& p = world.pod("pod-a");
   p.record.ready = ReadyState::kFalse;
   p.record.shows_was_ready = false;
   p.was_ready = false;
-  EXPECT_EQ(world.decide().action, Action::kAcquire);
+  EXPECT_EQ(world.decide().action, Action::kGrant);
   world.held("a", "pod-a");
   world.status_held("a", "pod-a");
   EXPECT_EQ(world.decide().action, Action::kNone);
 }
 
-TEST(Decision, PodUnreadyAfterBeingReadyOrOnUnreadyNodeIsNotGranted) {
-  World world;
+TEST_P(Rows, PodUnreadyAfterBeingReadyOrOnUnreadyNodeIsNotGranted) {
   world.claim("a", "pod-a");
   world.pod("pod-a").record.ready = ReadyState::kFalse;
   EXPECT_EQ(world.decide().action, Action::kNone);
@@ -383,8 +392,7 @@ TEST(Decision, PodUnreadyAfterBeingReadyOrOnUnreadyNodeIsNotGranted) {
   EXPECT_EQ(world.decide().action, Action::kNone);
 }
 
-TEST(Decision, UnreadyNodeMakesTheHolderPresumedDead) {
-  World world;
+TEST_P(Rows, UnreadyNodeMakesTheHolderPresumedDead) {
   world.claim("holder", "pod-h");
   world.claim("next", "pod-n");
   PodState& h = world.pod("pod-h");
@@ -398,8 +406,7 @@ TEST(Decision, UnreadyNodeMakesTheHolderPresumedDead) {
   EXPECT_EQ(d.action_reason, Reason::kPodNotReady);
 }
 
-TEST(Decision, GraceZeroTurnsTheReadinessCheckOff) {
-  World world;
+TEST_P(Rows, GraceZeroTurnsTheReadinessCheckOff) {
   world.claim("holder", "pod-h").spec.liveness_grace_seconds = 0;
   PodState& h = world.pod("pod-h");
   h.record.ready = ReadyState::kFalse;
@@ -413,11 +420,10 @@ TEST(Decision, GraceZeroTurnsTheReadinessCheckOff) {
 
 // --- documents this controller did not grant ---------------------------------------------
 
-TEST(Decision, DirectModeDocumentIsRespectedUntilItExpiresOnOurClock) {
-  World world;
+TEST_P(Rows, DirectModeDocumentIsRespectedUntilItExpiresOnOurClock) {
   world.claim("a", "pod-a");
   world.pod("pod-a");
-  DocumentView& doc = world.held("outside", "cron-host", 4294967299, false);
+  GrantView& doc = world.held("outside", "cron-host", 4294967299, false);
   doc.state.doc.lease = "";
   doc.state.doc.lease_uid = "cli-1234";
   doc.state.doc.holder = "cron-host";
@@ -425,17 +431,18 @@ TEST(Decision, DirectModeDocumentIsRespectedUntilItExpiresOnOurClock) {
   EXPECT_EQ(d.action, Action::kNone);
   EXPECT_EQ(d.requeue_at, kM0 + seconds(25));
   EXPECT_EQ(held_reason(status_of(d, "a")), "False/Waiting");
-  EXPECT_NE(status_of(d, "a").condition(api::kConditionHeld)->message.find("cron-host"), std::string::npos);
+  if (single()) {  // a slot of several, or a set, is waited for as a whole
+    EXPECT_NE(status_of(d, "a").condition(api::kConditionHeld)->message.find("cron-host"), std::string::npos);
+  }
 
   world.w.mono = kM0 + seconds(25);
   d = world.decide();
-  ASSERT_EQ(d.action, Action::kTakeOver);
+  ASSERT_EQ(d.action, Action::kGrant);
   EXPECT_EQ(d.grant.takeover_reason, Reason::kExpired);
   EXPECT_EQ(d.grant.from_pod, "cron-host");
 }
 
-TEST(Decision, GrantFoundAtStartUpIsAdoptedWhenTheStatusRecordsIt) {
-  World world;
+TEST_P(Rows, GrantFoundAtStartUpIsAdoptedWhenTheStatusRecordsIt) {
   world.claim("holder", "pod-h");
   world.pod("pod-h");
   world.held("holder", "pod-h", 4294967300, false);
@@ -450,8 +457,7 @@ TEST(Decision, GrantFoundAtStartUpIsAdoptedWhenTheStatusRecordsIt) {
   EXPECT_EQ(d.requeue_at, kM0 + seconds(25));
 }
 
-TEST(Decision, MalformedDocumentBlocksGrantsWithAClearCondition) {
-  World world;
+TEST_P(Rows, MalformedDocumentBlocksGrantsWithAClearCondition) {
   world.claim("a", "pod-a");
   world.pod("pod-a");
   world.w.malformed_document = "lock batch/report: the document is not a lock document: missing field holder";
@@ -464,8 +470,7 @@ TEST(Decision, MalformedDocumentBlocksGrantsWithAClearCondition) {
 
 // --- election mode ------------------------------------------------------------------------
 
-TEST(Decision, ElectionFailsOverToAnotherMatchingPodInTheSameWrite) {
-  World world;
+TEST_P(Rows, ElectionFailsOverToAnotherMatchingPodInTheSameWrite) {
   world.election("leader", "reporter");
   world.claim("other-claim", "pod-x", Priority::kForeground, seconds(5000));
   world.pod("pod-x");
@@ -475,14 +480,13 @@ TEST(Decision, ElectionFailsOverToAnotherMatchingPodInTheSameWrite) {
   world.status_held("leader", "reporter-1");
   world.pod_seen_gone("reporter-1");
   Decision d = world.decide();
-  ASSERT_EQ(d.action, Action::kTakeOver);
+  ASSERT_EQ(d.action, Action::kGrant);
   EXPECT_EQ(d.grant.lease, "leader");
   EXPECT_EQ(d.grant.pod, "reporter-2");
   EXPECT_EQ(d.grant.takeover_reason, Reason::kPodDeleted);
 }
 
-TEST(Decision, ElectionWithNoLiveMatchingPodReleasesAndWaits) {
-  World world;
+TEST_P(Rows, ElectionWithNoLiveMatchingPodReleasesAndWaits) {
   world.election("leader", "reporter");
   world.pod("reporter-1", "reporter");
   world.held("leader", "reporter-1");
@@ -490,14 +494,13 @@ TEST(Decision, ElectionWithNoLiveMatchingPodReleasesAndWaits) {
   world.w.pods["reporter-1"].record.phase = "Failed";
   Decision d = world.decide();
   ASSERT_EQ(d.action, Action::kRelease);
-  world.w.document.reset();
+  world.drop_grant("leader");
   d = world.decide();
   EXPECT_EQ(status_of(d, "leader").phase, Phase::kPending);  // election claims are never Released
   EXPECT_EQ(d.action, Action::kNone);
 }
 
-TEST(Decision, ElectionPrefersReadyPodsThenTheOldest) {
-  World world;
+TEST_P(Rows, ElectionPrefersReadyPodsThenTheOldest) {
   world.election("leader", "reporter");
   PodState& young_ready = world.pod("reporter-young", "reporter", seconds(10));
   PodState& old_starting = world.pod("reporter-old", "reporter", seconds(900));
@@ -506,14 +509,13 @@ TEST(Decision, ElectionPrefersReadyPodsThenTheOldest) {
   (void)young_ready;
   world.pod("unrelated", "web", seconds(5000));
   Decision d = world.decide();
-  ASSERT_EQ(d.action, Action::kAcquire);
+  ASSERT_EQ(d.action, Action::kGrant);
   EXPECT_EQ(d.grant.pod, "reporter-young");
 }
 
 // A pod stuck Pending on a node that never ran it (no Ready condition at all) waits behind a
 // Ready pod, however old it is.
-TEST(Decision, ElectionGrantsAReadyPodBeforeOneThatWasNeverReady) {
-  World world;
+TEST_P(Rows, ElectionGrantsAReadyPodBeforeOneThatWasNeverReady) {
   world.election("leader", "reporter");
   PodState& stuck = world.pod("reporter-stuck", "reporter", seconds(5000));
   stuck.record.phase = "Pending";
@@ -522,15 +524,14 @@ TEST(Decision, ElectionGrantsAReadyPodBeforeOneThatWasNeverReady) {
   stuck.was_ready = false;
   world.pod("reporter-ready", "reporter", seconds(10));
   Decision d = world.decide();
-  ASSERT_EQ(d.action, Action::kAcquire);
+  ASSERT_EQ(d.action, Action::kGrant);
   EXPECT_EQ(d.grant.pod, "reporter-ready");
 }
 
 // The case: the stuck pod was granted while it was the only one; a Ready pod appears.
 // The grant is revoked once the stuck pod has had its grace, and handed to the Ready pod
 // only when the validity published to the stuck one has ended.
-TEST(Decision, ElectionHolderThatNeverBecameReadyYieldsToAReadyPodAfterItsValidity) {
-  World world;
+TEST_P(Rows, ElectionHolderThatNeverBecameReadyYieldsToAReadyPodAfterItsValidity) {
   world.election("leader", "reporter");
   PodState& stuck = world.pod("reporter-stuck", "reporter", seconds(300));
   stuck.record.phase = "Pending";
@@ -549,8 +550,8 @@ TEST(Decision, ElectionHolderThatNeverBecameReadyYieldsToAReadyPodAfterItsValidi
   ASSERT_EQ(d.action, Action::kRevoke);
   EXPECT_EQ(d.action_reason, Reason::kPodNotReady);
 
-  world.w.document->renewing = false;
-  world.w.document->revoked = Reason::kPodNotReady;
+  world.grant("leader").renewing = false;
+  world.grant("leader").revoked = Reason::kPodNotReady;
   d = world.decide();
   EXPECT_EQ(d.action, Action::kNone) << "not before its validity ends";
   EXPECT_EQ(status_of(d, "leader").phase, Phase::kPending);
@@ -559,15 +560,14 @@ TEST(Decision, ElectionHolderThatNeverBecameReadyYieldsToAReadyPodAfterItsValidi
 
   world.w.mono = kM0 + seconds(25);
   d = world.decide();
-  ASSERT_EQ(d.action, Action::kTakeOver);
+  ASSERT_EQ(d.action, Action::kGrant);
   EXPECT_EQ(d.grant.pod, "reporter-ready");
   EXPECT_EQ(d.grant.takeover_reason, Reason::kPodNotReady);
 }
 
 // --- timeouts, invalid claims, deletion ------------------------------------------------------
 
-TEST(Decision, AcquireTimeoutEndsTheWaitAsTimedOut) {
-  World world;
+TEST_P(Rows, AcquireTimeoutEndsTheWaitAsTimedOut) {
   world.claim("holder", "pod-h", Priority::kForeground, seconds(300));
   world.claim("impatient", "pod-i", Priority::kForeground, seconds(50)).spec.acquire_timeout_seconds = 60;
   world.pod("pod-h");
@@ -590,22 +590,21 @@ TEST(Decision, AcquireTimeoutEndsTheWaitAsTimedOut) {
 
   // Terminal: once recorded, the lock being free does not revive it.
   world.find("impatient").status = s;
-  world.w.document.reset();
+  world.drop_grant("holder");
   world.w.pods.erase("pod-h");
   d = world.decide();
   EXPECT_EQ(d.action, Action::kNone);
   EXPECT_EQ(status_of(d, "impatient").phase, Phase::kTimedOut);
 }
 
-TEST(Decision, SpecProblemsAndDuplicatePodClaimsAreInvalid) {
-  World world;
+TEST_P(Rows, SpecProblemsAndDuplicatePodClaimsAreInvalid) {
   world.claim("first", "pod-a", Priority::kForeground, seconds(100));
   world.claim("duplicate", "pod-a", Priority::kForeground, seconds(50));
   world.claim("broken", "pod-b").spec.problem = "spec.holder.podSelector: invalid label key \"-x\"";
   world.pod("pod-a");
   world.pod("pod-b");
   Decision d = world.decide();
-  ASSERT_EQ(d.action, Action::kAcquire);
+  ASSERT_EQ(d.action, Action::kGrant);
   EXPECT_EQ(d.grant.lease, "first");
   world.held("first", "pod-a");
   d = world.decide();
@@ -621,28 +620,27 @@ TEST(Decision, SpecProblemsAndDuplicatePodClaimsAreInvalid) {
 
 // A Lease deleted with kubectl while its holder runs is revoked, not released: its grant is
 // listed, waits for the holder's validity, and only then goes, and the object with it.
-TEST(Decision, DeletedHolderLeaseIsRevokedThenReleasedThenLetGo) {
-  World world;
+TEST_P(Rows, DeletedHolderLeaseIsRevokedThenReleasedThenLetGo) {
   world.claim("holder", "pod-h").being_deleted = true;
   world.pod("pod-h");
   world.held("holder", "pod-h");
   Decision d = world.decide();
   EXPECT_EQ(d.action, Action::kRevoke);
   EXPECT_STREQ(d.rule, "revoke_when_its_claim_is_gone");
-  world.w.document->revoked = Reason::kClaimDeleted;
-  world.w.document->renewing = false;
+  world.grant("holder").revoked = Reason::kClaimDeleted;
+  world.grant("holder").renewing = false;
   d = world.decide();
   EXPECT_EQ(d.action, Action::kNone);
   EXPECT_TRUE(d.remove_finalizer.empty()) << "the object stays until the lock is free";
   world.w.mono = kM0 + seconds(25);
   EXPECT_EQ(world.decide().action, Action::kRelease);
-  world.w.document.reset();
+  world.drop_grant("holder");
   d = world.decide();
   EXPECT_EQ(d.remove_finalizer, std::vector<std::string>{"holder"});
   EXPECT_FALSE(d.statuses.count("holder"));
 
   // Deleted by its holder, who marked the token it let go of: released at once.
-  World released;
+  World released(GetParam());
   LeaseRecord& lease = released.claim("holder", "pod-h");
   lease.being_deleted = true;
   lease.released_token = "4294967300";
@@ -651,8 +649,7 @@ TEST(Decision, DeletedHolderLeaseIsRevokedThenReleasedThenLetGo) {
   EXPECT_EQ(released.decide().action, Action::kRelease);
 }
 
-TEST(Decision, TheFinalizerGoesOnWithTheGrant) {
-  World world;
+TEST_P(Rows, TheFinalizerGoesOnWithTheGrant) {
   world.claim("a", "pod-a").finalizers.clear();
   world.claim("b", "pod-b").finalizers.clear();
   world.pod("pod-a");
@@ -664,8 +661,7 @@ TEST(Decision, TheFinalizerGoesOnWithTheGrant) {
 
 // --- liveness off and backend outages -----------------------------------------------------
 
-TEST(Decision, WithLivenessOffADeadHolderIsOnlyHandedOverAtExpiry) {
-  World world;
+TEST_P(Rows, WithLivenessOffADeadHolderIsOnlyHandedOverAtExpiry) {
   world.w.liveness_takeover = false;
   world.claim("holder", "pod-h");
   world.claim("next", "pod-n");
@@ -675,20 +671,19 @@ TEST(Decision, WithLivenessOffADeadHolderIsOnlyHandedOverAtExpiry) {
   Decision d = world.decide();  // pod-h is gone
   ASSERT_EQ(d.action, Action::kRevoke);
   EXPECT_EQ(d.action_reason, Reason::kExpired);
-  world.w.document->revoked = Reason::kExpired;
+  world.grant("holder").revoked = Reason::kExpired;
   EXPECT_EQ(world.decide().action, Action::kNone);
   world.w.mono = kM0 + seconds(25);
   d = world.decide();
-  ASSERT_EQ(d.action, Action::kTakeOver);
+  ASSERT_EQ(d.action, Action::kGrant);
   EXPECT_EQ(d.grant.takeover_reason, Reason::kExpired);
 }
 
-TEST(Decision, UnreadableBackendKeepsStatusesAndMarksBackendUnavailable) {
-  World world;
+TEST_P(Rows, UnreadableBackendKeepsStatusesAndMarksBackendUnavailable) {
   world.claim("holder", "pod-h");
   world.pod("pod-h");
   world.status_held("holder", "pod-h");
-  world.w.document_known = false;
+  world.w.documents_known = false;
   world.w.backend_available = false;
   Decision d = world.decide();
   EXPECT_EQ(d.action, Action::kNone);
@@ -702,17 +697,16 @@ TEST(Decision, UnreadableBackendKeepsStatusesAndMarksBackendUnavailable) {
   EXPECT_EQ(d.events[0].reason, Reason::kBackendUnavailable);
 }
 
-TEST(Decision, RenewalFailureIsReportedAndTheLockDecidedAfreshWithANewGrant) {
-  World world;
+TEST_P(Rows, RenewalFailureIsReportedAndTheLockDecidedAfreshWithANewGrant) {
   world.claim("holder", "pod-h");
   world.pod("pod-h");
   world.held("holder", "pod-h").revoked = Reason::kRenewalFailed;
   world.status_held("holder", "pod-h");
-  world.w.document->expires_at = kM0 - seconds(1);  // its grant ran out while Elasticsearch was away
+  world.grant("holder").expires_at = kM0 - seconds(1);  // its grant ran out while Elasticsearch was away
   Decision d = world.decide();
-  ASSERT_EQ(d.action, Action::kTakeOver);  // the same claim, a new token
+  ASSERT_EQ(d.action, Action::kGrant);  // the same claim, a new token
   EXPECT_EQ(d.grant.lease, "holder");
-  world.w.document->expires_at = kM0 + seconds(1);
+  world.grant("holder").expires_at = kM0 + seconds(1);
   d = world.decide();
   EXPECT_EQ(d.action, Action::kNone);
   EXPECT_EQ(held_reason(status_of(d, "holder")), "False/RenewalFailed");

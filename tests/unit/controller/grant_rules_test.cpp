@@ -1,6 +1,7 @@
-// The grant rules one by one: each row builds the smallest world in which one rule decides,
-// and checks that it is that rule, with the action and reason it stands for. Rows that show
-// a rule passing (so a later one decides) say so in their name.
+// The grant rules one by one: each row builds the smallest world in which one rule decides on
+// the holder's grant, and checks that it is that rule, with the verdict it stands for. Rows
+// that show a rule passing (so a later one decides) say so in their name. Who gets the slots
+// of a grant that ends is the allocation's (decision_test.cpp).
 #include "controller/grant_rules.h"
 
 #include <gtest/gtest.h>
@@ -22,7 +23,8 @@ struct RuleCase {
   std::function<void(World&)> build;
   const char* rule;
   Action action;
-  std::optional<Reason> reason = std::nullopt;  // the plan's reason
+  bool ends_now = false;
+  std::optional<Reason> reason = std::nullopt;  // the verdict's reason
   std::optional<MonoTime> wake_at = std::nullopt;
 };
 
@@ -40,7 +42,7 @@ void held_with_a_waiter(World& w) {
 void foreign_lock_with_a_waiter(World& w) {
   w.claim("a", "pod-a");
   w.pod("pod-a");
-  DocumentView& d = w.held("outside", "cron-host", 4294967299, false);
+  GrantView& d = w.held("outside", "cron-host", 4294967299, false);
   d.state.doc.lease = "";
   d.state.doc.lease_uid = "cli-1234";
 }
@@ -63,91 +65,83 @@ void election_held_by_a_never_ready_pod(World& w, seconds there_for) {
 
 const std::vector<RuleCase>& cases() {
   static const std::vector<RuleCase> rows = {
-      {"FreeLockGoesToTheNextClaim",
-       [](World& w) {
-         w.claim("a", "pod-a");
-         w.pod("pod-a");
-       },
-       "grant_a_free_lock", Action::kAcquire},
-      {"FreeLockWithNobodyLiveStaysFree", [](World& w) { w.claim("a", "pod-not-yet-created"); },
-       "grant_a_free_lock", Action::kNone},
       {"ForeignLockIsRespectedUntilItExpires", foreign_lock_with_a_waiter, "respect_a_foreign_lock",
-       Action::kNone, std::nullopt, kM0 + seconds(25)},
+       Action::kNone, false, std::nullopt, kM0 + seconds(25)},
       {"ForeignLockIsTakenOverOnceExpired",
        [](World& w) {
          foreign_lock_with_a_waiter(w);
          w.w.mono = kM0 + seconds(25);
        },
-       "respect_a_foreign_lock", Action::kTakeOver, Reason::kExpired},
+       "respect_a_foreign_lock", Action::kNone, true, Reason::kExpired},
       {"ClaimDeletedByItsHolderReleasesAtOnce",
        [](World& w) {
          held_with_a_waiter(w);
          w.find("holder").being_deleted = true;
          w.find("holder").released_token = "4294967300";
        },
-       "release_what_its_holder_let_go", Action::kRelease, Reason::kReleased},
+       "release_what_its_holder_let_go", Action::kRelease, true, Reason::kReleased},
       {"ClaimDeletedBySomeoneElseIsRevoked",
        [](World& w) {
          held_with_a_waiter(w);
          w.find("holder").being_deleted = true;
          w.find("holder").released_token = "4294967000";  // an earlier grant's token
        },
-       "revoke_when_its_claim_is_gone", Action::kRevoke, Reason::kClaimDeleted},
+       "revoke_when_its_claim_is_gone", Action::kRevoke, false, Reason::kClaimDeleted},
       {"VanishedClaimIsRevoked",
        [](World& w) {
          held_with_a_waiter(w);
          std::erase_if(w.w.claims, [](const LeaseRecord& l) { return l.meta.name == "holder"; });
        },
-       "revoke_when_its_claim_is_gone", Action::kRevoke, Reason::kClaimDeleted},
+       "revoke_when_its_claim_is_gone", Action::kRevoke, false, Reason::kClaimDeleted},
       {"VanishedClaimOfAGrantWeDoNotRenewWaitsForItsExpiry",
        [](World& w) {
          held_with_a_waiter(w);
          std::erase_if(w.w.claims, [](const LeaseRecord& l) { return l.meta.name == "holder"; });
-         w.w.document->renewing = false;
+         w.grant("holder").renewing = false;
        },
-       "hand_over_when_it_expires", Action::kNone, std::nullopt, kM0 + seconds(25)},
+       "end_when_it_expires", Action::kNone, false, std::nullopt, kM0 + seconds(25)},
       // The owning Lease exists but claims another lock now: its pod may still work under
       // this one, so the grant is revoked, not released.
       {"ClaimThatMovedToAnotherLockIsRevoked",
        [](World& w) {
          held_with_a_waiter(w);
          std::erase_if(w.w.claims, [](const LeaseRecord& l) { return l.meta.name == "holder"; });
-         w.w.document->owner_moved = true;
+         w.grant("holder").owner_moved = true;
        },
-       "revoke_when_its_claim_moved_on", Action::kRevoke, Reason::kClaimMoved},
+       "revoke_when_its_claim_moved_on", Action::kRevoke, false, Reason::kClaimMoved},
       {"ClaimThatNamesAnotherPodIsRevoked",
        [](World& w) {
          held_with_a_waiter(w);
          w.find("holder").spec.pod_name = "pod-other";
        },
-       "revoke_when_its_claim_moved_on", Action::kRevoke, Reason::kClaimMoved},
+       "revoke_when_its_claim_moved_on", Action::kRevoke, false, Reason::kClaimMoved},
       {"ConfirmedDeathHandsOverInOneWrite",
        [](World& w) {
          held_with_a_waiter(w);
          w.pod_seen_gone("pod-h");
        },
-       "hand_over_from_a_confirmed_death", Action::kTakeOver, Reason::kPodDeleted},
-      {"ConfirmedDeathWithNobodyWaitingReleases",
+       "end_a_confirmed_death", Action::kRelease, true, Reason::kPodDeleted},
+      {"ConfirmedDeathOfAFinishedPod",
        [](World& w) {
          held_with_a_waiter(w);
          w.w.pods.erase("pod-n");
          w.w.pods["pod-h"].record.phase = "Failed";
        },
-       "hand_over_from_a_confirmed_death", Action::kRelease, Reason::kPodFailed},
+       "end_a_confirmed_death", Action::kRelease, true, Reason::kPodFailed},
       {"ConfirmedDeathWithLivenessOffOnlyStopsRenewing",
        [](World& w) {
          held_with_a_waiter(w);
          w.pod_seen_gone("pod-h");
          w.w.liveness_takeover = false;
        },
-       "hand_over_from_a_confirmed_death", Action::kRevoke, Reason::kExpired},
+       "end_a_confirmed_death", Action::kRevoke, false, Reason::kExpired},
       {"ConfirmedDeathOfARevokedGrantHandsOverAtOnce",
        [](World& w) {
          held_with_a_waiter(w);
-         w.w.document->revoked = Reason::kPodNotReady;
+         w.grant("holder").revoked = Reason::kPodNotReady;
          w.pod_seen_gone("pod-h");
        },
-       "hand_over_from_a_confirmed_death", Action::kTakeOver, Reason::kPodDeleted},
+       "end_a_confirmed_death", Action::kRelease, true, Reason::kPodDeleted},
       // A cache may lag behind a grant another replica made (a paused controller, a slow
       // watch): a holder missing from it, or another pod under its name, is only presumed
       // dead until this controller saw it go.
@@ -156,41 +150,41 @@ const std::vector<RuleCase>& cases() {
          held_with_a_waiter(w);
          w.w.pods.erase("pod-h");
        },
-       "revoke_a_presumed_death", Action::kRevoke, Reason::kPodDeleted},
+       "revoke_a_presumed_death", Action::kRevoke, false, Reason::kPodDeleted},
       {"AnotherPodUnderTheHoldersNameNeverSeenReplacingIsRevoked",
        [](World& w) {
          held_with_a_waiter(w);
          w.w.pods["pod-h"].record.meta.uid = "an-older-pod";
        },
-       "revoke_a_presumed_death", Action::kRevoke, Reason::kPodReplaced},
+       "revoke_a_presumed_death", Action::kRevoke, false, Reason::kPodReplaced},
       {"HolderMissingFromAGrantWeDoNotRenewWaitsForItsExpiry",
        [](World& w) {
          held_with_a_waiter(w);
-         w.w.document->renewing = false;
+         w.grant("holder").renewing = false;
          w.w.pods.erase("pod-h");
        },
-       "hand_over_when_it_expires", Action::kNone, std::nullopt, kM0 + seconds(25)},
+       "end_when_it_expires", Action::kNone, false, std::nullopt, kM0 + seconds(25)},
       {"HolderMissingWithLivenessOffOnlyStopsRenewing",
        [](World& w) {
          held_with_a_waiter(w);
          w.w.pods.erase("pod-h");
          w.w.liveness_takeover = false;
        },
-       "revoke_a_presumed_death", Action::kRevoke, Reason::kExpired},
+       "revoke_a_presumed_death", Action::kRevoke, false, Reason::kExpired},
       {"PresumedDeathIsRevoked",
        [](World& w) {
          held_with_a_waiter(w);
          w.w.pods["pod-h"].record.ready = ReadyState::kFalse;
          w.w.pods["pod-h"].unready_since = kM0 - seconds(10);
        },
-       "revoke_a_presumed_death", Action::kRevoke, Reason::kPodNotReady},
+       "revoke_a_presumed_death", Action::kRevoke, false, Reason::kPodNotReady},
       // Election prefers Ready pods (livenessGraceSeconds is 10 s).
       {"ElectionHolderNeverReadyPastItsGraceWhileAnotherIsReadyIsRevoked",
        [](World& w) { election_held_by_a_never_ready_pod(w, seconds(10)); }, "revoke_a_presumed_death",
-       Action::kRevoke, Reason::kPodNotReady},
+       Action::kRevoke, false, Reason::kPodNotReady},
       {"ElectionHolderNeverReadyIsLookedAtAgainWhenItsGraceEnds",
        [](World& w) { election_held_by_a_never_ready_pod(w, seconds(4)); }, "keep_a_live_holder",
-       Action::kNone, std::nullopt, kM0 + seconds(6)},
+       Action::kNone, false, std::nullopt, kM0 + seconds(6)},
       {"ElectionHolderNeverReadyIsKeptWhileNoOtherPodIsReady",
        [](World& w) {
          election_held_by_a_never_ready_pod(w, seconds(100));
@@ -224,50 +218,96 @@ const std::vector<RuleCase>& cases() {
          w.w.pods["pod-h"].record.ready = ReadyState::kFalse;
          w.w.pods["pod-h"].unready_since = kM0 - seconds(4);
        },
-       "keep_a_live_holder", Action::kNone, std::nullopt, kM0 + seconds(6)},
+       "keep_a_live_holder", Action::kNone, false, std::nullopt, kM0 + seconds(6)},
       {"GrantRecordedInItsStatusIsAdopted",
        [](World& w) {
          held_with_a_waiter(w);
-         w.w.document->renewing = false;
+         w.grant("holder").renewing = false;
        },
        "adopt_a_recorded_grant", Action::kAdopt},
       {"GrantNotRecordedWaitsForItsExpiry",
        [](World& w) {
          held_with_a_waiter(w);
-         w.w.document->renewing = false;
+         w.grant("holder").renewing = false;
          w.status_held("holder", "pod-h", 4294967000);
        },
-       "hand_over_when_it_expires", Action::kNone, std::nullopt, kM0 + seconds(25)},
+       "end_when_it_expires", Action::kNone, false, std::nullopt, kM0 + seconds(25)},
       {"RevokedGrantIsHandedOverOnceExpired",
        [](World& w) {
          held_with_a_waiter(w);
-         w.w.document->revoked = Reason::kPodNotReady;
+         w.grant("holder").revoked = Reason::kPodNotReady;
          w.w.pods["pod-h"].record.ready = ReadyState::kFalse;
          w.w.pods["pod-h"].unready_since = kM0 - seconds(40);
          w.w.mono = kM0 + seconds(25);
        },
-       "hand_over_when_it_expires", Action::kTakeOver, Reason::kPodNotReady},
-      {"GrantWhoseRenewalFailedIsHandedOverAsExpired",
+       "end_when_it_expires", Action::kRelease, true, Reason::kPodNotReady},
+      {"GrantWhoseRenewalFailedIsHandedOverAsRevoked",
        [](World& w) {
          held_with_a_waiter(w);
-         w.w.document->revoked = Reason::kRenewalFailed;
+         w.grant("holder").revoked = Reason::kRenewalFailed;
          w.w.mono = kM0 + seconds(25);
        },
-       "hand_over_when_it_expires", Action::kTakeOver, Reason::kExpired},
-      {"GrantOfADeletedClaimIsHandedOverAsExpired",
+       "end_when_it_expires", Action::kRelease, true, Reason::kRevoked},
+      {"GrantOfADeletedClaimIsHandedOverAsRevoked",
        [](World& w) {
          held_with_a_waiter(w);
-         w.w.document->revoked = Reason::kClaimDeleted;
+         w.grant("holder").revoked = Reason::kClaimDeleted;
          w.w.mono = kM0 + seconds(25);
        },
-       "hand_over_when_it_expires", Action::kTakeOver, Reason::kExpired},
-      {"GrantOfAClaimThatMovedIsHandedOverAsExpired",
+       "end_when_it_expires", Action::kRelease, true, Reason::kRevoked},
+      {"GrantOfAClaimThatMovedIsHandedOverAsRevoked",
        [](World& w) {
          held_with_a_waiter(w);
-         w.w.document->revoked = Reason::kClaimMoved;
+         w.grant("holder").revoked = Reason::kClaimMoved;
          w.w.mono = kM0 + seconds(25);
        },
-       "hand_over_when_it_expires", Action::kTakeOver, Reason::kExpired},
+       "end_when_it_expires", Action::kRelease, true, Reason::kRevoked},
+      {"ClaimThatAsksForAnotherShapeIsRevoked",
+       [](World& w) {
+         held_with_a_waiter(w);
+         w.find("holder").spec.capacity = 2;
+       },
+       "revoke_when_its_claim_moved_on", Action::kRevoke, false, Reason::kClaimMoved},
+      {"ClaimThatNamesOtherLocksIsRevoked",
+       [](World& w) {
+         held_with_a_waiter(w);
+         w.find("holder").spec.lock_names = {"report", "audit"};
+       },
+       "revoke_when_its_claim_moved_on", Action::kRevoke, false, Reason::kClaimMoved},
+      {"AccessMeansNothingAtCapacityOne",
+       [](World& w) {
+         held_with_a_waiter(w);
+         w.find("holder").spec.access = lock::Access::kExclusive;
+       },
+       "keep_a_live_holder", Action::kNone},
+      {"BrokenGrantIsRevoked",
+       [](World& w) {
+         held_with_a_waiter(w);
+         w.grant("holder").broken = true;
+       },
+       "revoke_a_broken_grant", Action::kRevoke, false, Reason::kRenewalFailed},
+      {"PartlyRevokedGrantIsRevokedWhole",
+       [](World& w) {
+         held_with_a_waiter(w);
+         w.grant("holder").broken = true;
+         w.grant("holder").revoked = Reason::kPodNotReady;
+       },
+       "revoke_a_broken_grant", Action::kRevoke, false, Reason::kPodNotReady},
+      {"BrokenGrantOfADeadHolderEndsAtOnce",
+       [](World& w) {
+         held_with_a_waiter(w);
+         w.grant("holder").broken = true;
+         w.pod_seen_gone("pod-h");
+       },
+       "end_a_confirmed_death", Action::kRelease, true, Reason::kPodDeleted},
+      {"GrantNobodyRenewsIsHandedOverAsExpired",
+       [](World& w) {
+         held_with_a_waiter(w);
+         w.grant("holder").renewing = false;
+         w.status_held("holder", "pod-h", 4294967000);
+         w.w.mono = kM0 + seconds(25);
+       },
+       "end_when_it_expires", Action::kRelease, true, Reason::kExpired},
   };
   return rows;
 }
@@ -278,14 +318,18 @@ TEST_P(GrantRules, TheRuleThatAppliesDecides) {
   const RuleCase& c = GetParam();
   World world;
   c.build(world);
-  const ActionPlan plan = decide_action(world.w, classify_claims(world.w));
-  EXPECT_STREQ(plan.rule, c.rule);
-  EXPECT_EQ(to_string(plan.action), std::string(to_string(c.action)));
+  world.decide();  // works out the locks' shapes
+  const ClaimQueue queue = classify_claims(world.w);
+  const GrantView& grant = world.w.grants.front();
+  const GrantVerdict verdict = judge_grant(world.w, grant, queue.owner_of(world.w, grant));
+  EXPECT_STREQ(verdict.rule, c.rule);
+  EXPECT_EQ(to_string(verdict.action), std::string(to_string(c.action)));
+  EXPECT_EQ(verdict.ends_now, c.ends_now);
   if (c.reason) {
-    ASSERT_TRUE(plan.reason);
-    EXPECT_EQ(api::to_string(*plan.reason), std::string(api::to_string(*c.reason)));
+    ASSERT_TRUE(verdict.reason);
+    EXPECT_EQ(api::to_string(*verdict.reason), std::string(api::to_string(*c.reason)));
   }
-  EXPECT_EQ(plan.wake_at, c.wake_at);
+  EXPECT_EQ(verdict.wake_at, c.wake_at);
 }
 
 INSTANTIATE_TEST_SUITE_P(EachRule, GrantRules, ::testing::ValuesIn(cases()),
@@ -302,35 +346,6 @@ TEST(Decision, AfterAFailedWriteOnlyStatusesAreProjected) {
   EXPECT_STREQ(d.rule, "");
   EXPECT_EQ(worlds::held_reason(worlds::status_of(d, "next")), "False/Waiting");
   EXPECT_EQ(worlds::status_of(d, "next").queue_position, 0);
-}
-
-// The election owner fails over to another of its pods before anyone else is served; a
-// claim-mode owner that loses its pod queues again behind those already waiting.
-TEST(NextClaim, AnElectionOwnerFailsOverFirstAClaimModeOwnerQueuesAgain) {
-  World world;
-  world.election("leader", "reporter", seconds(10));
-  world.claim("other", "pod-x", Priority::kForeground, seconds(5000));
-  world.pod("pod-x");
-  world.pod("reporter-1", "reporter", seconds(300));
-  world.pod("reporter-2", "reporter", seconds(200));
-  world.held("leader", "reporter-1");
-  ClaimQueue queue = classify_claims(world.w);
-  std::optional<NextGrant> next = next_claim(world.w, queue, queue.owner);
-  ASSERT_TRUE(next);
-  EXPECT_EQ(next->claim->lease->meta.name, "leader");
-  EXPECT_EQ(next->pod->record.meta.name, "reporter-2");
-
-  World claims;
-  claims.claim("holder", "pod-h", Priority::kForeground, seconds(5000));
-  claims.claim("next", "pod-n", Priority::kForeground, seconds(100));
-  claims.pod("pod-h");
-  claims.pod("pod-n");
-  claims.held("holder", "pod-h");
-  queue = classify_claims(claims.w);
-  next = next_claim(claims.w, queue, queue.owner);
-  ASSERT_TRUE(next);
-  EXPECT_EQ(next->claim->lease->meta.name, "next") << "the owner waits again from now, behind 'next'";
-  EXPECT_EQ(queue.owner->waiting_since, claims.w.now - seconds(5000)) << "next_claim changes nothing";
 }
 
 }  // namespace

@@ -1,21 +1,52 @@
-// Builds a LockWorld for the decision's table tests: one lock "batch/report" on a fixed
-// clock, with claims, pods and a lock document added by name.
+// Builds a LockWorld for the decision's table tests, on a fixed clock: claims, pods and grants
+// added by name, on the lock "batch/report".
+//
+// A world has a shape, and everything built with the shape-free calls (claim, held, ...) takes
+// it, so one row of the design's "Claims and phases" and "Liveness" runs on every shape alike:
+//   kSingle     a lock of capacity 1 (one document)
+//   kSemaphore  a lock of capacity 3, Shared claims; a grant made with held() shares the lock
+//               with two filler holders on the other slots, so the lock is full as a single
+//               lock is when held
+//   kWriter     a lock of capacity 3, Exclusive claims: a grant holds every slot
+//   kSet        the lock set [report, audit] of capacity 1 each: a grant holds both documents
+// The calls ending in _on build any other shape for the rows that are about shapes.
 #pragma once
 
+#include <algorithm>
 #include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "controller/claim_queue.h"
 #include "controller/decision.h"
 
 namespace eslease::controller::worlds {
 
 using api::Reason;
+using lock::Access;
 using std::chrono::seconds;
 
 inline const WallTime kT0 = std::chrono::system_clock::from_time_t(1'800'000'000);
 inline const MonoTime kM0 = MonoTime{} + std::chrono::hours(1);
+
+enum class Shape { kSingle, kSemaphore, kWriter, kSet };
+
+inline std::string to_string(Shape shape) {
+  switch (shape) {
+    case Shape::kSingle:
+      return "single";
+    case Shape::kSemaphore:
+      return "semaphore";
+    case Shape::kWriter:
+      return "writer";
+    case Shape::kSet:
+      return "set";
+  }
+  return "unknown";
+}
+
+inline constexpr Shape kShapes[] = {Shape::kSingle, Shape::kSemaphore, Shape::kWriter, Shape::kSet};
 
 class World {
  public:
@@ -23,26 +54,46 @@ class World {
   // returns stays valid while more claims are added.
   static constexpr std::size_t kMaxClaims = 64;
 
-  World() {
+  explicit World(Shape shape = Shape::kSingle) : shape_(shape) {
     w.ns = "batch";
-    w.lock_name = "report";
     w.now = kT0;
     w.mono = kM0;
     w.claims.reserve(kMaxClaims);
+    w.grants.reserve(kMaxClaims);
   }
-  World(const World& other) : w(other.w) { w.claims.reserve(kMaxClaims); }
+  World(const World& other) : w(other.w), shape_(other.shape_), seen_gone_(other.seen_gone_) {
+    w.claims.reserve(kMaxClaims);
+    w.grants.reserve(kMaxClaims);
+  }
   World& operator=(const World&) = delete;
 
-  // A claim-mode Lease created `age` before now.
-  LeaseRecord& claim(const std::string& name, const std::string& pod,
-                     Priority priority = Priority::kForeground, seconds age = seconds(100)) {
+  Shape shape() const { return shape_; }
+  // The locks a claim of the world's shape names, its capacity and access.
+  std::vector<std::string> shape_locks() const {
+    return shape_ == Shape::kSet ? std::vector<std::string>{"report", "audit"} : std::vector<std::string>{"report"};
+  }
+  std::int64_t shape_capacity() const { return shape_ == Shape::kSemaphore || shape_ == Shape::kWriter ? 3 : 1; }
+  Access shape_access() const { return shape_ == Shape::kWriter ? Access::kExclusive : Access::kShared; }
+
+  // A claim-mode Lease of the world's shape created `age` before now.
+  LeaseRecord& claim(const std::string& name, const std::string& pod, Priority priority = Priority::kForeground,
+                     seconds age = seconds(100)) {
+    return claim_on(shape_locks(), name, pod, shape_capacity(), shape_access(), priority, age);
+  }
+  // A claim-mode Lease on `locks` (one lock, or a set).
+  LeaseRecord& claim_on(const std::vector<std::string>& locks, const std::string& name, const std::string& pod,
+                        std::int64_t capacity = 1, Access access = Access::kShared,
+                        Priority priority = Priority::kForeground, seconds age = seconds(100)) {
     if (w.claims.size() == kMaxClaims) throw std::length_error("a World holds at most kMaxClaims claims");
     LeaseRecord lease;
     lease.meta = {"batch", name, "uid-" + name, "1"};
     lease.generation = 1;
     lease.creation_time = kT0 - age;
     lease.finalizers = {api::kFinalizer};
-    lease.spec.lock_name = "report";
+    lease.spec.lock_name = locks.front();
+    if (locks.size() > 1) lease.spec.lock_names = locks;
+    lease.spec.capacity = capacity;
+    lease.spec.access = access;
     lease.spec.pod_name = pod;
     lease.spec.priority = priority;
     w.claims.push_back(lease);
@@ -65,93 +116,61 @@ class World {
     p.was_ready = true;
     return w.pods[name] = p;
   }
-  // The lock document, granted to `lease` for `pod` by this controller (which renews it).
-  DocumentView& held(const std::string& lease, const std::string& pod, std::int64_t token = 4294967300,
-                     bool renewing = true) {
-    DocumentView d;
-    d.state.doc.lock = "batch/report";
-    d.state.doc.lease = "batch/" + lease;
-    d.state.doc.lease_uid = "uid-" + lease;
-    d.state.doc.holder = "batch/" + pod;
-    d.state.doc.holder_uid = "pod-uid-" + pod;
-    d.state.doc.node = "node-1";
-    d.state.doc.acquired_at = kT0 - seconds(20);
-    d.state.doc.renewed_at = kT0 - seconds(5);
-    d.state.doc.expires_at = kT0 + seconds(25);
-    d.state.doc.ttl_millis = 30000;
-    d.state.doc.transitions = 1;
-    d.state.token = token;
-    d.expires_at = kM0 + seconds(25);
-    d.renewing = renewing;
-    d.holder_seen_gone = seen_gone_.count(pod) > 0;
-    w.document = d;
-    return *w.document;
-  }
-  // The lock has `capacity` slots (every claim made so far states it, as do later ones made
-  // with shaped_claim); decided slot by slot.
-  void shaped(std::int64_t capacity) {
-    w.shaped = true;
-    w.capacity = capacity;
-    for (LeaseRecord& c : w.claims) c.spec.capacity = capacity;
-  }
-  LeaseRecord& shaped_claim(const std::string& name, const std::string& pod, lock::Access access,
-                            Priority priority = Priority::kForeground, seconds age = seconds(100)) {
-    LeaseRecord& lease = claim(name, pod, priority, age);
-    lease.spec.capacity = w.capacity;
-    lease.spec.access = access;
-    return lease;
-  }
-  // A grant on `slots` of a shaped lock, to `lease` for `pod`, renewed by this controller.
-  DocumentView& slots_held(const std::string& lease, const std::string& pod, std::vector<std::int64_t> slots,
-                           std::int64_t token, lock::Access access = lock::Access::kShared) {
-    DocumentView d = held(lease, pod, token);
-    w.document.reset();
-    d.state.doc.slot = slots.front();
-    d.state.doc.capacity = w.capacity;
-    d.state.doc.access = access;
-    for (const std::int64_t k : slots) d.slots.push_back(SlotRef{w.lock_name, k});
-    w.grants.push_back(d);
-    return w.grants.back();
-  }
-  // The world decides the capacity-1 locks `names` together, as lock sets link them.
-  void linked_locks(const std::vector<std::string>& names) {
-    w.shaped = true;
-    w.locks.clear();
-    for (const std::string& name : names) w.locks.push_back(LockShape{name, 1});
-  }
-  // A claim on a set of locks, Exclusive on each.
-  LeaseRecord& set_claim(const std::string& name, const std::string& pod,
-                         const std::vector<std::string>& locks, Priority priority = Priority::kForeground,
-                         seconds age = seconds(100)) {
-    LeaseRecord& lease = claim(name, pod, priority, age);
-    lease.spec.lock_names = locks;
-    lease.spec.lock_name = locks.front();
-    return lease;
-  }
-  // A claim on the one lock `lock`.
-  LeaseRecord& claim_on(const std::string& lock, const std::string& name, const std::string& pod,
-                        Priority priority = Priority::kForeground, seconds age = seconds(100)) {
-    LeaseRecord& lease = claim(name, pod, priority, age);
-    lease.spec.lock_name = lock;
-    return lease;
-  }
-  // A grant of slot 0 of each of `locks` to `lease` for `pod`, written as one grant (every
-  // document names it and all of its documents), renewed by this controller.
-  DocumentView& grant_on(const std::vector<std::string>& locks, const std::string& lease,
-                         const std::string& pod, std::int64_t token) {
-    DocumentView d = held(lease, pod, token);
-    w.document.reset();
-    d.state.doc.lock = "batch/" + locks.front();
-    if (locks.size() > 1) {
-      d.state.doc.grant = "grant-" + lease;
-      for (const std::string& lock : locks) d.state.doc.grant_docs.push_back("batch/" + lock);
+
+  // The grant of the world's shape, to `lease` for `pod`, made by this controller (which
+  // renews it unless `renewing` is false). A semaphore's holder shares the lock with two
+  // filler holders, so the lock is full.
+  GrantView& held(const std::string& lease, const std::string& pod, std::int64_t token = 4294967300,
+                  bool renewing = true) {
+    std::vector<SlotRef> slots;
+    for (const std::string& lock : shape_locks()) {
+      const std::int64_t per_lock = shape_ == Shape::kWriter ? shape_capacity() : 1;
+      for (std::int64_t k = 0; k < per_lock; ++k) slots.push_back(SlotRef{lock, k});
     }
-    for (const std::string& lock : locks) d.slots.push_back(SlotRef{lock, 0});
-    w.grants.push_back(d);
+    if (shape_ == Shape::kSemaphore) fill_semaphore();
+    return grant_on(slots, lease, pod, token, shape_capacity(), shape_access(), renewing);
+  }
+  // A grant on `slots` (a grant of several documents names them all).
+  GrantView& grant_on(const std::vector<SlotRef>& slots, const std::string& lease, const std::string& pod,
+                      std::int64_t token, std::int64_t capacity = 1, Access access = Access::kExclusive,
+                      bool renewing = true) {
+    GrantView g;
+    lock::LockDocument& doc = g.state.doc;
+    doc.lock = "batch/" + slots.front().lock;
+    doc.slot = slots.front().slot;
+    doc.capacity = capacity;
+    doc.access = access;
+    doc.lease = "batch/" + lease;
+    doc.lease_uid = "uid-" + lease;
+    doc.holder = "batch/" + pod;
+    doc.holder_uid = "pod-uid-" + pod;
+    doc.node = "node-1";
+    doc.acquired_at = kT0 - seconds(20);
+    doc.renewed_at = kT0 - seconds(5);
+    doc.expires_at = kT0 + seconds(25);
+    doc.ttl_millis = 30000;
+    doc.transitions = 1;
+    if (slots.size() > 1) {
+      doc.grant = "grant-" + lease;
+      for (const SlotRef& ref : slots) doc.grant_docs.push_back(lock::slot_document_id("batch/" + ref.lock, ref.slot));
+    }
+    g.state.token = token;
+    g.slots = slots;
+    g.expires_at = kM0 + seconds(25);
+    g.renewing = renewing;
+    g.holder_seen_gone = seen_gone_.count(pod) > 0;
+    w.grants.push_back(g);
     return w.grants.back();
   }
-  void remove_grant(std::size_t index) {
-    w.grants.erase(w.grants.begin() + static_cast<std::ptrdiff_t>(index));
+  // The grant `lease` has.
+  GrantView& grant(const std::string& lease) {
+    for (GrantView& g : w.grants)
+      if (g.state.doc.lease_uid == "uid-" + lease) return g;
+    throw std::runtime_error("no grant of " + lease);
+  }
+  // `lease`'s grant went (released, or written over).
+  void drop_grant(const std::string& lease) {
+    std::erase_if(w.grants, [&](const GrantView& g) { return g.state.doc.lease_uid == "uid-" + lease; });
   }
   // The pod `name` is gone, and this controller saw it go.
   void pod_seen_gone(const std::string& name) {
@@ -163,30 +182,58 @@ class World {
     w.pods[name].record.meta.uid = uid;
     saw_go(name);
   }
-  // The status a previous reconcile would have written for `lease` holding the document.
+  // The status a previous reconcile would have written for `lease` holding its grant.
   void status_held(const std::string& lease_name, const std::string& pod, std::int64_t token = 4294967300) {
     LeaseRecord& lease = find(lease_name);
     lease.status.phase = Phase::kHeld;
     lease.status.holder = HolderRef{pod, "pod-uid-" + pod, "node-1"};
     lease.status.fencing_token = std::to_string(token);
     lease.status.conditions = {{api::kConditionHeld, "True", "Acquired", "", kT0 - seconds(20), 1}};
+    if (lease.spec.capacity > 1) lease.status.slot = 0;
   }
   LeaseRecord& find(const std::string& name) {
     for (auto& c : w.claims)
       if (c.meta.name == name) return c;
     throw std::runtime_error("no claim " + name);
   }
-  Decision decide() const { return controller::decide(w); }
+  // Decides, with each lock's capacity worked out from the claims as a reconcile does.
+  Decision decide() {
+    std::vector<std::string> names = shape_locks();
+    auto add = [&](const std::string& name) {
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    };
+    for (const LeaseRecord& lease : w.claims)
+      for (const std::string& name : lease.spec.locks()) add(name);
+    for (const GrantView& g : w.grants)
+      for (const SlotRef& ref : g.slots) add(ref.lock);
+    w.locks = lock_shapes(w.claims, names);
+    return controller::decide(w);
+  }
 
   LockWorld w;
 
  private:
   void saw_go(const std::string& pod) {
     seen_gone_.insert(pod);
-    if (w.document && w.document->state.doc.holder == "batch/" + pod) w.document->holder_seen_gone = true;
-    for (DocumentView& g : w.grants)
+    for (GrantView& g : w.grants)
       if (g.state.doc.holder == "batch/" + pod) g.holder_seen_gone = true;
   }
+  // Two live Shared holders on slots 1 and 2 of the semaphore, shown Held.
+  void fill_semaphore() {
+    for (int k = 1; k <= 2; ++k) {
+      const std::string name = "filler-" + std::to_string(k);
+      if (std::any_of(w.claims.begin(), w.claims.end(), [&](const LeaseRecord& l) { return l.meta.name == name; }))
+        continue;
+      const std::string pod_name = "filler-pod-" + std::to_string(k);
+      claim(name, pod_name, Priority::kForeground, seconds(5000));
+      pod(pod_name);
+      grant_on({SlotRef{"report", k}}, name, pod_name, 4294967200 + k, 3, Access::kShared);
+      status_held(name, pod_name, 4294967200 + k);
+      find(name).status.slot = k;
+    }
+  }
+
+  Shape shape_;
   std::set<std::string> seen_gone_;
 };
 
@@ -199,6 +246,13 @@ inline const LeaseStatus& status_of(const Decision& d, const std::string& lease)
 inline std::string held_reason(const LeaseStatus& s) {
   const Condition* c = s.condition(api::kConditionHeld);
   return c ? c->status + "/" + c->reason : "none";
+}
+
+// The slot numbers of a grant on one lock.
+inline std::vector<std::int64_t> slot_numbers(const std::vector<SlotRef>& slots) {
+  std::vector<std::int64_t> out;
+  for (const SlotRef& ref : slots) out.push_back(ref.slot);
+  return out;
 }
 
 }  // namespace eslease::controller::worlds
