@@ -132,7 +132,8 @@ ClaimQueue classify_claims(const LockWorld& world) {
       mark_terminal(world, view);
       view.pod = live_pod_for(world, *lease);
     }
-    if (view.eligible() && !view.holds() && lease->spec.acquire_timeout_seconds) {
+    view.try_lock = lease->spec.acquire_timeout_seconds == 0 && lease->status.phase == Phase::kNone;
+    if (view.eligible() && !view.holds() && lease->spec.acquire_timeout_seconds && !view.try_lock) {
       const WallTime deadline = view.waiting_since + std::chrono::seconds(*lease->spec.acquire_timeout_seconds);
       if (world.now >= deadline) {
         view.timed_out = true;

@@ -25,6 +25,10 @@ struct ClaimView {
   const PodState* pod = nullptr;  // the pod it would be granted to now (nullptr: none is live)
   // The grant it has on the locks, renewed or not (nullptr: none).
   const GrantView* grant = nullptr;
+  // A try-lock (acquireTimeoutSeconds 0) not decided yet (no phase): served in this decision
+  // only if it can be at once, else it ends TimedOut (status_projection), never timed out
+  // before its grant was considered and never kept waiting.
+  bool try_lock = false;
   // Renewed for it and not revoked: it holds the lock.
   bool holds() const { return grant && grant->renewing && !grant->revoked; }
   // May be served: valid, not ended, not being deleted.

@@ -104,7 +104,7 @@ Candidates candidates(const LockWorld& world, const ClaimQueue& queue, const std
       }
     }
     const lock::Access access = api::effective_access(spec.capacity, spec.access);
-    out.claims.push_back(SlotClaim{c.lease->meta.name, needs, access, rank, true, pod != nullptr});
+    out.claims.push_back(SlotClaim{c.lease->meta.name, needs, access, rank, true, pod != nullptr, !c.try_lock});
     out.pods[c.lease->meta.name] = pod;
   }
   return out;

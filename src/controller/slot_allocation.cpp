@@ -156,7 +156,7 @@ Result<SlotAllocation> allocate_slots(const std::vector<LockOccupancy>& locks,
     // come (a claim made before its pod, a pod stuck Pending), and what it kept would stay
     // free for nobody for as long. Its rank is kept, so once its pod is live it stands where
     // it stood and keeps what it needs from then on.
-    if (!claim->grantable) continue;
+    if (!claim->grantable || !claim->keeps) continue;
     mark(*table, *claim, Slot::Use::kKept);
     for (const std::string& name : claim->locks) ++waiting_ahead[name];
   }

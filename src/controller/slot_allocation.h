@@ -62,6 +62,9 @@ struct SlotClaim {
   ClaimRank rank;
   bool waits = false;      // in the queue: valid, not ended, not holding
   bool grantable = false;  // it has a live pod to be granted to now
+  // Not served now, it keeps its place and what it needs (false: a try-lock, which ends when
+  // it cannot be served at once).
+  bool keeps = true;
 };
 
 // A grant to make now: every slot it takes, in the order of the claim's locks, each lock's

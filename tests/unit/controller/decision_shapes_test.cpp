@@ -324,6 +324,27 @@ TEST(ShapeDecision, AGrantWhoseClaimChangedShapeIsRevokedAndHandedOverAfterItsVa
   EXPECT_EQ(d.grant.takeover_reason, Reason::kRevoked) << "a revocation, not a plain expiry";
 }
 
+// A try-lock (acquireTimeoutSeconds 0) on a full semaphore is busy at once, naming the holders;
+// with a slot free it is granted.
+TEST(ShapeDecision, ATryLockGetsAFreeSlotOrIsBusyAtOnce) {
+  World world = full_semaphore();
+  claim(world, "try", 3, Access::kShared).spec.acquire_timeout_seconds = 0;
+  world.pod("pod-try");
+  Decision d = world.decide();
+  EXPECT_EQ(d.action, Action::kNone);
+  EXPECT_EQ(status_of(d, "try").phase, Phase::kTimedOut);
+  EXPECT_EQ(held_reason(status_of(d, "try")), "False/Busy");
+  const std::string message = status_of(d, "try").condition(api::kConditionHeld)->message;
+  for (const char* holder : {"pod-a", "pod-b", "pod-c"}) EXPECT_NE(message.find(holder), std::string::npos) << message;
+
+  world.drop_grant("b");
+  world.find("b").status.phase = Phase::kReleased;
+  d = world.decide();
+  ASSERT_EQ(d.action, Action::kGrant);
+  EXPECT_EQ(d.grant.lease, "try");
+  EXPECT_EQ(slot_numbers(d.grant.slots), (std::vector<std::int64_t>{1}));
+}
+
 // --- lock sets ---------------------------------------------------------------------------
 
 // Two sets naming the same locks in opposite orders: the older takes both at once, the other
