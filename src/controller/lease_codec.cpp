@@ -170,6 +170,7 @@ LeaseStatus decode_status(const json& object) {
   if (!s || !s->is_object()) return status;
   status.phase = api::parse_phase(string_at(*s, "phase"));
   status.queued_at = time_at(*s, "queuedAt");
+  status.lock = string_at(*s, "lock");
   if (const json* h = find(*s, "holder"); h && h->is_object()) {
     status.holder = HolderRef{string_at(*h, "podName"), string_at(*h, "podUID"), string_at(*h, "nodeName")};
   }
@@ -284,6 +285,7 @@ json status_patch(const LeaseStatus& status) {
   s["expireTime"] = nullptr;
   s["queuePosition"] = status.queue_position ? json(*status.queue_position) : json(nullptr);
   s["queuedAt"] = status.queued_at ? json(format_rfc3339_micros(*status.queued_at)) : json(nullptr);
+  s["lock"] = status.lock.empty() ? json(nullptr) : json(status.lock);
   s["slot"] = status.slot ? json(*status.slot) : json(nullptr);
   s["transitions"] = status.transitions;
   if (status.last_takeover) {

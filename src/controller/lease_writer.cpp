@@ -61,7 +61,11 @@ Result<WriteOutcome> LeaseWriter::write_status(const LeaseRecord& lease, const L
                                                Urgency urgency, MonoTime now,
                                                std::optional<MonoTime>& retry_at) {
   bool correcting = false;
-  if (desired == lease.status || !may_write(lease, now, retry_at, correcting)) return WriteOutcome::kSkipped;
+  // What only people read (the Lock column) goes with a write made for another reason: an
+  // upgrade does not rewrite every Lease to show it.
+  LeaseStatus compared = desired;
+  compared.lock = lease.status.lock;
+  if (compared == lease.status || !may_write(lease, now, retry_at, correcting)) return WriteOutcome::kSkipped;
   const auto& leases = kube::resources::eslease_leases();
   const json patch = status_patch(desired);
   kube::CallOptions call;

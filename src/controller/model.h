@@ -60,6 +60,9 @@ struct Takeover {
 
 struct LeaseStatus {
   Phase phase = Phase::kNone;
+  // What kubectl's Lock column shows (status.lock): the lock, or a set's locks joined by '+'.
+  // For people only: a status is never written just to change it (LeaseWriter).
+  std::string lock;
   // When the claim joined the queue, to the microsecond (status.queuedAt): its place among
   // claims created in the same second, kept across restarts. Written with its first Pending.
   std::optional<WallTime> queued_at;

@@ -22,6 +22,11 @@ std::optional<int> position(const ClaimView& c, int live_ahead) {
   return live_ahead;
 }
 
+// The claim's lock, or its set, as kubectl's Lock column shows it.
+std::string lock_shown(const LeaseSpec& spec) {
+  return spec.is_set() ? join(spec.lock_names, "+") : spec.lock_name;
+}
+
 // The claim's lock, or its set, as messages name it.
 std::string locks_named(const LeaseSpec& spec) {
   return spec.is_set() ? "lock set " + join(spec.lock_names, "+") : "lock " + spec.lock_name;
@@ -84,6 +89,7 @@ class Projector {
     s.transitions = lease.status.transitions;
     s.last_takeover = lease.status.last_takeover;
     s.queued_at = lease.status.queued_at;
+    s.lock = lock_shown(lease.spec);
     return s;
   }
 
@@ -361,6 +367,18 @@ void keep_statuses(const LockWorld& world, const ClaimQueue& queue, Decision& de
     if (lease.being_deleted) continue;
     LeaseStatus s = lease.status;
     std::erase_if(s.conditions, [](const Condition& x) { return x.type == api::kConditionBackendAvailable; });
+    // A claim never decided waits, and says for what: it is not served while the lock
+    // documents cannot be read.
+    if (s.phase == Phase::kNone && c.invalid.empty()) {
+      s.phase = Phase::kPending;
+      s.lock = lock_shown(lease.spec);
+      s.observed_generation = lease.generation;
+      s.queued_at = lease.arrived;
+      s.conditions.push_back(Condition{api::kConditionHeld, "False", api::to_string(Reason::kWaiting),
+                                       "waiting for Elasticsearch to answer before " + locks_named(lease.spec) +
+                                           " can be granted",
+                                       world.now, lease.generation});
+    }
     projector.add_backend_condition(lease, s);
     decision.statuses[lease.meta.name] = std::move(s);
   }

@@ -88,8 +88,17 @@ void Informer::run(std::stop_token stop) {
       Status listed = relist(stop);
       if (!listed.ok()) {
         if (stop.stop_requested()) break;
-        log::warn("informer list failed",
-                  {{"resource", resource_.plural}, {"error", listed.error().describe()}});
+        if (listed.error().code == ErrorCode::kNotFound && !resource_.group.empty() &&
+            !resource_.group.ends_with("k8s.io")) {
+          // The API server does not serve the resource: its CustomResourceDefinition is not
+          // installed (yet). Said in words; the list is tried again until it is.
+          log::warn("the API server does not serve this resource; is its CustomResourceDefinition installed?",
+                    {{"resource", resource_.plural + "." + resource_.group},
+                     {"apiVersion", resource_.api_version()},
+                     {"hint", "kubectl apply -f crds/ (the Helm chart installs it)"}});
+        } else {
+          log::warn("informer list failed", {{"resource", resource_.plural}, {"error", listed.error().describe()}});
+        }
         count_restart(listed.error().code == ErrorCode::kGone ? RestartReason::kExpired
                                                               : RestartReason::kError);
         clock_.sleep_for(retry_delay(backoff, listed.error()), stop);

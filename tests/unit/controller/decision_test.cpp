@@ -814,6 +814,21 @@ TEST_P(Rows, UnreadableBackendKeepsStatusesAndMarksBackendUnavailable) {
   EXPECT_EQ(d.events[0].reason, Reason::kBackendUnavailable);
 }
 
+// A claim that arrives while Elasticsearch cannot be read shows that it waits, and for what.
+TEST_P(Rows, AClaimMadeWhileTheBackendIsAwayShowsPendingAndWhy) {
+  world.claim("new", "pod-n");
+  world.pod("pod-n");
+  world.w.documents_known = false;
+  world.w.backend_available = false;
+  const Decision d = world.decide();
+  EXPECT_EQ(d.action, Action::kNone);
+  const LeaseStatus& s = status_of(d, "new");
+  EXPECT_EQ(s.phase, Phase::kPending);
+  EXPECT_EQ(held_reason(s), "False/Waiting");
+  EXPECT_NE(s.condition(api::kConditionHeld)->message.find("Elasticsearch"), std::string::npos);
+  EXPECT_EQ(s.condition(api::kConditionBackendAvailable)->status, "False");
+}
+
 TEST_P(Rows, RenewalFailureIsReportedAndTheLockDecidedAfreshWithANewGrant) {
   world.claim("holder", "pod-h");
   world.pod("pod-h");
