@@ -27,7 +27,7 @@ constexpr Names<Phase, 5> kPhaseNames = {{
     {Phase::kInvalid, "Invalid"},
 }};
 
-constexpr Names<Reason, 22> kReasonNames = {{
+constexpr Names<Reason, 23> kReasonNames = {{
     {Reason::kWaiting, "Waiting"},
     {Reason::kAcquired, "Acquired"},
     {Reason::kTakenOver, "TakenOver"},
@@ -36,6 +36,7 @@ constexpr Names<Reason, 22> kReasonNames = {{
     {Reason::kPodFailed, "PodFailed"},
     {Reason::kPodSucceeded, "PodSucceeded"},
     {Reason::kPodNotReady, "PodNotReady"},
+    {Reason::kNodeLost, "NodeLost"},
     {Reason::kExpired, "Expired"},
     {Reason::kRenewalFailed, "RenewalFailed"},
     {Reason::kTimedOut, "TimedOut"},
@@ -107,6 +108,7 @@ bool is_loss(Reason reason) {
     case Reason::kPodFailed:
     case Reason::kPodSucceeded:
     case Reason::kPodNotReady:
+    case Reason::kNodeLost:
     case Reason::kExpired:
     case Reason::kRenewalFailed:
     case Reason::kReleased:

@@ -19,8 +19,11 @@ inline constexpr const char* kConditionHeld = "Held";
 inline constexpr const char* kConditionBackendAvailable = "BackendAvailable";
 inline constexpr const char* kFinalizer = "eslease.io/release";
 inline constexpr const char* kHoldsAnnotation = "eslease.io/holds";
-// spec.leaseDurationSeconds when a Lease does not say (the CRD's default).
-inline constexpr int kDefaultLeaseDurationSeconds = 60;
+// spec.leaseDurationSeconds when a Lease does not say (the CRD's default). 16 s: a holder on a
+// node that stops heartbeating is handed over within 30 s of its last heartbeat (the heartbeat
+// grace, 12 s, plus at most this), while the namespace's session, renewed every quarter of it,
+// costs one write every 4 s (docs/concepts.md, "What happens when...").
+inline constexpr int kDefaultLeaseDurationSeconds = 16;
 
 // A lease duration in seconds (spec.leaseDurationSeconds) as the time it stands for.
 inline Millis lease_duration(int seconds) {
@@ -74,6 +77,7 @@ enum class Reason {
   kPodFailed,              // the holder's pod ended as Failed
   kPodSucceeded,           // the holder's pod ended as Succeeded
   kPodNotReady,            // the holder (or its node) stayed not Ready past the grace
+  kNodeLost,               // the holder's node stopped heartbeating (its kubelet's node Lease)
   kExpired,                // the grant ran out (TTL)
   kRenewalFailed,          // the grant could not be renewed in Elasticsearch in time
   kTimedOut,               // waited acquireTimeoutSeconds without a grant

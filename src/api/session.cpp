@@ -67,11 +67,11 @@ std::optional<WallTime> published_validity(const Session& session, const GrantRe
 }
 
 Millis holder_slack(Millis lease_duration, Millis grace, Millis margin) {
-  return lease_duration * 2 / 3 - margin - grace;
+  return lease_duration - renewal_interval(lease_duration) - margin - grace;
 }
 
 Millis default_holder_grace(Millis lease_duration) {
-  return std::min(Millis(10000), lease_duration / 3);
+  return std::min(Millis(10000), lease_duration / 5);
 }
 
 Millis default_holder_margin(Millis lease_duration) {

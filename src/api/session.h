@@ -58,12 +58,20 @@ std::string format_revoked(const std::set<GrantRef>& grants);
 std::optional<WallTime> published_validity(const Session& session, const GrantRef& grant,
                                            Millis lease_duration);
 
+// A namespace's session is renewed this many times per lease duration (every quarter of the
+// shortest one held there), so the validity a holder sees never falls below 3/4 of it while
+// renewals come on time.
+inline constexpr int kRenewalsPerLease = 4;
+inline constexpr Millis renewal_interval(Millis lease_duration) {
+  return lease_duration / kRenewalsPerLease;
+}
+
 // How much interruption a holder rides out (docs/protocol.md). The validity a holder sees
-// runs from 2/3 of the lease duration (just before a tick) down, and `eslease run` asks its
+// runs from 3/4 of the lease duration (just before a tick) down, and `eslease run` asks its
 // command to stop `margin + grace` before it ends: the difference is how long renewals may
 // pause before a healthy holder is stopped for nothing.
 Millis holder_slack(Millis lease_duration, Millis grace, Millis margin);
-// `eslease run`'s defaults: --grace the smaller of 10 s and a third of the lease duration,
+// `eslease run`'s defaults: --grace the smaller of 10 s and a fifth of the lease duration,
 // --safety-margin the smaller of 2 s and a fifth of it.
 Millis default_holder_grace(Millis lease_duration);
 Millis default_holder_margin(Millis lease_duration);
@@ -72,9 +80,10 @@ Millis default_holder_slack(Millis lease_duration);
 // The longest pause in renewals a healthy cluster shows: a leader that dies without handing
 // over is replaced after the leader-election lease duration and one retry period, and the
 // new leader renews after adopting the grants (about 2 s); one Elasticsearch request may
-// take up to its timeout. With the defaults (15 s, 2 s, 10 s) that is 19 s.
+// take up to its timeout. With the defaults (4 s, 500 ms, 5 s) that is 6.5 s, within the 6.8 s
+// a holder rides out at the default lease duration (16 s).
 Millis longest_renewal_pause(Millis leader_lease_duration, Millis leader_retry_period, Millis es_timeout);
 inline constexpr Millis kAdoptionTime{2000};
-inline constexpr Millis kDefaultRenewalPause{19000};  // longest_renewal_pause at the defaults
+inline constexpr Millis kDefaultRenewalPause{6500};  // longest_renewal_pause at the defaults
 
 }  // namespace eslease::api

@@ -344,10 +344,18 @@ RuntimeFacts read_runtime_facts(const EnvironmentVariables& env, const std::stri
 
 void resolve_runtime_defaults(ControllerConfig& options, const RuntimeFacts& facts) {
   if (options.identity.empty()) {
-    std::string base = !facts.pod_name.empty() ? facts.pod_name : facts.host_name;
-    if (base.empty()) base = "eslease-controller";
-    options.identity = facts.random_suffix.empty() ? base : base + "-" + facts.random_suffix;
+    // A pod's name is its identity as it stands: a container restarted in place keeps it and
+    // re-takes its own leader-election Lease at once. Outside a pod two processes may share a
+    // host name, so a random suffix tells them apart.
+    if (!facts.pod_name.empty()) {
+      options.identity = facts.pod_name;
+    } else {
+      const std::string base = facts.host_name.empty() ? "eslease-controller" : facts.host_name;
+      options.identity = facts.random_suffix.empty() ? base : base + "-" + facts.random_suffix;
+    }
   }
+  const std::string suffix = facts.random_suffix.empty() ? "" : "-" + facts.random_suffix;
+  options.writer = options.identity.ends_with(suffix) ? options.identity : options.identity + suffix;
   if (options.leader_election_namespace.empty())
     options.leader_election_namespace = facts.pod_namespace.empty() ? "default" : facts.pod_namespace;
 }

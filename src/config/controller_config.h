@@ -51,9 +51,15 @@ struct ControllerConfig {
   // Behaviour.
   int workers = controller::ControllerOptions{}.workers;
   bool liveness_takeover = controller::ControllerOptions{}.liveness_takeover;
+  // A holder whose node's kubelet heartbeat has not been seen this long is presumed dead; 0: off.
+  Millis node_heartbeat_grace = controller::ControllerOptions{}.node_heartbeat_grace;
   // Writes eslease.io/holds on holder pods; off, the controller needs no right to patch pods.
   bool holds_annotation = controller::ControllerOptions{}.holds_annotation;
   std::string identity;  // empty until resolve_runtime_defaults()
+  // What this process writes as `writer` into lock documents: the identity and a suffix of
+  // its own, so even a container restarted under the same identity tells its writes from
+  // its predecessor's. Set by resolve_runtime_defaults().
+  std::string writer;
   // Logging: names log::parse_format / log::parse_level accept.
   std::string log_format = "text";
   std::string log_level = "info";
@@ -128,8 +134,9 @@ inline constexpr const char* kServiceAccountNamespaceFile =
 RuntimeFacts read_runtime_facts(const EnvironmentVariables& env,
                                 const std::string& namespace_file = kServiceAccountNamespaceFile);
 
-// Fills what the user left empty: identity = ($POD_NAME, else the host name) + "-" + the
-// suffix; leader-election namespace = the pod's namespace, else "default". Pure.
+// Fills what the user left empty: identity = $POD_NAME, else the host name + "-" + the
+// suffix; writer = the identity + the suffix; leader-election namespace = the pod's
+// namespace, else "default". Pure.
 void resolve_runtime_defaults(ControllerConfig& options, const RuntimeFacts& facts);
 
 // The --help text: every flag by group with its default and what it does, the

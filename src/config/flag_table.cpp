@@ -243,12 +243,18 @@ std::vector<FlagSpec> behaviour_flags(const O& defaults) {
        "=false hands a lock over only when it expires (TTL), as lock libraries do; by default a dead "
        "holder's lock moves at once",
        boolean(&O::liveness_takeover)},
+      {"node-heartbeat-grace", Kind::kDuration, Group::kBehaviour, "D",
+       format_duration(defaults.node_heartbeat_grace),
+       "a holder whose node's heartbeat (its kubelet's Lease in kube-node-lease, renewed every 10s) "
+       "is not seen renewed this long is presumed dead (NodeLost) and its lock handed over once the "
+       "validity published to it ends; 0 turns this off (node readiness alone then counts)",
+       duration(&O::node_heartbeat_grace, Millis(0))},
       {"holds-annotation", Kind::kBool, Group::kBehaviour, "", bool_text(defaults.holds_annotation),
        "=false stops writing the eslease.io/holds annotation on holder pods (and needs no right to "
        "patch pods); holders then learn of their grant from their Lease (the eslease tool)",
        boolean(&O::holds_annotation)},
-      {"identity", Kind::kText, Group::kBehaviour, "ID", "$POD_NAME or host name, + random suffix",
-       "this replica's name, written as `writer` into lock documents", identity()},
+      {"identity", Kind::kText, Group::kBehaviour, "ID", "$POD_NAME, else the host name + a random suffix",
+       "this replica's name in the leader-election Lease and events; lock documents name it, with a suffix of the process's own, as their writer", identity()},
   };
 }
 

@@ -19,6 +19,10 @@ namespace eslease::controller {
 using LeaseInformer = kube::TypedInformer<LeaseRecord>;
 using PodInformer = kube::TypedInformer<PodRecord>;
 using NodeInformer = kube::TypedInformer<NodeRecord>;
+using NodeLeaseInformer = kube::TypedInformer<NodeLeaseRecord>;
+
+// The namespace of the kubelets' heartbeats: a coordination.k8s.io Lease per node.
+constexpr const char* kNodeLeaseNamespace = "kube-node-lease";
 
 // The informer caches of every watched namespace, holding typed records decoded once as
 // each object arrives (the JSON is not kept).
@@ -81,6 +85,7 @@ class Controller::Caches final : public ClusterView {
   std::map<std::string, std::unique_ptr<LeaseInformer>> leases;
   std::map<std::string, std::unique_ptr<PodInformer>> pods;
   std::unique_ptr<NodeInformer> nodes;
+  std::unique_ptr<NodeLeaseInformer> node_leases;  // null: heartbeats are not judged
 
  private:
   const ClaimIndex& index_;
@@ -207,7 +212,7 @@ Controller::Controller(kube::Api& api, lock::LockStore& store, kube::EventRecord
       observer_(observer),
       clock_(clock),
       options_(std::move(options)),
-      tracker_(clock),
+      tracker_(clock, options_.node_heartbeat_grace),
       caches_(std::make_unique<Caches>(index_)) {
   std::vector<std::string> namespaces = options_.namespaces;
   if (namespaces.empty()) namespaces.push_back("");
@@ -216,6 +221,7 @@ Controller::Controller(kube::Api& api, lock::LockStore& store, kube::EventRecord
     watch_pods(ns);
   }
   watch_nodes();
+  if (options_.node_heartbeat_grace > Millis(0)) watch_node_heartbeats();
 }
 
 kube::InformerOptions Controller::informer_options(const std::string& ns, const char* resource) {
@@ -315,6 +321,34 @@ void Controller::watch_nodes() {
   };
   caches_->nodes = std::make_unique<NodeInformer>(api_, clock_, kube::resources::nodes(),
                                                   informer_options("", "nodes"), handlers, decode_node);
+}
+
+void Controller::watch_node_heartbeats() {
+  kube::RecordHandlers<NodeLeaseRecord> handlers;
+  handlers.on_add = [this](const NodeLeaseRecord& lease) { tracker_.node_heartbeat(lease); };
+  handlers.on_update = [this](const NodeLeaseRecord&, const NodeLeaseRecord& now) { tracker_.node_heartbeat(now); };
+  handlers.on_delete = [this](const NodeLeaseRecord& lease) { tracker_.node_heartbeat_gone(lease); };
+  kube::InformerOptions options = informer_options(kNodeLeaseNamespace, "node leases");
+  caches_->node_leases = std::make_unique<NodeLeaseInformer>(api_, clock_, kube::resources::coordination_leases(),
+                                                             options, handlers, decode_node_lease);
+}
+
+// A node that stops heartbeating, or beats again, concerns the locks of the pods on it. Its
+// silence is a matter of time passing, not of an event: this looks when the next node may
+// turn silent, and at least every second.
+void Controller::watch_for_silent_nodes(std::stop_token stop) {
+  while (!stop.stop_requested()) {
+    std::optional<MonoTime> next_check;
+    for (const std::string& node : tracker_.nodes_whose_heartbeat_changed(clock_.monotonic(), next_check)) {
+      log::info("node heartbeat changed", {{"node", node}});
+      NodeRecord record;
+      record.meta.name = node;
+      node_changed(record);
+    }
+    Millis wait(1000);
+    if (next_check) wait = std::clamp(std::chrono::ceil<Millis>(*next_check - clock_.monotonic()), Millis(1), wait);
+    clock_.sleep_for(wait, stop);
+  }
 }
 
 // A node's readiness concerns every lock of the pods on it.
@@ -417,7 +451,10 @@ void Controller::lead(std::stop_token stop) {
     log::warn("fencing tokens unchecked at the start of leadership; grants wait",
               {{"error", checked.error().describe()}});
   log::info("leading: reconciling locks", {{"locks", index_.locks().size()}});
+  std::jthread heartbeats;
+  if (caches_->node_leases) heartbeats = std::jthread([this](std::stop_token s) { watch_for_silent_nodes(s); });
   term.run(stop, index_.locks());
+  heartbeats.request_stop();
   {
     std::lock_guard lock(term_mutex_);
     term_ = nullptr;
@@ -431,6 +468,7 @@ Status Controller::run(std::stop_token stop) {
   for (auto& [ns, informer] : caches_->leases) informer->start();
   for (auto& [ns, informer] : caches_->pods) informer->start();
   caches_->nodes->start();
+  if (caches_->node_leases) caches_->node_leases->start();
   // Reconciling before the caches hold the world would grant locks to the wrong claims.
   if (!caches_->wait_for_sync(stop)) return {};
   log::info("caches synced");

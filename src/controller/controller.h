@@ -58,6 +58,8 @@ class Controller {
   void watch_leases(const std::string& ns);
   void watch_pods(const std::string& ns);
   void watch_nodes();
+  void watch_node_heartbeats();
+  void watch_for_silent_nodes(std::stop_token stop);
   void node_changed(const NodeRecord& node);
   void warn_if_too_short(const LeaseRecord& lease);
   void lead(std::stop_token stop);

@@ -19,6 +19,9 @@ struct ControllerOptions {
   bool liveness_takeover = true;        // a dead holder's lock moves at once, not at expiry
   bool holds_annotation = true;         // keep the eslease.io/holds annotation of holder pods
   bool leader_elect = false;
+  // A holder whose node's heartbeat (its kubelet's node Lease) has not been seen renewed this
+  // long is presumed dead (NodeLost). 0: heartbeats are not judged.
+  Millis node_heartbeat_grace{std::chrono::seconds(12)};
   // How long session renewals may pause (config::longest_renewal_pause): a Lease whose
   // holder would not ride that out with `eslease run`'s defaults gets a warning in the log.
   Millis longest_renewal_pause = api::kDefaultRenewalPause;

@@ -240,6 +240,8 @@ std::string describe_loss(Reason why, const std::string& pod) {
       return "holder pod " + pod + " succeeded";
     case Reason::kPodNotReady:
       return "holder pod " + pod + " (or its node) stayed not Ready past the grace";
+    case Reason::kNodeLost:
+      return "the node of holder pod " + pod + " stopped heartbeating";
     case Reason::kRenewalFailed:
       return "the lock could not be renewed in Elasticsearch before it expired";
     case Reason::kReleased:

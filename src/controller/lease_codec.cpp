@@ -264,7 +264,12 @@ NodeRecord decode_node(const json& object) {
   return node;
 }
 
-namespace {}  // namespace
+NodeLeaseRecord decode_node_lease(const json& object) {
+  NodeLeaseRecord lease;
+  lease.meta = decode_meta(object);
+  if (const json* spec = find(object, "spec"); spec && spec->is_object()) lease.renew_time = time_at(*spec, "renewTime");
+  return lease;
+}
 
 json status_patch(const LeaseStatus& status) {
   json s = json::object();

@@ -16,6 +16,8 @@ namespace eslease::controller {
 LeaseRecord decode_lease(const nlohmann::json& object);
 PodRecord decode_pod(const nlohmann::json& object);
 NodeRecord decode_node(const nlohmann::json& object);
+// A kubelet's node Lease (kube-node-lease): the node's heartbeat.
+NodeLeaseRecord decode_node_lease(const nlohmann::json& object);
 
 // The whole status as a JSON merge patch body ({"status": {...}}): every field the
 // controller owns is present, absent values are null so a merge patch removes them.

@@ -12,6 +12,10 @@ HolderHealth judge_holder(const PodState* pod, const std::string& holder_uid, bo
     return {missing, api::Reason::kPodReplaced, std::nullopt};
   if (record.phase == "Failed") return {Health::kConfirmedDead, api::Reason::kPodFailed, std::nullopt};
   if (record.phase == "Succeeded") return {Health::kConfirmedDead, api::Reason::kPodSucceeded, std::nullopt};
+  // A silent node may still run the pod (a partition): presumed dead, never confirmed, and
+  // judged at once: the heartbeat grace has already passed.
+  if (grace_seconds > 0 && pod->node_silent_since)
+    return {Health::kPresumedDead, api::Reason::kNodeLost, std::nullopt};
   if (grace_seconds > 0 && pod->unready_since) {
     const MonoTime dead_at = *pod->unready_since + std::chrono::seconds(grace_seconds);
     if (now >= dead_at) return {Health::kPresumedDead, api::Reason::kPodNotReady, std::nullopt};
@@ -31,7 +35,7 @@ bool grantable(const PodState& pod) {
   const PodRecord& record = pod.record;
   if (record.being_deleted) return false;
   if (record.phase == "Failed" || record.phase == "Succeeded") return false;
-  if (!pod.node_ready) return false;
+  if (!pod.node_ready || pod.node_silent_since) return false;
   if (pod.was_ready && record.ready != ReadyState::kTrue) return false;
   return true;
 }

@@ -5,8 +5,10 @@
 //                   that name (PodReplaced), or its phase is Failed/Succeeded
 //                   (PodFailed/PodSucceeded): its containers have stopped, so the lock may
 //                   move at once.
-//   presumed dead   its Ready condition, or its node's, has been False/Unknown for
-//                   livenessGraceSeconds on our clock (PodNotReady), or the cache lacks the
+//   presumed dead   its node stopped heartbeating (NodeLost: the kubelet's node Lease was not
+//                   seen renewed for the heartbeat grace), its Ready condition, or its node's,
+//                   has been False/Unknown for livenessGraceSeconds on our clock
+//                   (PodNotReady), or the cache lacks the
 //                   pod (or shows another of its name) though we never saw it go: a cache can
 //                   lag behind a grant another replica made (a paused process, a slow watch),
 //                   so it may still run; its grant is revoked and handed over only after it
@@ -39,6 +41,10 @@ struct PodState {
   // Never Ready yet: since when, on our clock (first seen, or seen bound to its node if that
   // came later), so a pod that has only just started is not judged on its age.
   std::optional<MonoTime> never_ready_since;
+  // Its node's heartbeat (the kubelet's node Lease) has not been seen renewed for the
+  // heartbeat grace: since when it counts as silent, on our clock. Unset while it beats, and
+  // for a node whose heartbeat was never seen (readiness alone then decides).
+  std::optional<MonoTime> node_silent_since;
 };
 
 enum class Health { kAlive, kConfirmedDead, kPresumedDead };

@@ -166,4 +166,11 @@ struct NodeRecord {
   ReadyState ready = ReadyState::kAbsent;
 };
 
+// A node's heartbeat: the kubelet's coordination.k8s.io Lease named after its node in
+// kube-node-lease, renewed every 10 s by default.
+struct NodeLeaseRecord {
+  ObjectMeta meta;  // name: the node's
+  std::optional<WallTime> renew_time;
+};
+
 }  // namespace eslease::controller

@@ -79,11 +79,52 @@ PodState PodTracker::state_of(const PodRecord& pod) const {
     state.finished_seen_at = memory->second.finished_at;
     if (!state.was_ready) state.never_ready_since = memory->second.started_at;
   }
+  if (auto beat = heartbeats_.find(pod.node_name); beat != heartbeats_.end())
+    state.node_silent_since = silent_since(beat->second);
   if (auto node = nodes_.find(pod.node_name); node != nodes_.end() && node->second) {
     state.node_ready = false;
     if (!state.unready_since || *node->second < *state.unready_since) state.unready_since = node->second;
   }
   return state;
+}
+
+void PodTracker::node_heartbeat(const NodeLeaseRecord& lease) {
+  const MonoTime now = clock_.monotonic();
+  std::lock_guard lock(mutex_);
+  Heartbeat& beat = heartbeats_[lease.meta.name];
+  // A heartbeat is timed from when we saw it, never from the kubelet's clock.
+  if (beat.seen_at == MonoTime{} || beat.renew_time != lease.renew_time) {
+    beat.renew_time = lease.renew_time;
+    beat.seen_at = now;
+  }
+}
+
+void PodTracker::node_heartbeat_gone(const NodeLeaseRecord& lease) {
+  std::lock_guard lock(mutex_);
+  heartbeats_.erase(lease.meta.name);
+}
+
+std::optional<MonoTime> PodTracker::silent_since(const Heartbeat& beat) const {
+  if (heartbeat_grace_ <= Millis(0)) return std::nullopt;
+  const MonoTime silent_at = beat.seen_at + heartbeat_grace_;
+  if (clock_.monotonic() < silent_at) return std::nullopt;
+  return silent_at;
+}
+
+std::vector<std::string> PodTracker::nodes_whose_heartbeat_changed(MonoTime now,
+                                                                   std::optional<MonoTime>& next_check) {
+  std::lock_guard lock(mutex_);
+  std::vector<std::string> changed;
+  for (auto& [node, beat] : heartbeats_) {
+    const bool silent = heartbeat_grace_ > Millis(0) && now >= beat.seen_at + heartbeat_grace_;
+    if (!silent && heartbeat_grace_ > Millis(0)) {
+      const MonoTime at = beat.seen_at + heartbeat_grace_;
+      if (!next_check || at < *next_check) next_check = at;
+    }
+    if (silent != beat.reported_silent) changed.push_back(node);
+    beat.reported_silent = silent;
+  }
+  return changed;
 }
 
 std::optional<MonoTime> PodTracker::death_seen_at(const std::string& pod_key) const {

@@ -19,13 +19,24 @@ namespace eslease::controller {
 
 class PodTracker {
  public:
-  explicit PodTracker(Clock& clock) : clock_(clock) {}
+  // A node whose heartbeat has not been seen renewed for `heartbeat_grace` counts as silent
+  // (0: heartbeats are not judged).
+  explicit PodTracker(Clock& clock, Millis heartbeat_grace = Millis(0))
+      : clock_(clock), heartbeat_grace_(heartbeat_grace) {}
 
   // Informer events.
   void pod_seen(const PodRecord& pod);
   void pod_gone(const PodRecord& pod);
   void node_seen(const NodeRecord& node);
   void node_gone(const NodeRecord& node);
+  // The node's kubelet renewed its node Lease (a change of renewTime is a heartbeat), or the
+  // Lease went (its node was removed).
+  void node_heartbeat(const NodeLeaseRecord& lease);
+  void node_heartbeat_gone(const NodeLeaseRecord& lease);
+
+  // Nodes that turned silent, or began beating again, since the last call: the locks of the
+  // pods on them need a look. When the next node may turn silent: `next_check`.
+  std::vector<std::string> nodes_whose_heartbeat_changed(MonoTime now, std::optional<MonoTime>& next_check);
 
   // The pod joined with what was observed about it and its node.
   PodState state_of(const PodRecord& pod) const;
@@ -53,8 +64,19 @@ class PodTracker {
   void record_death(const std::string& key, const std::string& uid, MonoTime now);
   void forget_old_deaths(MonoTime now);
 
+  // A node's heartbeat as seen: the renewTime last seen, when it was first seen (our clock),
+  // and whether the node was last reported silent.
+  struct Heartbeat {
+    std::optional<WallTime> renew_time;
+    MonoTime seen_at{};
+    bool reported_silent = false;
+  };
+  std::optional<MonoTime> silent_since(const Heartbeat& beat) const;
+
   Clock& clock_;
+  const Millis heartbeat_grace_;
   mutable std::mutex mutex_;
+  std::map<std::string, Heartbeat> heartbeats_;  // by node name
   std::map<std::string, PodMemory> pods_;                 // by ns/name
   std::map<std::string, std::optional<MonoTime>> nodes_;  // unready since, by node name
   std::map<std::string, Death> deaths_;                   // pod key -> its last pod seen gone or replaced

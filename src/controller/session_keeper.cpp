@@ -108,14 +108,14 @@ void SessionKeeper::schedule(const std::string& ns, MonoTime at) {
 void SessionKeeper::wake(const std::string& ns, Millis lease_duration) {
   std::lock_guard lock(mutex_);
   // The grant's validity counts from the renewal being published now, or else from the last
-  // one: ticking at a third of its duration from there leaves it two thirds at least.
+  // one: ticking at a quarter of its duration from there leaves it three quarters at least.
   std::optional<MonoTime> picked;
   if (auto ticking = ticking_since_.find(ns); ticking != ticking_since_.end()) {
     picked = ticking->second;
   } else if (auto renewed = renewal_picked_.find(ns); renewed != renewal_picked_.end()) {
     picked = renewed->second;
   }
-  schedule(ns, picked ? *picked + lease_duration / 3 : clock_.monotonic());
+  schedule(ns, picked ? *picked + api::renewal_interval(lease_duration) : clock_.monotonic());
 }
 
 void SessionKeeper::run(std::stop_token stop) {
@@ -445,7 +445,7 @@ MonoTime SessionKeeper::write_session(
     revoked[lock_id] = {grant, hand_over};
   }
   if (!held) return retire(n) ? MonoTime::max() : clock_.monotonic() + options_.keep_listed;
-  return clock_.monotonic() + (renew ? shortest / 3 : options_.retry_after);
+  return clock_.monotonic() + (renew ? api::renewal_interval(shortest) : options_.retry_after);
 }
 
 std::map<api::GrantRef, std::string> SessionKeeper::listed_ours(const Namespace& n,

@@ -2,7 +2,8 @@
 // namespace, so renewing costs the Kubernetes API one write per namespace per tick, not one
 // per held lock.
 //
-// A tick of namespace N, every third of the shortest lease duration held there:
+// A tick of namespace N, every quarter of the shortest lease duration held there
+// (api::renewal_interval):
 //   1. R = now. Every grant of N this controller renews is renewed in Elasticsearch to R
 //      (batched through _bulk, each document's expiresAt = R + its TTL).
 //   2. Every grant N's Leases show Held must then be covered: its document renewed to R (or
@@ -67,9 +68,9 @@ class SessionKeeper {
   int tick_due();
   // `ns` holds a grant of `lease_duration` the session may not cover yet (a new or adopted
   // grant). A grant is usable at once (the design's "Fit for use"): when the validity the
-  // session would publish for it leaves less than two thirds of its duration, the namespace
-  // ticks now, one tick for every grant of that moment; otherwise its ticks come at least
-  // every third of that duration from now on.
+  // session would publish for it leaves less than three quarters of its duration, the
+  // namespace ticks now, one tick for every grant of that moment; otherwise its ticks come at
+  // least every quarter of that duration from now on.
   void wake(const std::string& ns, Millis lease_duration);
 
   // Revokes `grant` (of a Lease with `lease_duration`) in its namespace's session, before its

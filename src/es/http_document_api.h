@@ -21,7 +21,7 @@ struct ClientOptions {
   // in the URL are refused: they would end up in logs.
   std::vector<std::string> hosts;
   CredentialOptions credentials;
-  std::chrono::milliseconds request_timeout{10000};
+  std::chrono::milliseconds request_timeout{5000};
   // Retries apply to connection errors and 429/502/503/504 only, within both bounds.
   int max_attempts = 4;
   std::chrono::milliseconds max_retry_time{15000};

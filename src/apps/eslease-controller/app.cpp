@@ -122,6 +122,7 @@ ControllerOptions controller_options(const config::ControllerConfig& opts, metri
   options.namespaces = opts.namespaces;
   options.workers = opts.workers;
   options.liveness_takeover = opts.liveness_takeover;
+  options.node_heartbeat_grace = opts.node_heartbeat_grace;
   options.holds_annotation = opts.holds_annotation;
   options.longest_renewal_pause = config::longest_renewal_pause(opts);
   options.leader_elect = opts.leader_elect;
@@ -139,7 +140,7 @@ ControllerOptions controller_options(const config::ControllerConfig& opts, metri
 
 lock::OpenOptions store_options(const config::ControllerConfig& opts, metrics::Metrics& metrics) {
   lock::OpenOptions options;
-  options.writer = opts.identity;
+  options.writer = opts.writer;
   options.on_request = metrics.backend_request_observer();
   options.awaits_token_history = true;  // the Leases' tokens, once the caches are synced
   options.on_fencing = [&metrics](const lock::FencingReport& report) {

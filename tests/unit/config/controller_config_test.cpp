@@ -653,15 +653,19 @@ INSTANTIATE_TEST_SUITE_P(
 // ------------------------------------------------------------------------------------------
 // Runtime defaults.
 
+// A pod's name is a stable identity (a restarted container re-takes its own leader-election
+// Lease); the writer of lock documents is always the process's own.
 TEST(RuntimeDefaults, IdentityIsThePodNameElseTheHostPlusASuffix) {
   ControllerConfig from_pod;
   resolve_runtime_defaults(from_pod, RuntimeFacts{"eslease-7f9c", "node-1", "ops", "x2k9q"});
-  EXPECT_EQ(from_pod.identity, "eslease-7f9c-x2k9q");
+  EXPECT_EQ(from_pod.identity, "eslease-7f9c");
+  EXPECT_EQ(from_pod.writer, "eslease-7f9c-x2k9q");
   EXPECT_EQ(from_pod.leader_election_namespace, "ops");
 
   ControllerConfig from_host;
   resolve_runtime_defaults(from_host, RuntimeFacts{"", "laptop", "", "bcdfg"});
   EXPECT_EQ(from_host.identity, "laptop-bcdfg");
+  EXPECT_EQ(from_host.writer, "laptop-bcdfg");
   EXPECT_EQ(from_host.leader_election_namespace, "default");
 }
 
@@ -671,6 +675,7 @@ TEST(RuntimeDefaults, WhatTheUserSetIsKept) {
   o.leader_election_namespace = "elections";
   resolve_runtime_defaults(o, RuntimeFacts{"pod", "host", "ops", "zzzzz"});
   EXPECT_EQ(o.identity, "mine");
+  EXPECT_EQ(o.writer, "mine-zzzzz");
   EXPECT_EQ(o.leader_election_namespace, "elections");
 }
 
