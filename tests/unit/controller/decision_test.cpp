@@ -51,7 +51,7 @@ TEST_P(Rows, FreeLockIsGrantedToTheOnlyLiveClaim) {
   EXPECT_EQ(d.grant.lease, "a");
   EXPECT_EQ(d.grant.pod, "pod-a");
   EXPECT_EQ(d.grant.pod_uid, "pod-uid-pod-a");
-  EXPECT_EQ(d.grant.ttl, Millis(60000)) << "the CRD's default lease duration";
+  EXPECT_EQ(d.grant.ttl, Millis(16000)) << "the CRD's default lease duration";
   EXPECT_FALSE(d.grant.takeover_reason);
 }
 
@@ -404,6 +404,35 @@ TEST_P(Rows, UnreadyNodeMakesTheHolderPresumedDead) {
   Decision d = world.decide();
   ASSERT_EQ(d.action, Action::kRevoke);
   EXPECT_EQ(d.action_reason, Reason::kPodNotReady);
+}
+
+// A holder whose node stopped heartbeating may still run (a partition): presumed dead, its
+// grant revoked at once and handed over only after the validity published to it, never to a
+// pod on a silent node.
+TEST_P(Rows, AHolderOnASilentNodeIsRevokedAndHandedOverAfterItsValidity) {
+  world.claim("holder", "pod-h", Priority::kForeground, seconds(300));
+  world.claim("on-silent-node", "pod-s", Priority::kForeground, seconds(200));
+  world.claim("next", "pod-n", Priority::kForeground, seconds(100));
+  world.pod("pod-h").node_silent_since = kM0 - seconds(1);
+  world.pod("pod-s").node_silent_since = kM0 - seconds(1);
+  world.pod("pod-n");
+  world.held("holder", "pod-h");
+  world.status_held("holder", "pod-h");
+  Decision d = world.decide();
+  ASSERT_EQ(d.action, Action::kRevoke);
+  EXPECT_EQ(d.action_reason, Reason::kNodeLost);
+
+  world.grant("holder").revoked = Reason::kNodeLost;
+  d = world.decide();
+  EXPECT_EQ(d.action, Action::kNone);
+  EXPECT_EQ(held_reason(status_of(d, "holder")), "False/NodeLost");
+  EXPECT_FALSE(status_of(d, "on-silent-node").queue_position) << "no place in line on a silent node";
+
+  world.w.mono = kM0 + seconds(25);
+  d = world.decide();
+  ASSERT_EQ(d.action, Action::kGrant);
+  EXPECT_EQ(d.grant.lease, "next");
+  EXPECT_EQ(d.grant.takeover_reason, Reason::kNodeLost);
 }
 
 TEST_P(Rows, GraceZeroTurnsTheReadinessCheckOff) {

@@ -27,6 +27,60 @@ PodRecord pod(const std::string& node, ReadyState ready) {
   return p;
 }
 
+NodeLeaseRecord heartbeat(const std::string& node, int second) {
+  NodeLeaseRecord lease;
+  lease.meta = {"kube-node-lease", node, "lease-uid-" + node, std::to_string(second)};
+  // The kubelet's clock: the tracker times heartbeats on its own.
+  lease.renew_time = std::chrono::system_clock::from_time_t(1'000'000'000 + second);
+  return lease;
+}
+
+// A node whose kubelet stops renewing its node Lease is silent once the grace has passed on
+// our clock since the last renewal we saw; it is reported once when it turns silent and once
+// when it beats again.
+TEST(PodTracker, ANodeIsSilentOnceItsHeartbeatIsNotSeenRenewedForTheGrace) {
+  FakeClock clock;
+  PodTracker tracker(clock, seconds(12));
+  tracker.pod_seen(pod("node-1", ReadyState::kTrue));
+  tracker.node_heartbeat(heartbeat("node-1", 0));
+  std::optional<MonoTime> next;
+  EXPECT_TRUE(tracker.nodes_whose_heartbeat_changed(clock.monotonic(), next).empty());
+  EXPECT_EQ(next, clock.monotonic() + seconds(12));
+
+  clock.advance(seconds(10));
+  tracker.node_heartbeat(heartbeat("node-1", 10));  // renewed: counts from now
+  const MonoTime last_beat = clock.monotonic();
+  clock.advance(seconds(11));
+  tracker.node_heartbeat(heartbeat("node-1", 10));  // the same renewTime again: no heartbeat
+  EXPECT_FALSE(tracker.state_of(pod("node-1", ReadyState::kTrue)).node_silent_since);
+  clock.advance(seconds(1));
+  EXPECT_EQ(tracker.state_of(pod("node-1", ReadyState::kTrue)).node_silent_since, last_beat + seconds(12));
+  next.reset();
+  EXPECT_EQ(tracker.nodes_whose_heartbeat_changed(clock.monotonic(), next), std::vector<std::string>{"node-1"});
+  EXPECT_TRUE(tracker.nodes_whose_heartbeat_changed(clock.monotonic(), next).empty()) << "reported once";
+
+  tracker.node_heartbeat(heartbeat("node-1", 40));  // back
+  EXPECT_FALSE(tracker.state_of(pod("node-1", ReadyState::kTrue)).node_silent_since);
+  EXPECT_EQ(tracker.nodes_whose_heartbeat_changed(clock.monotonic(), next), std::vector<std::string>{"node-1"});
+}
+
+// Without a grace, or for a node whose heartbeat was never seen, heartbeats do not count.
+TEST(PodTracker, HeartbeatsCountOnlyWithAGraceAndForNodesThatHaveThem) {
+  FakeClock clock;
+  PodTracker off(clock);
+  off.node_heartbeat(heartbeat("node-1", 0));
+  clock.advance(seconds(3600));
+  EXPECT_FALSE(off.state_of(pod("node-1", ReadyState::kTrue)).node_silent_since);
+
+  PodTracker on(clock, seconds(12));
+  clock.advance(seconds(3600));
+  EXPECT_FALSE(on.state_of(pod("node-2", ReadyState::kTrue)).node_silent_since);
+  on.node_heartbeat(heartbeat("node-1", 0));
+  on.node_heartbeat_gone(heartbeat("node-1", 0));  // the node was removed
+  clock.advance(seconds(60));
+  EXPECT_FALSE(on.state_of(pod("node-1", ReadyState::kTrue)).node_silent_since);
+}
+
 TEST(PodTracker, ANeverReadyPodCountsFromWhenItWasSeenOnItsNode) {
   FakeClock clock;
   PodTracker tracker(clock);
