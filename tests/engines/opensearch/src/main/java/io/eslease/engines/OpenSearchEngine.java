@@ -17,6 +17,7 @@ import java.util.stream.Stream;
 import org.opensearch.Build;
 import org.opensearch.Version;
 import org.opensearch.common.settings.Settings;
+import org.opensearch.common.unit.TimeValue;
 import org.opensearch.env.Environment;
 import org.opensearch.http.HttpServerTransport;
 import org.opensearch.node.InternalSettingsPreparer;
@@ -104,6 +105,11 @@ public final class OpenSearchEngine {
     Signal.handle(new Signal("INT"), signal -> stopRequested.countDown());
     try {
       node.start();
+      // Announced once every primary shard of the indices it kept (--data) is active: a
+      // client's first request then finds them, as it would on a node that has been running.
+      var health = node.client().admin().cluster().prepareHealth()
+          .setWaitForYellowStatus().setTimeout(TimeValue.timeValueSeconds(60)).get();
+      if (health.isTimedOut()) System.err.println("opensearch: shards not active after 60 s: " + health.getStatus());
       var address = node.injector().getInstance(HttpServerTransport.class).boundAddress().publishAddress();
       System.out.printf("opensearch listening on http://%s:%d%n", host, address.getPort());
       System.out.flush();
