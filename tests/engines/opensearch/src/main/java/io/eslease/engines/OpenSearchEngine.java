@@ -4,9 +4,14 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.reflect.ParameterizedType;
 import java.lang.reflect.Type;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.time.Duration;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.Comparator;
@@ -111,7 +116,9 @@ public final class OpenSearchEngine {
           .setWaitForYellowStatus().setTimeout(TimeValue.timeValueSeconds(60)).get();
       if (health.isTimedOut()) System.err.println("opensearch: shards not active after 60 s: " + health.getStatus());
       var address = node.injector().getInstance(HttpServerTransport.class).boundAddress().publishAddress();
-      System.out.printf("opensearch listening on http://%s:%d%n", host, address.getPort());
+      String url = String.format("http://%s:%d", host.contains(":") ? "[" + host + "]" : host, address.getPort());
+      warmUp(url);
+      System.out.println("opensearch listening on " + url);
       System.out.flush();
       stopRequested.await();
       System.err.println("opensearch stopping");
@@ -122,6 +129,42 @@ public final class OpenSearchEngine {
     }
     System.err.println("opensearch stopped");
     System.exit(0);
+  }
+
+  /**
+   * Creates an index, writes, reads and deletes in it over HTTP, and removes it: the first
+   * index creation of a fresh JVM takes seconds longer than later ones (classes loaded, code
+   * not yet compiled), and a client's first request should not pay for that.
+   */
+  private static void warmUp(String url) {
+    HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+    String index = url + "/eslease-engine-warm-up";
+    String[][] steps = {
+      {"PUT", index, "{\"settings\":{\"number_of_shards\":1},\"mappings\":{\"dynamic\":\"strict\","
+          + "\"properties\":{\"n\":{\"type\":\"long\"}}}}"},
+      {"PUT", index + "/_create/a%2Fb", "{\"n\":1}"},
+      {"PUT", index + "/_doc/a%2Fb?if_seq_no=0&if_primary_term=1", "{\"n\":2}"},
+      {"POST", index + "/_bulk", "{\"create\":{\"_id\":\"c\"}}\n{\"n\":3}\n{\"delete\":{\"_id\":\"c\"}}\n"},
+      {"POST", index + "/_mget", "{\"ids\":[\"a/b\",\"c\"]}"},
+      {"DELETE", index, null},
+    };
+    for (String[] step : steps) {
+      HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(step[1])).timeout(Duration.ofSeconds(120));
+      request.method(step[0], step[2] == null ? HttpRequest.BodyPublishers.noBody()
+          : HttpRequest.BodyPublishers.ofString(step[2]));
+      request.header("Content-Type", step[1].endsWith("_bulk") ? "application/x-ndjson" : "application/json");
+      try {
+        HttpResponse<String> answer = client.send(request.build(), HttpResponse.BodyHandlers.ofString());
+        if (answer.statusCode() >= 300) {
+          System.err.println("opensearch warm-up: " + step[0] + " " + step[1] + " answered " + answer.statusCode());
+        }
+      } catch (IOException e) {
+        System.err.println("opensearch warm-up: " + step[0] + " " + step[1] + " failed: " + e.getMessage());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
   }
 
   /** The netty4 transport, in the form this server version's Node takes class-path plugins. */
