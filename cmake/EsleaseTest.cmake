@@ -11,3 +11,19 @@ function(eslease_add_test)
     PROPERTIES LABELS ${T_LABEL}
     DISCOVERY_TIMEOUT 60)
 endfunction()
+
+# The real engine (tests/engines): CTest's fixture `opensearch` starts one OpenSearch node for
+# the tests that require it (label real-engine) and writes its URL into this file, which the
+# C++ harness (tests/integration/es/es_fixture.h) reads.
+set(ESLEASE_ENGINE_URL_FILE ${CMAKE_BINARY_DIR}/real-engine/opensearch.url)
+
+# eslease_add_real_engine_tests(<target>) registers the cases of a GoogleTest executable made by
+# eslease_add_test a second time, as real_engine.<case>, against that node
+# (ESLEASE_TEST_BACKEND=opensearch); cases that need the emulator's own store skip there.
+function(eslease_add_real_engine_tests target)
+  target_compile_definitions(${target} PRIVATE ESLEASE_ENGINE_URL_FILE="${ESLEASE_ENGINE_URL_FILE}")
+  gtest_discover_tests(${target}
+    TEST_PREFIX "real_engine."
+    PROPERTIES LABELS real-engine ENVIRONMENT ESLEASE_TEST_BACKEND=opensearch FIXTURES_REQUIRED opensearch
+    DISCOVERY_TIMEOUT 60)
+endfunction()

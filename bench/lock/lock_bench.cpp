@@ -1,8 +1,10 @@
 // lock-bench: throughput of acquire/renew/release cycles and the number of Elasticsearch
-// requests each lock operation costs, over the in-process es-emulator (or --es URL; the
-// request counts need the emulator's /_emulator/stats and are null without it).
+// requests each lock operation costs, over the in-process es-emulator, or a real OpenSearch
+// node it starts (--backend opensearch: tests/engines/opensearch/run.sh) or finds (--es URL).
+// A real server is reached through the in-process fault proxy, which counts the requests
+// (one loopback hop more in every latency).
 //
-//   lock-bench [--es URL] [--cycles 2000] [--held 10000]
+//   lock-bench [--backend emulator|opensearch | --es URL] [--cycles 2000] [--held 10000]
 // The lock_set section: a set of 32 locks granted, and handed over, in one _bulk each.
 // Prints one JSON object.
 #include <algorithm>
@@ -17,6 +19,7 @@
 #include "es/http_document_api.h"
 #include "lock/lock_store.h"
 #include "lock/slots.h"
+#include "support/engine_process.h"
 
 namespace {
 
@@ -116,13 +119,19 @@ json set_scenario(lock::LockStore& store, Stats& stats) {
 
 int main(int argc, char** argv) {
   std::string url;
+  const char* backend_setting = std::getenv("ESLEASE_TEST_BACKEND");
+  std::string backend = backend_setting != nullptr && *backend_setting ? backend_setting : "emulator";
   int cycles = 2000;
   int held_count = 10000;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (i + 1 >= argc) return fail("usage: lock-bench [--es URL] [--cycles N] [--held N]");
+    if (i + 1 >= argc) {
+      return fail("usage: lock-bench [--backend emulator|opensearch | --es URL] [--cycles N] [--held N]");
+    }
     if (arg == "--es")
       url = argv[++i];
+    else if (arg == "--backend")
+      backend = argv[++i];
     else if (arg == "--cycles")
       cycles = std::max(1, std::atoi(argv[++i]));
     else if (arg == "--held")
@@ -130,12 +139,21 @@ int main(int argc, char** argv) {
     else
       return fail("unknown flag " + arg);
   }
-  std::unique_ptr<esemu::EsEmulator> emulator;
-  if (url.empty()) {
-    emulator = std::make_unique<esemu::EsEmulator>();
-    if (auto s = emulator->start(); !s.ok()) return fail(s.error().describe());
-    url = emulator->url();
+  if (backend != "emulator" && backend != "opensearch") return fail("--backend takes emulator or opensearch");
+  std::unique_ptr<testing::EngineProcess> engine;
+  if (url.empty() && backend == "opensearch") {
+    auto started = testing::EngineProcess::start(ESLEASE_OPENSEARCH_RUN_SH, "/tmp/lock-bench-opensearch.log");
+    if (!started.ok()) return fail(started.error().describe());
+    engine = std::move(*started);
+    url = engine->url();
   }
+  const std::string described = url.empty() ? "in-process es-emulator" : url + " through the fault proxy";
+  // The emulator, or the fault proxy in front of the real server: either counts requests.
+  esemu::EsEmulatorOptions server_options;
+  server_options.upstream = url;
+  auto emulator = std::make_unique<esemu::EsEmulator>(server_options);
+  if (auto s = emulator->start(); !s.ok()) return fail(s.error().describe());
+  url = emulator->url();
   es::ClientOptions options;
   options.hosts = {url};
   auto api = es::make_http_document_api(http::make_cpprest_transport(), options, SystemClock::instance());
@@ -231,7 +249,7 @@ int main(int argc, char** argv) {
 
   const json lock_set = set_scenario(store, stats);
 
-  json out{{"backend", emulator ? "in-process es-emulator" : url},
+  json out{{"backend", described},
            {"cycles",
             {{"count", cycles},
              {"seconds", cycles_seconds},
@@ -251,6 +269,6 @@ int main(int argc, char** argv) {
              {"milliseconds", renew_all_ms}}},
            {"lock_set", lock_set}};
   std::cout << out.dump(2) << "\n";
-  if (emulator) emulator->stop();
+  emulator->stop();
   return ok == held_count && !lock_set.contains("error") ? 0 : 1;
 }

@@ -26,12 +26,19 @@ Last, the first scenario runs with --liveness-takeover=false and a short TTL, th
 TTL-based lock libraries hand a lock over, so the two are measured side by side. Prints
 JSON; --png FILE draws the histograms.
 
-usage: takeover_bench.py BIN_DIR SOURCE_DIR [--takeovers N] [--ttl-takeovers N]
+--backend emulator|opensearch (default: ESLEASE_TEST_BACKEND, else emulator) chooses the
+Elasticsearch (tests/engines/backend.py; a real engine is reached directly, without the fault
+proxy); --backend emulator,opensearch runs every scenario on each, one after the other, and
+reports them side by side under "backends", with the takeover percentiles of each together
+under "beside".
+
+usage: takeover_bench.py BIN_DIR SOURCE_DIR [--backend B[,B]] [--takeovers N] [--ttl-takeovers N]
                          [--semaphore-takeovers N] [--set-takeovers N] [--png FILE]
 """
 
 import argparse
 import collections
+import http.client
 import json
 import os
 import random
@@ -39,6 +46,7 @@ import statistics
 import sys
 import threading
 import time
+import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "e2e"))
@@ -137,7 +145,7 @@ def summary(latencies):
 def scenario(args, liveness, count, ttl_seconds):
     """`count` locks, each with a held claim and a waiting one; kill each holder pod in turn
     (liveness on) or all at once (TTL mode, which takes seconds each) and time the handover."""
-    with Environment(args.bin, args.source) as env:
+    with Environment(args.bin, args.source, backend=args.backend, fault_proxy=False) as env:
         extra = [] if liveness else ["--liveness-takeover=false"]
         env.start_controller(*extra, "--kube-api-qps", "5000", "--kube-api-burst", "10000")
         env.apply(namespace(NS))
@@ -169,7 +177,40 @@ def scenario(args, liveness, count, ttl_seconds):
             for i in range(count):
                 seen, _ = watcher.wait_held("b-%d" % i, None, timeout=ttl_seconds * 3 + 30)
                 latencies.append(seen - gone[i])
-        return latencies
+        return latencies, {"backend": env.elasticsearch.describe(),
+                           "write_floor": write_floor(env.es_url) if liveness else None}
+
+
+def write_floor(es_url, writes=200):
+    """What one conditional write of a lock document costs this Elasticsearch, as a takeover
+    makes it: `writes` in a row on one document, over one kept-alive connection, into an index
+    that syncs its translog before answering (the default) and into one that does not. The
+    difference is the sync's share of a takeover's time."""
+    url = urllib.parse.urlsplit(es_url)
+    connection = http.client.HTTPConnection(url.hostname, url.port, timeout=60)
+
+    def call(method, path, body=None):
+        connection.request(method, path, body=None if body is None else json.dumps(body),
+                           headers={"Content-Type": "application/json"})
+        response = connection.getresponse()
+        return json.loads(response.read() or b"null")
+
+    out = {}
+    for durability in ("request", "async"):
+        index = "takeover-bench-floor-" + durability
+        call("PUT", "/" + index, {"settings": {"number_of_shards": 1, "index.translog.durability": durability}})
+        written = call("PUT", "/%s/_create/lock" % index, {"n": 0})
+        seconds = []
+        for n in range(writes):
+            started = time.perf_counter()
+            written = call("PUT", "/%s/_doc/lock?if_seq_no=%d&if_primary_term=%d" % (
+                index, written["_seq_no"], written["_primary_term"]), {"n": n})
+            seconds.append(time.perf_counter() - started)
+        call("DELETE", "/" + index)
+        out["translog_" + durability] = summary(seconds)
+    out["translog_sync_p50_ms"] = round(out["translog_request"]["p50_ms"] - out["translog_async"]["p50_ms"], 3)
+    connection.close()
+    return out
 
 
 SEMAPHORE_QUEUE = 10  # claims kept waiting throughout: one is added as each is granted
@@ -213,7 +254,7 @@ def semaphore_scenario(args):
     waiting; the oldest holder's pod is deleted, one at a time, and the next waiting claim
     must be Held while the other nine keep their tokens. The controller runs at its defaults."""
     checks = SemaphoreChecks()
-    with Environment(args.bin, args.source) as env:
+    with Environment(args.bin, args.source, backend=args.backend, fault_proxy=False) as env:
         env.start_controller()
         env.apply(namespace(NS))
         watcher = LeaseWatcher(env.kube_url, checks)
@@ -340,7 +381,7 @@ def set_scenario(args):
     timed. The controller runs at its defaults."""
     checks, queue = SetChecks(), SetQueue()
     latencies, untimed, not_as_ranked, not_whole = [], 0, 0, set()
-    with Environment(args.bin, args.source) as env:
+    with Environment(args.bin, args.source, backend=args.backend, fault_proxy=False) as env:
         env.start_controller()
         env.apply(namespace(NS))
         watcher = LeaseWatcher(env.kube_url, checks)
@@ -406,26 +447,51 @@ def main():
     parser.add_argument("--ttl-takeovers", type=int, default=20)
     parser.add_argument("--ttl-seconds", type=int, default=3)
     parser.add_argument("--png")
+    parser.add_argument("--backend", default=os.environ.get("ESLEASE_TEST_BACKEND") or "emulator",
+                        help="emulator, opensearch, or both comma-separated (run one after the other)")
     args = parser.parse_args()
-    liveness = scenario(args, True, args.takeovers, 30)
+    backends = [b for b in args.backend.split(",") if b]
+    results = {}
+    violations = 0
+    for backend in backends:
+        args.backend = backend
+        results[backend], found = run_all(args, args.png if len(backends) == 1 else None)
+        violations += found
+    if len(backends) == 1:
+        print(json.dumps(results[backends[0]], indent=2))
+    else:
+        beside = {scenario_name: {b: {key: results[b][scenario_name][key] for key in ("p50_ms", "p99_ms")}
+                                  for b in backends}
+                  for scenario_name in ("liveness_takeover", "semaphore_takeover", "set_takeover", "ttl_takeover")}
+        beside["one_conditional_write"] = {b: {key: results[b]["write_floor"]["translog_request"][key]
+                                               for key in ("p50_ms", "p99_ms")} for b in backends}
+        beside["translog_sync_p50_ms"] = {b: results[b]["write_floor"]["translog_sync_p50_ms"] for b in backends}
+        print(json.dumps({"benchmark": "takeover", "beside": beside, "backends": results}, indent=2))
+    return 1 if violations else 0
+
+
+def run_all(args, png):
+    """Every scenario on args.backend: the result, and how many violations were seen."""
+    liveness, liveness_info = scenario(args, True, args.takeovers, 30)
     semaphore, semaphore_report = semaphore_scenario(args)
     lock_set, set_report = set_scenario(args)
-    ttl = scenario(args, False, args.ttl_takeovers, args.ttl_seconds)
+    ttl, _ = scenario(args, False, args.ttl_takeovers, args.ttl_seconds)
     result = {"benchmark": "takeover",
+              "backend": liveness_info["backend"],
               "liveness_takeover": dict(summary(liveness),
                                         controller_flags="--kube-api-qps 5000 --kube-api-burst 10000"),
+              "write_floor": liveness_info["write_floor"],
               "semaphore_takeover": dict(summary(semaphore), **semaphore_report),
               "set_takeover": dict(summary(lock_set), **set_report),
               "ttl_takeover": dict(summary(ttl), ttl_seconds=args.ttl_seconds),
               "targets": {"p50_ms": 10, "p99_ms": 50}}
     result["ttl_over_liveness_p50"] = round(result["ttl_takeover"]["p50_ms"] / result["liveness_takeover"]["p50_ms"], 1)
-    print(json.dumps(result, indent=2))
-    if args.png:
-        draw(args.png, liveness, semaphore, lock_set, ttl)
+    if png:
+        draw(png, liveness, semaphore, lock_set, ttl)
     violations = (semaphore_report["successor_not_next_in_queue"] + semaphore_report["holders_not_keeping_token"] +
                   max(0, semaphore_report["most_held_at_once"] - SEMAPHORE_CAPACITY) +
                   sum(set_report[key] for key in SET_VIOLATIONS))
-    return 1 if violations else 0
+    return result, violations
 
 
 if __name__ == "__main__":

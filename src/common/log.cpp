@@ -111,6 +111,10 @@ std::string render(Format format, std::string_view message, Fields fields) {
   return out;
 }
 
+bool enabled(Level level) {
+  return logger()->should_log(to_spdlog(level));
+}
+
 void write(Level level, std::string_view message, Fields fields) {
   auto l = logger();
   const auto spd_level = to_spdlog(level);

@@ -33,6 +33,8 @@ bool parse_format(std::string_view name, Format& out);
 bool parse_level(std::string_view name, Level& out);
 
 void write(Level level, std::string_view message, Fields fields = {});
+// Whether a line of `level` would be written: for what costs something to find out.
+bool enabled(Level level);
 inline void debug(std::string_view m, Fields f = {}) {
   write(Level::kDebug, m, f);
 }

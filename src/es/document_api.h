@@ -76,6 +76,12 @@ struct IndexDescription {
   nlohmann::json mappings;  // {"dynamic": ..., "properties": {...}, "_meta": {...}}
 };
 
+// The server, as GET / names it.
+struct ServerInfo {
+  std::string distribution;  // "opensearch"; "elasticsearch" when the answer names none
+  std::string version;       // version.number, e.g. "8.11.1" or "2.19.6"
+};
+
 struct SearchHit {
   std::string id;
   nlohmann::json source;
@@ -124,6 +130,10 @@ class DocumentApi {
                                                 int size) = 0;
   // POST /{index}/_refresh.
   virtual Status refresh(const std::string& index) = 0;
+  // GET /: which server answers. The default, for implementations without one, cannot tell.
+  virtual Result<ServerInfo> describe_server() {
+    return make_error(ErrorCode::kInvalidArgument, "this Elasticsearch client cannot describe its server");
+  }
 };
 
 }  // namespace eslease::es

@@ -82,6 +82,25 @@ class HttpDocumentApi final : public DocumentApi {
     return error_from_response(response, "indices.create");
   }
 
+  Result<ServerInfo> describe_server() override {
+    auto answer = execute(Call{"info", "GET", "/", ""});
+    if (!answer.ok()) return answer.error();
+    if (answer->response.status != 200) return error_from_response(answer->response, "info");
+    auto body = parse_object(answer->response.body, "info");
+    if (!body.ok()) return body.error();
+    ServerInfo info{"elasticsearch", ""};
+    auto version = body->find("version");
+    if (version != body->end() && version->is_object()) {
+      auto text = [&](const char* key, std::string& out) {
+        auto it = version->find(key);
+        if (it != version->end() && it->is_string()) out = it->get<std::string>();
+      };
+      text("distribution", info.distribution);
+      text("number", info.version);
+    }
+    return info;
+  }
+
   Result<std::optional<IndexDescription>> describe_index(const std::string& index) override {
     auto answer = execute(Call{"indices.get", "GET", "/" + segment(index), ""});
     if (!answer.ok()) return answer.error();

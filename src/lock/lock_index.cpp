@@ -71,6 +71,14 @@ Status LockIndex::prepare(bool check_tokens) {
   // sends no create that Elasticsearch would answer with a 400 (resource_already_exists).
   auto described = read();
   if (!described.ok()) return with_context(described.error(), "cannot read lock index " + name_);
+  // Which server answers, for the controller's log (the tool logs warnings only, and saves the
+  // request): eslease relies on nothing that differs between them.
+  if (log::enabled(log::Level::kInfo)) {
+    if (auto server = api_.describe_server(); server.ok()) {
+      log::info("connected to Elasticsearch",
+                {{"engine", server->distribution}, {"version", server->version}, {"index", name_}});
+    }
+  }
   if (!*described) {
     auto created = api_.ensure_index(name_, definition_in_epoch(0));
     if (!created.ok()) return with_context(created.error(), "cannot create lock index " + name_);

@@ -16,7 +16,9 @@ import urllib.request
 import yaml
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "common"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "engines"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import backend as es_backend  # noqa: E402
 from sanitizer_reports import MARKERS as SANITIZER_MARKERS, install  # noqa: E402
 from validity import PublishedValidity  # noqa: E402
 
@@ -174,27 +176,41 @@ class Process:
 
 
 class WithEsEmulator:
-    """For a TestCase class: one Elasticsearch emulator on loopback (cls.url, cls.es) and a
-    directory (cls.dir) for its output and the tests' own files, stopped after the last test."""
+    """For a TestCase class: one Elasticsearch on loopback (cls.url; the backend of
+    ESLEASE_TEST_BACKEND, see tests/engines/backend.py) and a directory (cls.dir) for its
+    output and the tests' own files, stopped after the last test."""
 
     @classmethod
     def start_es_emulator(cls, bin_dir, prefix):
         cls.dir = tempfile.TemporaryDirectory(prefix=prefix)
-        cls.es = Process("es-emulator", [os.path.join(bin_dir, "es-emulator"), "--listen", "127.0.0.1:0"],
-                         cls.dir.name)
-        cls.url = cls.es.announced(r"listening on (\S+)").group(1)
+        cls.es_processes = []
+
+        def spawn(name, argv):
+            cls.es_processes.append(Process(name, argv, cls.dir.name))
+            return cls.es_processes[-1]
+
+        try:
+            cls.url = es_backend.start(spawn, bin_dir).url
+        except Exception:
+            cls.tearDownClass()
+            raise
 
     @classmethod
     def tearDownClass(cls):
-        cls.es.stop()
+        for process in reversed(cls.es_processes):
+            process.stop()
         cls.dir.cleanup()
 
 
 class Environment:
-    """es-emulator + kube-emulator (kubelet simulated) + CRD, and controllers on demand."""
+    """Elasticsearch (the backend of ESLEASE_TEST_BACKEND, or `backend`; a real engine behind
+    the fault proxy unless `fault_proxy` is False) + kube-emulator (kubelet simulated) + CRD,
+    and controllers on demand."""
 
-    def __init__(self, bin_dir, source_dir, simulate_kubelet=True):
+    def __init__(self, bin_dir, source_dir, simulate_kubelet=True, backend=None, fault_proxy=True):
         self.bin = bin_dir
+        self.backend = backend
+        self.fault_proxy = fault_proxy
         self.simulate_kubelet = simulate_kubelet
         self.source = source_dir
         self.workdir = tempfile.TemporaryDirectory(prefix="eslease-ctl-")
@@ -206,8 +222,8 @@ class Environment:
     # --- lifecycle ---------------------------------------------------------------------
     def start(self):
         try:
-            es = self._spawn("es-emulator", [os.path.join(self.bin, "es-emulator"), "--listen", "127.0.0.1:0"])
-            self.es_url = es.announced(r"listening on (\S+)").group(1)
+            self.elasticsearch = es_backend.start(self._spawn, self.bin, self.backend, self.fault_proxy)
+            self.es_url = self.elasticsearch.url
             self.kubeconfig = os.path.join(self.dir, "kubeconfig")
             argv = [os.path.join(self.bin, "kube-emulator"), "--listen", "127.0.0.1:0",
                     "--kubeconfig-out", self.kubeconfig]

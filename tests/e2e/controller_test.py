@@ -54,6 +54,13 @@ class ControllerEndToEnd(WithOneController, unittest.TestCase):
         return obj.get("metadata", {}).get("annotations", {}).get("eslease.io/holds")
 
     # --- tests ---------------------------------------------------------------------------
+    def test_the_start_up_check_names_the_engine_and_its_version(self):
+        found = wait_for(lambda: re.search(r"connected to Elasticsearch engine=(\S+) version=(\S+)",
+                                           self.controller.text()), TIMEOUT, "the start-up check's log line")
+        es = self.env.elasticsearch
+        self.assertEqual(found.group(1), "opensearch" if es.backend == "opensearch" else "elasticsearch")
+        self.assertEqual(found.group(2), es.version or "8.11.1")
+
     def test_grant_writes_document_status_and_annotation(self):
         self.create_pods("worker-a")
         self.env.apply(lease("claim-a", self.ns, "report", "worker-a"))

@@ -198,6 +198,11 @@ ApiResponse EsApi::handle_admin(const ApiRequest& request, const std::string& pa
       return json_reply(200, {{"acknowledged", true}, {"rule", std::get<FaultRule>(rule).to_json()}});
     }
   }
+  if (options_.upstream && (path == "/_emulator/bump_primary_term" || path == "/_emulator/snapshot" ||
+                            path == "/_emulator/restore")) {
+    return error_reply(illegal_argument("[" + path + "] needs the emulator's own store; the fault proxy " +
+                                        "cannot reach into a real engine's shards"));
+  }
   if (path == "/_emulator/bump_primary_term" && request.method == "POST") {
     auto index = params.get("index");
     if (!index || index->empty()) return error_reply(illegal_argument("missing parameter [index]"));
@@ -269,10 +274,12 @@ std::optional<ApiResponse> EsApi::check_auth(const ApiRequest& request) {
 }
 
 ApiResponse EsApi::handle(const ApiRequest& request, const Sleeper& sleep) {
+  const bool proxy = static_cast<bool>(options_.upstream);
   const std::string content_type = response_content_type(request);
   auto finish = [&](ApiResponse response) {
-    response.headers.emplace_back("X-elastic-product", "Elasticsearch");
-    response.headers.emplace_back("content-type", content_type);
+    // Through the proxy the engine's own headers pass unchanged.
+    if (!proxy) response.headers.emplace_back("X-elastic-product", "Elasticsearch");
+    if (!response.header("content-type")) response.headers.emplace_back("content-type", content_type);
     if (request.method == "HEAD") response.body.clear();
     return response;
   };
@@ -280,35 +287,71 @@ ApiResponse EsApi::handle(const ApiRequest& request, const Sleeper& sleep) {
   if (request.path == "/_emulator" || request.path.rfind("/_emulator/", 0) == 0) {
     return finish(handle_admin(request, request.path));
   }
-  if (auto denied = check_auth(request)) return finish(*denied);
-  auto segments = path_segments(request.path);
-  if (auto* error = std::get_if<EsError>(&segments)) return finish(error_reply(*error));
-  auto routed = route(request.method, std::get<std::vector<std::string>>(segments));
-  if (auto* miss = std::get_if<RouteMiss>(&routed)) return finish(route_miss_reply(request, *miss));
-  Route& r = std::get<Route>(routed);
+  return finish(proxy ? forward(request, sleep) : emulate(request, sleep));
+}
+
+namespace {
+
+// The name stats and fault rules use for a routed request.
+std::string operation(const Route& r, const ApiRequest& request) {
   if (r.endpoint == Endpoint::kDocIndex && !r.id.empty()) {
     auto op_type = Params(http_query_pairs(request.query)).get("op_type");
-    if (op_type && *op_type == "create") r.op = "create";
+    if (op_type && *op_type == "create") return "create";
   }
-  stats_.count(r.op);
+  return r.op;
+}
 
+}  // namespace
+
+ApiResponse EsApi::emulate(const ApiRequest& request, const Sleeper& sleep) {
+  if (auto denied = check_auth(request)) return *denied;
+  auto segments = path_segments(request.path);
+  if (auto* error = std::get_if<EsError>(&segments)) return error_reply(*error);
+  auto routed = route(request.method, std::get<std::vector<std::string>>(segments));
+  if (auto* miss = std::get_if<RouteMiss>(&routed)) return route_miss_reply(request, *miss);
+  const Route& r = std::get<Route>(routed);
+  return under_faults(operation(r, request), r.index, sleep, [&] {
+    Call call{request, Params(http_query_pairs(request.query)), r.index, r.id, store_, clock_, now_millis()};
+    if (auto refused = check_body(request, r.takes_body)) return error_reply(*refused);
+    if (auto refused = check_params(request.path, call.params, r.params)) return error_reply(*refused);
+    return dispatch(r.endpoint, call);
+  });
+}
+
+ApiResponse EsApi::forward(const ApiRequest& request, const Sleeper& sleep) {
+  // A request the emulator does not route (another API of the engine) still passes, under
+  // the rules for every operation ("*") only.
+  std::string op = "other";
+  std::string index;
+  auto segments = path_segments(request.path);
+  if (auto* decoded = std::get_if<std::vector<std::string>>(&segments)) {
+    auto routed = route(request.method, *decoded);
+    if (auto* r = std::get_if<Route>(&routed)) {
+      op = operation(*r, request);
+      index = r->index;
+    }
+  }
+  return under_faults(op, index, sleep, [&] {
+    auto answer = options_.upstream(request);
+    return answer ? std::move(*answer) : dropped_connection();
+  });
+}
+
+ApiResponse EsApi::under_faults(const std::string& op, const std::string& index, const Sleeper& sleep,
+                                const std::function<ApiResponse()>& perform) {
+  stats_.count(op);
   // Set when the client left during an injected delay: a write performed after it is never answered.
   bool client_left = false;
-  if (auto fault = faults_.take(r.op, FaultPhase::kBefore)) {
+  if (auto fault = faults_.take(op, FaultPhase::kBefore)) {
     if (fault->latency_ms > 0) client_left = !wait_out(sleep, fault->latency_ms, Hold::kRequest);
     if (fault->drop) return dropped_connection();
-    if (fault->status) return finish(error_reply(fault_error(*fault->status, r.op, r.index)));
+    if (fault->status) return error_reply(fault_error(*fault->status, op, index));
   }
-  Call call{request, Params(http_query_pairs(request.query)), r.index, r.id, store_, clock_, now_millis()};
-  if (auto refused = check_body(request, r.takes_body)) return finish(error_reply(*refused));
-  if (auto refused = check_params(request.path, call.params, r.params)) return finish(error_reply(*refused));
-
-  ApiResponse answer = dispatch(r.endpoint, call);
-  if (is_write_op(r.op) && answer.status >= 200 && answer.status < 300) {
-    answer = answer_applied_write(r.op, std::move(answer), client_left, sleep);
-    if (answer.drop) return answer;
+  ApiResponse answer = perform();
+  if (is_write_op(op) && answer.status >= 200 && answer.status < 300) {
+    answer = answer_applied_write(op, std::move(answer), client_left, sleep);
   }
-  return finish(std::move(answer));
+  return answer;
 }
 
 bool EsApi::wait_out(const Sleeper& sleep, int delay_ms, Hold hold) {

@@ -35,9 +35,15 @@ struct ApiResponse {
   std::optional<std::string> header(std::string_view name) const;
 };
 
+// A real engine's answer to a request, or nullopt when it gave none (refused, reset, timed out).
+using Upstream = std::function<std::optional<ApiResponse>(const ApiRequest&)>;
+
 struct ApiOptions {
   std::optional<std::pair<std::string, std::string>> basic_auth;  // user, password
   std::optional<std::string> api_key;                             // "id:key"
+  // When set, the fault proxy: every request is answered by this real engine instead of the
+  // emulator's store, under the same fault rules and counters (auth is the engine's then).
+  Upstream upstream;
 };
 
 class EsApi {
@@ -60,6 +66,14 @@ class EsApi {
 
  private:
   ApiResponse handle_admin(const ApiRequest& request, const std::string& path);
+  // The emulator's own answer to a routed request.
+  ApiResponse emulate(const ApiRequest& request, const Sleeper& sleep);
+  // The real engine's answer, as the fault proxy passes it on.
+  ApiResponse forward(const ApiRequest& request, const Sleeper& sleep);
+  // Counts a request of `op`, lets the fault rules strike before it, has `perform` answer it,
+  // and lets them strike again after a write it applied.
+  ApiResponse under_faults(const std::string& op, const std::string& index, const Sleeper& sleep,
+                           const std::function<ApiResponse()>& perform);
   std::optional<ApiResponse> check_auth(const ApiRequest& request);
   // The answer of a write that succeeded: lost when its client left during an injected
   // delay or when an after_apply rule strikes, and then counted.

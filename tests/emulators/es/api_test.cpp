@@ -221,7 +221,7 @@ std::string base64(const std::string& in) {
 }
 
 TEST(EsApiAuth, BasicAuthIsRequiredEverywhereButTheAdminEndpoints) {
-  TestClient es(ApiOptions{std::make_pair(std::string("elastic"), std::string("s3cret")), std::nullopt});
+  TestClient es(ApiOptions{std::make_pair(std::string("elastic"), std::string("s3cret")), std::nullopt, {}});
   auto none = es.call("GET", "/");
   EXPECT_EQ(none.status, 401);
   EXPECT_EQ(none.error_type(), "security_exception");
@@ -241,7 +241,7 @@ TEST(EsApiAuth, BasicAuthIsRequiredEverywhereButTheAdminEndpoints) {
 }
 
 TEST(EsApiAuth, ApiKeyAuth) {
-  TestClient es(ApiOptions{std::nullopt, std::string("key-id:key-secret")});
+  TestClient es(ApiOptions{std::nullopt, std::string("key-id:key-secret"), {}});
   EXPECT_EQ(es.call("PUT", "/idx/_doc/1", R"({"a":1})").status, 401);
   auto ok = es.call("PUT", "/idx/_doc/1", R"({"a":1})", "application/json",
                     {{"Authorization", "ApiKey " + base64("key-id:key-secret")}});

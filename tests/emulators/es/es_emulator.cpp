@@ -1,15 +1,58 @@
 #include "emulators/es/es_emulator.h"
 
+#include <chrono>
+#include <memory>
 #include <stop_token>
 
+#include "common/text.h"
 #include "emulators/es/api.h"
 #include "http/server.h"
 
 namespace eslease::esemu {
 
+namespace {
+
+// Headers that belong to one hop of a connection, not to the request or answer passed on.
+bool is_hop_header(const std::string& name) {
+  const std::string lower = to_lower(name);
+  return lower == "host" || lower == "content-length" || lower == "transfer-encoding" ||
+         lower == "connection" || lower == "keep-alive" || lower == "expect" || lower == "upgrade";
+}
+
+// Passes requests to the engine at `base_url` and its answers back, as they are.
+Upstream make_upstream(std::string base_url) {
+  while (!base_url.empty() && base_url.back() == '/') base_url.pop_back();
+  std::shared_ptr<http::Transport> transport = http::make_cpprest_transport();
+  return [transport, base_url](const ApiRequest& request) -> std::optional<ApiResponse> {
+    http::Request out;
+    out.method = request.method;
+    out.url = base_url + request.path + (request.query.empty() ? "" : "?" + request.query);
+    for (const auto& [name, value] : request.headers) {
+      if (!is_hop_header(name)) out.headers.emplace_back(name, value);
+    }
+    out.body = request.body;
+    out.timeout = std::chrono::seconds(60);
+    auto answer = transport->send(out);
+    if (!answer.ok()) return std::nullopt;
+    ApiResponse in;
+    in.status = answer->status;
+    for (auto& [name, value] : answer->headers) {
+      if (!is_hop_header(name)) in.headers.emplace_back(std::move(name), std::move(value));
+    }
+    in.body = std::move(answer->body);
+    return in;
+  };
+}
+
+}  // namespace
+
 struct EsEmulator::Impl {
   Impl(EsEmulatorOptions o, Clock& c)
-      : options(std::move(o)), clock(c), api(ApiOptions{options.basic_auth, options.api_key}, c) {}
+      : options(std::move(o)),
+        clock(c),
+        api(ApiOptions{options.basic_auth, options.api_key,
+                       options.upstream.empty() ? Upstream{} : make_upstream(options.upstream)},
+            c) {}
 
   void serve(const http::ServerRequest& request, http::ServerResponse& response) {
     ApiRequest req;

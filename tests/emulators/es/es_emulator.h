@@ -21,6 +21,10 @@ struct EsEmulatorOptions {
   std::string tls_cert_file, tls_key_file;
   std::optional<std::pair<std::string, std::string>> basic_auth;  // user, password
   std::optional<std::string> api_key;  // "id:key"; clients send Authorization: ApiKey base64(id:key)
+  // The fault proxy: when set (http://HOST:PORT of a real Elasticsearch or OpenSearch), every
+  // request is passed to that engine and its answer back, under the same fault rules and
+  // request counters as the emulator's own answers (README.md, "The fault proxy").
+  std::string upstream;
 };
 
 class EsEmulator {

@@ -1,5 +1,5 @@
 // es-emulator --listen HOST:PORT [--tls-cert F --tls-key F] [--basic-auth-file F]
-//             [--api-key-file F]
+//             [--api-key-file F] [--upstream URL]
 #include <csignal>
 #include <fstream>
 #include <iostream>
@@ -15,9 +15,11 @@ namespace {
 constexpr const char* kUsage =
     "usage: es-emulator --listen HOST:PORT [--tls-cert FILE --tls-key FILE]\n"
     "                   [--basic-auth-file FILE (one line user:password)]\n"
-    "                   [--api-key-file FILE (one line id:key)]\n"
+    "                   [--api-key-file FILE (one line id:key)] [--upstream URL]\n"
     "It serves an Elasticsearch 8 stand-in on HOST:PORT (port 0: any free port), prints\n"
-    "\"es-emulator listening on URL\" and serves until SIGINT or SIGTERM.\n";
+    "\"es-emulator listening on URL\" and serves until SIGINT or SIGTERM.\n"
+    "With --upstream it is the fault proxy instead: a real Elasticsearch or OpenSearch at URL\n"
+    "answers every request, under the same fault rules and request counters.\n";
 
 int usage(const std::string& problem) {
   std::cerr << "es-emulator: " << problem << "\n" << kUsage;
@@ -49,6 +51,11 @@ std::optional<std::string> apply_flag(const std::string& flag, const std::string
       return "--basic-auth-file must hold one line user:password";
     }
     options.basic_auth = std::make_pair(line.substr(0, line.find(':')), line.substr(line.find(':') + 1));
+  } else if (flag == "--upstream") {
+    if (value.rfind("http://", 0) != 0 && value.rfind("https://", 0) != 0) {
+      return "--upstream wants an http:// or https:// URL, got " + value;
+    }
+    options.upstream = value;
   } else if (flag == "--api-key-file") {
     std::string line;
     if (!read_first_line(value, line) || line.find(':') == std::string::npos) {
@@ -70,7 +77,7 @@ std::optional<int> parse_flags(int argc, char** argv, eslease::esemu::EsEmulator
       return 0;
     }
     if (flag != "--listen" && flag != "--tls-cert" && flag != "--tls-key" && flag != "--basic-auth-file" &&
-        flag != "--api-key-file") {
+        flag != "--api-key-file" && flag != "--upstream") {
       return usage("unknown flag " + flag);
     }
     if (i + 1 >= argc) return usage("missing value for " + flag);

@@ -68,6 +68,19 @@ TEST_F(DocumentApiIntegration, CreateGetConditionalIndexDeleteRoundTrip) {
   EXPECT_EQ(missing_delete->status, WriteStatus::kNotFound);
 }
 
+TEST_F(DocumentApiIntegration, DescribeServerNamesTheEngineAndItsVersion) {
+  auto server = api_->describe_server();
+  ASSERT_TRUE(server.ok()) << server.error().describe();
+  if (server_.is_emulator()) {
+    EXPECT_EQ(server->distribution, "elasticsearch");
+    EXPECT_EQ(server->version, "8.11.1");
+  } else if (const char* backend = std::getenv("ESLEASE_TEST_BACKEND");
+             backend && std::string(backend) == "opensearch") {
+    EXPECT_EQ(server->distribution, "opensearch");
+    EXPECT_NE(server->version.find('.'), std::string::npos) << server->version;
+  }
+}
+
 TEST_F(DocumentApiIntegration, DescribeIndexAndUpdateItsMapping) {
   auto described = api_->describe_index(index_);
   ASSERT_TRUE(described.ok()) << described.error().describe();
@@ -134,7 +147,6 @@ TEST_F(DocumentApiIntegration, BulkAndSearch) {
 }
 
 TEST_F(DocumentApiIntegration, TransientUnavailabilityIsRetried) {
-  ESLEASE_REQUIRE_EMULATOR(server_);
   server_.reset_stats();
   server_.fault({{"op", "get"}, {"status", 503}, {"count", 2}});
   auto got = api_->get(index_, "n/x");
@@ -143,7 +155,6 @@ TEST_F(DocumentApiIntegration, TransientUnavailabilityIsRetried) {
 }
 
 TEST_F(DocumentApiIntegration, PersistentUnavailabilityIsAClearError) {
-  ESLEASE_REQUIRE_EMULATOR(server_);
   server_.fault({{"op", "create"}, {"status", 503}, {"count", -1}});
   auto r = api_->create(index_, "n/x", json::object());
   server_.clear_faults();
@@ -153,7 +164,6 @@ TEST_F(DocumentApiIntegration, PersistentUnavailabilityIsAClearError) {
 }
 
 TEST_F(DocumentApiIntegration, DroppedConnectionIsRetried) {
-  ESLEASE_REQUIRE_EMULATOR(server_);
   server_.fault({{"op", "get"}, {"drop", true}, {"count", 1}});
   auto got = api_->get(index_, "n/x");
   ASSERT_TRUE(got.ok()) << got.error().describe();
@@ -161,7 +171,6 @@ TEST_F(DocumentApiIntegration, DroppedConnectionIsRetried) {
 }
 
 TEST_F(DocumentApiIntegration, SlowAnswerIsATimeoutWithUnknownOutcome) {
-  ESLEASE_REQUIRE_EMULATOR(server_);
   ClientOptions options;
   options.request_timeout = Millis(200);
   auto api = make_api(server_.url(), options);

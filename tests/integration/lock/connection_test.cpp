@@ -13,7 +13,6 @@ using testing::EsTestServer;
 
 TEST(OpenLockStore, BatchReadsAndGrantsAreOneRequestEach) {
   EsTestServer server;
-  ESLEASE_REQUIRE_EMULATOR(server);
   ConnectionSettings settings;
   settings.hosts = {server.url()};
   settings.index = EsTestServer::unique_index("eslease-connection-it");

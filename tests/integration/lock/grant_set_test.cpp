@@ -37,14 +37,12 @@ class GrantSetIntegration : public ::testing::Test {
 
 TEST_F(GrantSetIntegration, ASetOf32LocksIsGrantedInOneRequestAndReleasedInOne) {
   const auto locks = keys(32);
-  if (server_.is_emulator()) server_.reset_stats();
+  server_.reset_stats();
   auto granted = store().grant(request(locks, ClaimShape{}, "job-a"));
   ASSERT_TRUE(granted.ok()) << granted.error().describe();
   ASSERT_TRUE(granted->grant);
-  if (server_.is_emulator()) {
-    EXPECT_EQ(server_.count("bulk"), 1);
-    EXPECT_EQ(server_.total(), 1);
-  }
+  EXPECT_EQ(server_.count("bulk"), 1);
+  EXPECT_EQ(server_.total(), 1);
   std::int64_t largest = 0;
   for (const LockKey& key : locks) {
     auto doc = read(key.id());
@@ -60,13 +58,11 @@ TEST_F(GrantSetIntegration, ASetOf32LocksIsGrantedInOneRequestAndReleasedInOne) 
       << (renewed.error ? renewed.error->describe() : "");
   for (const LockKey& key : locks) EXPECT_EQ(read(key.id())->source["fencingToken"], granted->grant->token);
 
-  if (server_.is_emulator()) server_.reset_stats();
+  server_.reset_stats();
   auto released = store().release_grant(*renewed.grant);
   ASSERT_TRUE(released.ok()) << released.error().describe();
   EXPECT_EQ(*released, ReleaseOutcome::kReleased);
-  if (server_.is_emulator()) {
-    EXPECT_EQ(server_.count("bulk"), 1);
-  }
+  EXPECT_EQ(server_.count("bulk"), 1);
   for (const LockKey& key : locks) EXPECT_FALSE(read(key.id())) << key.id();
 }
 
@@ -90,7 +86,6 @@ TEST_F(GrantSetIntegration, APartlyAppliedBulkIsUndoneExactly) {
 }
 
 TEST_F(GrantSetIntegration, AGrantWhoseAnswerWasLostIsKeptWhenEveryItemApplied) {
-  ESLEASE_REQUIRE_EMULATOR(server_);
   server_.fault({{"op", "bulk"}, {"phase", "after_apply"}, {"drop", true}, {"count", 1}});
   auto set = store().grant(request(keys(4, "lost-"), ClaimShape{}, "job-a"));
   server_.clear_faults();

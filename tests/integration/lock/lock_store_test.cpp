@@ -101,7 +101,7 @@ TEST_F(LockIntegration, ColdStartReadsAndGrantsTwoThousandLocksInFourRequests) {
   // Some locks are held already.
   const std::set<int> taken{0, 1001, 1999};
   for (int i : taken) acquire(keys[i], direct_grantee("earlier"));
-  if (server_.is_emulator()) server_.reset_stats();
+  server_.reset_stats();
 
   auto read = store().get_many(keys);
   ASSERT_TRUE(read.ok()) << read.error().describe();
@@ -122,10 +122,8 @@ TEST_F(LockIntegration, ColdStartReadsAndGrantsTwoThousandLocksInFourRequests) {
   }
   ASSERT_TRUE(granted[10]->current);
   EXPECT_EQ(granted[10]->current->doc.holder, "racer");
-  if (server_.is_emulator()) {
-    EXPECT_EQ(server_.count("mget"), 3);  // 2 reads + 1 read of the conflicted item
-    EXPECT_EQ(server_.count("bulk"), 2);
-  }
+  EXPECT_EQ(server_.count("mget"), 3);  // 2 reads + 1 read of the conflicted item
+  EXPECT_EQ(server_.count("bulk"), 2);
 }
 
 TEST_F(LockIntegration, BatchRenewalOfManyLocksReportsStolenOnes) {
@@ -138,11 +136,9 @@ TEST_F(LockIntegration, BatchRenewalOfManyLocksReportsStolenOnes) {
   const std::set<int> stolen{3, 999, 1000, 2498};
   for (int i : stolen)
     ASSERT_TRUE(store().take_over(held[i].key, held[i].grant.state, direct_grantee("thief"))->grant);
-  if (server_.is_emulator()) server_.reset_stats();
+  server_.reset_stats();
   auto results = store().renew_all(held);
-  if (server_.is_emulator()) {
-    EXPECT_EQ(server_.count("bulk"), 3);
-  }
+  EXPECT_EQ(server_.count("bulk"), 3);
   ASSERT_EQ(results.size(), static_cast<std::size_t>(kLocks));
   for (int i = 0; i < kLocks; ++i) {
     if (stolen.count(i)) {
@@ -156,7 +152,6 @@ TEST_F(LockIntegration, BatchRenewalOfManyLocksReportsStolenOnes) {
 }
 
 TEST_F(LockIntegration, TransientBackendFaultsAreRetried) {
-  ESLEASE_REQUIRE_EMULATOR(server_);
   server_.fault({{"op", "create"}, {"status", 503}, {"count", 2}});
   Grant g = acquire(key_, direct_grantee("pod-a"));
   server_.fault({{"op", "index"}, {"status", 429}, {"count", 1}});
@@ -165,7 +160,6 @@ TEST_F(LockIntegration, TransientBackendFaultsAreRetried) {
 }
 
 TEST_F(LockIntegration, PersistentOutageIsAClearErrorAndNoGrant) {
-  ESLEASE_REQUIRE_EMULATOR(server_);
   server_.fault({{"op", "*"}, {"status", 503}, {"count", -1}});
   auto r = store().acquire(key_, direct_grantee("pod-a"));
   server_.clear_faults();
@@ -177,7 +171,6 @@ TEST_F(LockIntegration, PersistentOutageIsAClearErrorAndNoGrant) {
 }
 
 TEST_F(LockIntegration, DelayedCreateNeverGivesTwoHolders) {
-  ESLEASE_REQUIRE_EMULATOR(server_);
   es::ClientOptions fast;
   fast.request_timeout = Millis(200);
   StoreOnServer impatient(server_.url(), index_, fast);
@@ -200,7 +193,6 @@ TEST_F(LockIntegration, DelayedCreateNeverGivesTwoHolders) {
 }
 
 TEST_F(LockIntegration, SlowRenewalIsResolvedByReadingBack) {
-  ESLEASE_REQUIRE_EMULATOR(server_);
   es::ClientOptions fast;
   fast.request_timeout = Millis(300);
   StoreOnServer impatient(server_.url(), index_, fast);
@@ -224,7 +216,6 @@ TEST_F(LockIntegration, SlowRenewalIsResolvedByReadingBack) {
 }
 
 TEST_F(LockIntegration, DroppedConnectionsAreRetriedAndResolved) {
-  ESLEASE_REQUIRE_EMULATOR(server_);
   server_.fault({{"op", "create"}, {"drop", true}, {"count", 1}});
   Grant g = acquire(key_, direct_grantee("pod-a"));
   server_.fault({{"op", "delete"}, {"drop", true}, {"count", 1}});

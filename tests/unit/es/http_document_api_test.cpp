@@ -46,6 +46,29 @@ TEST_F(HttpDocumentApiTest, CreateUsesCreateEndpointWithEncodedId) {
   EXPECT_EQ(http::find_header(requests[0].headers, "content-type"), "application/json");
 }
 
+TEST_F(HttpDocumentApiTest, DescribeServerTellsOpenSearchFromElasticsearch) {
+  auto api = make();
+  transport_.push(200, R"j({"name":"n","version":{"distribution":"opensearch","number":"2.19.6"}})j");
+  transport_.push(200, R"j({"name":"n","version":{"number":"8.11.1","build_flavor":"default"}})j");
+  transport_.push(200, R"j({"version":{"number":7}})j");
+  transport_.push(200, "not json");
+  auto opensearch = api->describe_server();
+  ASSERT_TRUE(opensearch.ok()) << opensearch.error().describe();
+  EXPECT_EQ(opensearch->distribution, "opensearch");
+  EXPECT_EQ(opensearch->version, "2.19.6");
+  auto elasticsearch = api->describe_server();
+  ASSERT_TRUE(elasticsearch.ok());
+  EXPECT_EQ(elasticsearch->distribution, "elasticsearch");
+  EXPECT_EQ(elasticsearch->version, "8.11.1");
+  auto odd = api->describe_server();
+  ASSERT_TRUE(odd.ok()) << "a field of another type is left unknown, not a failure";
+  EXPECT_EQ(odd->version, "");
+  EXPECT_FALSE(api->describe_server().ok());
+  ASSERT_EQ(transport_.requests().size(), 4u);
+  EXPECT_EQ(transport_.requests()[0].method, "GET");
+  EXPECT_EQ(transport_.requests()[0].url, "http://es-a:9200/");
+}
+
 TEST_F(HttpDocumentApiTest, HostileIdsNeverLeaveTheDocumentPath) {
   auto api = make();
   transport_.set_responder([](const http::Request&) {
