@@ -56,7 +56,8 @@ std::vector<Written> write_documents(const GrantContext& context, const std::vec
       out[0].error = one.error();
     } else if (one->status != WriteStatus::kApplied && one->earlier_attempt_may_have_applied) {
       // A refusal may echo our own earlier attempt: only a read can tell.
-      out[0].error = make_error(ErrorCode::kUnavailable, "the write's answer was lost and a retry was refused");
+      out[0].error =
+          make_error(ErrorCode::kUnavailable, "the write's answer was lost and a retry was refused");
     } else {
       out[0].status = one->status;
       out[0].version = one->version;
@@ -151,7 +152,7 @@ Attempt prepare_attempt(const GrantContext& context, const GrantRequest& request
                          write.replaces ? write.replaces->doc.transitions + 1 : 1, context.writer);
     doc.slot = write.slot;
     doc.capacity = request.capacity;
-    doc.access = request.access;
+    doc.access = api::effective_access(request.capacity, request.access);
     doc.grant = id;
     if (several) doc.grant_docs = a.ids;
     a.docs.push_back(std::move(doc));
@@ -256,10 +257,18 @@ void settle(const GrantContext& context, Attempt& a, const std::vector<DocumentR
     return;
   }
   undo(context, a.ids, a.docs, a.written);
+  // A document that is not a lock document (malformed, another lock's) is granted over by nobody.
+  const auto unreadable =
+      std::find_if(read.begin(), read.end(), [](const DocumentRead& r) { return !r.ok(); });
+  if (unreadable != read.end()) {
+    a.outcome = unreadable->error();
+    return;
+  }
   // Nothing of it stands and the write itself failed: the caller may retry at once.
   const bool free = std::none_of(outcome.current.begin(), outcome.current.end(),
                                  [](const std::optional<LockState>& s) { return s.has_value(); });
-  const auto failed = std::find_if(a.answers.begin(), a.answers.end(), [](const Written& w) { return w.error; });
+  const auto failed =
+      std::find_if(a.answers.begin(), a.answers.end(), [](const Written& w) { return w.error; });
   if (free && failed != a.answers.end()) {
     a.outcome = *failed->error;
     return;
@@ -331,7 +340,8 @@ Status validate_grantee(const Grantee& grantee) {
   if (auto s = validate_identity("holderUID", grantee.holder_uid, true); !s.ok()) return s;
   if (auto s = validate_identity("node", grantee.node, true); !s.ok()) return s;
   if (auto s = validate_identity("priority", grantee.priority, true); !s.ok()) return s;
-  if (grantee.ttl <= Millis(0)) return make_error(ErrorCode::kInvalidArgument, "the lock TTL must be positive");
+  if (grantee.ttl <= Millis(0))
+    return make_error(ErrorCode::kInvalidArgument, "the lock TTL must be positive");
   return {};
 }
 
@@ -364,7 +374,8 @@ DocumentRead lock_state_of(const std::string& id, const es::GetResult& got, Toke
     return error;
   }
   if (document_id(*doc) != id) {
-    return make_error(ErrorCode::kProtocol, "document " + id + " claims to be " + document_id(*doc).substr(0, 300));
+    return make_error(ErrorCode::kProtocol,
+                      "document " + id + " claims to be " + document_id(*doc).substr(0, 300));
   }
   auto state = make_state(std::move(*doc), got.version);
   if (!state.ok()) return state.error();
@@ -372,7 +383,8 @@ DocumentRead lock_state_of(const std::string& id, const es::GetResult& got, Toke
   return std::optional<LockState>(std::move(*state));
 }
 
-Result<std::vector<DocumentRead>> read_documents(const GrantContext& context, const std::vector<std::string>& ids) {
+Result<std::vector<DocumentRead>> read_documents(const GrantContext& context,
+                                                 const std::vector<std::string>& ids) {
   std::vector<DocumentRead> out;
   out.reserve(ids.size());
   if (ids.size() == 1) {
@@ -391,7 +403,8 @@ Result<std::vector<DocumentRead>> read_documents(const GrantContext& context, co
     if (got->size() != part.size())
       return make_error(ErrorCode::kProtocol, "the _mget answer has " + std::to_string(got->size()) +
                                                   " documents for " + std::to_string(part.size()) + " ids");
-    for (std::size_t n = 0; n < part.size(); ++n) out.push_back(lock_state_of(part[n], (*got)[n], context.guard));
+    for (std::size_t n = 0; n < part.size(); ++n)
+      out.push_back(lock_state_of(part[n], (*got)[n], context.guard));
   }
   return out;
 }
@@ -464,7 +477,8 @@ Result<ReleaseOutcome> release_held_grant(const GrantContext& context, const Hel
     auto current = read_documents(context, unsure);
     if (!current.ok()) {
       Error error = current.error();
-      if (failures.front()) error.message = "release outcome unknown (" + failures.front()->describe() + "): " + error.message;
+      if (failures.front())
+        error.message = "release outcome unknown (" + failures.front()->describe() + "): " + error.message;
       return error;
     }
     for (std::size_t n = 0; n < unsure.size(); ++n) {
