@@ -52,8 +52,12 @@ TEST_F(AcquirerTest, AFreeLockIsGrantedAtOnceInOneRequest) {
 TEST_F(AcquirerTest, AHeldLockWithoutWaitFailsNamingTheHolder) {
   ASSERT_TRUE(acquire(claim("a")).ok());
   const int before = api_.total_calls();
-  auto g = acquire(claim("b"));
+  WaitOptions once{Millis(0)};
+  int announced = 0;
+  once.on_wait = [&](const LockState&) { ++announced; };
+  auto g = lock::acquire(*store_, clock_, claim("b"), once);
   ASSERT_FALSE(g.ok());
+  EXPECT_EQ(announced, 0) << "a claim that does not wait says nothing of waiting";
   EXPECT_EQ(g.error().code, ErrorCode::kBusy);
   EXPECT_EQ(g.error().message.rfind("lock default/job is held by a (token ", 0), 0u) << g.error().message;
   EXPECT_EQ(api_.total_calls() - before, 2) << "the create, and the read that settles it";
