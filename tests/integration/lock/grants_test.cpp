@@ -14,7 +14,7 @@ using testing::free_claim;
 using testing::one_lock;
 using testing::StoreOnServer;
 
-class GrantSetIntegration : public ::testing::Test {
+class GrantsIntegration : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_TRUE(store().prepare().ok()); }
   LockStore& store() { return *backend_.store; }
@@ -38,7 +38,7 @@ class GrantSetIntegration : public ::testing::Test {
   StoreOnServer backend_{server_.url(), index_};
 };
 
-TEST_F(GrantSetIntegration, ASetOf32LocksIsGrantedInOneRequestAndReleasedInOne) {
+TEST_F(GrantsIntegration, ASetOf32LocksIsGrantedInOneRequestAndReleasedInOne) {
   const auto locks = keys(32);
   if (server_.is_emulator()) server_.reset_stats();
   auto granted = grant_one(store(), request(locks, ClaimShape{}, "job-a"));
@@ -73,7 +73,7 @@ TEST_F(GrantSetIntegration, ASetOf32LocksIsGrantedInOneRequestAndReleasedInOne) 
   for (const LockKey& key : locks) EXPECT_FALSE(read(key.id())) << key.id();
 }
 
-TEST_F(GrantSetIntegration, APartlyAppliedBulkIsUndoneExactly) {
+TEST_F(GrantsIntegration, APartlyAppliedBulkIsUndoneExactly) {
   const auto locks = keys(6, "part-");
   HeldGrant single = testing::granted(store(), one_lock(locks[4], direct_grantee("single-holder")));
   auto set = grant_one(store(), request(locks, ClaimShape{}, "job-a"));
@@ -91,7 +91,7 @@ TEST_F(GrantSetIntegration, APartlyAppliedBulkIsUndoneExactly) {
   }
 }
 
-TEST_F(GrantSetIntegration, AGrantWhoseAnswerWasLostIsKeptWhenEveryItemApplied) {
+TEST_F(GrantsIntegration, AGrantWhoseAnswerWasLostIsKeptWhenEveryItemApplied) {
   ESLEASE_REQUIRE_EMULATOR(server_);
   server_.fault({{"op", "bulk"}, {"phase", "after_apply"}, {"drop", true}, {"count", 1}});
   auto set = grant_one(store(), request(keys(4, "lost-"), ClaimShape{}, "job-a"));
@@ -105,7 +105,7 @@ TEST_F(GrantSetIntegration, AGrantWhoseAnswerWasLostIsKeptWhenEveryItemApplied) 
   EXPECT_EQ(set->grant->docs.size(), 4u);
 }
 
-TEST_F(GrantSetIntegration, ExclusiveClaimOnCapacityThreeHoldsEverySlot) {
+TEST_F(GrantsIntegration, ExclusiveClaimOnCapacityThreeHoldsEverySlot) {
   const auto lock = keys(1, "rw-");
   HeldGrant reader = testing::granted(
       store(),
@@ -127,7 +127,7 @@ TEST_F(GrantSetIntegration, ExclusiveClaimOnCapacityThreeHoldsEverySlot) {
   }
 }
 
-TEST_F(GrantSetIntegration, AnIndexMadeBeforeLockShapesGetsTheirFields) {
+TEST_F(GrantsIntegration, AnIndexMadeBeforeLockShapesGetsTheirFields) {
   const std::string old_index = EsTestServer::unique_index("eslease-old");
   json definition = index_definition();
   for (const char* field : {"slot", "capacity", "access", "grant", "grantDocs"})
