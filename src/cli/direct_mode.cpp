@@ -92,6 +92,7 @@ int command_run(const Options& options, const std::vector<lock::LockKey>& keys, 
 Result<Documents> read_slots(lock::LockStore& store, const std::vector<lock::LockKey>& keys,
                              std::int64_t capacity) {
   std::vector<lock::SlotRange> ranges;
+  ranges.reserve(keys.size());
   for (const lock::LockKey& key : keys) ranges.push_back(lock::SlotRange{key, capacity});
   auto read = store.read_slots(ranges);
   if (!read.ok()) return read.error();

@@ -1,5 +1,5 @@
 // The grant protocol in Elasticsearch (lock_store.h), for the Elasticsearch lock store:
-// reads, grants of any shape, their undo, and releases.
+// reads (reads.cpp), grants of any shape, their undo, and releases.
 //
 //   read     GET (one document) or _mget     realtime, in batches of max_bulk_items
 //   grant    PUT _create / PUT _doc?if_seq_no= for one document; otherwise POST _bulk, a
