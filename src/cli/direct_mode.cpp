@@ -88,12 +88,8 @@ int command_run(const Options& options, const std::vector<lock::LockKey>& keys, 
   return supervise(*hold, env.clock, supervise_options, env.err);
 }
 
-// Slots [0, capacity) of each lock, realtime: the documents there. A malformed one is an error.
-Result<Documents> read_slots(lock::LockStore& store, const std::vector<lock::LockKey>& keys,
-                             std::int64_t capacity) {
-  std::vector<lock::SlotRange> ranges;
-  ranges.reserve(keys.size());
-  for (const lock::LockKey& key : keys) ranges.push_back(lock::SlotRange{key, capacity});
+// The slots of each range, realtime: the documents there. A malformed one is an error.
+Result<Documents> read_ranges(lock::LockStore& store, const std::vector<lock::SlotRange>& ranges) {
   auto read = store.read_slots(ranges);
   if (!read.ok()) return read.error();
   Documents out;
@@ -105,6 +101,15 @@ Result<Documents> read_slots(lock::LockStore& store, const std::vector<lock::Loc
     }
   }
   return out;
+}
+
+// Slots [0, capacity) of each lock.
+Result<Documents> read_slots(lock::LockStore& store, const std::vector<lock::LockKey>& keys,
+                             std::int64_t capacity) {
+  std::vector<lock::SlotRange> ranges;
+  ranges.reserve(keys.size());
+  for (const lock::LockKey& key : keys) ranges.push_back(lock::SlotRange{key, capacity});
+  return read_ranges(store, ranges);
 }
 
 // Each lock's documents as they are now. The slots read are --capacity, else the largest
@@ -142,27 +147,30 @@ std::optional<std::pair<lock::LockKey, std::int64_t>> slot_of(const std::string&
   return std::pair(*key, std::stoll(digits));
 }
 
-// The documents of the grants' sets on locks that were not read (not named), in one read.
-Result<std::map<std::string, lock::LockState>> documents_beyond(const Documents& grants,
-                                                                const Documents& read,
-                                                                lock::LockStore& store) {
+// Every document read, and those of the grants' sets on locks that were not read (not
+// named), read in one request.
+Result<std::map<std::string, lock::LockState>> with_sets(const Documents& grants, const Documents& read,
+                                                         lock::LockStore& store) {
   std::map<std::string, lock::LockState> out;
   for (const auto& docs : read)
     for (const lock::LockState& s : docs) out.emplace(lock::document_id(s.doc), s);
-  std::map<std::string, std::pair<lock::LockKey, std::int64_t>> slots;  // lock id -> slots to read
+  std::map<std::string, lock::SlotRange> missing;  // by lock id: the slots up to the last one missing
   for (const auto& grant : grants) {
     for (const std::string& id : grant.front().doc.grant_docs) {
       const auto slot = slot_of(id);
       if (out.count(id) || !slot) continue;
-      auto& wanted = slots.try_emplace(slot->first.id(), slot->first, 0).first->second;
-      wanted.second = std::max(wanted.second, slot->second + 1);
+      auto& range = missing.try_emplace(slot->first.id(), lock::SlotRange{slot->first, 0}).first->second;
+      range.slots = std::max(range.slots, slot->second + 1);
     }
   }
-  for (const auto& [id, wanted] : slots) {
-    auto more = read_slots(store, {wanted.first}, wanted.second);
-    if (!more.ok()) return more.error();
-    for (const lock::LockState& s : more->front()) out.emplace(lock::document_id(s.doc), s);
-  }
+  if (missing.empty()) return out;
+  std::vector<lock::SlotRange> ranges;
+  ranges.reserve(missing.size());
+  for (const auto& [id, range] : missing) ranges.push_back(range);
+  auto more = read_ranges(store, ranges);
+  if (!more.ok()) return more.error();
+  for (const auto& docs : *more)
+    for (const lock::LockState& s : docs) out.emplace(lock::document_id(s.doc), s);
   return out;
 }
 
@@ -175,7 +183,7 @@ Result<std::vector<lock::HeldGrant>> grants_of(const Documents& read, const std:
     for (const lock::LockState& s : docs)
       if (s.doc.holder == holder) mine.push_back(s);
   const Documents grants = by_grant(mine);
-  auto known = documents_beyond(grants, read, store);
+  auto known = with_sets(grants, read, store);
   if (!known.ok()) return known.error();
   std::vector<lock::HeldGrant> out;
   for (const auto& grant : grants) {
