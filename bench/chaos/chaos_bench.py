@@ -77,11 +77,11 @@ DIRECT_SHAPES = [("sem-0", ["dsem"], 3, True), ("sem-1", ["dsem"], 3, True), ("s
 # The claim-mode shapes: (lock, capacity, access of each claimant pod's claim). ksem is a
 # semaphore of 3 slots with one claimant more than it has room for; krw a read-write lock of
 # capacity 3 with Shared readers and an Exclusive writer. Each claim is a real `eslease run LOCK
-# --capacity 3 [--shared]` in its pod. Election mode has no shapes: an election claim is one
+# --capacity 3 [--exclusive]` in its pod. Election mode has no shapes: an election claim is one
 # claim whatever its capacity, so it never has more than one holder.
 KUBE_SHAPES = [("ksem", 3, [True] * 4), ("krw", 3, [True, True, False])]
 # The claim-mode lock sets, each one pod's `eslease run LOCK1 LOCK2 ... [--capacity 3
-# --shared]`: (pod, locks, capacity, Shared). kset-0 and kset-1 overlap on kx and ky, named in
+# --exclusive]`: (pod, locks, capacity, Shared). kset-0 and kset-1 overlap on kx and ky, named in
 # other orders; kset-0 shares lock-0 with its three single claimants; kset-2 and kset-3 overlap
 # on kpool, kset-3 a Shared slot of the semaphore ksem, kset-2 a writer of krw. A set's shape
 # applies to each of its locks, so every claimant of kpool states ksem's capacity.

@@ -2,13 +2,13 @@
 (critical_section.py) works under them.
 
 - A pod holder is the container of one claimant pod: `eslease run LOCK [LOCK...] --pod POD
-  [--capacity N] [--shared] -- CMD` in Kubernetes mode (a plain lock, a semaphore, a reader
+  [--capacity N] [--exclusive] -- CMD` in Kubernetes mode (a plain lock, a semaphore, a reader
   or writer, or a lock set), with POD_NAME/POD_UID as the downward API would set them and
   its own kubeconfig pointing at its route through the API proxy (so it can be cut off
   alone). It runs while its pod runs and is started again after it exits, as a kubelet
   restarts a container.
 - A direct holder is a process outside Kubernetes: `eslease --es URL run LOCK [LOCK...]
-  [--capacity N] [--shared] -- CMD` on locks of the same index: a plain lock, a semaphore's
+  [--capacity N] [--exclusive] -- CMD` on locks of the same index: a plain lock, a semaphore's
   slot, a reader or writer of a read-write lock, or a lock set.
 - Some holders run with their clock skewed (Debian's libfaketime preloaded into the tool,
   monotonic time left true); their command runs on the true clock, so every journal reads
@@ -91,7 +91,7 @@ class Holder:
     def shape_flags(self):
         """The tool's flags for the capacity and access of its claim."""
         _, capacity, shared = self.claim()
-        return (["--capacity", str(capacity)] if capacity > 1 else []) + (["--shared"] if shared else [])
+        return ["--capacity", str(capacity), "--exclusive" if not shared else "--shared"] if capacity > 1 else []
 
 
 def _session(sid):

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,20 @@ lock::Grantee grantee(const std::string& holder, int n) {
   return c;
 }
 
+// Slot 0 of `key`: a create, or a write over exactly `replaces` (a takeover).
+lock::GrantRequest one_lock(const lock::LockKey& key, const lock::Grantee& grantee,
+                            std::optional<lock::LockState> replaces = std::nullopt) {
+  return lock::GrantRequest{
+      {lock::SlotWrite{key, 0, std::move(replaces)}}, grantee, 1, lock::Access::kExclusive};
+}
+
+// The grant `request` makes, if any.
+std::optional<lock::HeldGrant> granted(lock::LockStore& store, const lock::GrantRequest& request) {
+  auto outcome = lock::grant_one(store, request);
+  if (!outcome.ok()) return std::nullopt;
+  return outcome->grant;
+}
+
 json per_request(long long before, long long after, int operations) {
   if (before < 0 || after < 0) return nullptr;
   return static_cast<double>(after - before) / operations;
@@ -87,27 +102,32 @@ json set_scenario(lock::LockStore& store, Stats& stats) {
   };
   long long before = stats.total();
   const auto t = Stopwatch::now();
-  auto first = store.grant(request("set-a"));
+  auto first = granted(store, request("set-a"));
   const double grant_ms = ms_since(t);
-  if (!first.ok() || !first->grant) return {{"error", "the set was not granted"}};
+  if (!first) return {{"error", "the set was not granted"}};
   const json grant_requests = per_request(before, stats.total(), 1);
 
   before = stats.total();
-  auto released = store.release_grant(*first->grant);
-  auto second = store.grant(request("set-b"));
-  if (!released.ok() || !second.ok() || !second->grant) return {{"error", "the set was not handed over"}};
+  auto released = store.release(*first, lock::ReleaseScope::kGrant);
+  auto second = granted(store, request("set-b"));
+  if (!released.ok() || !second) return {{"error", "the set was not handed over"}};
   const json release_handover = per_request(before, stats.total(), 1);
 
   // The holder died: the next claim reads the set's documents and replaces them in one grant.
   before = stats.total();
-  auto read = store.read_slots(set, 1);
+  std::vector<lock::SlotRange> slots;
+  for (const lock::LockKey& key : set) slots.push_back(lock::SlotRange{key, 1});
+  auto read = store.read_slots(slots);
   if (!read.ok()) return {{"error", "the set could not be read"}};
   lock::GrantRequest takeover = request("set-c");
-  for (std::size_t i = 0; i < takeover.writes.size(); ++i) takeover.writes[i].replaces = (*read)[i][0];
-  auto third = store.grant(takeover);
-  if (!third.ok() || !third->grant) return {{"error", "the set was not taken over"}};
+  for (std::size_t i = 0; i < takeover.writes.size(); ++i) {
+    if (!(*read)[i][0].ok()) return {{"error", "the set could not be read"}};
+    takeover.writes[i].replaces = *(*read)[i][0];
+  }
+  auto third = granted(store, takeover);
+  if (!third) return {{"error", "the set was not taken over"}};
   const json death_handover = per_request(before, stats.total(), 1);
-  (void)store.release_grant(*third->grant);
+  (void)store.release(*third, lock::ReleaseScope::kGrant);
   return {{"locks", kLocks},
           {"grant_ms", grant_ms},
           {"requests_to_grant", grant_requests},
@@ -173,15 +193,16 @@ int main(int argc, char** argv) {
   for (int i = 0; i < cycles; ++i) {
     const auto key = *lock::make_lock_key("bench", "cycle-" + std::to_string(i % 16));
     auto t = Stopwatch::now();
-    auto acquired = store.acquire(key, grantee("cycler", i));
+    auto acquired = granted(store, one_lock(key, grantee("cycler", i)));
     acquire_ms.push_back(ms_since(t));
-    if (!acquired.ok() || !acquired->grant) return fail("acquire failed in cycle " + std::to_string(i));
+    if (!acquired) return fail("acquire failed in cycle " + std::to_string(i));
     t = Stopwatch::now();
-    auto renewed = store.renew(key, *acquired->grant, Millis(0));
+    lock::GrantRenewal renewed = lock::renew_grant(store, *acquired, Millis(0));
     renew_ms.push_back(ms_since(t));
-    if (!renewed.ok() || !renewed->grant) return fail("renew failed in cycle " + std::to_string(i));
+    if (renewed.result != lock::GrantRenewal::Result::kRenewed)
+      return fail("renew failed in cycle " + std::to_string(i));
     t = Stopwatch::now();
-    auto released = store.release(key, *renewed->grant, lock::ReleaseScope::kGrant);
+    auto released = store.release(*renewed.grant, lock::ReleaseScope::kGrant);
     release_ms.push_back(ms_since(t));
     if (!released.ok()) return fail("release failed in cycle " + std::to_string(i));
   }
@@ -189,54 +210,54 @@ int main(int argc, char** argv) {
 
   // 2. Requests per operation.
   constexpr int kSample = 100;
-  std::vector<lock::Grant> grants;
+  std::vector<lock::HeldGrant> grants;
   std::vector<lock::LockKey> keys;
   for (int i = 0; i < kSample; ++i)
     keys.push_back(*lock::make_lock_key("bench", "count-" + std::to_string(i)));
   long long before = stats.total();
   for (int i = 0; i < kSample; ++i) {
-    auto r = store.acquire(keys[i], grantee("counter", i));
-    if (!r.ok() || !r->grant) return fail("acquire failed");
-    grants.push_back(*r->grant);
+    auto r = granted(store, one_lock(keys[i], grantee("counter", i)));
+    if (!r) return fail("acquire failed");
+    grants.push_back(*r);
   }
   const json per_acquire = per_request(before, stats.total(), kSample);
 
   // Takeover when the caller knows the dead holder's version (the controller's case).
   before = stats.total();
-  std::vector<lock::Grant> taken;
+  std::vector<lock::HeldGrant> taken;
   for (int i = 0; i < kSample; ++i) {
-    auto r = store.take_over(keys[i], grants[i].state, grantee("successor", i));
-    if (!r.ok() || !r->grant) return fail("takeover failed");
-    taken.push_back(*r->grant);
+    auto r = granted(store, one_lock(keys[i], grantee("successor", i), grants[i].docs[0].state));
+    if (!r) return fail("takeover failed");
+    taken.push_back(*r);
   }
   const json per_takeover_known = per_request(before, stats.total(), kSample);
 
   // Takeover that must read the document first.
   before = stats.total();
   for (int i = 0; i < kSample; ++i) {
-    auto current = store.get(keys[i]);
+    auto current = lock::read_lock(store, keys[i]);
     if (!current.ok() || !*current) return fail("read failed");
-    auto r = store.take_over(keys[i], **current, grantee("third", i));
-    if (!r.ok() || !r->grant) return fail("takeover after read failed");
-    taken[i] = *r->grant;
+    auto r = granted(store, one_lock(keys[i], grantee("third", i), **current));
+    if (!r) return fail("takeover after read failed");
+    taken[i] = *r;
   }
   const json per_takeover_read = per_request(before, stats.total(), kSample);
 
   before = stats.total();
   for (int i = 0; i < kSample; ++i) {
-    auto r = store.release(keys[i], taken[i], lock::ReleaseScope::kGrant);
+    auto r = store.release(taken[i], lock::ReleaseScope::kGrant);
     if (!r.ok() || *r != lock::ReleaseOutcome::kReleased) return fail("release failed");
   }
   const json per_release = per_request(before, stats.total(), kSample);
 
   // 3. Renewing many held locks in one tick.
-  std::vector<lock::HeldLock> held;
+  std::vector<lock::Renewal> held;
   held.reserve(held_count);
   for (int i = 0; i < held_count; ++i) {
     auto key = *lock::make_lock_key("bench", "held-" + std::to_string(i));
-    auto r = store.acquire(key, grantee("holder", i));
-    if (!r.ok() || !r->grant) return fail("acquire of held lock failed");
-    held.push_back(lock::HeldLock{key, *r->grant, Millis(0), std::nullopt});
+    auto r = granted(store, one_lock(key, grantee("holder", i)));
+    if (!r) return fail("acquire of held lock failed");
+    held.push_back(lock::Renewal{r->docs[0], Millis(0), std::nullopt});
   }
   before = stats.total();
   const auto renew_start = Stopwatch::now();

@@ -82,6 +82,23 @@ Status set_capacity(ArgsRead& read, const std::string& value) {
   return {};
 }
 
+// --shared and --exclusive: a switch each for the claim's access (--shared=false is
+// --exclusive); given both, they must agree.
+Set access_switch(const char* flag, api::Access when_on) {
+  return [flag, when_on](ArgsRead& read, const std::string& value) -> Status {
+    auto on = parse_bool(value);
+    if (!on.ok()) return usage_error(std::string(flag) + ": " + on.error().message);
+    const api::Access other =
+        when_on == api::Access::kShared ? api::Access::kExclusive : api::Access::kShared;
+    const api::Access access = *on ? when_on : other;
+    if (read.options.access_given && read.options.access != access)
+      return usage_error("give either --shared or --exclusive, not both");
+    read.options.access = access;
+    read.options.access_given = true;
+    return {};
+  };
+}
+
 Status set_output(ArgsRead& read, const std::string& value) {
   if (value == "json") {
     read.options.output = OutputFormat::kJson;
@@ -226,14 +243,20 @@ std::vector<ToolFlag> shared_flags() {
            "--grace", [](ArgsRead & r) -> auto& { return r.options.grace; }, Millis(0))},
       {{"capacity", 0, true, "N"},
        mode,
-       "how many may hold the lock at once (direct mode for now)",
+       "how many hold the lock at once, one slot each (a semaphore); direct mode's renew, release and "
+       "status read that many slots",
        "1",
        set_capacity},
+      {{"exclusive", 0, false, ""},
+       mode,
+       "acquire, run: hold the lock alone, every one of its N slots (a writer of a read-write lock)",
+       "",
+       access_switch("--exclusive", api::Access::kExclusive)},
       {{"shared", 0, false, ""},
        mode,
-       "acquire, run: a shared claim (direct mode for now)",
-       "",
-       switch_of("--shared", [](ArgsRead& r) -> bool& { return r.options.shared; })},
+       "acquire, run: hold one slot, beside other Shared holders up to the capacity",
+       "the default",
+       access_switch("--shared", api::Access::kShared)},
       {{"output", 'o', true, "FORMAT"}, mode, "status: table or json", "table", set_output},
       {{"version", 0, false, ""}, mode, "print the version and exit", "", set_version},
       {{"help", 'h', false, ""},
@@ -286,7 +309,7 @@ for processes outside Kubernetes.
 
 Kubernetes mode:
   acquire LOCK [LOCK...] [--pod P] [--lease NAME] [--priority Foreground|Background]
-               [--ttl 60s] [--wait D] [--liveness-grace 10s] [--capacity N] [--shared]
+               [--ttl 60s] [--wait D] [--liveness-grace 10s] [--capacity N] [--exclusive]
       Creates a Lease claiming LOCK for the pod (owned by it, so it goes when the pod goes),
       waits by watching until the controller grants it, and prints the fencing token. With
       --wait it gives up after D (exit 3), and the Lease is deleted. The Lease is named
@@ -320,30 +343,35 @@ Kubernetes mode:
 
 constexpr std::string_view kDirectMode = R"(
 Direct mode (--es URL):
-  acquire LOCK [--namespace NS] [--holder NAME] [--ttl 30s] [--wait D]
+  acquire LOCK [LOCK...] [--namespace NS] [--holder NAME] [--ttl 30s] [--wait D]
+               [--capacity N] [--exclusive]
       Takes the lock, waiting while another holder has it (up to D with --wait, then
       exit 3), and prints the fencing token.
-  renew LOCK --holder NAME [--namespace NS] [--ttl D]
-      Extends the holder's lock by its TTL (or --ttl) and prints the fencing token.
-  release LOCK --holder NAME [--namespace NS]
-      Gives the holder's lock up.
-  status [LOCK] [--namespace NS] [--output table|json]
-      Shows one lock (realtime) or every lock (search: about a second behind).
-  run LOCK [--namespace NS] [--holder NAME] [--ttl 30s] [--wait D] [--grace D] -- CMD ARGS...
+  renew LOCK [LOCK...] --holder NAME [--namespace NS] [--ttl D] [--capacity N]
+      Extends the holder's grant by its TTL (or --ttl) and prints the fencing token.
+  release LOCK [LOCK...] --holder NAME [--namespace NS] [--capacity N]
+      Gives the holder's grant up.
+  status [LOCK] [--namespace NS] [--capacity N] [--output table|json]
+      Shows the holders of one lock (realtime) or of every lock (search: about a second
+      behind) against its capacity, each with its access and slots.
+  run LOCK [LOCK...] [acquire flags] [--grace D] -- CMD ARGS...
       Holds the lock while CMD runs (ESLEASE_FENCING_TOKEN and ESLEASE_LOCK in its
       environment), renews it every ttl/3, stops CMD (SIGTERM, then SIGKILL after --grace,
       default min(10s, ttl/3)) if the lock is lost or cannot be confirmed before it expires,
       and releases it when CMD exits.
-  Lock shapes: acquire and run take several LOCKs (a lock set of 2 to 32, held all or none
-  with one fencing token; ESLEASE_LOCK lists them, comma-separated), --capacity N (1..1000,
-  default 1: up to N holders at once; every claim on a lock must state the same N) and
-  --shared (shared holders hold side by side up to the capacity; an exclusive one holds the
-  lock alone). renew and release act on the holder's whole grant, release LOCK... [--capacity N].
-  The shapes are the same in Kubernetes mode: a lock set is one Lease's spec.lockNames.
+  renew, release and status find a lock's capacity in its documents; --capacity says it
+  when a semaphore's first slot is free.
 
 )";
 
 constexpr std::string_view kRulesAndExitCodes = R"(
+Lock shapes, the same in both modes: acquire and run take several LOCKs (a lock set of 2
+to 32, held all or none with one fencing token; ESLEASE_LOCK lists them, comma-separated;
+in Kubernetes mode one Lease's spec.lockNames), --capacity N (1..1000, default 1: up to N
+holders at once, each holding one slot; every claim on a lock states the same N) and
+--exclusive (holds the lock alone, all of its slots: the writer of a read-write lock whose
+readers are the default Shared holders). At capacity 1 the two are the same.
+
 In both modes acquire and run wait as long as it takes unless --wait D is given (--wait 0s:
 one attempt). LOCK is 1-253 lower-case letters, digits, '-', '_' and '.', starting and
 ending with a letter or digit (the Lease's rule for spec.lockName), in both modes.

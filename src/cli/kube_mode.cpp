@@ -147,7 +147,7 @@ ClaimRequest claim_request(const Options& o, const PodIdentity& pod) {
   if (o.kube.liveness_grace)
     request.liveness_grace_seconds = static_cast<int>(o.kube.liveness_grace->count() / 1000);
   request.capacity = o.capacity;
-  request.shared = o.shared;
+  request.access = o.access;
   return request;
 }
 

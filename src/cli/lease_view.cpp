@@ -216,7 +216,8 @@ json make_claim(const ClaimRequest& request) {
   if (request.acquire_timeout_seconds) spec["acquireTimeoutSeconds"] = *request.acquire_timeout_seconds;
   if (request.liveness_grace_seconds) spec["livenessGraceSeconds"] = *request.liveness_grace_seconds;
   if (request.capacity != 1) spec["capacity"] = request.capacity;
-  if (request.shared) spec["access"] = "Shared";
+  if (request.capacity != 1 || request.access == api::Access::kExclusive)
+    spec["access"] = api::to_string(request.access);
   return json{{"apiVersion", kube::resources::eslease_leases().api_version()},
               {"kind", "Lease"},
               {"metadata",

@@ -79,9 +79,10 @@ struct ClaimRequest {
   std::optional<int> lease_duration_seconds;
   std::optional<int> acquire_timeout_seconds;
   std::optional<int> liveness_grace_seconds;
-  // The lock's shape: spec.capacity and spec.access, written only when not the defaults.
+  // The lock's shape: spec.capacity, written when not 1, and spec.access, written wherever it
+  // matters (capacity above 1) or is Exclusive, whatever the CRD's default.
   std::int64_t capacity = 1;
-  bool shared = false;
+  api::Access access = api::kDefaultAccess;
 };
 
 // acquireTimeoutSeconds for a tool that waits `wait`: the whole seconds of it rounded up,

@@ -88,16 +88,12 @@ Status check_lock_shape(const Options& options) {
                            " is named twice; a lock set names each lock once");
     }
   }
-  if (options.shared && options.command != Command::kAcquire && options.command != Command::kRun)
-    return usage_error("--shared is for acquire and run");
+  if (options.access_given && options.command != Command::kAcquire && options.command != Command::kRun)
+    return usage_error("--shared and --exclusive are for acquire and run");
   return {};
 }
 
 }  // namespace
-
-bool has_lock_shape(const Options& options) {
-  return options.locks.size() > 1 || options.capacity > 1 || options.shared;
-}
 
 Millis kube_safety_margin(const Options& options, Millis ttl) {
   return options.kube.safety_margin.value_or(api::default_holder_margin(ttl));

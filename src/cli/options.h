@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "api/lease_api.h"
 #include "common/clock.h"
 #include "common/result.h"
 #include "lock/connection.h"
@@ -40,11 +41,13 @@ struct Options {
   KubeOptions kube;
   std::string lock;  // positional LOCK (the Lease name for release in Kubernetes mode)
   // Every LOCK given: several make a lock set (in Kubernetes mode a Lease's spec.lockNames).
-  // Lock shapes: --capacity N (a semaphore) and --shared (a shared claim).
+  // Lock shapes: --capacity N (a semaphore of Shared holders) and --exclusive (a writer,
+  // holding every slot); --shared states the default.
   std::vector<std::string> locks;
   std::int64_t capacity = 1;
   bool capacity_given = false;
-  bool shared = false;
+  api::Access access = api::kDefaultAccess;
+  bool access_given = false;
   std::string ns = "default";      // --namespace
   bool ns_given = false;           // Kubernetes mode defaults to the pod's namespace instead
   std::string holder;              // --holder (required for renew/release)
@@ -65,9 +68,6 @@ Result<Options> parse_options(const std::vector<std::string>& args);
 
 // A usage mistake: kInvalidArgument with `message` for the user.
 Error usage_error(std::string message);
-
-// True when the claim has a shape beyond one exclusive lock of capacity 1.
-bool has_lock_shape(const Options& options);
 
 // Kubernetes-mode run: how long SIGTERM may take before SIGKILL (--grace, default the
 // smaller of 10 s and a third of the TTL), and how long before the published validity ends

@@ -1,4 +1,5 @@
-// Direct mode's hold for `eslease run`: the tool itself renews the lock document.
+// Direct mode's hold for `eslease run`, on a lock of any shape (one lock, a semaphore slot,
+// a writer's every slot, a lock set): the tool renews every document of its grant itself.
 #pragma once
 
 #include <iosfwd>
@@ -10,11 +11,12 @@
 
 namespace eslease::cli {
 
-// Renews the lock document every ttl/3 on a thread of its own, so a renewal that takes its
-// time (Elasticsearch timeouts, retries, the read that settles an unknown outcome) never
-// keeps the supervisor from stopping the command at the grant's deadline; a renewal that
-// comes back after that deadline revives nothing. Releases the lock at the end unless lost.
-std::unique_ptr<Hold> make_store_hold(lock::LockStore& store, Clock& clock, lock::LockKey key,
-                                      lock::Grant grant, Millis ttl, std::ostream& err);
+// Renews the grant every ttl/3 (one _bulk of all its documents) on a thread of its own, so a
+// renewal that takes its time (Elasticsearch timeouts, retries, the read that settles an
+// unknown outcome) never keeps the supervisor from stopping the command at the grant's
+// deadline; a renewal that comes back after that deadline revives nothing. The grant is lost
+// when any of its documents is; it is released at the end unless lost.
+std::unique_ptr<Hold> make_store_hold(lock::LockStore& store, Clock& clock, lock::HeldGrant grant, Millis ttl,
+                                      std::ostream& err);
 
 }  // namespace eslease::cli

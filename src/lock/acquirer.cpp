@@ -1,27 +1,14 @@
 #include "lock/acquirer.h"
 
 #include <algorithm>
-#include <iomanip>
 #include <map>
-#include <random>
-#include <sstream>
 
 #include "common/duration.h"
-#include "common/log.h"
 #include "common/text.h"
 #include "lock/expiry.h"
 
 namespace eslease::lock {
 namespace {
-
-// 128 random bits in hex.
-std::string random_lease_uid() {
-  std::random_device device;
-  std::ostringstream out;
-  out << std::hex << std::setfill('0');
-  for (int i = 0; i < 4; ++i) out << std::setw(8) << device();
-  return out.str();
-}
 
 std::string names_of(const std::vector<LockKey>& keys) {
   std::vector<std::string> ids;
@@ -38,15 +25,16 @@ bool takes_whole_locks(const ClaimShape& shape) {
 // The claimant's own grant, renewed: nullopt when it was lost meanwhile (read again).
 Result<std::optional<HeldGrant>> take_back(LockStore& store, std::vector<HeldDocument> own, Millis ttl) {
   GrantRenewal renewed = renew_grant(store, grant_of(std::move(own)), ttl);
-  if (renewed.result == GrantRenewal::Result::kRenewed) return std::optional<HeldGrant>(std::move(*renewed.grant));
+  if (renewed.result == GrantRenewal::Result::kRenewed)
+    return std::optional<HeldGrant>(std::move(*renewed.grant));
   if (renewed.result == GrantRenewal::Result::kLost) return std::optional<HeldGrant>();
   return *renewed.error;
 }
 
 // Every slot as read, sighted on our clock; `expiry` is the earliest moment a live one expires.
 std::vector<LockSlots> sighted(const std::vector<LockKey>& keys,
-                                       std::vector<std::vector<std::optional<LockState>>> read, MonoTime answered,
-                                       std::map<std::string, Sighting>& seen, std::optional<MonoTime>& expiry) {
+                               std::vector<std::vector<std::optional<LockState>>> read, MonoTime answered,
+                               std::map<std::string, Sighting>& seen, std::optional<MonoTime>& expiry) {
   std::vector<LockSlots> locks;
   for (std::size_t i = 0; i < keys.size(); ++i) {
     LockSlots lock{keys[i], {}};
@@ -98,7 +86,8 @@ std::vector<std::vector<std::optional<LockState>>> as_read(const Claim& claim,
 }
 
 // Why the claim is given up at its deadline: the last error, else what keeps the locks busy.
-Error given_up(const Claim& claim, const std::optional<Error>& last_error, const std::string& busy, Millis wait) {
+Error given_up(const Claim& claim, const std::optional<Error>& last_error, const std::string& busy,
+               Millis wait) {
   if (last_error) {
     Error error = *last_error;
     error.message = "cannot acquire " + names_of(claim.keys) + ": " + error.message;
@@ -109,6 +98,149 @@ Error given_up(const Claim& claim, const std::optional<Error>& last_error, const
   return make_error(ErrorCode::kBusy, std::move(message));
 }
 
+// Slots as read, in the claim's lock order, and when the read was answered (for `sight`).
+struct SlotsRead {
+  std::vector<std::vector<std::optional<LockState>>> slots;
+  MonoTime answered{};
+};
+
+// The rounds of one acquire. Each round plans on the slots as read (the failed attempt's own
+// read, else a fresh one) and writes when it can; between rounds the claim waits with backoff.
+class Rounds {
+ public:
+  Rounds(LockStore& store, Clock& clock, Claim claim, const WaitOptions& options)
+      : store_(store),
+        clock_(clock),
+        claim_(std::move(claim)),
+        options_(options),
+        deadline_(options.wait >= kWaitForever ? MonoTime::max() : clock.monotonic() + options.wait),
+        backoff_(options.backoff),
+        read_first_(!takes_whole_locks(claim_.shape)) {}
+
+  Result<HeldGrant> run(const std::stop_token& stop) {
+    for (;;) {
+      Round round;
+      if (auto done = play(round)) return std::move(*done);
+      if (round.again_at_once) continue;
+      const MonoTime now = clock_.monotonic();
+      if (now >= deadline_) return given_up(claim_, last_error_, busy_, options_.wait);
+      announce(round.blocking);
+      immediate_retries_ = 0;
+      if (!clock_.sleep_for(delay(now, round.expiry), stop))
+        return make_error(ErrorCode::kCancelled, "stopped while waiting for " + names_of(claim_.keys));
+    }
+  }
+
+ private:
+  struct Round {
+    std::optional<MonoTime> expiry;     // the earliest moment a live slot expires
+    std::optional<LockState> blocking;  // the document the claim waits behind
+    bool again_at_once = false;         // someone moved first: decide again without waiting
+  };
+  using Decided = std::optional<Result<HeldGrant>>;  // set: the claim's outcome
+
+  Decided play(Round& round) {
+    std::optional<GrantRequest> request;
+    if (!read_first_) {
+      read_first_ = true;
+      request = GrantRequest{writes_if_free(claim_.keys, claim_.shape), claim_.grantee, claim_.shape.capacity,
+                             claim_.shape.access};
+    } else if (auto read = next_read(); !read.ok()) {
+      if (!worth_another_round(read.error())) return Result<HeldGrant>(read.error());
+      last_error_ = read.error();
+    } else if (Decided done = plan(std::move(*read), round, request)) {
+      return done;
+    }
+    return request ? write(*request, round) : std::nullopt;
+  }
+
+  Result<SlotsRead> next_read() {
+    if (known_) {
+      SlotsRead read = std::move(*known_);
+      known_.reset();
+      return read;
+    }
+    auto fresh = read_claim(store_, claim_);
+    if (!fresh.ok()) return fresh.error();
+    return SlotsRead{std::move(*fresh), clock_.monotonic()};
+  }
+
+  // Decides on the slots as read; sets `request` when there is a grant to write.
+  Decided plan(SlotsRead read, Round& round, std::optional<GrantRequest>& request) {
+    last_error_.reset();
+    const std::vector<LockSlots> locks =
+        sighted(claim_.keys, std::move(read.slots), read.answered, seen_, round.expiry);
+    ClaimPlan plan = plan_claim(locks, claim_.shape, claim_.grantee.holder);
+    switch (plan.kind) {
+      case ClaimPlan::Kind::kInvalid:
+        return Result<HeldGrant>(make_error(ErrorCode::kInvalid, plan.why));
+      case ClaimPlan::Kind::kOwn: {
+        auto own = take_back(store_, std::move(plan.own), claim_.grantee.ttl);
+        if (own.ok() && *own) return Result<HeldGrant>(std::move(**own));
+        if (!own.ok() && !worth_another_round(own.error())) return Result<HeldGrant>(own.error());
+        if (!own.ok()) last_error_ = own.error();
+        return std::nullopt;
+      }
+      case ClaimPlan::Kind::kGrant:
+        request =
+            GrantRequest{std::move(plan.writes), claim_.grantee, claim_.shape.capacity, claim_.shape.access};
+        return std::nullopt;
+      case ClaimPlan::Kind::kBusy:
+        busy_ = plan.why;
+        round.blocking = std::move(plan.holder);
+        return std::nullopt;
+    }
+    return std::nullopt;
+  }
+
+  Decided write(const GrantRequest& request, Round& round) {
+    auto outcome = grant_one(store_, request);
+    if (outcome.ok() && outcome->grant) return Result<HeldGrant>(std::move(*outcome->grant));
+    if (!outcome.ok()) {
+      if (!worth_another_round(outcome.error())) return Result<HeldGrant>(outcome.error());
+      last_error_ = outcome.error();
+      return std::nullopt;
+    }
+    // Someone moved first, or a first unread attempt met holders: decide again at once, on
+    // what the attempt read back when that covers every slot of the claim.
+    if (++immediate_retries_ <= 3) {
+      if (takes_whole_locks(claim_.shape))
+        known_ = SlotsRead{as_read(claim_, std::move(outcome->current)), outcome->observed_at};
+      round.again_at_once = true;
+    }
+    return std::nullopt;
+  }
+
+  // Says whom the claim waits behind, once per holder.
+  void announce(const std::optional<LockState>& blocking) {
+    if (!blocking || !options_.on_wait || announced_ == blocking->token) return;
+    announced_ = blocking->token;
+    options_.on_wait(*blocking);
+  }
+
+  // Backoff, but no later than the earliest expiry seen (a takeover is due then) or the deadline.
+  Millis delay(MonoTime now, std::optional<MonoTime> expiry) {
+    Millis delay = backoff_.next();
+    if (expiry && *expiry > now) delay = std::min(delay, std::chrono::ceil<Millis>(*expiry - now));
+    delay = std::min(delay, std::chrono::ceil<Millis>(deadline_ - now));
+    return std::max(delay, Millis(1));
+  }
+
+  LockStore& store_;
+  Clock& clock_;
+  const Claim claim_;
+  const WaitOptions& options_;
+  const MonoTime deadline_;
+  Backoff backoff_;
+  std::optional<Error> last_error_;
+  std::string busy_;                       // why the claim waits, said when it gives up
+  std::optional<std::int64_t> announced_;  // the holder on_wait was last told about
+  std::map<std::string, Sighting> seen_;   // each slot document as last read, and when it expires
+  std::optional<SlotsRead> known_;         // what the last failed attempt read back, covering every slot
+  bool read_first_;  // a Shared claim on several slots cannot guess which one is free: it reads first
+  int immediate_retries_ = 0;  // bounded, so locks that keep moving still meet the deadline
+};
+
 }  // namespace
 
 // After a conflict the next read shows what is there now; paused grants resume.
@@ -118,7 +250,7 @@ bool worth_another_round(const Error& error) {
 
 Grantee direct_grantee(std::string holder, Millis ttl) {
   Grantee grantee;
-  grantee.lease_uid = random_lease_uid();
+  grantee.lease_uid = random_id("", 4);  // 128 bits
   grantee.holder = std::move(holder);
   grantee.ttl = ttl;
   return grantee;
@@ -129,77 +261,7 @@ Result<HeldGrant> acquire(LockStore& store, Clock& clock, const Claim& given, co
   Claim claim = given;
   claim.shape.access = api::effective_access(claim.shape.capacity, claim.shape.access);
   if (Status valid = check_claim(claim.keys, claim.shape); !valid.ok()) return valid.error();
-  const MonoTime deadline = options.wait >= kWaitForever ? MonoTime::max() : clock.monotonic() + options.wait;
-  Backoff backoff(options.backoff);
-  std::optional<Error> last_error;
-  std::string busy;
-  std::optional<std::int64_t> announced;  // the holder on_wait was last told about
-  std::map<std::string, Sighting> seen;   // each slot document as last read, and when it expires
-  // What the last failed attempt read back, when it covers every slot of the claim.
-  std::optional<std::pair<std::vector<std::vector<std::optional<LockState>>>, MonoTime>> known;
-  // A Shared claim on several slots cannot guess which one is free: it reads first.
-  bool read_first = !takes_whole_locks(claim.shape);
-  int immediate_retries = 0;  // bounded, so locks that keep moving still meet the deadline
-  for (;;) {
-    std::optional<MonoTime> expiry;
-    std::optional<GrantRequest> request;
-    std::optional<std::pair<std::vector<std::vector<std::optional<LockState>>>, MonoTime>> read;
-    if (!read_first) {
-      request = GrantRequest{writes_if_free(claim.keys, claim.shape), claim.grantee, claim.shape.capacity,
-                             claim.shape.access};
-      read_first = true;
-    } else if (known) {
-      read = std::move(known);
-      known.reset();
-    } else if (auto fresh = read_claim(store, claim); !fresh.ok()) {
-      if (!worth_another_round(fresh.error())) return fresh.error();
-      last_error = fresh.error();
-    } else {
-      read.emplace(std::move(*fresh), clock.monotonic());
-    }
-    if (read) {
-      last_error.reset();
-      const std::vector<LockSlots> locks = sighted(claim.keys, std::move(read->first), read->second, seen, expiry);
-      ClaimPlan plan = plan_claim(locks, claim.shape, claim.grantee.holder);
-      if (plan.kind == ClaimPlan::Kind::kInvalid) return make_error(ErrorCode::kInvalid, plan.why);
-      if (plan.kind == ClaimPlan::Kind::kOwn) {
-        auto own = take_back(store, std::move(plan.own), claim.grantee.ttl);
-        if (own.ok() && *own) return std::move(**own);
-        if (!own.ok() && !worth_another_round(own.error())) return own.error();
-        if (!own.ok()) last_error = own.error();
-      } else if (plan.kind == ClaimPlan::Kind::kGrant) {
-        request = GrantRequest{std::move(plan.writes), claim.grantee, claim.shape.capacity, claim.shape.access};
-      } else {
-        busy = plan.why;
-        if (plan.holder && options.on_wait && announced != plan.holder->token) {
-          announced = plan.holder->token;
-          options.on_wait(*plan.holder);
-        }
-      }
-    }
-    if (request) {
-      auto outcome = grant_one(store, *request);
-      if (outcome.ok() && outcome->grant) return std::move(*outcome->grant);
-      if (!outcome.ok() && !worth_another_round(outcome.error())) return outcome.error();
-      if (!outcome.ok()) last_error = outcome.error();
-      // Someone moved first, or a first unread attempt met holders: decide again at once, on
-      // what the attempt read back when that covers every slot of the claim.
-      if (outcome.ok() && ++immediate_retries <= 3) {
-        if (takes_whole_locks(claim.shape))
-          known.emplace(as_read(claim, std::move(outcome->current)), outcome->observed_at);
-        continue;
-      }
-    }
-
-    const MonoTime now = clock.monotonic();
-    if (now >= deadline) return given_up(claim, last_error, busy, options.wait);
-    immediate_retries = 0;
-    Millis delay = backoff.next();
-    if (expiry && *expiry > now) delay = std::min(delay, std::chrono::ceil<Millis>(*expiry - now));
-    delay = std::min(delay, std::chrono::ceil<Millis>(deadline - now));
-    if (!clock.sleep_for(std::max(delay, Millis(1)), stop))
-      return make_error(ErrorCode::kCancelled, "stopped while waiting for " + names_of(claim.keys));
-  }
+  return Rounds(store, clock, std::move(claim), options).run(stop);
 }
 
 }  // namespace eslease::lock

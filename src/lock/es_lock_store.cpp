@@ -1,8 +1,4 @@
 #include <algorithm>
-#include <iomanip>
-#include <mutex>
-#include <random>
-#include <sstream>
 #include <tuple>
 
 #include "common/log.h"
@@ -18,9 +14,6 @@ using es::WriteStatus;
 
 // Listing reads at most this many documents (Elasticsearch's default max_result_window).
 constexpr int kMaxListed = 10000;
-// A write time equal to the lock's previous one waits for the clock this many times (1 ms
-// each); a clock that does not move is a fake one or broken, and the write goes ahead.
-constexpr int kMaxWriteTimeWaits = 5;
 
 class EsLockStore final : public LockStore {
  public:
@@ -149,24 +142,11 @@ class EsLockStore final : public LockStore {
     return r.ttl > Millis(0) ? r.ttl : Millis(r.held.state.doc.ttl_millis);
   }
 
-  // The wall time to write, to the millisecond. It never runs ahead of the clock: the
-  // expiresAt a holder is shown must not be later than the deadline this store reports
-  // (`sent` + TTL, on the monotonic clock), or a successor could be granted while the
-  // holder still believes it holds. It differs from `previous`, this lock's last written
-  // time, so a write whose answer was lost is recognised as ours (`same_write`); when the
-  // clock has not yet moved past `previous`, the store waits for it (about a millisecond).
-  WallTime write_time(WallTime previous) {
-    WallTime now = to_millis(clock_.now());
-    for (int waited = 0; now == previous && waited < kMaxWriteTimeWaits; ++waited) {
-      clock_.sleep_for(Millis(1), {});
-      now = to_millis(clock_.now());
-    }
-    return now;
-  }
-
   LockDocument renewal_document(const LockState& held, Millis ttl, std::optional<WallTime> at) {
     LockDocument doc = held.doc;
-    const WallTime now = at ? to_millis(*at) : write_time(held.doc.renewed_at);
+    // A renewal's time differs from the last one written, so its lost answer is recognised.
+    const WallTime now =
+        at ? to_millis(*at) : write_time(clock_, [&](WallTime t) { return t == held.doc.renewed_at; });
     doc.writer = options_.writer;
     doc.renewed_at = now;
     doc.expires_at = now + ttl;
@@ -214,16 +194,9 @@ class EsLockStore final : public LockStore {
   LockIndex index_;
 };
 
-std::string random_writer() {
-  std::random_device device;
-  std::ostringstream out;
-  out << "eslease-" << std::hex << std::setfill('0') << std::setw(8) << device() << std::setw(8) << device();
-  return out.str();
-}
-
 Status checked(StoreOptions& options) {
   if (auto status = validate_index_name(options.index); !status.ok()) return status.error();
-  if (options.writer.empty()) options.writer = random_writer();
+  if (options.writer.empty()) options.writer = random_id("eslease-", 2);
   return validate_identity("writer", options.writer, false);
 }
 

@@ -1,10 +1,7 @@
 #include "lock/grants.h"
 
 #include <algorithm>
-#include <iomanip>
-#include <random>
 #include <set>
-#include <sstream>
 
 #include "common/log.h"
 #include "lock/expiry.h"
@@ -20,17 +17,9 @@ using es::WriteStatus;
 constexpr int kMaxUndoRounds = 3;
 // A release follows a grant's renewals (kGrant) for at most this many rounds.
 constexpr int kMaxReleaseRounds = 3;
-// A grant's time differs from each replaced document's, waiting at most this many
-// milliseconds for the clock (a clock that does not move is a fake one or broken).
+// A write time that is taken waits for the clock this many times (1 ms each); a clock that
+// does not move is a fake one or broken, and the write goes ahead.
 constexpr int kMaxWriteTimeWaits = 5;
-
-std::string random_grant_id() {
-  std::random_device device;
-  std::ostringstream out;
-  out << "g-" << std::hex << std::setfill('0');
-  for (int i = 0; i < 4; ++i) out << std::setw(8) << device();
-  return out.str();
-}
 
 // What Elasticsearch answered for one write: its status (nullopt: no answer we can trust) and
 // version, or why the answer is missing.
@@ -56,7 +45,8 @@ std::vector<Written> write_documents(const GrantContext& context, const std::vec
       out[0].error = one.error();
     } else if (one->status != WriteStatus::kApplied && one->earlier_attempt_may_have_applied) {
       // A refusal may echo our own earlier attempt: only a read can tell.
-      out[0].error = make_error(ErrorCode::kUnavailable, "the write's answer was lost and a retry was refused");
+      out[0].error =
+          make_error(ErrorCode::kUnavailable, "the write's answer was lost and a retry was refused");
     } else {
       out[0].status = one->status;
       out[0].version = one->version;
@@ -103,17 +93,13 @@ Status check_request(const GrantRequest& request) {
   return {};
 }
 
+// A grant's time differs from each replaced document's, so the new grant is never taken for
+// the one it replaces.
 WallTime grant_time(Clock& clock, const GrantRequest& request) {
-  auto taken = [&](WallTime t) {
+  return write_time(clock, [&](WallTime t) {
     return std::any_of(request.writes.begin(), request.writes.end(),
                        [&](const SlotWrite& w) { return w.replaces && w.replaces->doc.acquired_at == t; });
-  };
-  WallTime now = to_millis(clock.now());
-  for (int waited = 0; taken(now) && waited < kMaxWriteTimeWaits; ++waited) {
-    clock.sleep_for(Millis(1), {});
-    now = to_millis(clock.now());
-  }
-  return now;
+  });
 }
 
 Error undone_grant(std::int64_t token, std::int64_t floor) {
@@ -143,7 +129,7 @@ Attempt prepare_attempt(const GrantContext& context, const GrantRequest& request
     if (w.replaces) a.floor = std::max(a.floor, w.replaces->token);
   const WallTime now = grant_time(context.clock, request);
   const bool several = request.writes.size() > 1;
-  const std::string id = several ? random_grant_id() : std::string();
+  const std::string id = several ? random_id("g-", 4) : std::string();
   for (const SlotWrite& write : request.writes) a.ids.push_back(slot_document_id(write.key.id(), write.slot));
   for (const SlotWrite& write : request.writes) {
     LockDocument doc =
@@ -151,7 +137,7 @@ Attempt prepare_attempt(const GrantContext& context, const GrantRequest& request
                          write.replaces ? write.replaces->doc.transitions + 1 : 1, context.writer);
     doc.slot = write.slot;
     doc.capacity = request.capacity;
-    doc.access = request.access;
+    doc.access = api::effective_access(request.capacity, request.access);
     doc.grant = id;
     if (several) doc.grant_docs = a.ids;
     a.docs.push_back(std::move(doc));
@@ -160,36 +146,77 @@ Attempt prepare_attempt(const GrantContext& context, const GrantRequest& request
   return a;
 }
 
+// Deletes every document still pending, each at its version, in one request; a delete whose
+// answer `settles` it is done with. The others are unsure: which they are, with their errors.
+struct UnsureDeletes {
+  std::vector<std::size_t> at;
+  std::vector<std::string> ids;
+  std::vector<std::optional<Error>> errors;
+};
+
+UnsureDeletes delete_pending(const GrantContext& context, const std::vector<std::string>& ids,
+                             std::vector<std::optional<es::Version>>& pending,
+                             bool (*settles)(const Written&)) {
+  std::vector<BulkOperation> deletes;
+  std::vector<std::size_t> which;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (!pending[i]) continue;
+    deletes.push_back(BulkOperation{BulkOperation::Type::kDelete, ids[i], {}, *pending[i]});
+    which.push_back(i);
+  }
+  UnsureDeletes unsure;
+  const std::vector<Written> removed = write_documents(context, deletes);
+  for (std::size_t n = 0; n < which.size(); ++n) {
+    if (settles(removed[n])) {
+      pending[which[n]].reset();
+      continue;
+    }
+    unsure.at.push_back(which[n]);
+    unsure.ids.push_back(ids[which[n]]);
+    unsure.errors.push_back(removed[n].error);
+  }
+  return unsure;
+}
+
+// What a document read after a delete of it (at `tried`) that was not plainly applied means
+// for a release: the version to delete next, or none (gone, or someone else's now).
+struct ReleaseStep {
+  std::optional<es::Version> next;
+  bool left_to_others = false;
+};
+
+Result<ReleaseStep> after_unsure_delete(const DocumentRead& state, const LockDocument& held,
+                                        const es::Version& tried, const std::optional<Error>& failure,
+                                        ReleaseScope scope) {
+  if (!state.ok()) return state.error();
+  if (!*state) return ReleaseStep{};  // gone: deleted by an answer we never saw, or by someone else
+  const bool ours = same_grant((*state)->doc, held);
+  if (ours && (*state)->version == tried) {
+    // Still there at the version we tried to delete: the delete failed; say why.
+    if (failure) return *failure;
+    return ReleaseStep{tried, false};
+  }
+  // Another grant's now, or (kThisVersion) moved on: a later expiresAt its holder may have seen.
+  if (!ours || scope == ReleaseScope::kThisVersion) return ReleaseStep{std::nullopt, true};
+  // Still the grant, at a version written by a renewal whose answer we never saw, or by another
+  // process: the holder lets go of the grant, whichever version it is at.
+  return ReleaseStep{(*state)->version, false};
+}
+
 // Deletes each document at the version the grant wrote it, re-reading those whose delete's
 // answer was lost. True when none of them is left.
 bool undo(const GrantContext& context, const std::vector<std::string>& ids,
           const std::vector<LockDocument>& docs, std::vector<std::optional<es::Version>> written) {
   for (int round = 0; round < kMaxUndoRounds; ++round) {
-    std::vector<BulkOperation> deletes;
-    std::vector<std::size_t> which;
-    for (std::size_t i = 0; i < written.size(); ++i) {
-      if (!written[i]) continue;
-      deletes.push_back(BulkOperation{BulkOperation::Type::kDelete, ids[i], {}, *written[i]});
-      which.push_back(i);
-    }
-    if (deletes.empty()) return true;
-    const std::vector<Written> removed = write_documents(context, deletes);
-    std::vector<std::string> unsure;
-    std::vector<std::size_t> unsure_at;
-    for (std::size_t n = 0; n < which.size(); ++n) {
-      if (removed[n].status) {
-        written[which[n]].reset();  // deleted, or no longer at our version: not ours to delete
-      } else {
-        unsure.push_back(ids[which[n]]);
-        unsure_at.push_back(which[n]);
-      }
-    }
-    if (unsure.empty()) return true;
-    auto current = read_documents(context, unsure);
+    // Any answer settles a delete: deleted, or no longer at our version (not ours to delete).
+    const UnsureDeletes unsure =
+        delete_pending(context, ids, written, [](const Written& w) { return w.status.has_value(); });
+    if (unsure.ids.empty()) return true;
+    auto current = read_documents(context, unsure.ids);
     if (!current.ok()) continue;
-    for (std::size_t n = 0; n < unsure.size(); ++n) {
+    for (std::size_t n = 0; n < unsure.ids.size(); ++n) {
       const DocumentRead& state = (*current)[n];
-      const std::size_t i = unsure_at[n];
+      const std::size_t i = unsure.at[n];
       if (state.ok() && *state && same_write((*state)->doc, docs[i])) {
         written[i] = (*state)->version;
       } else if (state.ok()) {
@@ -256,10 +283,18 @@ void settle(const GrantContext& context, Attempt& a, const std::vector<DocumentR
     return;
   }
   undo(context, a.ids, a.docs, a.written);
+  // A document that is not a lock document (malformed, another lock's) is granted over by nobody.
+  const auto unreadable =
+      std::find_if(read.begin(), read.end(), [](const DocumentRead& r) { return !r.ok(); });
+  if (unreadable != read.end()) {
+    a.outcome = unreadable->error();
+    return;
+  }
   // Nothing of it stands and the write itself failed: the caller may retry at once.
   const bool free = std::none_of(outcome.current.begin(), outcome.current.end(),
                                  [](const std::optional<LockState>& s) { return s.has_value(); });
-  const auto failed = std::find_if(a.answers.begin(), a.answers.end(), [](const Written& w) { return w.error; });
+  const auto failed =
+      std::find_if(a.answers.begin(), a.answers.end(), [](const Written& w) { return w.error; });
   if (free && failed != a.answers.end()) {
     a.outcome = *failed->error;
     return;
@@ -324,6 +359,15 @@ void write_batch(const GrantContext& context, const std::vector<Attempt*>& batch
 
 }  // namespace
 
+WallTime write_time(Clock& clock, const std::function<bool(WallTime)>& taken) {
+  WallTime now = to_millis(clock.now());
+  for (int waited = 0; taken(now) && waited < kMaxWriteTimeWaits; ++waited) {
+    clock.sleep_for(Millis(1), {});
+    now = to_millis(clock.now());
+  }
+  return now;
+}
+
 Status validate_grantee(const Grantee& grantee) {
   if (auto s = validate_identity("leaseUID", grantee.lease_uid, false); !s.ok()) return s;
   if (auto s = validate_identity("holder", grantee.holder, false); !s.ok()) return s;
@@ -331,7 +375,8 @@ Status validate_grantee(const Grantee& grantee) {
   if (auto s = validate_identity("holderUID", grantee.holder_uid, true); !s.ok()) return s;
   if (auto s = validate_identity("node", grantee.node, true); !s.ok()) return s;
   if (auto s = validate_identity("priority", grantee.priority, true); !s.ok()) return s;
-  if (grantee.ttl <= Millis(0)) return make_error(ErrorCode::kInvalidArgument, "the lock TTL must be positive");
+  if (grantee.ttl <= Millis(0))
+    return make_error(ErrorCode::kInvalidArgument, "the lock TTL must be positive");
   return {};
 }
 
@@ -353,47 +398,6 @@ LockDocument granted_document(const LockKey& key, const Grantee& grantee, WallTi
   doc.transitions = transitions;
   doc.writer = writer;
   return doc;
-}
-
-DocumentRead lock_state_of(const std::string& id, const es::GetResult& got, TokenGuard& guard) {
-  if (!got.found) return std::optional<LockState>();
-  auto doc = parse_lock_document(got.source);
-  if (!doc.ok()) {
-    Error error = doc.error();
-    error.message = "lock " + id + ": " + error.message;
-    return error;
-  }
-  if (document_id(*doc) != id) {
-    return make_error(ErrorCode::kProtocol, "document " + id + " claims to be " + document_id(*doc).substr(0, 300));
-  }
-  auto state = make_state(std::move(*doc), got.version);
-  if (!state.ok()) return state.error();
-  guard.saw(state->token);
-  return std::optional<LockState>(std::move(*state));
-}
-
-Result<std::vector<DocumentRead>> read_documents(const GrantContext& context, const std::vector<std::string>& ids) {
-  std::vector<DocumentRead> out;
-  out.reserve(ids.size());
-  if (ids.size() == 1) {
-    auto got = context.api.get(context.index, ids.front());
-    if (!got.ok()) return got.error();
-    out.push_back(lock_state_of(ids.front(), *got, context.guard));
-    return out;
-  }
-  const std::size_t chunk = std::max<std::size_t>(1, context.max_bulk_items);
-  for (std::size_t begin = 0; begin < ids.size(); begin += chunk) {
-    const std::vector<std::string> part(
-        ids.begin() + static_cast<std::ptrdiff_t>(begin),
-        ids.begin() + static_cast<std::ptrdiff_t>(std::min(ids.size(), begin + chunk)));
-    auto got = context.api.mget(context.index, part);
-    if (!got.ok()) return got.error();
-    if (got->size() != part.size())
-      return make_error(ErrorCode::kProtocol, "the _mget answer has " + std::to_string(got->size()) +
-                                                  " documents for " + std::to_string(part.size()) + " ids");
-    for (std::size_t n = 0; n < part.size(); ++n) out.push_back(lock_state_of(part[n], (*got)[n], context.guard));
-  }
-  return out;
 }
 
 std::vector<Result<GrantOutcome>> write_grants(const GrantContext& context,
@@ -439,54 +443,24 @@ Result<ReleaseOutcome> release_held_grant(const GrantContext& context, const Hel
   }
   bool left_to_others = false;  // a document belongs to another grant, or moved on (kThisVersion)
   for (int round = 0; round < kMaxReleaseRounds; ++round) {
-    std::vector<BulkOperation> deletes;
-    std::vector<std::size_t> which;
-    for (std::size_t i = 0; i < ids.size(); ++i) {
-      if (!pending[i]) continue;
-      deletes.push_back(BulkOperation{BulkOperation::Type::kDelete, ids[i], {}, pending[i]});
-      which.push_back(i);
-    }
-    if (deletes.empty()) break;
-    const std::vector<Written> removed = write_documents(context, deletes);
-    std::vector<std::string> unsure;
-    std::vector<std::size_t> unsure_at;
-    std::vector<std::optional<Error>> failures;
-    for (std::size_t n = 0; n < which.size(); ++n) {
-      if (removed[n].applied()) {
-        pending[which[n]].reset();
-      } else {
-        unsure.push_back(ids[which[n]]);
-        unsure_at.push_back(which[n]);
-        failures.push_back(removed[n].error);
-      }
-    }
-    if (unsure.empty()) break;
-    auto current = read_documents(context, unsure);
+    const UnsureDeletes unsure =
+        delete_pending(context, ids, pending, [](const Written& w) { return w.applied(); });
+    if (unsure.ids.empty()) break;
+    auto current = read_documents(context, unsure.ids);
     if (!current.ok()) {
       Error error = current.error();
-      if (failures.front()) error.message = "release outcome unknown (" + failures.front()->describe() + "): " + error.message;
+      if (unsure.errors.front())
+        error.message =
+            "release outcome unknown (" + unsure.errors.front()->describe() + "): " + error.message;
       return error;
     }
-    for (std::size_t n = 0; n < unsure.size(); ++n) {
-      const DocumentRead& state = (*current)[n];
-      if (!state.ok()) return state.error();
-      const std::size_t i = unsure_at[n];
-      if (!*state) {
-        pending[i].reset();  // gone: deleted by an answer we never saw, or by someone else
-      } else if (!same_grant((*state)->doc, held.docs[i].state.doc)) {
-        pending[i].reset();
-        left_to_others = true;
-      } else if ((*state)->version == *pending[i]) {
-        // Still there at the version we tried to delete: the delete failed; say why.
-        if (failures[n]) return *failures[n];
-      } else if (scope == ReleaseScope::kThisVersion) {
-        pending[i].reset();
-        left_to_others = true;
-      } else {
-        // Still the grant, at a version written by a renewal whose answer we never saw, or
-        // by another process: the holder lets go of the grant, whichever version it is at.
-        pending[i] = (*state)->version;
-      }
+    for (std::size_t n = 0; n < unsure.ids.size(); ++n) {
+      const std::size_t i = unsure.at[n];
+      auto step =
+          after_unsure_delete((*current)[n], held.docs[i].state.doc, *pending[i], unsure.errors[n], scope);
+      if (!step.ok()) return step.error();
+      pending[i] = step->next;
+      left_to_others = left_to_others || step->left_to_others;
     }
   }
   if (std::any_of(pending.begin(), pending.end(), [](const auto& v) { return v.has_value(); }))

@@ -1,5 +1,5 @@
 // The grant protocol in Elasticsearch (lock_store.h), for the Elasticsearch lock store:
-// reads, grants of any shape, their undo, and releases.
+// reads (reads.cpp), grants of any shape, their undo, and releases.
 //
 //   read     GET (one document) or _mget     realtime, in batches of max_bulk_items
 //   grant    PUT _create / PUT _doc?if_seq_no= for one document; otherwise POST _bulk, a
@@ -20,6 +20,7 @@
 // grant, which nobody has been told of yet, is undone, and the caller gets kGrantsPaused.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,7 +48,16 @@ struct GrantContext {
 DocumentRead lock_state_of(const std::string& id, const es::GetResult& got, TokenGuard& guard);
 
 // Realtime reads of documents: one GET for one id, else ceil(n / max_bulk_items) _mget.
-Result<std::vector<DocumentRead>> read_documents(const GrantContext& context, const std::vector<std::string>& ids);
+Result<std::vector<DocumentRead>> read_documents(const GrantContext& context,
+                                                 const std::vector<std::string>& ids);
+
+// The wall time to write, to the millisecond. It never runs ahead of the clock: the expiresAt
+// a holder is shown must not be later than the deadline the store reports (`sent` + TTL, on
+// the monotonic clock), or a successor could be granted while the holder still believes it
+// holds. It is not one `taken` refuses (the time of the write it follows or replaces), so a
+// write whose answer was lost is recognised as ours (`same_write`) and a new grant is never
+// taken for an old one: while the clock has not moved on, it waits (about a millisecond).
+WallTime write_time(Clock& clock, const std::function<bool(WallTime)>& taken);
 
 // kInvalidArgument when the grantee cannot be written.
 Status validate_grantee(const Grantee& grantee);

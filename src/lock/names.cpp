@@ -1,5 +1,9 @@
 #include "lock/names.h"
 
+#include <iomanip>
+#include <random>
+#include <sstream>
+
 #include "common/text.h"
 
 namespace eslease::lock {
@@ -110,6 +114,14 @@ Status validate_index_name(std::string_view index) {
   }
   if (!is_valid_utf8(index)) return make_error(ErrorCode::kInvalidArgument, "index name is not valid UTF-8");
   return {};
+}
+
+std::string random_id(std::string_view prefix, int words) {
+  std::random_device device;
+  std::ostringstream out;
+  out << prefix << std::hex << std::setfill('0');
+  for (int i = 0; i < words; ++i) out << std::setw(8) << device();
+  return out.str();
 }
 
 }  // namespace eslease::lock

@@ -49,6 +49,10 @@ Result<LockKey> parse_lock_id(std::string_view id);
 // The same checks for identity strings (holder, lease, writer); `what` names the field.
 Status validate_identity(std::string_view what, std::string_view value, bool allow_empty);
 
+// `prefix` followed by `words` times 32 random bits in hex: identities that must differ between
+// processes and grants (a writer, a lease UID outside Kubernetes, a grant's id).
+std::string random_id(std::string_view prefix, int words);
+
 // Elasticsearch's index name rules: lowercase, at most 255 bytes, none of \ / * ? " < > |
 // space , # :, not starting with - _ +, not "." or "..".
 Status validate_index_name(std::string_view index);

@@ -1,5 +1,5 @@
 // Which documents a claim writes, decided from its locks' slot documents as read (the
-// design's "Lock shapes"). Pure: the waiting loop (shape_acquirer.h) reads, sights and calls
+// design's "Lock shapes"). Pure: the waiting loop (acquirer.h) reads, sights and calls
 // this; everything it decides is tested table-driven.
 //
 //   Shared claim      one slot of each lock: the lowest k whose document is absent or expired

@@ -1,9 +1,10 @@
 """End-to-end: the eslease tool's direct mode (--es URL) with lock shapes, against the
-es-emulator as a separate process, as users run it: semaphores (--capacity N --shared),
-read-write locks (shared readers, exclusive writers) and lock sets (several LOCK arguments),
+es-emulator as a separate process, as users run it: semaphores (--capacity N), read-write
+locks (Shared readers, --exclusive writers) and lock sets (several LOCK arguments),
 including a holder killed with SIGKILL in the middle of its set. Every command records when it
 starts and ends; the checks are on those critical sections."""
 
+import json
 import os
 import random
 import signal
@@ -71,7 +72,7 @@ class DirectShapes(WithEsEmulator, unittest.TestCase):
             self.assertEqual(code, 0, "%s: %s" % (process.name, process.text()[-2000:]))
 
     def test_a_semaphore_runs_at_most_its_capacity_at_once(self):
-        started = self.start_all("sem", [(["sem", "--capacity", "3", "--shared"], 1.0)] * 10)
+        started = self.start_all("sem", [(["sem", "--capacity", "3"], 1.0)] * 10)
         self.wait_all(started)
         intervals = [s for _, record in started for s in sections(record)]
         self.assertEqual(len(intervals), 10, "every command ran once")
@@ -79,7 +80,8 @@ class DirectShapes(WithEsEmulator, unittest.TestCase):
         self.assertGreaterEqual(most_at_once(intervals), 2, "shared holders hold side by side")
 
     def test_readers_overlap_and_a_writer_runs_alone(self):
-        claims = [(["rw", "--capacity", "3", "--shared"], 1.0)] * 4 + [(["rw", "--capacity", "3"], 0.5)] * 2
+        readers = [(["rw", "--capacity", "3"], 1.0)] * 2 + [(["rw", "--capacity", "3", "--shared"], 1.0)] * 2
+        claims = readers + [(["rw", "--capacity", "3", "--exclusive"], 0.5)] * 2
         started = self.start_all("rw", claims)
         self.wait_all(started)
         readers = [s for _, record in started[:4] for s in sections(record)]
@@ -89,6 +91,21 @@ class DirectShapes(WithEsEmulator, unittest.TestCase):
             for other in readers + [x for x in writers if x is not w]:
                 self.assertFalse(overlaps(w, other), "a writer ran beside another holder: %s %s" % (w, other))
         self.assertLessEqual(most_at_once(readers), 3)
+
+    def test_status_counts_holders_not_documents(self):
+        def tool(*args):
+            out = subprocess.run(self.eslease(*args), capture_output=True, text=True, timeout=60)
+            self.assertEqual(out.returncode, 0, out.stderr)
+            return out.stdout
+        tool("acquire", "counted", "--capacity", "2", "--exclusive", "--holder", "writer")
+        self.assertIn("default/counted (1/2)", tool("status", "counted"), "one writer on both slots")
+        holders = json.loads(tool("status", "counted", "-o", "json"))["locks"][0]["holders"]
+        self.assertEqual([(h["holder"], h["access"], h["slots"]) for h in holders], [("writer", "Exclusive", [0, 1])])
+        tool("release", "counted", "--holder", "writer")
+        tool("acquire", "counted", "--capacity", "2", "--holder", "reader")
+        self.assertIn("default/counted (1/2)", tool("status", "counted"), "one reader on one slot")
+        tool("release", "counted", "--holder", "reader")
+        self.assertIn("is free", tool("status", "counted"))
 
     def test_sets_never_share_a_lock_and_survive_a_holder_killed_mid_set(self):
         rng = random.Random(26)

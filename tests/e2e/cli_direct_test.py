@@ -14,6 +14,7 @@ from controller_env import Process, WithEsEmulator, wait_for  # noqa: E402
 
 BIN = None
 TIMEOUT = 20
+SLOW = 120  # what processes started in the background may take on a loaded machine
 
 
 def closed_port():
@@ -85,14 +86,18 @@ class CliDirectMode(WithEsEmulator, unittest.TestCase):
         waiter_record = os.path.join(self.dir.name, "waiter.record")
         worker = ('trap \'echo "end $(date +%s.%N)" >> {r}; exit 0\' TERM; echo "start $(date +%s.%N)" >> {r}; '
                   'sleep 60 & wait').format(r=worker_record)
+        # The command exits once the worker says it has started (its trap set): on a loaded
+        # machine it could otherwise be stopped before it began.
+        command = "sh -c '%s' & while [ ! -s %s ]; do sleep 0.05; done; exit 0" % (
+            worker.replace("'", "'\\''"), worker_record)
         holder = self.background("leaver", "run", "leftovers", "--ttl", "6s", "--grace", "1s", "--",
-                                 "sh", "-c", "sh -c '%s' & exit 0" % worker.replace("'", "'\\''"))
-        wait_for(lambda: os.path.exists(worker_record), TIMEOUT, "the background worker to start")
+                                 "sh", "-c", command)
+        wait_for(lambda: os.path.exists(worker_record), SLOW, "the background worker to start")
         waiter = self.background("next", "run", "leftovers", "--wait", "60s", "--", "sh", "-c",
                                  'echo "start $(date +%s.%N)" >> ' + waiter_record)
-        self.assertEqual(holder.proc.wait(timeout=TIMEOUT), 0, holder.text())
+        self.assertEqual(holder.proc.wait(timeout=SLOW), 0, holder.text())
         self.assertIn("processes it started still run", holder.text())
-        self.assertEqual(waiter.proc.wait(timeout=TIMEOUT), 0, waiter.text())
+        self.assertEqual(waiter.proc.wait(timeout=SLOW), 0, waiter.text())
         holder.stop()
         waiter.stop()
         with open(worker_record) as f:

@@ -1,5 +1,5 @@
 """End-to-end: semaphores, read-write locks and lock sets in Kubernetes mode, as users run them:
-`eslease run LOCK --capacity N [--shared] -- CMD` and `eslease run LOCK1 LOCK2 ... -- CMD`
+`eslease run LOCK --capacity N [--exclusive] -- CMD` and `eslease run LOCK1 LOCK2 ... -- CMD`
 processes acting for simulated pods, with
 eslease-controller and both emulators as separate processes. Every command records when it
 starts and ends; the checks are on those critical sections."""
@@ -48,7 +48,7 @@ class KubeShapes(CliKubernetesMode):
     def test_readers_overlap_and_a_writer_runs_alone_without_starving(self):
         # Two readers, then a writer, then three more readers: the writer runs alone, and
         # before the readers that came after it.
-        shapes = [["--capacity", "2", "--shared"]] * 2 + [["--capacity", "2"]] + [["--capacity", "2", "--shared"]] * 3
+        shapes = [["--capacity", "2", "--shared"]] * 2 + [["--capacity", "2", "--exclusive"]] + [["--capacity", "2"]] * 3
         labels = self.run_all("rw", shapes, 1.0)
         intervals = {label: self.interval(label) for label in labels}
         writer = intervals[labels[2]]

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "integration/lock/lock_fixture.h"
+#include "support/lock_grants.h"
 
 namespace eslease::lock {
 namespace {
@@ -19,21 +20,21 @@ TEST(OpenLockStore, BatchReadsAndGrantsAreOneRequestEach) {
   auto store = open_lock_store(settings, SystemClock::instance());
   ASSERT_TRUE(store.ok()) << store.error().describe();
   ASSERT_TRUE((*store)->prepare().ok());
-  std::vector<LockKey> keys;
-  std::vector<std::pair<LockKey, Grantee>> grantees;
+  std::vector<SlotRange> locks;
+  std::vector<GrantRequest> requests;
   for (int i = 0; i < 50; ++i) {
-    keys.push_back(*make_lock_key("batch", "lock-" + std::to_string(i)));
-    grantees.emplace_back(keys.back(), direct_grantee("pod-" + std::to_string(i)));
+    locks.push_back(SlotRange{*make_lock_key("batch", "lock-" + std::to_string(i)), 1});
+    requests.push_back(testing::one_lock(locks.back().key, direct_grantee("pod-" + std::to_string(i))));
   }
   server.reset_stats();
 
-  auto read = (*store)->get_many(keys);
+  auto read = (*store)->read_slots(locks);
   ASSERT_TRUE(read.ok()) << read.error().describe();
   EXPECT_EQ(server.count("mget"), 1);
   EXPECT_EQ(server.count("get"), 0) << "one GET per key instead of one _mget";
 
-  auto granted = (*store)->acquire_many(grantees);
-  ASSERT_EQ(granted.size(), grantees.size());
+  auto granted = (*store)->grant(requests);
+  ASSERT_EQ(granted.size(), requests.size());
   for (const auto& one : granted) EXPECT_TRUE(one.ok() && one->grant);
   EXPECT_EQ(server.count("bulk"), 1);
   EXPECT_EQ(server.count("create"), 0) << "one create per key instead of one _bulk";

@@ -39,8 +39,9 @@ TEST(LockContention, ThreadsNeverHoldTogetherAndTokensGrow) {
       StoreOnServer backend(server.url(), index);
       for (int cycle = 0; cycle < kCyclesPerThread; ++cycle) {
         WaitOptions wait{Millis(60000), BackoffPolicy{Millis(2), Millis(40), 2.0}};
-        auto grant = acquire_waiting(*backend.store, SystemClock::instance(), key,
-                                     direct_grantee("thread-" + std::to_string(t)), wait);
+        auto grant =
+            lock::acquire(*backend.store, SystemClock::instance(),
+                          Claim{{key}, ClaimShape{}, direct_grantee("thread-" + std::to_string(t))}, wait);
         if (!grant.ok()) {
           ++failures;
           ADD_FAILURE() << grant.error().describe();
@@ -50,12 +51,12 @@ TEST(LockContention, ThreadsNeverHoldTogetherAndTokensGrow) {
         if (!holder_slot.compare_exchange_strong(expected, t)) ++overlaps;
         {
           std::lock_guard lock(tokens_mutex);
-          tokens.push_back(grant->state.token);
+          tokens.push_back(grant->token);
         }
         ++grants;
         std::this_thread::yield();
         holder_slot.store(-1);
-        auto released = backend.store->release(key, *grant, ReleaseScope::kGrant);
+        auto released = backend.store->release(*grant, ReleaseScope::kGrant);
         if (!released.ok() || *released != ReleaseOutcome::kReleased) {
           ++failures;
           ADD_FAILURE() << "release failed";

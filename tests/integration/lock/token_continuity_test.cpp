@@ -3,12 +3,14 @@
 #include <gtest/gtest.h>
 
 #include "integration/lock/lock_fixture.h"
+#include "support/lock_grants.h"
 #include "support/wait.h"
 
 namespace eslease::lock {
 namespace {
 
 using testing::EsTestServer;
+using testing::one_lock;
 using testing::StoreOnServer;
 
 constexpr Millis kTtl{300};
@@ -23,28 +25,28 @@ class TokenContinuityIntegration : public ::testing::Test {
   std::int64_t issue(int n, const std::string& prefix) {
     std::int64_t largest = 0;
     for (int i = 0; i < n; ++i) {
-      auto r = store().acquire(key(prefix + std::to_string(i)), direct_grantee("pod", kTtl));
-      EXPECT_TRUE(r.ok() && r->grant) << (r.ok() ? "held" : r.error().describe());
-      if (!r.ok() || !r->grant) continue;
-      auto renewed = store().renew(key(prefix + std::to_string(i)), *r->grant, kTtl);
-      EXPECT_TRUE(renewed.ok()) << renewed.error().describe();
-      largest = std::max(largest, r->grant->state.token);
+      HeldGrant g =
+          testing::granted(store(), one_lock(key(prefix + std::to_string(i)), direct_grantee("pod", kTtl)));
+      if (g.docs.empty()) continue;
+      GrantRenewal renewed = renew_grant(store(), g, kTtl);
+      EXPECT_NE(renewed.result, GrantRenewal::Result::kLost) << renewed.why;
+      largest = std::max(largest, g.token);
     }
     return largest;
   }
   // Grants are refused for a while (the old index's grants may still be valid); the first
   // one accepted.
-  Grant first_grant_after(const std::string& lock) {
-    std::optional<Grant> granted;
+  HeldGrant first_grant_after(const std::string& lock) {
+    std::optional<HeldGrant> granted;
     testing::wait_until(
         [&] {
-          auto r = store().acquire(key(lock), direct_grantee("pod-next", kTtl));
+          auto r = grant_one(store(), one_lock(key(lock), direct_grantee("pod-next", kTtl)));
           if (r.ok() && r->grant) granted = r->grant;
           return granted.has_value();
         },
         std::chrono::seconds(10));
     EXPECT_TRUE(granted) << "no grant once the old grants expired";
-    return granted.value_or(Grant{});
+    return granted.value_or(HeldGrant{});
   }
 
   EsTestServer server_;
@@ -55,9 +57,9 @@ class TokenContinuityIntegration : public ::testing::Test {
 TEST_F(TokenContinuityIntegration, AfterTheIndexIsDeletedTokensStillGrow) {
   const std::int64_t largest = issue(3, "before-");
   server_.delete_index(index_);
-  const Grant g = first_grant_after("after");
-  EXPECT_GT(g.state.token, largest);
-  EXPECT_EQ(epoch_of(g.state.token), 1);
+  const HeldGrant g = first_grant_after("after");
+  EXPECT_GT(g.token, largest);
+  EXPECT_EQ(epoch_of(g.token), 1);
   auto described = backend_.api->describe_index(index_);
   ASSERT_TRUE(described.ok() && described->has_value());
   EXPECT_EQ((*described)->mappings["_meta"]["eslease"]["tokenEpoch"], 1);
@@ -73,8 +75,8 @@ TEST_F(TokenContinuityIntegration, AfterARestoreFromAnOlderSnapshotTokensStillGr
   server_.snapshot(index_, "before-the-rest");
   const std::int64_t largest = issue(4, "late-");
   server_.restore("before-the-rest");
-  const Grant g = first_grant_after("after");
-  EXPECT_GT(g.state.token, largest);
+  const HeldGrant g = first_grant_after("after");
+  EXPECT_GT(g.token, largest);
 }
 
 }  // namespace

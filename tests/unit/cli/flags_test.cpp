@@ -67,6 +67,20 @@ TEST(ToolFlags, HelpListsEveryFlag) {
   EXPECT_NE(text.find("true, t, 1,\nfalse, f or 0"), std::string::npos);
 }
 
+// Every shape works in both modes, and --help says so: no flag is "direct mode for now".
+TEST(ToolFlags, ShapeFlagsAreForBothModes) {
+  const std::string text = usage();
+  EXPECT_EQ(text.find("for now"), std::string::npos);
+  for (const ToolFlag& flag : tool_flags()) {
+    const std::string name(flag.syntax.name);
+    if (name == "capacity" || name == "shared" || name == "exclusive") {
+      EXPECT_EQ(flag.mode, FlagMode::kBoth) << name;
+    }
+  }
+  EXPECT_NE(text.find("acquire LOCK [LOCK...] [--namespace NS]"), std::string::npos)
+      << "direct mode takes sets";
+}
+
 TEST(ToolFlags, AKubernetesFlagIsRefusedInDirectModeNamingIt) {
   for (const ToolFlag& flag : tool_flags()) {
     if (flag.mode != FlagMode::kKubernetes) continue;
@@ -91,15 +105,15 @@ TEST(ToolFlags, ADirectFlagIsRefusedInKubernetesModeNamingIt) {
 
 TEST(ToolFlags, SwitchesReadTheOneBooleanGrammar) {
   auto on = parse_options(
-      {"--es", "https://a", "--es-insecure-skip-tls-verify=True", "acquire", "x", "--shared=T"});
+      {"--es", "https://a", "--es-insecure-skip-tls-verify=True", "acquire", "x", "--exclusive=T"});
   ASSERT_TRUE(on.ok()) << on.error().message;
   EXPECT_TRUE(on->connection.insecure_skip_tls_verify);
-  EXPECT_TRUE(on->shared);
+  EXPECT_EQ(on->access, api::Access::kExclusive);
   auto off = parse_options(
-      {"--es", "https://a", "--es-insecure-skip-tls-verify=0", "acquire", "x", "--shared=false"});
+      {"--es", "https://a", "--es-insecure-skip-tls-verify=0", "acquire", "x", "--exclusive=false"});
   ASSERT_TRUE(off.ok()) << off.error().message;
   EXPECT_FALSE(off->connection.insecure_skip_tls_verify);
-  EXPECT_FALSE(off->shared);
+  EXPECT_EQ(off->access, api::Access::kShared);
   const std::vector<std::pair<std::vector<std::string>, std::string>> refused{
       {{"--es", "https://a", "--es-insecure-skip-tls-verify=yes", "status"},
        R"(--es-insecure-skip-tls-verify: must be true or false, not "yes")"},

@@ -130,12 +130,11 @@ TEST(LeaseView, DefaultNamesAreValidObjectNames) {
 TEST(LeaseView, ASetClaimHasLockNamesAndNoLockName) {
   ClaimRequest r = testing::set_request("batch", "n", {"orders", "inventory"}, "p1", "u1");
   r.capacity = 3;
-  r.shared = true;
   const json claim = make_claim(r);
   EXPECT_EQ(claim["spec"]["lockNames"], (json{"orders", "inventory"}));
   EXPECT_FALSE(claim["spec"].contains("lockName"));
   EXPECT_EQ(claim["spec"]["capacity"], 3);
-  EXPECT_EQ(claim["spec"]["access"], "Shared");
+  EXPECT_EQ(claim["spec"]["access"], "Shared") << "the default access, written where it matters";
   EXPECT_FALSE(make_claim(request("b", "n", "l", "p", "u"))["spec"].contains("lockNames"));
 
   const LeaseView v = decode_lease_view(claim);
@@ -148,6 +147,19 @@ TEST(LeaseView, ASetClaimHasLockNamesAndNoLockName) {
   EXPECT_EQ(decode_lease_view(held_lease()).locks(), std::vector<std::string>{"report"});
   EXPECT_TRUE(same_locks({"a", "b"}, {"b", "a"}));
   EXPECT_FALSE(same_locks({"a", "b"}, {"a", "b", "c"}));
+}
+
+// spec.access is Exclusive only for a claim that asked for it (--exclusive): a claim stating a
+// capacity alone is a semaphore's Shared holder, whatever the CRD's default says.
+TEST(LeaseView, OnlyAnExclusiveClaimWritesExclusive) {
+  ClaimRequest r = request("b", "n", "l", "p", "u");
+  EXPECT_FALSE(make_claim(r)["spec"].contains("access")) << "capacity 1: either access is the same";
+  r.capacity = 2;
+  EXPECT_EQ(make_claim(r)["spec"]["access"], "Shared");
+  r.access = api::Access::kExclusive;
+  EXPECT_EQ(make_claim(r)["spec"]["access"], "Exclusive");
+  r.capacity = 1;
+  EXPECT_EQ(make_claim(r)["spec"]["access"], "Exclusive");
 }
 
 // A set's default name starts with its first lock in sorted order, carries a hash of the

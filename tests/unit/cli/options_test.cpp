@@ -130,6 +130,75 @@ TEST(Options, UnknownFlagsAndMissingValuesSayWhich) {
   }
 }
 
+// Lock sets and shapes, checked before anything is contacted.
+TEST(Options, ShapesAreCheckedBeforeAnythingIsContacted) {
+  auto o = parse_options({"--es", "http://a:9200", "run", "a", "b", "c", "--capacity", "5", "--", "x"});
+  ASSERT_TRUE(o.ok()) << o.error().message;
+  EXPECT_EQ(o->locks, (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(o->capacity, 5);
+  EXPECT_EQ(o->access, api::Access::kShared) << "--capacity N alone is a semaphore";
+  EXPECT_FALSE(parse_options({"--es", "http://a:9200", "acquire", "a", "--capacity", "0"}).ok());
+  EXPECT_FALSE(parse_options({"--es", "http://a:9200", "acquire", "a", "--capacity", "1001"}).ok());
+  EXPECT_FALSE(parse_options({"--es", "http://a:9200", "acquire", "a", "--capacity", "x"}).ok());
+  EXPECT_FALSE(parse_options({"--es", "http://a:9200", "acquire", "a", "b", "a"}).ok());
+  std::vector<std::string> many{"--es", "http://a:9200", "acquire"};
+  for (int i = 0; i < 33; ++i) many.push_back("l" + std::to_string(i));
+  EXPECT_FALSE(parse_options(many).ok());
+  EXPECT_FALSE(parse_options({"--es", "http://a:9200", "status", "a", "b"}).ok());
+}
+
+// Access is Shared unless --exclusive says otherwise; --shared states the default, and the
+// two may not disagree. Both are for the commands that claim.
+TEST(Options, AccessIsSharedUnlessExclusive) {
+  for (const bool direct : {true, false}) {
+    const std::vector<std::string> mode =
+        direct ? std::vector<std::string>{"--es", "http://a"} : std::vector<std::string>{};
+    const auto parse = [&](std::vector<std::string> args) {
+      args.insert(args.begin(), mode.begin(), mode.end());
+      return parse_options(args);
+    };
+    EXPECT_EQ(parse({"acquire", "a", "--capacity", "3"})->access, api::Access::kShared);
+    EXPECT_EQ(parse({"acquire", "a", "--capacity", "3", "--shared"})->access, api::Access::kShared);
+    EXPECT_EQ(parse({"acquire", "a", "--capacity", "3", "--exclusive"})->access, api::Access::kExclusive);
+    EXPECT_EQ(parse({"run", "a", "--exclusive", "--exclusive", "--", "x"})->access, api::Access::kExclusive);
+    auto both = parse({"acquire", "a", "--shared", "--exclusive"});
+    ASSERT_FALSE(both.ok());
+    EXPECT_EQ(both.error().message, "give either --shared or --exclusive, not both");
+    auto status = parse({"status", "a", "--exclusive"});
+    ASSERT_FALSE(status.ok());
+    EXPECT_EQ(status.error().message, "--shared and --exclusive are for acquire and run");
+  }
+}
+
+TEST(Options, KubernetesModeTakesSetsCapacityAndAccess) {
+  auto set = parse_options({"acquire", "a", "b", "--capacity", "3", "--exclusive"});
+  ASSERT_TRUE(set.ok()) << set.error().message;
+  EXPECT_EQ(set->mode, Mode::kKubernetes);
+  EXPECT_EQ(set->locks, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(set->capacity, 3);
+  EXPECT_EQ(set->access, api::Access::kExclusive);
+  ASSERT_TRUE(parse_options({"run", "a", "b", "--", "x"}).ok());
+}
+
+// A set is checked by one rule in both modes, with the same words.
+TEST(Options, BadSetsAreRefusedAlikeInBothModes) {
+  std::vector<std::string> many{"acquire"};
+  for (int i = 0; i < 33; ++i) many.push_back("l" + std::to_string(i));
+  for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"acquire", "a", "b", "a"}, "lock a is named twice; a lock set names each lock once"},
+           {many, "a lock set has at most 32 locks"}}) {
+    auto kubernetes = parse_options(args);
+    std::vector<std::string> direct_args{"--es", "http://a:9200"};
+    direct_args.insert(direct_args.end(), args.begin(), args.end());
+    auto direct = parse_options(direct_args);
+    ASSERT_FALSE(kubernetes.ok()) << message;
+    ASSERT_FALSE(direct.ok()) << message;
+    EXPECT_EQ(kubernetes.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_EQ(kubernetes.error().message, message);
+    EXPECT_EQ(direct.error().message, message);
+  }
+}
+
 TEST(Options, VersionNeedsNothingAfterIt) {
   auto o = parse_options({"--version", "--bogus"});
   ASSERT_TRUE(o.ok()) << o.error().message;

@@ -1,5 +1,6 @@
-// The hold `eslease run` keeps in direct mode, on a fake clock and a store whose renewal
-// answers only when the test says: a slow renewal never delays the command's deadline.
+// The hold `eslease run` keeps in direct mode, for a grant of any shape, on a fake clock and a
+// store whose renewal answers only when the test says: a slow renewal never delays the
+// command's deadline.
 #include "cli/store_hold.h"
 
 #include <gtest/gtest.h>
@@ -9,7 +10,9 @@
 #include <mutex>
 #include <sstream>
 
+#include "lock/acquirer.h"
 #include "support/fake_clock.h"
+#include "support/fake_document_api.h"
 #include "support/wait.h"
 
 namespace eslease::cli {
@@ -23,30 +26,34 @@ using testing::wait_until;
 class SlowRenewalStore final : public lock::LockStore {
  public:
   Status prepare() override { return {}; }
-  Result<std::optional<lock::LockState>> get(const lock::LockKey&) override { return unused(); }
+  Status check_tokens(const lock::IssuedBeforeSource&) override { return {}; }
+  std::optional<std::string> grants_refused() const override { return std::nullopt; }
+  Result<std::vector<std::vector<lock::DocumentRead>>> read_slots(
+      const std::vector<lock::SlotRange>&) override {
+    return unused();
+  }
   Result<std::vector<lock::LockState>> list() override { return unused(); }
-  Result<lock::AcquireOutcome> acquire(const lock::LockKey&, const lock::Grantee&) override {
-    return unused();
+  std::vector<Result<lock::GrantOutcome>> grant(const std::vector<lock::GrantRequest>& requests) override {
+    return std::vector<Result<lock::GrantOutcome>>(requests.size(), Result<lock::GrantOutcome>(unused()));
   }
-  Result<lock::AcquireOutcome> take_over(const lock::LockKey&, const lock::LockState&,
-                                         const lock::Grantee&) override {
-    return unused();
-  }
-  Result<lock::RenewOutcome> renew(const lock::LockKey&, const lock::Grant& held, Millis) override {
+  std::vector<lock::BatchRenewal> renew_all(const std::vector<lock::Renewal>& renewals) override {
     renewals_started.fetch_add(1);
     std::unique_lock lock(mutex_);
     answered_.wait(lock, [this] { return answer_.has_value(); });
-    lock::Grant renewed = held;
-    renewed.valid_until = *answer_;
+    std::vector<lock::BatchRenewal> out;
+    for (const lock::Renewal& r : renewals) {
+      lock::HeldDocument renewed = r.held;
+      renewed.valid_until = *answer_;
+      out.push_back(
+          lock::BatchRenewal{lock::BatchRenewal::Result::kRenewed, renewed, std::nullopt, std::nullopt});
+    }
     answer_.reset();
-    return lock::RenewOutcome{renewed, true, std::nullopt};
+    return out;
   }
-  Result<lock::ReleaseOutcome> release(const lock::LockKey&, const lock::Grant&,
-                                       lock::ReleaseScope) override {
+  Result<lock::ReleaseOutcome> release(const lock::HeldGrant&, lock::ReleaseScope) override {
     released.fetch_add(1);
     return lock::ReleaseOutcome::kReleased;
   }
-  std::vector<lock::BatchRenewal> renew_all(const std::vector<lock::HeldLock>&) override { return {}; }
 
   // Lets the renewal in flight return, confirming the grant until `valid_until`.
   void answer(MonoTime valid_until) {
@@ -65,13 +72,18 @@ class SlowRenewalStore final : public lock::LockStore {
   std::optional<MonoTime> answer_;
 };
 
+// A grant of one lock, confirmed until `valid_until`.
+lock::HeldGrant grant_until(MonoTime valid_until) {
+  return lock::grant_of(
+      {lock::HeldDocument{*lock::make_lock_key("direct", "job"), lock::LockState{}, valid_until}});
+}
+
 TEST(StoreHold, ASlowRenewalNeverDelaysTheDeadline) {
   FakeClock clock;
   SlowRenewalStore store;
   std::ostringstream err;
   const MonoTime granted_until = clock.monotonic() + Millis(4000);
-  auto hold = make_store_hold(store, clock, *lock::make_lock_key("direct", "job"),
-                              lock::Grant{lock::LockState{}, granted_until}, Millis(4000), err);
+  auto hold = make_store_hold(store, clock, grant_until(granted_until), Millis(4000), err);
 
   clock.advance(Millis(1400));  // a renewal is due (every third of the TTL)
   auto checked = std::async(std::launch::async, [&] { return hold->check(); });
@@ -98,6 +110,37 @@ TEST(StoreHold, ASlowRenewalNeverDelaysTheDeadline) {
   EXPECT_EQ(hold->check().confirmed_until, granted_until);
   EXPECT_NE(err.str().find("expired before it could be renewed"), std::string::npos) << err.str();
   EXPECT_EQ(store.released.load(), 1);  // the document is let go at once
+}
+
+// A set is held whole: when another writer takes one of its documents the hold is lost, says
+// which, and gives the rest back at once.
+TEST(StoreHold, ASetIsLostWhenAnyOfItsDocumentsIs) {
+  FakeClock clock;
+  testing::FakeDocumentApi api;
+  auto store = std::move(lock::make_es_lock_store(api, clock).value());
+  ASSERT_TRUE(store->prepare().ok());
+  const lock::Claim claim{{*lock::make_lock_key("direct", "a"), *lock::make_lock_key("direct", "b")},
+                          lock::ClaimShape{},
+                          lock::direct_grantee("job", Millis(3000))};
+  auto grant = lock::acquire(*store, clock, claim, lock::WaitOptions{});
+  ASSERT_TRUE(grant.ok()) << grant.error().describe();
+  std::ostringstream err;
+  auto hold = make_store_hold(*store, clock, *grant, Millis(3000), err);
+  nlohmann::json stolen = api.peek("direct/b")->source;
+  stolen["holder"] = "thief";
+  stolen["leaseUID"] = "thief-uid";
+  api.put_raw("direct/b", stolen);
+
+  clock.advance(Millis(1000));  // a renewal is due
+  Hold::State state;
+  ASSERT_TRUE(wait_until([&] {
+    state = hold->check();
+    return state.lost;
+  }));
+  EXPECT_EQ(state.why, "lock direct/a, direct/b was lost: document direct/b was lost to thief");
+  EXPECT_FALSE(api.peek("direct/a")) << "the rest of the set is given back";
+  hold->finish(true);
+  EXPECT_EQ(api.peek("direct/b")->source["holder"], "thief");
 }
 
 }  // namespace

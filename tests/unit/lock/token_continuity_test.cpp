@@ -6,12 +6,14 @@
 #include "lock/lock_store.h"
 #include "support/fake_clock.h"
 #include "support/fake_document_api.h"
+#include "support/lock_grants.h"
 
 namespace eslease::lock {
 namespace {
 
 using testing::FakeClock;
 using testing::FakeDocumentApi;
+using testing::one_lock;
 
 constexpr Millis kTtl{10000};
 
@@ -38,21 +40,21 @@ class TokenContinuityTest : public ::testing::Test {
     c.ttl = kTtl;
     return c;
   }
-  Grant acquire(LockStore& store, const std::string& lock, const std::string& holder) {
-    auto r = store.acquire(key(lock), claim(holder));
-    EXPECT_TRUE(r.ok()) << r.error().describe();
-    EXPECT_TRUE(r.ok() && r->grant);
-    return r.ok() && r->grant ? *r->grant : Grant{};
+  HeldGrant acquire(LockStore& store, const std::string& lock, const std::string& holder) {
+    return testing::granted(store, one_lock(key(lock), claim(holder)));
+  }
+  static Result<GrantOutcome> try_acquire(LockStore& store, const std::string& lock,
+                                          const std::string& holder) {
+    return grant_one(store, one_lock(key(lock), claim(holder)));
   }
   // Grants and renews a few locks, moving the index's sequence numbers on.
   std::int64_t issue_tokens(int locks, const std::string& prefix = "lock-") {
     std::int64_t largest = 0;
     for (int i = 0; i < locks; ++i) {
       const std::string name = prefix + std::to_string(i);
-      Grant g = acquire(*store_, name, "pod-" + name);
-      auto renewed = store_->renew(key(name), g, kTtl);
-      EXPECT_TRUE(renewed.ok() && renewed->renewed);
-      largest = std::max(largest, g.state.token);
+      HeldGrant g = acquire(*store_, name, "pod-" + name);
+      EXPECT_EQ(renew_grant(*store_, g, kTtl).result, GrantRenewal::Result::kRenewed);
+      largest = std::max(largest, g.token);
     }
     return largest;
   }
@@ -70,8 +72,8 @@ class TokenContinuityTest : public ::testing::Test {
 TEST_F(TokenContinuityTest, AFreshIndexRecordsEpochZeroAndItsUuid) {
   EXPECT_EQ(recorded_epoch(), 0);
   EXPECT_EQ(api_.mappings()["_meta"]["eslease"]["indexUUID"], api_.uuid());
-  Grant g = acquire(*store_, "a", "pod-a");
-  EXPECT_EQ(epoch_of(g.state.token), 0);
+  HeldGrant g = acquire(*store_, "a", "pod-a");
+  EXPECT_EQ(epoch_of(g.token), 0);
   EXPECT_EQ(epoch_reported_, 0);
 }
 
@@ -88,7 +90,7 @@ TEST_F(TokenContinuityTest, AReCreatedIndexIsRefusedUntilEarlierGrantsExpireThen
   api_.drop_index();  // an operator deletes the index; its documents and sequence numbers are gone
 
   // The next grant's token would come out low: it is undone, and refused.
-  auto low = store_->acquire(key("fresh"), claim("pod-x"));
+  auto low = try_acquire(*store_, "fresh", "pod-x");
   ASSERT_FALSE(low.ok());
   EXPECT_EQ(low.error().code, ErrorCode::kGrantsPaused);
   EXPECT_NE(low.error().message.find("not larger than token " + std::to_string(largest)), std::string::npos)
@@ -97,15 +99,15 @@ TEST_F(TokenContinuityTest, AReCreatedIndexIsRefusedUntilEarlierGrantsExpireThen
 
   // Refused until the grants made on the old index (10 s TTL) have expired.
   ASSERT_TRUE(store_->grants_refused());
-  auto paused = store_->acquire(key("fresh"), claim("pod-x"));
+  auto paused = try_acquire(*store_, "fresh", "pod-x");
   ASSERT_FALSE(paused.ok());
   EXPECT_NE(paused.error().message.find("grants wait"), std::string::npos) << paused.error().message;
   EXPECT_FALSE(api_.peek("batch/fresh"));
 
   clock_.advance(kTtl);
-  Grant g = acquire(*store_, "fresh", "pod-x");
-  EXPECT_GT(g.state.token, largest);
-  EXPECT_EQ(epoch_of(g.state.token), 1);
+  HeldGrant g = acquire(*store_, "fresh", "pod-x");
+  EXPECT_GT(g.token, largest);
+  EXPECT_EQ(epoch_of(g.token), 1);
   EXPECT_EQ(recorded_epoch(), 1);
   EXPECT_EQ(api_.mappings()["dynamic"], "strict") << "the auto-created index got eslease's mapping";
   EXPECT_FALSE(store_->grants_refused());
@@ -122,19 +124,19 @@ TEST_F(TokenContinuityTest, AnIndexPreparedAfterTheCheckIsReadAfreshAtTheNextChe
   auto store = std::move(make_es_lock_store(api, clock_, options).value());
   ASSERT_TRUE(store->check_tokens([] { return IssuedBefore{}; }).ok());
   ASSERT_TRUE(store->prepare().ok());
-  Grant g = acquire(*store, "a", "pod-a");
+  HeldGrant g = acquire(*store, "a", "pod-a");
   api.drop_index();  // an operator deletes the index
 
-  auto low = store->acquire(key("fresh"), claim("pod-x"));
+  auto low = try_acquire(*store, "fresh", "pod-x");
   ASSERT_FALSE(low.ok());
   // The check that follows reads the index as it is now (gone), and raises the epoch.
-  auto paused = store->acquire(key("fresh"), claim("pod-x"));
+  auto paused = try_acquire(*store, "fresh", "pod-x");
   ASSERT_FALSE(paused.ok());
   EXPECT_NE(paused.error().message.find("grants wait"), std::string::npos) << paused.error().message;
   clock_.advance(kTtl);
-  Grant fresh = acquire(*store, "fresh", "pod-x");
-  EXPECT_GT(fresh.state.token, g.state.token);
-  EXPECT_EQ(epoch_of(fresh.state.token), 1);
+  HeldGrant fresh = acquire(*store, "fresh", "pod-x");
+  EXPECT_GT(fresh.token, g.token);
+  EXPECT_EQ(epoch_of(fresh.token), 1);
 }
 
 TEST_F(TokenContinuityTest, ARestoredIndexNeverHandsOutATokenLowerThanOneIssuedAfterItsSnapshot) {
@@ -144,13 +146,13 @@ TEST_F(TokenContinuityTest, ARestoredIndexNeverHandsOutATokenLowerThanOneIssuedA
   api_.restore_snapshot();                                 // older documents and sequence numbers, a new UUID
 
   // The first grant after the restore is refused (its token would be below `largest`) ...
-  auto first = store_->acquire(key("after"), claim("pod-y"));
+  auto first = try_acquire(*store_, "after", "pod-y");
   ASSERT_FALSE(first.ok());
   EXPECT_FALSE(api_.peek("batch/after"));
   // ... and once the grants made since have expired, tokens are above every earlier one.
   clock_.advance(kTtl);
-  Grant g = acquire(*store_, "after", "pod-y");
-  EXPECT_GT(g.state.token, largest);
+  HeldGrant g = acquire(*store_, "after", "pod-y");
+  EXPECT_GT(g.token, largest);
   EXPECT_EQ(api_.mappings()["_meta"]["eslease"]["indexUUID"], api_.uuid());
 }
 
@@ -167,24 +169,24 @@ TEST_F(TokenContinuityTest, ANewProcessOnARestoredIndexRaisesTheEpochBeforeItsFi
   const int creates = api_.calls("create");
   ASSERT_TRUE(restarted->check_tokens([largest] { return IssuedBefore{largest, Millis(30000)}; }).ok());
   EXPECT_EQ(recorded_epoch(), 1);
-  EXPECT_FALSE(restarted->acquire(key("after"), claim("pod-y")).ok()) << "paused for the Leases' 30 s";
+  EXPECT_FALSE(try_acquire(*restarted, "after", "pod-y").ok()) << "paused for the Leases' 30 s";
   EXPECT_EQ(api_.calls("create"), creates) << "nothing is written while grants wait";
   clock_.advance(Millis(30000));
-  Grant g = acquire(*restarted, "after", "pod-y");
-  EXPECT_GT(g.state.token, largest);
+  HeldGrant g = acquire(*restarted, "after", "pod-y");
+  EXPECT_GT(g.token, largest);
 }
 
 TEST_F(TokenContinuityTest, ATakeoverMustExceedTheTokenOfTheGrantItReplaces) {
-  Grant first = acquire(*store_, "a", "pod-a");
+  HeldGrant first = acquire(*store_, "a", "pod-a");
   // Another process renewed the grant with a token far above the pairs this index reaches
   // now (it was issued on an index since lost); this store never read it.
   nlohmann::json source = api_.peek("batch/a")->source;
-  source["fencingToken"] = first.state.token + 1000;
+  source["fencingToken"] = first.token + 1000;
   api_.put_raw("batch/a", source);
   const auto raw = api_.peek("batch/a");
   auto dead = make_state(*parse_lock_document(raw->source), raw->version);
   ASSERT_TRUE(dead.ok());
-  auto taken = store_->take_over(key("a"), *dead, claim("pod-b"));
+  auto taken = grant_one(*store_, one_lock(key("a"), claim("pod-b"), *dead));
   ASSERT_FALSE(taken.ok());
   EXPECT_NE(taken.error().message.find(std::to_string(dead->token)), std::string::npos)
       << taken.error().message;
@@ -199,7 +201,7 @@ TEST_F(TokenContinuityTest, NoGrantWhenNoEpochIsLeft) {
   Status checked = store->check_tokens([huge] { return IssuedBefore{huge, Millis(0)}; });
   ASSERT_FALSE(checked.ok());
   EXPECT_EQ(checked.error().code, ErrorCode::kTokensExhausted);
-  auto refused = store->acquire(key("a"), claim("pod-a"));
+  auto refused = try_acquire(*store, "a", "pod-a");
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(api_.calls("create"), 0);
   ASSERT_TRUE(store->grants_refused());
@@ -213,7 +215,7 @@ TEST_F(TokenContinuityTest, AnUnreadableIndexRefusesTheGrantWithoutWriting) {
   api_.inject({"indices.get", false, make_error(ErrorCode::kUnavailable, "no route to host")});
   EXPECT_FALSE(store->check_tokens([] { return IssuedBefore{}; }).ok());
   api_.inject({"indices.get", false, make_error(ErrorCode::kUnavailable, "no route to host")});
-  auto refused = store->acquire(key("a"), claim("pod-a"));
+  auto refused = try_acquire(*store, "a", "pod-a");
   ASSERT_FALSE(refused.ok());
   EXPECT_TRUE(refused.error().unavailable());
   EXPECT_EQ(api_.calls("create"), 0);
@@ -221,32 +223,31 @@ TEST_F(TokenContinuityTest, AnUnreadableIndexRefusesTheGrantWithoutWriting) {
 }
 
 TEST_F(TokenContinuityTest, AHeldLockWhoseDocumentVanishedPausesGrantsUntilItsValidityEnds) {
-  Grant held = acquire(*store_, "held", "pod-h");
+  HeldGrant held = acquire(*store_, "held", "pod-h");
   api_.drop_index();
-  auto renewed = store_->renew(key("held"), held, kTtl);
-  ASSERT_TRUE(renewed.ok());
-  EXPECT_FALSE(renewed->grant) << "lost";
+  EXPECT_EQ(renew_grant(*store_, held, kTtl).result, GrantRenewal::Result::kLost);
   // Its holder may still run until its validity ends: no grant before that, on any lock.
-  EXPECT_FALSE(store_->acquire(key("other"), claim("pod-o")).ok());
+  EXPECT_FALSE(try_acquire(*store_, "other", "pod-o").ok());
   clock_.advance(kTtl);
-  Grant g = acquire(*store_, "other", "pod-o");
-  EXPECT_GT(g.state.token, held.state.token);
+  HeldGrant g = acquire(*store_, "other", "pod-o");
+  EXPECT_GT(g.token, held.token);
 }
 
 TEST_F(TokenContinuityTest, StartUpGrantsInBulkAreKeptOnlyAboveTheFloor) {
   const std::int64_t largest = issue_tokens(2);
   api_.drop_index();
-  std::vector<std::pair<LockKey, Grantee>> claims = {{key("x"), claim("pod-x")}, {key("y"), claim("pod-y")}};
-  auto outcomes = store_->acquire_many(claims);
+  const std::vector<GrantRequest> claims = {one_lock(key("x"), claim("pod-x")),
+                                            one_lock(key("y"), claim("pod-y"))};
+  auto outcomes = store_->grant(claims);
   ASSERT_EQ(outcomes.size(), 2u);
   for (const auto& o : outcomes) EXPECT_FALSE(o.ok());
   EXPECT_FALSE(api_.peek("batch/x"));
   EXPECT_FALSE(api_.peek("batch/y"));
   clock_.advance(kTtl);
-  outcomes = store_->acquire_many(claims);
+  outcomes = store_->grant(claims);
   for (const auto& o : outcomes) {
     ASSERT_TRUE(o.ok() && o->grant) << (o.ok() ? "no grant" : o.error().describe());
-    EXPECT_GT(o->grant->state.token, largest);
+    EXPECT_GT(o->grant->token, largest);
   }
 }
 

@@ -3,15 +3,18 @@
 
 #include "integration/lock/lock_fixture.h"
 #include "lock/slots.h"
+#include "support/lock_grants.h"
 
 namespace eslease::lock {
 namespace {
 
 using nlohmann::json;
 using testing::EsTestServer;
+using testing::free_claim;
+using testing::one_lock;
 using testing::StoreOnServer;
 
-class GrantSetIntegration : public ::testing::Test {
+class GrantsIntegration : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_TRUE(store().prepare().ok()); }
   LockStore& store() { return *backend_.store; }
@@ -22,7 +25,7 @@ class GrantSetIntegration : public ::testing::Test {
   }
   static GrantRequest request(const std::vector<LockKey>& locks, ClaimShape shape,
                               const std::string& holder) {
-    return GrantRequest{writes_if_free(locks, shape), direct_grantee(holder), shape.capacity, shape.access};
+    return free_claim(locks, shape, direct_grantee(holder));
   }
   std::optional<es::GetResult> read(const std::string& id) {
     auto got = backend_.api->get(index_, id);
@@ -35,10 +38,10 @@ class GrantSetIntegration : public ::testing::Test {
   StoreOnServer backend_{server_.url(), index_};
 };
 
-TEST_F(GrantSetIntegration, ASetOf32LocksIsGrantedInOneRequestAndReleasedInOne) {
+TEST_F(GrantsIntegration, ASetOf32LocksIsGrantedInOneRequestAndReleasedInOne) {
   const auto locks = keys(32);
   server_.reset_stats();
-  auto granted = store().grant(request(locks, ClaimShape{}, "job-a"));
+  auto granted = grant_one(store(), request(locks, ClaimShape{}, "job-a"));
   ASSERT_TRUE(granted.ok()) << granted.error().describe();
   ASSERT_TRUE(granted->grant);
   EXPECT_EQ(server_.count("bulk"), 1);
@@ -59,18 +62,17 @@ TEST_F(GrantSetIntegration, ASetOf32LocksIsGrantedInOneRequestAndReleasedInOne) 
   for (const LockKey& key : locks) EXPECT_EQ(read(key.id())->source["fencingToken"], granted->grant->token);
 
   server_.reset_stats();
-  auto released = store().release_grant(*renewed.grant);
+  auto released = store().release(*renewed.grant, ReleaseScope::kGrant);
   ASSERT_TRUE(released.ok()) << released.error().describe();
   EXPECT_EQ(*released, ReleaseOutcome::kReleased);
   EXPECT_EQ(server_.count("bulk"), 1);
   for (const LockKey& key : locks) EXPECT_FALSE(read(key.id())) << key.id();
 }
 
-TEST_F(GrantSetIntegration, APartlyAppliedBulkIsUndoneExactly) {
+TEST_F(GrantsIntegration, APartlyAppliedBulkIsUndoneExactly) {
   const auto locks = keys(6, "part-");
-  auto single = store().acquire(locks[4], direct_grantee("single-holder"));
-  ASSERT_TRUE(single.ok() && single->grant);
-  auto set = store().grant(request(locks, ClaimShape{}, "job-a"));
+  HeldGrant single = testing::granted(store(), one_lock(locks[4], direct_grantee("single-holder")));
+  auto set = grant_one(store(), request(locks, ClaimShape{}, "job-a"));
   ASSERT_TRUE(set.ok()) << set.error().describe();
   EXPECT_FALSE(set->grant);
   for (int i = 0; i < 6; ++i) {
@@ -78,16 +80,16 @@ TEST_F(GrantSetIntegration, APartlyAppliedBulkIsUndoneExactly) {
     if (i == 4) {
       ASSERT_TRUE(doc);
       EXPECT_EQ(doc->source["holder"], "single-holder");
-      EXPECT_EQ(doc->version, single->grant->state.version) << "never touched";
+      EXPECT_EQ(doc->version, single.docs[0].state.version) << "never touched";
     } else {
       EXPECT_FALSE(doc) << locks[i].id() << " was written by the set and must be gone";
     }
   }
 }
 
-TEST_F(GrantSetIntegration, AGrantWhoseAnswerWasLostIsKeptWhenEveryItemApplied) {
+TEST_F(GrantsIntegration, AGrantWhoseAnswerWasLostIsKeptWhenEveryItemApplied) {
   server_.fault({{"op", "bulk"}, {"phase", "after_apply"}, {"drop", true}, {"count", 1}});
-  auto set = store().grant(request(keys(4, "lost-"), ClaimShape{}, "job-a"));
+  auto set = grant_one(store(), request(keys(4, "lost-"), ClaimShape{}, "job-a"));
   server_.clear_faults();
   if (!set.ok()) {
     // The client may have retried the _bulk: its creates then conflict with our own writes,
@@ -98,29 +100,29 @@ TEST_F(GrantSetIntegration, AGrantWhoseAnswerWasLostIsKeptWhenEveryItemApplied) 
   EXPECT_EQ(set->grant->docs.size(), 4u);
 }
 
-TEST_F(GrantSetIntegration, ExclusiveClaimOnCapacityThreeHoldsEverySlot) {
+TEST_F(GrantsIntegration, ExclusiveClaimOnCapacityThreeHoldsEverySlot) {
   const auto lock = keys(1, "rw-");
-  auto reader = store().grant(
+  HeldGrant reader = testing::granted(
+      store(),
       GrantRequest{{SlotWrite{lock[0], 1, std::nullopt}}, direct_grantee("reader"), 3, Access::kShared});
-  ASSERT_TRUE(reader.ok() && reader->grant);
-  auto writer = store().grant(request(lock, ClaimShape{3, Access::kExclusive}, "writer"));
+  auto writer = grant_one(store(), request(lock, ClaimShape{3, Access::kExclusive}, "writer"));
   ASSERT_TRUE(writer.ok());
   EXPECT_FALSE(writer->grant);
   EXPECT_FALSE(read("batch/rw-0"));
   EXPECT_FALSE(read("batch/rw-0#2"));
-  ASSERT_TRUE(store().release_grant(*reader->grant).ok());
-  writer = store().grant(request(lock, ClaimShape{3, Access::kExclusive}, "writer"));
+  ASSERT_TRUE(store().release(reader, ReleaseScope::kGrant).ok());
+  writer = grant_one(store(), request(lock, ClaimShape{3, Access::kExclusive}, "writer"));
   ASSERT_TRUE(writer.ok() && writer->grant);
-  auto slots = store().read_slots(lock, 3);
+  auto slots = store().read_slots({SlotRange{lock[0], 3}});
   ASSERT_TRUE(slots.ok());
   for (const auto& slot : (*slots)[0]) {
-    ASSERT_TRUE(slot);
-    EXPECT_EQ(slot->doc.holder, "writer");
-    EXPECT_EQ(slot->doc.access, Access::kExclusive);
+    ASSERT_TRUE(slot.ok() && *slot);
+    EXPECT_EQ((*slot)->doc.holder, "writer");
+    EXPECT_EQ((*slot)->doc.access, Access::kExclusive);
   }
 }
 
-TEST_F(GrantSetIntegration, AnIndexMadeBeforeLockShapesGetsTheirFields) {
+TEST_F(GrantsIntegration, AnIndexMadeBeforeLockShapesGetsTheirFields) {
   const std::string old_index = EsTestServer::unique_index("eslease-old");
   json definition = index_definition();
   for (const char* field : {"slot", "capacity", "access", "grant", "grantDocs"})
@@ -132,7 +134,7 @@ TEST_F(GrantSetIntegration, AnIndexMadeBeforeLockShapesGetsTheirFields) {
   ASSERT_TRUE(described.ok() && *described);
   EXPECT_EQ(check_mapping((*described)->mappings).fit, MappingFit::kFits);
   EXPECT_EQ((*described)->mappings["dynamic"], "strict");
-  auto set = upgraded.store->grant(request(keys(2, "old-"), ClaimShape{}, "job"));
+  auto set = grant_one(*upgraded.store, request(keys(2, "old-"), ClaimShape{}, "job"));
   ASSERT_TRUE(set.ok()) << set.error().describe();
   EXPECT_TRUE(set->grant) << "the strict index accepts the new fields";
 }

@@ -1,20 +1,23 @@
-// Grants of several documents against the fake document API: one _bulk, all or nothing.
+// Grants of several documents, and several grants in one call, against the fake document API:
+// one _bulk, each grant all or nothing.
+#include "lock/grants.h"
+
 #include <gtest/gtest.h>
 
-#include <set>
-
-#include "lock/lock_store.h"
 #include "lock/slots.h"
 #include "support/fake_clock.h"
 #include "support/fake_document_api.h"
+#include "support/lock_grants.h"
 
 namespace eslease::lock {
 namespace {
 
 using testing::FakeClock;
 using testing::FakeDocumentApi;
+using testing::free_claim;
+using testing::one_lock;
 
-class GrantSetTest : public ::testing::Test {
+class GrantsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     store_ = std::move(make_es_lock_store(api_, clock_).value());
@@ -34,14 +37,9 @@ class GrantSetTest : public ::testing::Test {
   }
   static GrantRequest request(const std::vector<LockKey>& locks, ClaimShape shape,
                               const std::string& holder) {
-    return GrantRequest{writes_if_free(locks, shape), grantee(holder), shape.capacity, shape.access};
+    return free_claim(locks, shape, grantee(holder));
   }
-  HeldGrant granted(const GrantRequest& r) {
-    auto outcome = store_->grant(r);
-    EXPECT_TRUE(outcome.ok()) << outcome.error().describe();
-    EXPECT_TRUE(outcome->grant.has_value());
-    return *outcome->grant;
-  }
+  HeldGrant granted(const GrantRequest& r) { return testing::granted(*store_, r); }
   void occupy(const std::string& id, const std::string& holder) {
     LockDocument doc;
     const auto hash = id.find('#');
@@ -59,7 +57,7 @@ class GrantSetTest : public ::testing::Test {
   std::unique_ptr<LockStore> store_;
 };
 
-TEST_F(GrantSetTest, ASetOf32LocksIsGrantedInOneBulkNamingItsDocuments) {
+TEST_F(GrantsTest, ASetOf32LocksIsGrantedInOneBulkNamingItsDocuments) {
   const int before = api_.total_calls();
   HeldGrant g = granted(request(keys(32), ClaimShape{}, "job-a"));
   EXPECT_EQ(api_.total_calls() - before, 1);
@@ -74,7 +72,38 @@ TEST_F(GrantSetTest, ASetOf32LocksIsGrantedInOneBulkNamingItsDocuments) {
   EXPECT_EQ(doc->source["fencingToken"], 0) << "the granting write cannot know its own version";
 }
 
-TEST_F(GrantSetTest, TheGrantsTokenIsTheLargestOfItsWritesAndItsFirstRenewalWritesIt) {
+// Start-up grants many locks at once: every request of the call goes in one _bulk, and each
+// is granted or not on its own.
+TEST_F(GrantsTest, SeveralGrantsOfOneCallShareOneBulkAndAreDecidedEachAlone) {
+  const auto locks = keys(6);
+  occupy("batch/table-4", "intruder");
+  const std::vector<GrantRequest> requests{one_lock(locks[0], grantee("pod-0")),
+                                           one_lock(locks[1], grantee("pod-1")),
+                                           request({locks[2], locks[3]}, ClaimShape{}, "set-job"),
+                                           request({locks[4], locks[5]}, ClaimShape{}, "blocked-job")};
+  const int before = api_.total_calls();
+  const auto outcomes = store_->grant(requests);
+  ASSERT_EQ(outcomes.size(), 4u);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(outcomes[i].ok()) << outcomes[i].error().describe();
+    EXPECT_TRUE(outcomes[i]->grant) << i;
+  }
+  EXPECT_EQ(outcomes[2]->grant->docs.size(), 2u);
+  EXPECT_EQ(api_.peek("batch/table-3")->source["holder"], "set-job");
+  ASSERT_TRUE(outcomes[3].ok());
+  EXPECT_FALSE(outcomes[3]->grant);
+  ASSERT_TRUE(outcomes[3]->current[0]);
+  EXPECT_EQ(outcomes[3]->current[0]->doc.holder, "intruder");
+  EXPECT_FALSE(api_.peek("batch/table-5")) << "the refused set's other document was undone";
+  // One _bulk of every write, one _mget to settle the refused request, one delete to undo it.
+  EXPECT_EQ(api_.calls("bulk"), 1);
+  EXPECT_EQ(api_.calls("mget"), 1);
+  EXPECT_EQ(api_.calls("delete"), 1);
+  EXPECT_EQ(api_.total_calls() - before, 3);
+  EXPECT_LT(outcomes[0]->grant->token, outcomes[2]->grant->token) << "each grant has its own token";
+}
+
+TEST_F(GrantsTest, TheGrantsTokenIsTheLargestOfItsWritesAndItsFirstRenewalWritesIt) {
   HeldGrant g = granted(request(keys(3), ClaimShape{}, "job-a"));
   std::int64_t largest = 0;
   for (int i = 0; i < 3; ++i) {
@@ -84,7 +113,7 @@ TEST_F(GrantSetTest, TheGrantsTokenIsTheLargestOfItsWritesAndItsFirstRenewalWrit
   EXPECT_EQ(g.token, largest);
   EXPECT_EQ(g.token, *fencing_token_of(api_.peek("batch/table-2")->version))
       << "the last item was written last";
-  for (const HeldLock& doc : g.docs) EXPECT_EQ(doc.grant.state.token, g.token);
+  for (const HeldDocument& doc : g.docs) EXPECT_EQ(doc.state.token, g.token);
   clock_.advance(Millis(3000));
   const int bulks = api_.calls("bulk");
   GrantRenewal renewed = renew_grant(*store_, g, Millis(0));
@@ -96,9 +125,9 @@ TEST_F(GrantSetTest, TheGrantsTokenIsTheLargestOfItsWritesAndItsFirstRenewalWrit
     EXPECT_EQ(api_.peek("batch/table-" + std::to_string(i))->source["fencingToken"], g.token);
 }
 
-TEST_F(GrantSetTest, APartlyAppliedGrantIsUndoneAndNobodyHoldsPartOfIt) {
+TEST_F(GrantsTest, APartlyAppliedGrantIsUndoneAndNobodyHoldsPartOfIt) {
   occupy("batch/table-5", "job-b");
-  auto outcome = store_->grant(request(keys(8), ClaimShape{3, Access::kShared}, "job-a"));
+  auto outcome = grant_one(*store_, request(keys(8), ClaimShape{3, Access::kShared}, "job-a"));
   ASSERT_TRUE(outcome.ok()) << outcome.error().describe();
   EXPECT_FALSE(outcome->grant);
   for (int i = 0; i < 8; ++i) {
@@ -116,7 +145,7 @@ TEST_F(GrantSetTest, APartlyAppliedGrantIsUndoneAndNobodyHoldsPartOfIt) {
   EXPECT_FALSE(outcome->current[0]);
 }
 
-TEST_F(GrantSetTest, AGrantWhoseAnswerWasLostIsSettledByOneRead) {
+TEST_F(GrantsTest, AGrantWhoseAnswerWasLostIsSettledByOneRead) {
   api_.inject({"bulk", true, make_error(ErrorCode::kTimeout, "answer lost")});
   HeldGrant g = granted(request(keys(4), ClaimShape{}, "job-a"));
   EXPECT_EQ(g.docs.size(), 4u);
@@ -124,20 +153,20 @@ TEST_F(GrantSetTest, AGrantWhoseAnswerWasLostIsSettledByOneRead) {
   EXPECT_EQ(api_.calls("get"), 0);
 }
 
-TEST_F(GrantSetTest, AGrantThatWasNotAppliedReportsTheError) {
+TEST_F(GrantsTest, AGrantThatWasNotAppliedReportsTheError) {
   api_.inject({"bulk", false, make_error(ErrorCode::kUnavailable, "no node")});
-  auto outcome = store_->grant(request(keys(4), ClaimShape{}, "job-a"));
+  auto outcome = grant_one(*store_, request(keys(4), ClaimShape{}, "job-a"));
   ASSERT_FALSE(outcome.ok());
   EXPECT_EQ(outcome.error().code, ErrorCode::kUnavailable);
   EXPECT_FALSE(api_.peek("batch/table-0"));
 }
 
-TEST_F(GrantSetTest, AnExclusiveClaimConflictsWithAnySharedHolder) {
+TEST_F(GrantsTest, AnExclusiveClaimConflictsWithAnySharedHolder) {
   const auto lock = keys(1);
   HeldGrant reader =
       granted(GrantRequest{{SlotWrite{lock[0], 2, std::nullopt}}, grantee("reader"), 3, Access::kShared});
   EXPECT_TRUE(reader.id.empty()) << "one document: no grant id";
-  auto writer = store_->grant(request(lock, ClaimShape{3, Access::kExclusive}, "writer"));
+  auto writer = grant_one(*store_, request(lock, ClaimShape{3, Access::kExclusive}, "writer"));
   ASSERT_TRUE(writer.ok());
   EXPECT_FALSE(writer->grant);
   EXPECT_FALSE(api_.peek("batch/table-0"));
@@ -146,11 +175,18 @@ TEST_F(GrantSetTest, AnExclusiveClaimConflictsWithAnySharedHolder) {
   EXPECT_EQ(api_.peek("batch/table-0#2")->source["access"], "Shared");
 }
 
-TEST_F(GrantSetTest, ExpiredDocumentsAreTakenOverInTheSameBulk) {
+// At capacity 1 Shared and Exclusive are the same: such a grant is written as Exclusive, the
+// lock's one document as it always was.
+TEST_F(GrantsTest, ASharedGrantOfCapacityOneIsWrittenExclusive) {
+  granted(GrantRequest{{SlotWrite{keys(1)[0], 0, std::nullopt}}, grantee("reader"), 1, Access::kShared});
+  EXPECT_EQ(api_.peek("batch/table-0")->source["access"], "Exclusive");
+}
+
+TEST_F(GrantsTest, ExpiredDocumentsAreTakenOverInTheSameBulk) {
   const auto lock = keys(2);
   HeldGrant old = granted(request(lock, ClaimShape{}, "job-a"));
   GrantRequest r = request(lock, ClaimShape{}, "job-b");
-  for (std::size_t i = 0; i < r.writes.size(); ++i) r.writes[i].replaces = old.docs[i].grant.state;
+  for (std::size_t i = 0; i < r.writes.size(); ++i) r.writes[i].replaces = old.docs[i].state;
   const int bulks = api_.calls("bulk");
   HeldGrant g = granted(r);
   EXPECT_EQ(api_.calls("bulk") - bulks, 1);
@@ -159,7 +195,7 @@ TEST_F(GrantSetTest, ExpiredDocumentsAreTakenOverInTheSameBulk) {
   EXPECT_EQ(api_.peek("batch/table-1")->source["holder"], "job-b");
 }
 
-TEST_F(GrantSetTest, AGrantIsLostWhenAnyDocumentIsAndGivesBackTheRest) {
+TEST_F(GrantsTest, AGrantIsLostWhenAnyDocumentIsAndGivesBackTheRest) {
   HeldGrant g = granted(request(keys(3), ClaimShape{}, "job-a"));
   occupy("batch/table-1", "intruder");  // another writer replaced one document
   GrantRenewal renewed = renew_grant(*store_, g, Millis(0));
@@ -170,11 +206,11 @@ TEST_F(GrantSetTest, AGrantIsLostWhenAnyDocumentIsAndGivesBackTheRest) {
   EXPECT_EQ(api_.peek("batch/table-1")->source["holder"], "intruder");
 }
 
-TEST_F(GrantSetTest, ReleaseDeletesEveryDocumentInOneBulk) {
+TEST_F(GrantsTest, AReleaseDeletesEveryDocumentInOneBulk) {
   HeldGrant g = granted(request(keys(2), ClaimShape{2, Access::kExclusive}, "job-a"));
   ASSERT_EQ(g.docs.size(), 4u);
   const int bulks = api_.calls("bulk");
-  auto released = store_->release_grant(g);
+  auto released = store_->release(g, ReleaseScope::kGrant);
   ASSERT_TRUE(released.ok()) << released.error().describe();
   EXPECT_EQ(*released, ReleaseOutcome::kReleased);
   EXPECT_EQ(api_.calls("bulk") - bulks, 1);
@@ -182,42 +218,67 @@ TEST_F(GrantSetTest, ReleaseDeletesEveryDocumentInOneBulk) {
     EXPECT_FALSE(api_.peek(id)) << id;
 }
 
-TEST_F(GrantSetTest, ReleaseAfterALostRenewalAnswerStillReleases) {
+TEST_F(GrantsTest, AReleaseAfterALostRenewalAnswerStillReleases) {
   HeldGrant g = granted(request(keys(2), ClaimShape{}, "job-a"));
   api_.inject({"bulk", true, make_error(ErrorCode::kTimeout, "answer lost")});
   GrantRenewal renewed = renew_grant(*store_, g, Millis(0));
   ASSERT_NE(renewed.result, GrantRenewal::Result::kLost);
   // The holder still has the versions it sent over: the release finds the newer ones.
-  auto released = store_->release_grant(g);
+  auto released = store_->release(g, ReleaseScope::kGrant);
   ASSERT_TRUE(released.ok()) << released.error().describe();
   EXPECT_EQ(*released, ReleaseOutcome::kReleased);
   EXPECT_FALSE(api_.peek("batch/table-0"));
   EXPECT_FALSE(api_.peek("batch/table-1"));
 }
 
-TEST_F(GrantSetTest, ReadSlotsReadsEverySlotOfEveryLock) {
-  granted(GrantRequest{{SlotWrite{keys(1)[0], 1, std::nullopt}}, grantee("reader"), 3, Access::kShared});
-  auto slots = store_->read_slots(keys(2), 3);
-  ASSERT_TRUE(slots.ok()) << slots.error().describe();
-  ASSERT_EQ(slots->size(), 2u);
-  ASSERT_EQ((*slots)[0].size(), 3u);
-  EXPECT_FALSE((*slots)[0][0]);
-  ASSERT_TRUE((*slots)[0][1]);
-  EXPECT_EQ((*slots)[0][1]->doc.holder, "reader");
-  EXPECT_EQ((*slots)[0][1]->doc.slot, 1);
-  EXPECT_FALSE((*slots)[1][2]);
+// A grant handed over because it expired is released at the versions judged expired only: a
+// document another process renewed since carries a later expiresAt, which stays.
+TEST_F(GrantsTest, AReleaseOfThisVersionLeavesADocumentThatMovedOnAlone) {
+  HeldGrant g = granted(request(keys(2), ClaimShape{}, "job-a"));
+  StoreOptions options;
+  options.writer = "another-replica";
+  auto other = make_es_lock_store(api_, clock_, options);
+  ASSERT_TRUE(other.ok());
+  clock_.advance(Millis(1000));
+  const auto renewed = (*other)->renew_all({Renewal{g.docs[1], Millis(0), std::nullopt}});
+  ASSERT_EQ(renewed[0].result, BatchRenewal::Result::kRenewed);
+
+  auto exact = store_->release(g, ReleaseScope::kThisVersion);
+  ASSERT_TRUE(exact.ok()) << exact.error().describe();
+  EXPECT_EQ(*exact, ReleaseOutcome::kNotHeld);
+  EXPECT_FALSE(api_.peek("batch/table-0")) << "the document still at the version given is deleted";
+  ASSERT_TRUE(api_.peek("batch/table-1"));
+  EXPECT_EQ(api_.peek("batch/table-1")->source["writer"], "another-replica");
 }
 
-TEST_F(GrantSetTest, ARequestThatCannotBeAGrantIsRefusedUnsent) {
+TEST_F(GrantsTest, ReadSlotsReadsEverySlotOfEveryLockInOneRequest) {
+  const auto locks = keys(2);
+  granted(GrantRequest{{SlotWrite{locks[0], 1, std::nullopt}}, grantee("reader"), 3, Access::kShared});
+  const int before = api_.total_calls();
+  auto slots = store_->read_slots({SlotRange{locks[0], 3}, SlotRange{locks[1], 2}});
+  ASSERT_TRUE(slots.ok()) << slots.error().describe();
+  EXPECT_EQ(api_.total_calls() - before, 1);
+  EXPECT_EQ(api_.calls("mget"), 1);
+  ASSERT_EQ(slots->size(), 2u);
+  ASSERT_EQ((*slots)[0].size(), 3u);
+  ASSERT_EQ((*slots)[1].size(), 2u);
+  EXPECT_FALSE(*(*slots)[0][0]);
+  ASSERT_TRUE(*(*slots)[0][1]);
+  EXPECT_EQ((*(*slots)[0][1])->doc.holder, "reader");
+  EXPECT_EQ((*(*slots)[0][1])->doc.slot, 1);
+  EXPECT_FALSE(*(*slots)[1][1]);
+}
+
+TEST_F(GrantsTest, ARequestThatCannotBeAGrantIsRefusedUnsent) {
   const auto lock = keys(1);
   const int before = api_.total_calls();
   GrantRequest twice{{SlotWrite{lock[0], 0, std::nullopt}, SlotWrite{lock[0], 0, std::nullopt}},
                      grantee("a"),
                      1,
                      Access::kExclusive};
-  EXPECT_EQ(store_->grant(twice).error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(grant_one(*store_, twice).error().code, ErrorCode::kInvalidArgument);
   GrantRequest outside{{SlotWrite{lock[0], 3, std::nullopt}}, grantee("a"), 3, Access::kShared};
-  EXPECT_EQ(store_->grant(outside).error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(grant_one(*store_, outside).error().code, ErrorCode::kInvalidArgument);
   EXPECT_EQ(api_.total_calls(), before);
 }
 
