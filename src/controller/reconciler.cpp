@@ -313,7 +313,9 @@ bool Reconciler::run_steps(const Group& group, Entries& entries, LockWorld& worl
   const std::string lock_id = group.keys.front().id();
   std::optional<RecentGrant> recent;
   for (int step = 0;; ++step) {
-    read_unknown(group, entries);  // what a write left unknown is read before deciding again
+    // What a write left unknown is read before deciding again (take() read the rest: a read
+    // that failed there is not repeated against a backend that just failed it).
+    if (step > 0) read_unknown(group, entries);
     world = gather(group, entries, recent);
     decision = decide(world);
     if (decision.action == Action::kNone) return true;
