@@ -29,10 +29,14 @@ std::vector<std::pair<std::size_t, std::int64_t>> id_order(const std::vector<loc
 
 // Adds one more document of a grant to its view. The grant ends no earlier than its latest
 // document expires; it is renewed only while every document is; it is revoked when any
-// document is.
+// document is. It is shown as its first document (that of its claim's first lock), whichever
+// lock was reconciled: its documents differ in how often each lock changed hands.
 void merge_document(GrantView& grant, const GrantView& doc) {
   grant.slots.push_back(doc.slots.front());
-  grant.state.token = std::max(grant.state.token, doc.state.token);
+  const std::int64_t token = std::max(grant.state.token, doc.state.token);
+  const std::vector<std::string>& ids = doc.state.doc.grant_docs;
+  if (!ids.empty() && lock::document_id(doc.state.doc) == ids.front()) grant.state = doc.state;
+  grant.state.token = token;
   grant.expires_at = std::max(grant.expires_at, doc.expires_at);
   grant.renewing = grant.renewing && doc.renewing;
   grant.holder_seen_gone = grant.holder_seen_gone || doc.holder_seen_gone;
