@@ -272,7 +272,7 @@ std::vector<GrantView> Reconciler::grants_on(const LockWorld& world, const Group
 }
 
 LockWorld Reconciler::gather(const Group& group, const Entries& entries,
-                             const std::optional<RecentGrant>& recent) const {
+                             const std::vector<RecentGrant>& recent) const {
   LockWorld world;
   world.ns = group.keys.front().ns();
   world.locks = group.shapes;
@@ -281,7 +281,7 @@ LockWorld Reconciler::gather(const Group& group, const Entries& entries,
   world.mono = clock_.monotonic();
   world.liveness_takeover = options_.liveness_takeover;
   world.backend_available = backend_available_.load();
-  world.recent_grant = recent;
+  world.recent_grants = recent;
   std::vector<std::string> holders;
   for (const auto& slots : entries) {
     for (const LockTable::Handle& entry : slots) {
@@ -315,7 +315,7 @@ bool Reconciler::run_steps(const Group& group, Entries& entries, LockWorld& worl
   // One step per grant at most, twice over (a release, then a grant of its slots).
   const int max_steps = kMaxSteps + 2 * static_cast<int>(documents);
   const std::string lock_id = group.keys.front().id();
-  std::optional<RecentGrant> recent;
+  std::vector<RecentGrant> recent;
   for (int step = 0;; ++step) {
     // What a write left unknown is read before deciding again (take() read the rest: a read
     // that failed there is not repeated against a backend that just failed it).
