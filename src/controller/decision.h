@@ -58,7 +58,7 @@ struct GrantView {
   bool broken = false;
 };
 
-// A grant the previous step of this reconcile made, so statuses can say how it came about.
+// A grant an earlier step of this reconcile made, so statuses can say how it came about.
 struct RecentGrant {
   std::string lease;
   std::optional<api::Reason> takeover_reason;  // nullopt: free slots were acquired
@@ -96,7 +96,9 @@ struct LockWorld {
   // retried with backoff.
   bool act = true;
   bool liveness_takeover = true;
-  std::optional<RecentGrant> recent_grant;
+  // The grants the earlier steps of this reconcile made, in order: a hand-over of several
+  // slots makes one per successor.
+  std::vector<RecentGrant> recent_grants;
   WallTime now{};
   MonoTime mono{};
 

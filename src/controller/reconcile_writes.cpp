@@ -62,8 +62,8 @@ bool Reconciler::record_grant(const std::vector<LockEntry*>& entries, const lock
   return true;
 }
 
-Status Reconciler::grant(const Group& group, Entries& entries, const Decision& decision, const LockWorld& world,
-                         std::optional<RecentGrant>& recent) {
+Status Reconciler::grant(const Group& group, Entries& entries, const Decision& decision,
+                         const LockWorld& world, std::vector<RecentGrant>& recent) {
   const GrantPlan& plan = decision.grant;
   const std::vector<LockEntry*> taking = entries_of(group, entries, plan.slots);
   if (taking.empty() || taking.size() != plan.slots.size()) return {};  // not slots of this world: decided again
@@ -89,7 +89,7 @@ Status Reconciler::grant(const Group& group, Entries& entries, const Decision& d
     entry->count_end();
   }
   announce_grant(taking.front()->key().id(), outcome->grant->token, decision, world, !end_counted);
-  recent = RecentGrant{plan.lease, plan.takeover_reason, plan.from_pod, world.now};
+  recent.push_back(RecentGrant{plan.lease, plan.takeover_reason, plan.from_pod, world.now});
   return {};
 }
 
@@ -163,8 +163,8 @@ Status Reconciler::revoke(const std::vector<LockEntry*>& entries, const Decision
   return {};
 }
 
-Status Reconciler::carry_out(const Group& group, Entries& entries, const Decision& decision, const LockWorld& world,
-                             std::optional<RecentGrant>& recent) {
+Status Reconciler::carry_out(const Group& group, Entries& entries, const Decision& decision,
+                             const LockWorld& world, std::vector<RecentGrant>& recent) {
   switch (decision.action) {
     case Action::kNone:
       return {};

@@ -29,10 +29,14 @@ std::vector<std::pair<std::size_t, std::int64_t>> id_order(const std::vector<loc
 
 // Adds one more document of a grant to its view. The grant ends no earlier than its latest
 // document expires; it is renewed only while every document is; it is revoked when any
-// document is.
+// document is. It is shown as its first document (that of its claim's first lock), whichever
+// lock was reconciled: its documents differ in how often each lock changed hands.
 void merge_document(GrantView& grant, const GrantView& doc) {
   grant.slots.push_back(doc.slots.front());
-  grant.state.token = std::max(grant.state.token, doc.state.token);
+  const std::int64_t token = std::max(grant.state.token, doc.state.token);
+  const std::vector<std::string>& ids = doc.state.doc.grant_docs;
+  if (!ids.empty() && lock::document_id(doc.state.doc) == ids.front()) grant.state = doc.state;
+  grant.state.token = token;
   grant.expires_at = std::max(grant.expires_at, doc.expires_at);
   grant.renewing = grant.renewing && doc.renewing;
   grant.holder_seen_gone = grant.holder_seen_gone || doc.holder_seen_gone;
@@ -268,7 +272,7 @@ std::vector<GrantView> Reconciler::grants_on(const LockWorld& world, const Group
 }
 
 LockWorld Reconciler::gather(const Group& group, const Entries& entries,
-                             const std::optional<RecentGrant>& recent) const {
+                             const std::vector<RecentGrant>& recent) const {
   LockWorld world;
   world.ns = group.keys.front().ns();
   world.locks = group.shapes;
@@ -277,7 +281,7 @@ LockWorld Reconciler::gather(const Group& group, const Entries& entries,
   world.mono = clock_.monotonic();
   world.liveness_takeover = options_.liveness_takeover;
   world.backend_available = backend_available_.load();
-  world.recent_grant = recent;
+  world.recent_grants = recent;
   std::vector<std::string> holders;
   for (const auto& slots : entries) {
     for (const LockTable::Handle& entry : slots) {
@@ -311,9 +315,11 @@ bool Reconciler::run_steps(const Group& group, Entries& entries, LockWorld& worl
   // One step per grant at most, twice over (a release, then a grant of its slots).
   const int max_steps = kMaxSteps + 2 * static_cast<int>(documents);
   const std::string lock_id = group.keys.front().id();
-  std::optional<RecentGrant> recent;
+  std::vector<RecentGrant> recent;
   for (int step = 0;; ++step) {
-    read_unknown(group, entries);  // what a write left unknown is read before deciding again
+    // What a write left unknown is read before deciding again (take() read the rest: a read
+    // that failed there is not repeated against a backend that just failed it).
+    if (step > 0) read_unknown(group, entries);
     world = gather(group, entries, recent);
     decision = decide(world);
     if (decision.action == Action::kNone) return true;

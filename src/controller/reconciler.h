@@ -106,16 +106,16 @@ class Reconciler {
   void read_unknown(const Group& group, Entries& entries);
   // Locks a grant's documents name that the group does not decide: the group grows by them.
   std::vector<lock::LockKey> unseen_locks(const Group& group, const Entries& entries) const;
-  LockWorld gather(const Group& group, const Entries& entries, const std::optional<RecentGrant>& recent) const;
+  LockWorld gather(const Group& group, const Entries& entries, const std::vector<RecentGrant>& recent) const;
   void gather_pods(LockWorld& world, const std::vector<std::string>& holders) const;
   std::vector<GrantView> grants_on(const LockWorld& world, const Group& group, const Entries& entries) const;
   std::vector<LockEntry*> entries_of(const Group& group, Entries& entries, const std::vector<SlotRef>& slots) const;
 
   // One step's action, carried out (reconcile_writes.cpp).
   Status carry_out(const Group& group, Entries& entries, const Decision& decision, const LockWorld& world,
-                   std::optional<RecentGrant>& recent);
+                   std::vector<RecentGrant>& recent);
   Status grant(const Group& group, Entries& entries, const Decision& decision, const LockWorld& world,
-               std::optional<RecentGrant>& recent);
+               std::vector<RecentGrant>& recent);
   Status release(const std::vector<LockEntry*>& entries, const Decision& decision);
   Status revoke(const std::vector<LockEntry*>& entries, const Decision& decision, const LockWorld& world);
   lock::GrantRequest grant_request(const std::vector<LockEntry*>& entries, const Decision& decision,

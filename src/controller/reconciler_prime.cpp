@@ -66,7 +66,7 @@ void Reconciler::prime(const std::vector<std::string>& lock_ids) {
         for (const LockTable::Handle& entry : entries[i])
           larger = larger || (entry->document() && entry->document()->doc.capacity > taken[i]);
       if (larger) continue;
-      LockWorld world = gather(group, entries, std::nullopt);
+      LockWorld world = gather(group, entries, {});
       Decision decision = decide(world);
       if (decision.action != Action::kGrant) continue;
       const std::vector<LockEntry*> taking = entries_of(group, entries, decision.grant.slots);

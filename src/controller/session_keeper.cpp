@@ -317,7 +317,9 @@ void SessionKeeper::check_published(const std::string& ns, WallTime renewal, Cov
   });
   for (const auto& [grant, lease] : shown) {
     coverage.saw(grant, api::lease_duration(lease.spec.lease_duration_seconds));
-    if (coverage.covered.contains(grant) || coverage.failed.contains(grant)) continue;
+    // Covered, waited for, or (stale: part of it is no longer renewed) listed by this tick.
+    if (coverage.covered.contains(grant) || coverage.failed.contains(grant) || coverage.stale.contains(grant))
+      continue;
     const std::string lock_id = lock::slot_document_id(lease.lock_id(), lease.status.slot.value_or(0));
     std::optional<LockTable::Handle> entry = table_.try_lock(lock_id);
     if (!entry || !(*entry)->known()) {

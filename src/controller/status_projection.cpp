@@ -27,6 +27,14 @@ std::string lock_shown(const LeaseSpec& spec) {
   return spec.is_set() ? join(spec.lock_names, "+") : spec.lock_name;
 }
 
+// The latest grant this reconcile made that `matches`, if any.
+template <typename Match>
+const RecentGrant* recent_grant(const LockWorld& world, Match matches) {
+  for (auto it = world.recent_grants.rbegin(); it != world.recent_grants.rend(); ++it)
+    if (matches(*it)) return &*it;
+  return nullptr;
+}
+
 // The claim's lock, or its set, as messages name it.
 std::string locks_named(const LeaseSpec& spec) {
   return spec.is_set() ? "lock set " + join(spec.lock_names, "+") : "lock " + spec.lock_name;
@@ -116,7 +124,7 @@ class Projector {
     s.slot = slot_shown(lease, grant);
     s.transitions = std::max<std::int64_t>(0, doc.transitions - 1);
     const RecentGrant* recent =
-        w_.recent_grant && w_.recent_grant->lease == lease.meta.name ? &*w_.recent_grant : nullptr;
+        recent_grant(w_, [&](const RecentGrant& g) { return g.lease == lease.meta.name; });
     const bool takeover = recent && recent->takeover_reason;
     if (takeover)
       s.last_takeover = Takeover{recent->from_pod, api::to_string(*recent->takeover_reason), recent->time};
@@ -316,9 +324,10 @@ class Projector {
       const PodState* p = w_.pod(lease.status.holder->pod_name);
       const HolderHealth health = shown_holder_health(w_, lease);
       if (health.health == Health::kConfirmedDead) return *health.reason;
-      if (w_.recent_grant && w_.recent_grant->from_pod == lease.status.holder->pod_name &&
-          w_.recent_grant->takeover_reason)
-        return *w_.recent_grant->takeover_reason;
+      if (const RecentGrant* taken = recent_grant(w_, [&](const RecentGrant& g) {
+            return g.from_pod == lease.status.holder->pod_name && g.takeover_reason;
+          }))
+        return *taken->takeover_reason;
       if (p && p->unready_since) return Reason::kPodNotReady;
     }
     return Reason::kExpired;

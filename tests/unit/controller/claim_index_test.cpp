@@ -74,6 +74,36 @@ TEST(ClaimIndexCounts, ALeaseThatMovesToAnotherLockIsCountedOnce) {
   EXPECT_TRUE(index.claims_of("ns/one").empty());
 }
 
+// Claims created in the same second are queued in the order the watch delivered them: each
+// arrival is kept to the microsecond and strictly after the one before, until the claim's status
+// records it (queuedAt) or it is served.
+TEST(ClaimIndex, ArrivalsAreStrictlyOrderedUntilTheStatusRecordsThem) {
+  ClaimIndex index;
+  const LeaseRecord first = lease("a", Phase::kNone);
+  const LeaseRecord second = lease("b", Phase::kNone);
+  const WallTime at = WallTime{} + std::chrono::hours(500000) + std::chrono::nanoseconds(1500);
+  index.lease_changed(nullptr, &first);
+  index.arrived(first.meta.uid, at);
+  index.lease_changed(nullptr, &second);
+  index.arrived(second.meta.uid, at);  // the same instant on our clock
+  ASSERT_TRUE(index.arrival_of(first.meta.uid));
+  ASSERT_TRUE(index.arrival_of(second.meta.uid));
+  EXPECT_EQ(*index.arrival_of(first.meta.uid),
+            WallTime{} + std::chrono::hours(500000) + std::chrono::microseconds(1));
+  EXPECT_EQ(*index.arrival_of(second.meta.uid) - *index.arrival_of(first.meta.uid),
+            std::chrono::microseconds(1));
+
+  LeaseRecord recorded = first;
+  recorded.status.phase = Phase::kPending;
+  recorded.status.queued_at = index.arrival_of(first.meta.uid);
+  index.lease_changed(&first, &recorded);
+  EXPECT_FALSE(index.arrival_of(first.meta.uid)) << "its status keeps it from now on";
+  LeaseRecord served = second;
+  served.status.phase = Phase::kHeld;
+  index.lease_changed(&second, &served);
+  EXPECT_FALSE(index.arrival_of(second.meta.uid));
+}
+
 TEST(ClaimIndex, LeasesInANamespaceAreThoseOfThatNamespaceOnly) {
   ClaimIndex index;
   std::vector<LeaseRecord> leases;

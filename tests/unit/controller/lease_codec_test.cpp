@@ -104,6 +104,7 @@ TEST(LeaseCodec, ReadsLockShapes) {
   LeaseRecord semaphore =
       decode_lease(lease_json({{"lockName", "report"}, {"holder", holder}, {"capacity", 3}}));
   EXPECT_EQ(semaphore.spec.capacity, 3);
+  EXPECT_EQ(semaphore.spec.access, Access::kShared) << "capacity alone is a counting semaphore";
   EXPECT_EQ(semaphore.spec.problem, "");
 
   LeaseRecord shared =
@@ -168,6 +169,21 @@ TEST(LeaseCodec, StatusPatchRemovesWhatIsNoLongerSet) {
       Condition{"Held", "False", "Waiting", "waiting", WallTime{} + std::chrono::hours(500000), 2});
   object["status"] = status_patch(status)["status"];
   EXPECT_EQ(decode_lease(object).status, status);
+}
+
+// status.queuedAt keeps a claim's place among claims created in the same second, across
+// restarts: written to the microsecond, and read back as written.
+TEST(LeaseCodec, QueuedAtKeepsItsMicroseconds) {
+  LeaseStatus status;
+  status.phase = Phase::kPending;
+  status.queued_at = *parse_rfc3339("2026-11-23T10:00:00Z") + std::chrono::microseconds(123456);
+  const json patch = status_patch(status)["status"];
+  EXPECT_EQ(patch["queuedAt"], "2026-11-23T10:00:00.123456Z");
+  json object = lease_json({{"lockName", "x"}, {"holder", {{"podName", "p"}}}});
+  object["status"] = patch;
+  EXPECT_EQ(decode_lease(object).status.queued_at, status.queued_at);
+  status.queued_at.reset();
+  EXPECT_TRUE(status_patch(status)["status"]["queuedAt"].is_null()) << "removed once not set";
 }
 
 // The queue order counts a claim's wait as `eslease status` does (api::waiting_since): from

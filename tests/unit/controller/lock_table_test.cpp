@@ -38,18 +38,18 @@ TEST(LockEntry, ReadsFollowTheExpiryRule) {
 
 TEST(LockEntry, AnotherGrantInTheDocumentEndsOurRenewing) {
   LockEntry entry(kKey);
-  entry.granted(lock::Grant{grant_version(1), kT0 + Millis(10000)});
+  entry.granted(lock::HeldDocument{kKey, grant_version(1), kT0 + Millis(10000)});
   EXPECT_TRUE(entry.renewing());
   entry.read(grant_version(2), kT0 + Millis(100));  // our own grant, renewed elsewhere
   EXPECT_TRUE(entry.renewing());
   entry.read(grant_version(3, "uid-other"), kT0 + Millis(200));
   EXPECT_FALSE(entry.renewing());
-  EXPECT_FALSE(entry.grant());
+  EXPECT_FALSE(entry.held());
 }
 
 TEST(LockEntry, RevocationIsFinalForItsGrantOnly) {
   LockEntry entry(kKey);
-  entry.granted(lock::Grant{grant_version(1), kT0 + Millis(10000)});
+  entry.granted(lock::HeldDocument{kKey, grant_version(1), kT0 + Millis(10000)});
   entry.revoke(api::Reason::kPodNotReady);
   EXPECT_FALSE(entry.renewing());
   EXPECT_EQ(entry.revoked(), api::Reason::kPodNotReady);
@@ -62,12 +62,12 @@ TEST(LockEntry, RevocationIsFinalForItsGrantOnly) {
 TEST(LockEntry, AnUnconfirmedRenewalIsRetriedUntilTheDeadlineThenRevoked) {
   LockEntry entry(kKey);
   const MonoTime deadline = kT0 + Millis(10000);
-  entry.granted(lock::Grant{grant_version(1), deadline});
+  entry.granted(lock::HeldDocument{kKey, grant_version(1), deadline});
   EXPECT_FALSE(entry.renewal_not_confirmed(std::nullopt, kT0 + Millis(4000)));
   EXPECT_TRUE(entry.renewing());
   // Another writer renewed our grant: we follow its version.
   EXPECT_FALSE(entry.renewal_not_confirmed(grant_version(7), kT0 + Millis(6000)));
-  EXPECT_EQ(entry.grant()->state.version, (es::Version{7, 1}));
+  EXPECT_EQ(entry.held()->state.version, (es::Version{7, 1}));
   EXPECT_EQ(entry.expires_at(), kT0 + Millis(16000)) << "handed over no earlier than its expiry";
   EXPECT_TRUE(entry.renewal_not_confirmed(std::nullopt, deadline));
   EXPECT_FALSE(entry.renewing());
@@ -77,15 +77,51 @@ TEST(LockEntry, AnUnconfirmedRenewalIsRetriedUntilTheDeadlineThenRevoked) {
 
 TEST(LockEntry, LosingOrReleasingForgetsTheGrant) {
   LockEntry entry(kKey);
-  entry.granted(lock::Grant{grant_version(1), kT0 + Millis(10000)});
+  entry.granted(lock::HeldDocument{kKey, grant_version(1), kT0 + Millis(10000)});
   entry.lost();
   EXPECT_FALSE(entry.renewing());
   EXPECT_FALSE(entry.known()) << "read before deciding";
-  entry.granted(lock::Grant{grant_version(2), kT0 + Millis(10000)});
+  entry.granted(lock::HeldDocument{kKey, grant_version(2), kT0 + Millis(10000)});
   entry.released(kT0 + Millis(1));
   EXPECT_TRUE(entry.known());
   EXPECT_FALSE(entry.document());
   EXPECT_FALSE(entry.renewing());
+}
+
+// A grant that ended because its holder is gone (or it expired) while another grant is
+// written over its other documents: this document is no longer renewed, but it stays, as
+// Elasticsearch still holds it until it is written over.
+TEST(LockEntry, AnEndedGrantIsNoLongerRenewedButItsDocumentStays) {
+  LockEntry entry(kKey);
+  entry.granted(lock::HeldDocument{kKey, grant_version(1), kT0 + Millis(10000)});
+  entry.ended();
+  EXPECT_FALSE(entry.renewing());
+  EXPECT_FALSE(entry.held());
+  EXPECT_TRUE(entry.known());
+  ASSERT_TRUE(entry.document());
+  EXPECT_EQ(entry.document()->version, (es::Version{1, 1}));
+  EXPECT_FALSE(entry.revoked()) << "ended, not revoked: nothing is listed for it";
+}
+
+// The end of a grant of several documents is counted once (eslease_expirations_total),
+// whichever of its documents is taken last: the mark stays with the grant, and a new grant
+// on the document starts without it.
+TEST(LockEntry, TheEndOfAGrantIsCountedOnceForTheGrant) {
+  LockEntry entry(kKey);
+  entry.read(grant_version(1), kT0);
+  EXPECT_FALSE(entry.end_counted());
+  entry.count_end();
+  EXPECT_TRUE(entry.end_counted());
+  entry.read(grant_version(2), kT0 + Millis(100));  // the same grant, renewed elsewhere
+  EXPECT_TRUE(entry.end_counted());
+  entry.read(grant_version(3, "uid-next", Millis(10000), WallTime(Millis(9000))), kT0 + Millis(200));
+  EXPECT_FALSE(entry.end_counted()) << "another grant";
+  entry.count_end();
+  entry.granted(lock::HeldDocument{kKey, grant_version(4, "uid-ours"), kT0 + Millis(10000)});
+  EXPECT_FALSE(entry.end_counted()) << "our own new grant";
+  entry.count_end();
+  entry.read(std::nullopt, kT0 + Millis(300));
+  EXPECT_FALSE(entry.end_counted()) << "no document, no grant";
 }
 
 TEST(LockEntry, AMalformedDocumentIsOneOperation) {
@@ -104,7 +140,7 @@ TEST(LockTable, AHeldEntryIsNotHandedOutTwice) {
   EXPECT_FALSE(table.try_lock(kKey.id())) << "no entry yet";
   {
     LockTable::Handle held = table.lock(kKey);
-    held->granted(lock::Grant{grant_version(1), kT0 + Millis(10000)});
+    held->granted(lock::HeldDocument{kKey, grant_version(1), kT0 + Millis(10000)});
     EXPECT_FALSE(table.try_lock(kKey.id()));
   }
   EXPECT_TRUE(table.try_lock(kKey.id()));
@@ -113,11 +149,24 @@ TEST(LockTable, AHeldEntryIsNotHandedOutTwice) {
   EXPECT_TRUE(table.renewing_ids("batch").empty());
 }
 
+// A lock of capacity N has an entry per slot document taken: a reconcile takes at least the
+// slots in use, so a slot left from an earlier, larger capacity is still decided on.
+TEST(LockTable, SlotsInUseCountUpToTheHighestSlotOfThatLockOnly) {
+  LockTable table;
+  EXPECT_EQ(table.slots_in_use(kKey.id()), 0);
+  table.lock(kKey, 2)->read(std::nullopt, kT0);
+  EXPECT_EQ(table.slots_in_use(kKey.id()), 3) << "slots 0 and 1 have no entry, slot 2 has";
+  table.lock(*lock::make_lock_key("batch", "nightly-2"), 5)->read(std::nullopt, kT0);
+  table.lock(*lock::make_lock_key("batch", "nightlz"), 7)->read(std::nullopt, kT0);
+  EXPECT_EQ(table.slots_in_use(kKey.id()), 3) << "another lock's slots do not count";
+  EXPECT_EQ(table.lock(kKey, 2)->id(), "batch/nightly#2");
+}
+
 TEST(LockTable, RenewingIdsAreThoseOfOneNamespace) {
   LockTable table;
   for (const char* ns : {"batch", "batch-2", "a", "z"}) {
     LockTable::Handle held = table.lock(*lock::make_lock_key(ns, "nightly"));
-    held->granted(lock::Grant{grant_version(1), kT0 + Millis(10000)});
+    held->granted(lock::HeldDocument{kKey, grant_version(1), kT0 + Millis(10000)});
   }
   EXPECT_EQ(table.renewing_ids("batch"), std::vector<std::string>{"batch/nightly"});
   EXPECT_EQ(table.renewing_ids("z"), std::vector<std::string>{"z/nightly"});
@@ -129,7 +178,7 @@ TEST(LockEntry, OnlyAnEntryKnownToStandForNothingIsForgettable) {
   EXPECT_FALSE(entry.forgettable()) << "not read yet";
   entry.read(std::nullopt, kT0);
   EXPECT_TRUE(entry.forgettable());
-  entry.granted(lock::Grant{grant_version(1), kT0 + Millis(10000)});
+  entry.granted(lock::HeldDocument{kKey, grant_version(1), kT0 + Millis(10000)});
   EXPECT_FALSE(entry.forgettable()) << "a grant we renew";
   entry.revoke(api::Reason::kPodDeleted, kT0 + Millis(30000));
   EXPECT_FALSE(entry.forgettable()) << "a revocation whose hand-over is pending";
@@ -156,7 +205,7 @@ TEST(LockTable, AnEntryThatStillMattersIsKept) {
   LockTable table;
   {
     LockTable::Handle entry = table.lock(kKey);
-    entry->granted(lock::Grant{grant_version(1), kT0 + Millis(10000)});
+    entry->granted(lock::HeldDocument{kKey, grant_version(1), kT0 + Millis(10000)});
     entry->revoke(api::Reason::kPodDeleted, kT0 + Millis(30000));
     entry.drop_when_idle();
   }

@@ -1,56 +1,54 @@
-// The reconcile around the decision: a map-backed ClusterView stands in for the informer
-// caches, an in-memory Kubernetes API takes the writes, and the real lock store runs on an
-// in-memory Elasticsearch. Each test checks what a user would read back: the lock document,
-// the Lease status and finalizer, and the holder pod's annotation.
+// One reconcile, whatever the lock's shape: the world it gathers (the locks lock sets and
+// grants link, their slot documents read in one request), the steps it takes until nothing is
+// left to do, and what it keeps of a lock afterwards. What a user reads back: the lock
+// documents, the Lease statuses and finalizers, the holder pods' annotations, the requests.
 #include "controller/reconciler.h"
 
 #include <gtest/gtest.h>
 
-#include "controller/lease_codec.h"
-#include "support/fake_clock.h"
-#include "support/fake_document_api.h"
-#include "support/memory_api.h"
-#include "unit/controller/map_cluster_view.h"
+#include "lock/acquirer.h"
+#include "unit/controller/reconcile_fixture.h"
 
 namespace eslease::controller {
 namespace {
 
 using nlohmann::json;
-using testing::FakeClock;
-using testing::FakeDocumentApi;
-using views::MapClusterView;
 
-const std::string kLock = "batch/report";
-
-// Another replica that also believes it leads, renewing the lock's grant just before each
-// of our takeovers, so every takeover meets a newer version of the grant it replaces.
+// Another replica that also believes it leads, renewing the grant a takeover replaces just
+// before each takeover, so every takeover meets a newer version of the grant it replaces.
 class ContendedStore final : public lock::LockStore {
  public:
   ContendedStore(lock::LockStore& ours, lock::LockStore& theirs, Clock& clock)
       : ours_(ours), theirs_(theirs), clock_(clock) {}
   Status prepare() override { return ours_.prepare(); }
-  Result<std::optional<lock::LockState>> get(const lock::LockKey& key) override { return ours_.get(key); }
+  Status check_tokens(const lock::IssuedBeforeSource& issued_before) override {
+    return ours_.check_tokens(issued_before);
+  }
+  std::optional<std::string> grants_refused() const override { return ours_.grants_refused(); }
+  Result<std::vector<std::vector<lock::DocumentRead>>> read_slots(
+      const std::vector<lock::SlotRange>& locks) override {
+    return ours_.read_slots(locks);
+  }
   Result<std::vector<lock::LockState>> list() override { return ours_.list(); }
-  Result<lock::AcquireOutcome> acquire(const lock::LockKey& key, const lock::Grantee& grantee) override {
-    return ours_.acquire(key, grantee);
+  std::vector<Result<lock::GrantOutcome>> grant(const std::vector<lock::GrantRequest>& requests) override {
+    for (const lock::GrantRequest& request : requests) {
+      for (const lock::SlotWrite& write : request.writes) {
+        if (!write.replaces) continue;
+        auto current = theirs_.read_slots({lock::SlotRange{write.key, write.slot + 1}});
+        auto& doc = current->front()[static_cast<std::size_t>(write.slot)];
+        if (doc.ok() && *doc)
+          (void)theirs_.renew_all(
+              {lock::Renewal{lock::HeldDocument{write.key, **doc, clock_.monotonic()}, {}, {}}});
+        ++takeovers;
+      }
+    }
+    return ours_.grant(requests);
   }
-  Result<lock::AcquireOutcome> take_over(const lock::LockKey& key, const lock::LockState& dead,
-                                         const lock::Grantee& grantee) override {
-    auto current = theirs_.get(key);
-    if (current.ok() && *current)
-      (void)theirs_.renew(key, lock::Grant{**current, clock_.monotonic()}, Millis(0));
-    ++takeovers;
-    return ours_.take_over(key, dead, grantee);
+  Result<lock::ReleaseOutcome> release(const lock::HeldGrant& held, lock::ReleaseScope scope) override {
+    return ours_.release(held, scope);
   }
-  Result<lock::RenewOutcome> renew(const lock::LockKey& key, const lock::Grant& held, Millis ttl) override {
-    return ours_.renew(key, held, ttl);
-  }
-  Result<lock::ReleaseOutcome> release(const lock::LockKey& key, const lock::Grant& held,
-                                       lock::ReleaseScope scope) override {
-    return ours_.release(key, held, scope);
-  }
-  std::vector<lock::BatchRenewal> renew_all(const std::vector<lock::HeldLock>& held) override {
-    return ours_.renew_all(held);
+  std::vector<lock::BatchRenewal> renew_all(const std::vector<lock::Renewal>& renewals) override {
+    return ours_.renew_all(renewals);
   }
   int takeovers = 0;
 
@@ -60,146 +58,50 @@ class ContendedStore final : public lock::LockStore {
   Clock& clock_;
 };
 
-class ReconcilerTest : public ::testing::Test {
+class ReconcilerTest : public fixture::ReconcileFixture {
  protected:
-  void SetUp() override {
-    ours_ = store("controller-a");
-    theirs_ = store("controller-b");
-    contended_ = std::make_unique<ContendedStore>(*ours_, *theirs_, clock_);
+  bool renewing(const std::string& lock) {
+    std::optional<LockTable::Handle> entry = table_.try_lock("batch/" + lock);
+    return entry && (*entry)->renewing();
   }
-
-  std::unique_ptr<lock::LockStore> store(const std::string& writer) {
-    lock::StoreOptions options;
-    options.writer = writer;
-    return std::move(lock::make_es_lock_store(es_, clock_, options).value());
-  }
-
-  Reconciler& reconciler(bool contended = false) {
-    if (!reconciler_) {
-      lock::LockStore& store = contended ? *contended_ : static_cast<lock::LockStore&>(*ours_);
-      SessionOptions sessions;
-      sessions.identity = "controller-a";
-      sessions_ = std::make_unique<SessionKeeper>(table_, store, api_, view_, observer_, clock_, sessions);
-      reconciler_ = std::make_unique<Reconciler>(view_, index_, tracker_, table_, store, *sessions_, api_,
-                                                 events_.get(), observer_, clock_);
-    }
-    return *reconciler_;
-  }
-
-  void add_pod(const std::string& name) {
-    json pod = kube::testing::make_object("batch", name);
-    pod["spec"] = {{"nodeName", "node-1"}};
-    pod["status"] = {{"phase", "Running"},
-                     {"conditions", json::array({{{"type", "Ready"}, {"status", "True"}}})}};
-    api_.put_object(kube::resources::pods(), pod);
-    sync();
-  }
-  void delete_pod(const std::string& name) {
-    const PodRecord gone = *view_.pod("batch/" + name);
-    api_.erase_object(kube::resources::pods(), "batch/" + name);
-    tracker_.pod_gone(gone);
-    sync();
-  }
-  void add_claim(const std::string& name, const std::string& pod, int age_seconds,
-                 const std::string& lock = "report") {
-    json lease = kube::testing::make_object("batch", name);
-    lease["metadata"]["creationTimestamp"] = "2026-01-01T00:00:" + std::to_string(10 + age_seconds) + "Z";
-    lease["metadata"]["generation"] = 1;
-    lease["spec"] = {{"lockName", lock}, {"holder", {{"podName", pod}}}};
-    api_.put_object(kube::resources::eslease_leases(), lease);
-    sync();
-  }
-  // The Lease is gone from the API and the informer says so.
-  void delete_claim(const std::string& name) {
-    const LeaseRecord gone = *view_.lease("batch/" + name);
-    api_.erase_object(kube::resources::eslease_leases(), "batch/" + name);
-    index_.lease_changed(&gone, nullptr);
-    if (reconciler_) reconciler_->forget_lease(gone.meta.uid);
-    sync();
-  }
-  // claim-a (worker-a) holds the lock and claim-b (worker-b) waits next in line.
-  void add_holder_and_waiter() {
-    add_pod("worker-a");
-    add_pod("worker-b");
-    add_claim("claim-a", "worker-a", 0);
-    add_claim("claim-b", "worker-b", 1);
-    ASSERT_TRUE(reconcile().status.ok());
-  }
-  // The informers deliver what the API holds now.
-  void sync() {
-    view_.sync_from(api_);
-    view_.for_each_lease([&](const LeaseRecord& lease) {
-      index_.lease_changed(nullptr, &lease);
-      if (reconciler_) reconciler_->lease_seen(lease.meta.uid, lease.meta.resource_version);
-    });
-    view_.for_each_pod("batch", [&](const PodRecord& pod) {
-      tracker_.pod_seen(pod);
-      if (reconciler_) reconciler_->pod_seen(pod.meta.uid, pod.meta.resource_version);
-    });
-  }
-  ReconcileOutcome reconcile() {
-    ReconcileOutcome outcome = reconciler().reconcile(kLock);
-    sync();
-    return outcome;
-  }
-
-  json object(const kube::Resource& resource, const std::string& name) {
-    return *api_.get(resource, "batch", name, {});
-  }
-  json status(const std::string& lease) { return object(kube::resources::eslease_leases(), lease)["status"]; }
-  std::string holds(const std::string& pod) {
-    return object(kube::resources::pods(), pod)["metadata"]
-        .value("annotations", json::object())
-        .value("eslease.io/holds", "");
-  }
-
-  FakeClock clock_;
-  FakeDocumentApi es_;
-  std::unique_ptr<lock::LockStore> ours_;
-  std::unique_ptr<lock::LockStore> theirs_;
-  std::unique_ptr<ContendedStore> contended_;
-  kube::testing::MemoryApi api_;
-  MapClusterView view_;
-  ClaimIndex index_;
-  PodTracker tracker_{clock_};
-  LockTable table_;
-  Observer observer_;
-  std::unique_ptr<SessionKeeper> sessions_;
-  // Events, when a test records them, go to an API of their own, always free.
-  kube::testing::MemoryApi events_api_;
-  std::unique_ptr<kube::EventRecorder> events_;
-  std::unique_ptr<Reconciler> reconciler_;
 };
 
 TEST_F(ReconcilerTest, GrantsAFreeLockAndTellsTheHolder) {
   add_pod("worker-a");
   add_claim("claim-a", "worker-a", 0);
+  ASSERT_NO_FATAL_FAILURE(prepare_index());
+  const int requests = es_.total_calls();
   ReconcileOutcome outcome = reconcile();
   ASSERT_TRUE(outcome.status.ok()) << outcome.status.error().describe();
+  EXPECT_EQ(es_.total_calls() - requests, 2) << "the document read, then created";
   const json s = status("claim-a");
   EXPECT_EQ(s["phase"], "Held");
   const std::string token = s["fencingToken"];
-  auto doc = ours_->get(*lock::parse_lock_id(kLock));
-  ASSERT_TRUE(doc.ok() && *doc);
-  EXPECT_EQ(std::to_string((*doc)->token), token);
+  auto doc = document("report");
+  ASSERT_TRUE(doc);
+  EXPECT_EQ(std::to_string(doc->token), token);
+  EXPECT_EQ(doc->doc.lease, "batch/claim-a");
+  EXPECT_TRUE(doc->doc.grant_docs.empty()) << "a grant of one document names no others";
+  EXPECT_FALSE(s.contains("slot")) << "capacity 1: no slot to show";
   EXPECT_EQ(object(kube::resources::eslease_leases(), "claim-a")["metadata"]["finalizers"],
             json::array({"eslease.io/release"}));
   EXPECT_EQ(holds("worker-a"), "claim-a=" + token);
+  EXPECT_EQ(observer_.grants, 1);
 }
 
-TEST_F(ReconcilerTest, AWriteDeferredByABusyRateLimitIsRetriedWithoutAnError) {
-  add_pod("worker-a");
+// The design's target: one Elasticsearch request per uncontended grant, once the document is
+// known (read before, while the claim's pod was not there yet).
+TEST_F(ReconcilerTest, AnUncontendedGrantOnAKnownDocumentIsOneRequest) {
   add_claim("claim-a", "worker-a", 0);
-  // The grant's status goes out; telling the pod is left for later by the client's limiter.
-  api_.defer_next(kube::resources::pods());
-  ReconcileOutcome outcome = reconcile();
-  ASSERT_TRUE(outcome.status.ok()) << outcome.status.error().describe();
-  EXPECT_EQ(status("claim-a")["phase"], "Held");
-  EXPECT_EQ(holds("worker-a"), "");
-  ASSERT_TRUE(outcome.requeue_at);
-  EXPECT_LE(*outcome.requeue_at, clock_.monotonic() + Reconciler::kDeferredWritesRequeue);
   ASSERT_TRUE(reconcile().status.ok());
-  EXPECT_EQ(holds("worker-a"), "claim-a=" + status("claim-a")["fencingToken"].get<std::string>());
+  ASSERT_EQ(status("claim-a")["phase"], "Pending") << "no pod yet";
+  ASSERT_NO_FATAL_FAILURE(prepare_index());
+  add_pod("worker-a");
+  const int requests = es_.total_calls();
+  ASSERT_TRUE(reconcile().status.ok());
+  EXPECT_EQ(status("claim-a")["phase"], "Held");
+  EXPECT_EQ(es_.total_calls() - requests, 1);
+  EXPECT_EQ(es_.calls("create"), 2) << "the warm-up's and this grant's";
 }
 
 TEST_F(ReconcilerTest, ReconcilingAConvergedLockWritesNothing) {
@@ -214,11 +116,13 @@ TEST_F(ReconcilerTest, ReconcilingAConvergedLockWritesNothing) {
   EXPECT_EQ(status("claim-b")["queuePosition"], 0);
 }
 
-TEST_F(ReconcilerTest, ADeletedHolderIsTakenOverInOneReconcile) {
+TEST_F(ReconcilerTest, ADeletedHolderIsTakenOverInOneReconcileAndOneRequest) {
   ASSERT_NO_FATAL_FAILURE(add_holder_and_waiter());
-  const std::string first = status("claim-a")["fencingToken"];
+  const std::string first = token("claim-a");
   delete_pod("worker-a");
+  const int requests = es_.total_calls();
   ASSERT_TRUE(reconcile().status.ok());
+  EXPECT_EQ(es_.total_calls() - requests, 1) << "the document is known: written over at the version read";
   const json taken = status("claim-b");
   EXPECT_EQ(taken["phase"], "Held");
   EXPECT_GT(std::stoll(taken["fencingToken"].get<std::string>()), std::stoll(first));
@@ -226,6 +130,8 @@ TEST_F(ReconcilerTest, ADeletedHolderIsTakenOverInOneReconcile) {
   EXPECT_EQ(taken["lastTakeover"]["fromPod"], "worker-a");
   EXPECT_EQ(status("claim-a")["phase"], "Pending");
   EXPECT_EQ(holds("worker-b"), "claim-b=" + taken["fencingToken"].get<std::string>());
+  EXPECT_EQ(observer_.takeovers, (std::map<std::string, int>{{"PodDeleted", 1}}));
+  EXPECT_EQ(observer_.grants, 2);
 }
 
 // The cache can drop a pod before the informer's handler tells the tracker (another event
@@ -245,173 +151,27 @@ TEST_F(ReconcilerTest, AHolderGoneFromTheCacheBeforeTheTrackerHeardIsTakenOverWh
   EXPECT_EQ(taken["lastTakeover"]["reason"], "PodDeleted");
 }
 
-// In a burst of deaths the client's rate limit is busy: the successor must hear first, and
-// the Lease of a holder whose pod is gone (it reads nothing) is told when the limit is free.
-TEST_F(ReconcilerTest, ATakeoverFromAGonePodTellsTheSuccessorBeforeTheDeadHolder) {
-  ASSERT_NO_FATAL_FAILURE(add_holder_and_waiter());
-  delete_pod("worker-a");
-  api_.set_rate_limit_busy(true);
-  ReconcileOutcome busy = reconcile();
-  ASSERT_TRUE(busy.status.ok()) << busy.status.error().describe();
-  EXPECT_EQ(status("claim-b")["phase"], "Held");
-  EXPECT_EQ(status("claim-a")["phase"], "Held") << "the dead holder's status waits for the rate limit";
-  ASSERT_TRUE(busy.requeue_at);
-  EXPECT_LE(*busy.requeue_at, clock_.monotonic() + Reconciler::kDeferredWritesRequeue);
-
-  api_.set_rate_limit_busy(false);
-  ASSERT_TRUE(reconcile().status.ok());
-  EXPECT_EQ(status("claim-a")["phase"], "Pending");
-  EXPECT_EQ(status("claim-a")["conditions"][0]["reason"], "PodDeleted");
-}
-
-// An event goes out with the status change it tells of: while that status waits for the
-// rate limit, so does the event, and it is recorded once.
-TEST_F(ReconcilerTest, AnEventWaitsForItsStatusWrite) {
-  events_ = std::make_unique<kube::EventRecorder>(events_api_, clock_);
-  add_pod("worker-a");
-  add_claim("claim-a", "worker-a", 0);
-  ASSERT_TRUE(reconcile().status.ok());
-  delete_pod("worker-a");
-  api_.set_rate_limit_busy(true);
-  auto lost_events = [&] {
-    EXPECT_TRUE(events_->flush(std::chrono::seconds(5)));
-    int n = 0;
-    for (const auto& [verb, event] : events_api_.writes()) n += event.value("reason", "") == "PodDeleted";
-    return n;
-  };
-  for (int attempt = 0; attempt < 3; ++attempt) ASSERT_TRUE(reconcile().status.ok());
-  EXPECT_EQ(status("claim-a")["phase"], "Held");
-  EXPECT_EQ(lost_events(), 0);
-  api_.set_rate_limit_busy(false);
-  ASSERT_TRUE(reconcile().status.ok());
-  EXPECT_EQ(status("claim-a")["phase"], "Pending");
-  EXPECT_EQ(lost_events(), 1);
-}
-
-// A holder that may still run (its pod is unready, not gone) is told at once that it lost
-// the lock, however busy the rate limit.
-TEST_F(ReconcilerTest, TakingTheLockFromAHolderThatMayStillRunDoesNotWait) {
-  ASSERT_NO_FATAL_FAILURE(add_holder_and_waiter());
-  json pod = object(kube::resources::pods(), "worker-a");
-  pod["status"]["conditions"] = json::array({{{"type", "Ready"}, {"status", "False"}}});
-  api_.put_object(kube::resources::pods(), pod);
-  sync();
-  clock_.advance(std::chrono::seconds(11));  // past the default livenessGraceSeconds
-  api_.set_rate_limit_busy(true);
-  ASSERT_TRUE(reconcile().status.ok());
-  EXPECT_NE(status("claim-a")["phase"], "Held");
-}
-
-TEST_F(ReconcilerTest, AStatusSomeoneElseWroteIsPutRightAtMostOncePerPace) {
-  add_pod("worker-a");
-  add_claim("claim-a", "worker-a", 0);
-  ASSERT_TRUE(reconcile().status.ok());
-  const json held = status("claim-a");
-  auto overwrite = [&] {
-    ASSERT_TRUE(api_.patch(kube::resources::eslease_leases(), "batch", "claim-a", kube::PatchType::kMerge,
-                           {{"status", {{"phase", "Pending"}}}}, true, {})
-                    .ok());
-    sync();
-  };
-  overwrite();
-  ASSERT_TRUE(reconcile().status.ok());
-  EXPECT_EQ(status("claim-a")["phase"], "Held");
-  overwrite();
-  ReconcileOutcome paced = reconcile();
-  EXPECT_EQ(status("claim-a")["phase"], "Pending") << "put right less than a second ago: it waits";
-  ASSERT_TRUE(paced.requeue_at);
-  EXPECT_EQ(*paced.requeue_at, clock_.monotonic() + LeaseWriter::kCorrectionPace);
-  clock_.advance(LeaseWriter::kCorrectionPace);
-  ASSERT_TRUE(reconcile().status.ok());
-  EXPECT_EQ(status("claim-a"), held);
-}
-
-// A correction left for later because the rate limit was busy was never sent: it does not
-// count against the pace, so it goes out as soon as the client is free.
-TEST_F(ReconcilerTest, ACorrectionLeftForTheRateLimitDoesNotWaitForThePace) {
-  ASSERT_NO_FATAL_FAILURE(add_holder_and_waiter());
-  const json waiting = status("claim-b");
-  ASSERT_EQ(waiting["phase"], "Pending");
-  ASSERT_TRUE(api_.patch(kube::resources::eslease_leases(), "batch", "claim-b", kube::PatchType::kMerge,
-                         {{"status", {{"queuePosition", 7}}}}, true, {})
-                  .ok());
-  sync();
-  api_.set_rate_limit_busy(true);
-  ASSERT_TRUE(reconcile().status.ok());
-  EXPECT_EQ(status("claim-b")["queuePosition"], 7) << "a queue position can wait for the rate limit";
-  api_.set_rate_limit_busy(false);
-  ASSERT_TRUE(reconcile().status.ok());
-  EXPECT_EQ(status("claim-b"), waiting);
-}
-
-// Our memory of a write overlays a cache that has not caught up, but not for ever: another
-// writer's status (or annotation) that the cache shows without ever having shown ours (a
-// re-list, or a watch event that came before the write's answer) is put right once the
-// memory has expired.
-TEST_F(ReconcilerTest, AnOverwriteTheCacheShowsBeforeOurWriteIsPutRight) {
-  add_pod("worker-a");
-  add_claim("claim-a", "worker-a", 0);
-  ASSERT_TRUE(reconciler().reconcile(kLock).status.ok());  // the cache does not see this write
-  const json held = *api_.get(kube::resources::eslease_leases(), "batch", "claim-a", {});
-  ASSERT_EQ(held["status"]["phase"], "Held");
-  const std::string annotation = holds("worker-a");
-  ASSERT_NE(annotation, "");
-  ASSERT_TRUE(api_.patch(kube::resources::eslease_leases(), "batch", "claim-a", kube::PatchType::kMerge,
-                         {{"status", {{"phase", "Pending"}}}}, true, {})
-                  .ok());
-  ASSERT_TRUE(api_.patch(kube::resources::pods(), "batch", "worker-a", kube::PatchType::kMerge,
-                         {{"metadata", {{"annotations", {{"eslease.io/holds", nullptr}}}}}}, false, {})
-                  .ok());
-  sync();
-  ASSERT_TRUE(reconcile().status.ok());
-  EXPECT_EQ(status("claim-a")["phase"], "Pending") << "the memory of our write stands in for a lagging cache";
-  clock_.advance(kOwnWriteMemory);
-  ASSERT_TRUE(reconcile().status.ok());
-  EXPECT_EQ(status("claim-a")["phase"], "Held");
-  EXPECT_EQ(holds("worker-a"), annotation);
-}
-
-// A cache that simply lags (it still shows the version our write was decided on) keeps the
-// memory however long it lags: the same write is never made twice.
-TEST_F(ReconcilerTest, ALaggingCacheNeverCausesTheSameWriteTwice) {
-  add_pod("worker-a");
-  add_claim("claim-a", "worker-a", 0);
-  // Status and annotation writes (the finalizer's patch is conditional on the version, so a
-  // real API server refuses a repeated one).
-  auto remembered_writes = [&] {
-    int n = 0;
-    for (const auto& [verb, body] : api_.writes())
-      if (body.contains("status") || body.value("/metadata/annotations"_json_pointer, json()).is_object())
-        ++n;
-    return n;
-  };
-  ASSERT_TRUE(reconciler().reconcile(kLock).status.ok());  // the cache does not see this write
-  const int writes = remembered_writes();
-  ASSERT_EQ(writes, 2);
-  clock_.advance(kOwnWriteMemory * 3);
-  ASSERT_TRUE(reconciler().reconcile(kLock).status.ok());
-  EXPECT_EQ(remembered_writes(), writes);
-}
-
 // Every takeover meets a newer version of the grant (a second replica renews it): once the
 // steps run out the reconcile reports an error, so the lock is retried with backoff, and
 // writes nothing decided from a world still changing under it.
 TEST_F(ReconcilerTest, AnActionStillPendingWhenTheStepsRunOutIsRetried) {
-  add_pod("worker-a");
-  add_pod("worker-b");
-  add_claim("claim-a", "worker-a", 0);
-  add_claim("claim-b", "worker-b", 1);
-  ASSERT_TRUE(reconciler(/*contended=*/true).reconcile(kLock).status.ok());
-  sync();
-  const std::string token = status("claim-a")["fencingToken"];
+  std::unique_ptr<lock::LockStore> theirs = make_store("controller-b");
+  ContendedStore contended(*store_, *theirs, clock_);
+  use_store(contended);
+  ASSERT_NO_FATAL_FAILURE(add_holder_and_waiter());
+  const std::string held = token("claim-a");
   delete_pod("worker-a");
   const std::size_t writes = api_.writes().size();
   ReconcileOutcome outcome = reconcile();
-  EXPECT_EQ(contended_->takeovers, Reconciler::kMaxSteps);
+  // One document: the steps of a reconcile plus two for it.
+  EXPECT_EQ(contended.takeovers, Reconciler::kMaxSteps + 2);
   ASSERT_FALSE(outcome.status.ok());
-  EXPECT_NE(outcome.status.error().message.find("take_over"), std::string::npos);
+  EXPECT_EQ(outcome.status.error().code, ErrorCode::kUnsettled);
+  EXPECT_NE(outcome.status.error().message.find("grant"), std::string::npos)
+      << outcome.status.error().message;
   EXPECT_EQ(api_.writes().size(), writes);
-  EXPECT_EQ(status("claim-a")["fencingToken"], token);
+  EXPECT_EQ(token("claim-a"), held);
+  EXPECT_EQ(observer_.conflicts["take_over"], Reconciler::kMaxSteps + 2);
 }
 
 TEST_F(ReconcilerTest, AnUnreadableDocumentMarksTheBackendUnavailable) {
@@ -420,7 +180,7 @@ TEST_F(ReconcilerTest, AnUnreadableDocumentMarksTheBackendUnavailable) {
   es_.inject({"get", false, make_error(ErrorCode::kUnavailable, "connection refused")});
   ReconcileOutcome outcome = reconcile();
   ASSERT_FALSE(outcome.status.ok());
-  EXPECT_FALSE(reconciler().backend_available());
+  EXPECT_FALSE(reconciler_->backend_available());
   const json conditions = status("claim-a")["conditions"];
   ASSERT_TRUE(conditions.is_array());
   bool unavailable = false;
@@ -442,8 +202,7 @@ TEST_F(ReconcilerTest, APerJobLockLeavesNothingBehindOnceItsLeaseIsGone) {
   for (int i = 0; i < 10 && es_.peek(kLock); ++i) {
     ReconcileOutcome outcome = reconcile();
     ASSERT_TRUE(outcome.status.ok()) << outcome.status.error().describe();
-    if (outcome.requeue_at)
-      clock_.advance(std::chrono::ceil<Millis>(*outcome.requeue_at - clock_.monotonic()));
+    if (outcome.requeue_at) advance_to(outcome);
   }
   EXPECT_FALSE(es_.peek(kLock)) << "the document is released";
   ASSERT_TRUE(reconcile().status.ok());
@@ -454,25 +213,6 @@ TEST_F(ReconcilerTest, APerJobLockLeavesNothingBehindOnceItsLeaseIsGone) {
   ASSERT_TRUE(reconcile().status.ok());
   EXPECT_EQ(es_.calls("get"), reads + 1) << "a forgotten lock is read before anything is decided";
   EXPECT_EQ(status("claim-b")["phase"], "Held");
-}
-
-// A pod that loses one lock but holds another keeps only the other's entry, even when the
-// first attempt to rewrite its annotation fails: the lock's retry puts it right.
-TEST_F(ReconcilerTest, ALostHoldLeavesTheAnnotationOnceItsRewriteFails) {
-  add_pod("worker-a");
-  add_claim("claim-a", "worker-a", 0);
-  add_claim("claim-x", "worker-a", 1, "other");
-  ASSERT_TRUE(reconcile().status.ok());
-  ASSERT_TRUE(reconciler().reconcile("batch/other").status.ok());
-  sync();
-  const std::string token_x = status("claim-x")["fencingToken"];
-  ASSERT_EQ(holds("worker-a"),
-            "claim-a=" + status("claim-a")["fencingToken"].get<std::string>() + ",claim-x=" + token_x);
-  delete_claim("claim-a");
-  api_.fail_next("patch", kube::resources::pods(), make_error(ErrorCode::kUnavailable, "connection reset"));
-  EXPECT_FALSE(reconcile().status.ok()) << "the annotation could not be written: retried";
-  ASSERT_TRUE(reconcile().status.ok());
-  EXPECT_EQ(holds("worker-a"), "claim-x=" + token_x);
 }
 
 json backend_condition(const json& status) {
@@ -488,7 +228,7 @@ TEST_F(ReconcilerTest, AGrantRefusedForUnprovenTokensSaysSoUntilTheTokensAreProv
   add_pod("worker-a");
   add_claim("claim-a", "worker-a", 0);
   const std::int64_t beyond = lock::epoch_base(lock::kMaxEpoch) | (std::int64_t{1} << 32);
-  ASSERT_FALSE(ours_->check_tokens([beyond] { return lock::IssuedBefore{beyond, Millis(0)}; }).ok());
+  ASSERT_FALSE(store_->check_tokens([beyond] { return lock::IssuedBefore{beyond, Millis(0)}; }).ok());
   ReconcileOutcome refused = reconcile();
   ASSERT_FALSE(refused.status.ok()) << "retried with backoff";
   EXPECT_FALSE(es_.peek(kLock)) << "nothing was granted";
@@ -499,13 +239,186 @@ TEST_F(ReconcilerTest, AGrantRefusedForUnprovenTokensSaysSoUntilTheTokensAreProv
   EXPECT_EQ(backend["reason"], "TokensUnproven");
   EXPECT_NE(backend["message"].get<std::string>().find("fencing tokens are not proven"), std::string::npos)
       << backend;
-  EXPECT_TRUE(reconciler().backend_available());
+  EXPECT_TRUE(reconciler_->backend_available());
 
-  ASSERT_TRUE(ours_->check_tokens([] { return lock::IssuedBefore{}; }).ok());
+  ASSERT_TRUE(store_->check_tokens([] { return lock::IssuedBefore{}; }).ok());
   ASSERT_TRUE(reconcile().status.ok());
   s = status("claim-a");
   EXPECT_EQ(s["phase"], "Held");
   EXPECT_EQ(backend_condition(s)["status"], "True");
+}
+
+// --- the locks decided together -------------------------------------------------------------
+
+TEST_F(ReconcilerTest, OverlappingSetsNeverHoldOneLockTogether) {
+  add_pod("pod-a");
+  add_pod("pod-b");
+  add_set_claim("forward", "pod-a", 0, {"report", "archive"});
+  add_set_claim("backward", "pod-b", 1, {"archive", "report"});
+  ASSERT_TRUE(reconcile("archive").status.ok());
+  ASSERT_TRUE(reconcile("report").status.ok());
+  EXPECT_EQ(status("forward")["phase"], "Held");
+  EXPECT_EQ(status("backward")["phase"], "Pending");
+  EXPECT_EQ(status("backward")["queuePosition"], 0);
+  EXPECT_EQ(document("report")->doc.lease, "batch/forward");
+  EXPECT_EQ(document("archive")->doc.lease, "batch/forward");
+}
+
+// The set's holder releases: the set's documents go, and each lock goes to the claim waiting
+// for it, the other set first as it is older.
+TEST_F(ReconcilerTest, AReleasedSetGoesToTheNextClaimsWhole) {
+  for (const char* pod : {"pod-a", "pod-b", "pod-c"}) add_pod(pod);
+  add_set_claim("first", "pod-a", 0, {"report", "archive"});
+  add_set_claim("second", "pod-b", 1, {"archive", "ledger"});
+  add_claim("single", "pod-c", 2);
+  ASSERT_TRUE(reconcile().status.ok());
+  ASSERT_EQ(status("first")["phase"], "Held");
+  EXPECT_EQ(status("second")["phase"], "Pending");
+  EXPECT_EQ(status("single")["phase"], "Pending");
+  release_claim("first");
+  ASSERT_TRUE(reconcile().status.ok());
+  EXPECT_EQ(status("second")["phase"], "Held");
+  EXPECT_EQ(status("single")["phase"], "Held");
+  EXPECT_EQ(document("archive")->doc.lease, "batch/second");
+  EXPECT_EQ(document("ledger")->doc.lease, "batch/second");
+  EXPECT_EQ(document("report")->doc.lease, "batch/single");
+  EXPECT_TRUE(observer_.takeovers.empty()) << "a grant its holder let go of is not taken over";
+}
+
+// A direct-mode holder on one lock: the set waits, and none of its documents is written.
+TEST_F(ReconcilerTest, ASetWaitsForADirectModeHolderOnOneOfItsLocks) {
+  ASSERT_NO_FATAL_FAILURE(grant_directly("archive"));
+  add_pod("pod-s");
+  add_set_claim("set", "pod-s", 0, {"report", "archive"});
+  ASSERT_TRUE(reconcile().status.ok());
+  EXPECT_EQ(status("set")["phase"], "Pending");
+  EXPECT_FALSE(document("report")) << "nothing of the set is written while part of it is taken";
+  EXPECT_EQ(document("archive")->doc.holder, "job-host");
+}
+
+// Two sets that share one lock, the first holder deleted: the second set is granted in one
+// _bulk by a reconcile of one of its own locks. From then on the grant is ours on every lock:
+// the reconciles of the shared lock and of every other lock keep it (the controller never takes
+// its own takeover for another writer's), its Lease shows Held, and the session renews all of
+// its documents.
+TEST_F(ReconcilerTest, ASetGrantedOverAnotherSetStaysOursOnEveryLock) {
+  const std::vector<std::string> all = {"k1", "k2", "k3", "k4", "k5"};
+  add_pod("p-0");
+  add_pod("p-1");
+  add_set_claim("set-0", "p-0", 0, {"k5", "k3", "k2"});
+  ASSERT_TRUE(reconcile("k5").status.ok());
+  ASSERT_EQ(status("set-0")["phase"], "Held");
+  add_set_claim("set-1", "p-1", 1, {"k1", "k4", "k2"});
+  ASSERT_TRUE(reconcile("k1").status.ok());
+  ASSERT_EQ(status("set-1")["phase"], "Pending");
+  sessions_->tick("batch");
+  ASSERT_TRUE(session());
+
+  delete_pod("p-0");
+  const int bulks = es_.calls("bulk");
+  ASSERT_TRUE(reconcile("k4").status.ok());
+  EXPECT_EQ(es_.calls("bulk") - bulks, 2) << "the set granted in one _bulk; set-0's rest released in one";
+  ASSERT_EQ(status("set-1")["phase"], "Held");
+  const std::string granted = token("set-1");
+  EXPECT_EQ(status("set-1")["lastTakeover"]["reason"], "PodDeleted");
+
+  const int before = es_.total_calls();
+  ASSERT_NO_FATAL_FAILURE(reconcile_all({"k2", "k1", "k3", "k4", "k5"}));
+  EXPECT_EQ(es_.total_calls(), before) << "nothing more to write";
+  EXPECT_EQ(status("set-1")["phase"], "Held");
+  EXPECT_EQ(token("set-1"), granted);
+  EXPECT_FALSE(session()->lists({"set-1", granted}));
+  for (const char* lock : {"k1", "k4", "k2"}) {
+    EXPECT_TRUE(renewing(lock)) << lock;
+    EXPECT_EQ(document(lock)->doc.lease, "batch/set-1") << lock;
+  }
+  EXPECT_FALSE(document("k5")) << "released";
+  EXPECT_FALSE(document("k3")) << "released";
+
+  clock_.advance(std::chrono::seconds(5));
+  sessions_->tick("batch");
+  for (const char* lock : {"k1", "k4", "k2"}) {
+    EXPECT_EQ(document(lock)->doc.renewed_at, lock::to_millis(clock_.now())) << lock;
+    EXPECT_EQ(std::to_string(document(lock)->token), granted) << lock;
+  }
+  EXPECT_TRUE(session()->revoked.empty()) << "nothing revoked";
+  EXPECT_EQ(session()->renew_time, lock::to_millis(clock_.now()));
+  ASSERT_NO_FATAL_FAILURE(reconcile_all(all));
+  EXPECT_EQ(status("set-1")["phase"], "Held");
+  EXPECT_EQ(token("set-1"), granted);
+}
+
+// A set Lease changes its lockNames while it holds: no claim links the locks it left to the
+// lock reconciled, but its grant's documents do, and the grant is judged whole with them:
+// revoked on every lock at once (its claim no longer matches it), handed over once the validity
+// published to its holder has ended, and the documents nobody claims are released.
+TEST_F(ReconcilerTest, AGrantReachingLocksNoClaimLinksIsJudgedWhole) {
+  add_pod("pod-s");
+  add_set_claim("set", "pod-s", 0, {"report", "archive", "ledger"});
+  ASSERT_TRUE(reconcile().status.ok());
+  const std::string held = token("set");
+  ASSERT_EQ(status("set")["phase"], "Held");
+  sessions_->tick("batch");
+
+  patch_spec("set", {{"lockNames", {"report", "audit"}}});
+  ASSERT_TRUE(reconcile().status.ok());
+  for (const char* lock : {"report", "archive", "ledger"}) EXPECT_FALSE(renewing(lock)) << lock;
+  EXPECT_TRUE(session()->lists({"set", held}));
+  EXPECT_EQ(status("set")["phase"], "Pending");
+  EXPECT_EQ(held_reason("set"), "ClaimMoved");
+  for (const char* lock : {"archive", "ledger"})
+    EXPECT_EQ(document(lock)->doc.lease, "batch/set") << "not handed over before the validity ends";
+
+  const WallTime renewed = *session()->renew_time;
+  clock_.advance(std::chrono::seconds(5));
+  sessions_->tick("batch");
+  for (const char* lock : {"report", "archive", "ledger"})
+    EXPECT_EQ(document(lock)->doc.renewed_at, renewed) << lock << ": a revoked grant is not renewed";
+
+  ReconcileOutcome waiting = reconcile();
+  ASSERT_TRUE(waiting.status.ok());
+  ASSERT_NO_FATAL_FAILURE(advance_to(waiting));
+  ASSERT_TRUE(reconcile().status.ok());
+  ASSERT_EQ(status("set")["phase"], "Held");
+  EXPECT_GT(std::stoll(token("set")), std::stoll(held));
+  EXPECT_EQ(document("report")->doc.lease, "batch/set");
+  EXPECT_EQ(document("audit")->doc.lease, "batch/set");
+  EXPECT_FALSE(document("archive")) << "released: nobody claims it";
+  EXPECT_FALSE(document("ledger")) << "released: nobody claims it";
+}
+
+// A grant of several documents is renewed whole or not at all: one of its documents revoked
+// (as a session tick revokes a document whose renewal failed past its deadline), the tick
+// renews none of them, and the reconcile revokes the rest; the claim is served again once the
+// validity published to its holder has ended.
+TEST_F(ReconcilerTest, ARevokedGrantIsNeverRenewedAndItsReconcileRevokesTheRest) {
+  add_pod("pod-s");
+  add_set_claim("set", "pod-s", 0, {"report", "archive", "ledger"});
+  ASSERT_TRUE(reconcile().status.ok());
+  const std::string held = token("set");
+  sessions_->tick("batch");
+  const WallTime renewed = *session()->renew_time;
+
+  table_.lock(*lock::make_lock_key("batch", "archive"))->revoke(api::Reason::kRenewalFailed);
+  clock_.advance(std::chrono::seconds(10));
+  enqueued_.clear();
+  sessions_->tick("batch");
+  for (const char* lock : {"report", "archive", "ledger"})
+    EXPECT_EQ(document(lock)->doc.renewed_at, renewed) << lock << " was renewed";
+  EXPECT_TRUE(session()->lists({"set", held}));
+  ASSERT_FALSE(enqueued_.empty());
+
+  ReconcileOutcome revoked = reconcile(enqueued_.front().substr(std::string("batch/").size()));
+  ASSERT_TRUE(revoked.status.ok());
+  for (const char* lock : {"report", "archive", "ledger"}) EXPECT_FALSE(renewing(lock)) << lock;
+  EXPECT_EQ(status("set")["phase"], "Pending");
+  EXPECT_EQ(held_reason("set"), "RenewalFailed");
+  EXPECT_TRUE(holds("pod-s").empty());
+
+  ASSERT_NO_FATAL_FAILURE(advance_to(revoked));
+  ASSERT_TRUE(reconcile().status.ok());
+  EXPECT_EQ(status("set")["phase"], "Held");
+  EXPECT_GT(std::stoll(token("set")), std::stoll(held));
 }
 
 }  // namespace

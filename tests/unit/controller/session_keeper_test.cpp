@@ -42,17 +42,23 @@ class SessionKeeperTest : public ::testing::Test {
 
   // Grants lock `lock` to Lease `lease` and shows it Held in the Lease's status.
   std::string grant(const std::string& lock, const std::string& lease, Millis ttl = kTtl) {
-    lock::Grantee grantee;
-    grantee.lease = kNs + "/" + lease;
-    grantee.lease_uid = "uid-" + lease;
-    grantee.holder = kNs + "/pod-" + lease;
-    grantee.ttl = ttl;
-    const lock::LockKey key = *lock::make_lock_key(kNs, lock);
-    auto granted = ours_->acquire(key, grantee);
+    return grant_set({lock}, lease, ttl);
+  }
+  // Grants the locks to Lease `lease` as one grant (a lock set when there are several: one
+  // document per lock) and shows it Held in the Lease's status, under its first lock.
+  std::string grant_set(const std::vector<std::string>& locks, const std::string& lease, Millis ttl = kTtl) {
+    lock::GrantRequest request;
+    request.grantee.lease = kNs + "/" + lease;
+    request.grantee.lease_uid = "uid-" + lease;
+    request.grantee.holder = kNs + "/pod-" + lease;
+    request.grantee.ttl = ttl;
+    for (const std::string& lock : locks)
+      request.writes.push_back(lock::SlotWrite{*lock::make_lock_key(kNs, lock), 0, std::nullopt});
+    auto granted = lock::grant_one(*ours_, request);
     EXPECT_TRUE(granted.ok() && granted->grant);
-    table_.lock(key)->granted(*granted->grant);
-    const std::string token = std::to_string(granted->grant->state.token);
-    show_held(lock, lease, token, ttl);
+    for (const lock::HeldDocument& doc : granted->grant->docs) table_.lock(doc.key)->granted(doc);
+    const std::string token = std::to_string(granted->grant->token);
+    show_held(locks.front(), lease, token, ttl);
     return token;
   }
   void show_held(const std::string& lock, const std::string& lease, const std::string& token,
@@ -206,6 +212,29 @@ TEST_F(SessionKeeperTest, ARenewalNotConfirmedHoldsTheSessionBackUntilItMustBeLi
   EXPECT_NE(std::find(enqueued_.begin(), enqueued_.end(), kNs + "/a"), enqueued_.end());
 }
 
+// A grant of several documents is renewed whole or not at all: once one of its documents is
+// no longer renewed (revoked here, as a renewal that failed past its deadline is), the tick
+// renews none of the others, lists the grant, and asks its locks' reconciles to revoke the
+// rest. The namespace's other grants keep theirs.
+TEST_F(SessionKeeperTest, AGrantPartlyRevokedIsRenewedNoMoreAndListed) {
+  const std::string token = grant_set({"a", "b", "c"}, "claim-set");
+  grant("single", "claim-single");
+  keeper_->tick(kNs);
+  ASSERT_TRUE(session());
+  const WallTime first = *session()->renew_time;
+  for (const char* lock : {"a", "b", "c"}) ASSERT_EQ(document(lock).renewed_at, first) << lock;
+  table_.lock(*lock::make_lock_key(kNs, "b"))->revoke(api::Reason::kRenewalFailed);
+  clock_.advance(kTtl / 3);
+  keeper_->tick_due();
+  for (const char* lock : {"a", "b", "c"})
+    EXPECT_EQ(document(lock).renewed_at, first) << lock << " was renewed";
+  EXPECT_TRUE(session()->lists({"claim-set", token}));
+  EXPECT_EQ(document("single").renewed_at, lock::to_millis(clock_.now()));
+  EXPECT_EQ(session()->renew_time, lock::to_millis(clock_.now())) << "the other grants keep their validity";
+  for (const char* lock : {"a", "c"})
+    EXPECT_NE(std::find(enqueued_.begin(), enqueued_.end(), kNs + "/" + lock), enqueued_.end()) << lock;
+}
+
 TEST_F(SessionKeeperTest, AHeldStatusThatIsNotOurGrantIsListedAtOnce) {
   grant("a", "claim-a");
   show_held("b", "claim-b", "4294967999");  // a status left by another replica; no document
@@ -226,7 +255,7 @@ TEST_F(SessionKeeperTest, AGrantNotYetAdoptedIsWaitedForBeforeTheSessionIsRenewe
   replica_c.identity = "replica-c";
   SessionKeeper successor(fresh, *ours_, api_, view_, observer_, clock_, replica_c);
   const lock::LockKey key = *lock::make_lock_key(kNs, "a");
-  fresh.lock(key)->read(*ours_->get(key).value(), clock_.monotonic());
+  fresh.lock(key)->read(*lock::read_lock(*ours_, key).value(), clock_.monotonic());
   clock_.advance(Millis(2000));
   successor.tick(kNs);
   EXPECT_EQ(session()->renew_time, first);
@@ -339,12 +368,14 @@ TEST_F(SessionKeeperTest, AGrantRenewedByAnotherReplicaIsFollowed) {
   const WallTime first = *session()->renew_time;
   const lock::LockKey key = *lock::make_lock_key(kNs, "a");
   clock_.advance(Millis(500));
-  auto current = theirs_->get(key);
-  ASSERT_TRUE(theirs_->renew(key, lock::Grant{**current, clock_.monotonic()}, Millis(0)).ok());
+  auto current = lock::read_lock(*theirs_, key);
+  const std::vector<lock::BatchRenewal> renewed = theirs_->renew_all(
+      {lock::Renewal{lock::HeldDocument{key, **current, clock_.monotonic()}, Millis(0), {}}});
+  ASSERT_EQ(renewed.front().result, lock::BatchRenewal::Result::kRenewed);
   clock_.advance(kTtl / 3);
   keeper_->tick_due();
   EXPECT_EQ(session()->renew_time, first) << "not covered by our own write";
-  EXPECT_EQ(table_.lock(key)->grant()->state.version, es_.peek(key.id())->version);
+  EXPECT_EQ(table_.lock(key)->held()->state.version, es_.peek(key.id())->version);
   clock_.advance(Millis(1000));
   keeper_->tick_due();
   EXPECT_GT(*session()->renew_time, first);
