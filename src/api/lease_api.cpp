@@ -27,7 +27,7 @@ constexpr Names<Phase, 5> kPhaseNames = {{
     {Phase::kInvalid, "Invalid"},
 }};
 
-constexpr Names<Reason, 20> kReasonNames = {{
+constexpr Names<Reason, 21> kReasonNames = {{
     {Reason::kWaiting, "Waiting"},
     {Reason::kAcquired, "Acquired"},
     {Reason::kTakenOver, "TakenOver"},
@@ -39,6 +39,7 @@ constexpr Names<Reason, 20> kReasonNames = {{
     {Reason::kExpired, "Expired"},
     {Reason::kRenewalFailed, "RenewalFailed"},
     {Reason::kTimedOut, "TimedOut"},
+    {Reason::kBusy, "Busy"},
     {Reason::kInvalidClaim, "InvalidClaim"},
     {Reason::kReleased, "Released"},
     {Reason::kClaimDeleted, "ClaimDeleted"},
@@ -115,6 +116,7 @@ bool is_loss(Reason reason) {
     case Reason::kAcquired:
     case Reason::kTakenOver:
     case Reason::kTimedOut:
+    case Reason::kBusy:
     case Reason::kInvalidClaim:
     case Reason::kInvalid:
     case Reason::kBackendUnavailable:

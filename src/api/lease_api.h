@@ -70,6 +70,7 @@ enum class Reason {
   kExpired,                // the grant ran out (TTL)
   kRenewalFailed,          // the grant could not be renewed in Elasticsearch in time
   kTimedOut,               // waited acquireTimeoutSeconds without a grant
+  kBusy,                   // TimedOut: a try-lock (acquireTimeoutSeconds 0) found the lock taken
   kInvalidClaim,           // Held=False: the claim cannot be served as written
   kReleased,               // the holder let go of the lock, or its pod finished after holding
   kClaimDeleted,           // the holder's Lease was deleted by someone else than its holder

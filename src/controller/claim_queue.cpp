@@ -151,7 +151,8 @@ ClaimQueue classify_claims(const LockWorld& world) {
     }
     view.waiting = view.invalid.empty() && !view.timed_out && !view.released && !lease->being_deleted &&
                    !held_by(world, *lease);
-    if (view.waiting && lease->spec.acquire_timeout_seconds) {
+    view.try_lock = lease->spec.acquire_timeout_seconds == 0 && lease->status.phase == Phase::kNone;
+    if (view.waiting && lease->spec.acquire_timeout_seconds && !view.try_lock) {
       const WallTime deadline =
           view.waiting_since + std::chrono::seconds(*lease->spec.acquire_timeout_seconds);
       if (world.now >= deadline) {

@@ -23,6 +23,10 @@ struct ClaimView {
   WallTime waiting_since{};       // queue order
   const PodState* pod = nullptr;  // the pod it would be granted to now (nullptr: none is live)
   bool waiting = false;           // in the queue: valid, not terminal, not deleted, not holding
+  // A try-lock (acquireTimeoutSeconds 0) not decided yet (no phase): it waits in this decision
+  // only, to be granted in it or to end TimedOut (status_projection), never timed out before
+  // its grant was considered.
+  bool try_lock = false;
 };
 
 // The one ordering of waiting claims.

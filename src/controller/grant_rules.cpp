@@ -255,6 +255,7 @@ std::string describe_loss(Reason why, const std::string& pod) {
     case Reason::kAcquired:
     case Reason::kTakenOver:
     case Reason::kTimedOut:
+    case Reason::kBusy:
     case Reason::kInvalidClaim:
     case Reason::kInvalid:
     case Reason::kBackendUnavailable:

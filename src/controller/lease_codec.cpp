@@ -157,7 +157,7 @@ LeaseSpec decode_spec(const json& object) {
     return static_cast<int>(*v);
   };
   if (auto v = bounded("leaseDurationSeconds", 1, 3600)) spec.lease_duration_seconds = *v;
-  spec.acquire_timeout_seconds = bounded("acquireTimeoutSeconds", 1, std::numeric_limits<int>::max());
+  spec.acquire_timeout_seconds = bounded("acquireTimeoutSeconds", 0, std::numeric_limits<int>::max());
   if (auto v = bounded("livenessGraceSeconds", 0, 3600)) spec.liveness_grace_seconds = *v;
   if (auto v = bounded("capacity", 1, api::kMaxCapacity)) spec.capacity = *v;
   decode_holder_label(*s, spec);

@@ -412,9 +412,11 @@ Status Reconciler::write_to_cluster(const LockWorld& world, const Decision& deci
       const Result<WriteOutcome> written =
           leases_.write_status(lease, desired->second, urgency, world.mono, retry_at);
       if (!written.ok() || *written == WriteOutcome::kDeferred) not_written.insert(lease.meta.name);
-      // Counted with the write that shows it, so a claim is counted once, whoever leads.
+      // Counted with the write that shows it, so a claim is counted once, whoever leads. A
+      // try-lock (acquireTimeoutSeconds 0) that finds the lock taken did not give up waiting:
+      // skipping is what it asked for, and no alert should fire on it.
       if (note(written) && desired->second.phase == Phase::kTimedOut &&
-          lease.status.phase != Phase::kTimedOut)
+          lease.status.phase != Phase::kTimedOut && lease.spec.acquire_timeout_seconds != 0)
         observer_.claim_timed_out(to_string(lease.spec.priority));
     }
   }

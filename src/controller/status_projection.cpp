@@ -45,6 +45,8 @@ class Projector {
       s = lost(c, live_ahead);
     } else if (c.timed_out) {
       s = timed_out(c);
+    } else if (c.try_lock && c.waiting) {
+      s = not_granted_at_once(c);
     } else {
       s = waiting(c, live_ahead);
     }
@@ -188,6 +190,50 @@ class Projector {
     return s;
   }
 
+  // A try-lock (acquireTimeoutSeconds 0) this decision did not grant ends now, saying what
+  // stood in its way: Busy when its pod is live and the lock is taken (or promised to claims
+  // ranked ahead), else TimedOut with the reason it could not be served.
+  LeaseStatus not_granted_at_once(const ClaimView& c) {
+    const LeaseRecord& lease = *c.lease;
+    LeaseStatus s = carried_over(lease);
+    s.phase = Phase::kTimedOut;
+    Reason why = Reason::kBusy;
+    std::string message;
+    if (!c.pod) {
+      why = Reason::kTimedOut;
+      message = (lease.spec.election_mode() ? std::string("no live pod matches the selector")
+                                            : "pod " + lease.spec.pod_name + " is not live") +
+                ", so " + locks_named(lease.spec) + " could not be granted at once";
+    } else if (!w_.malformed_document.empty()) {
+      why = Reason::kMalformedLockDocument;
+      message = locks_named(lease.spec) + " could not be granted at once: " + w_.malformed_document;
+    } else {
+      const std::vector<std::string> holders = holders_of(lease.spec);
+      message = locks_named(lease.spec) + (holders.empty() ? " is promised to claims ranked ahead of it"
+                                                           : " is held by " + join(holders, ", "));
+    }
+    message += " (acquireTimeoutSeconds 0: granted only if it can be at once)";
+    s.conditions.push_back(
+        condition(lease.status, api::kConditionHeld, "False", why, message, lease.generation));
+    event(lease, true, why, message);
+    return s;
+  }
+
+  // The pods holding any of the claim's locks, by name, each once.
+  std::vector<std::string> holders_of(const LeaseSpec& spec) const {
+    std::vector<std::string> holders;
+    auto add = [&](const DocumentView& grant) {
+      const std::string pod = name_of(grant.state.doc.holder);
+      if (std::find(holders.begin(), holders.end(), pod) == holders.end()) holders.push_back(pod);
+    };
+    if (w_.document) add(*w_.document);
+    for (const DocumentView& grant : w_.grants)
+      if (std::any_of(grant.slots.begin(), grant.slots.end(),
+                      [&](const SlotRef& ref) { return spec.claims_lock(ref.lock); }))
+        add(grant);
+    return holders;
+  }
+
   LeaseStatus waiting(const ClaimView& c, int live_ahead) {
     const LeaseRecord& lease = *c.lease;
     const LeaseStatus& prev = lease.status;
@@ -281,15 +327,21 @@ class Projector {
   Decision& d_;
 };
 
+// A try-lock that this decision could not have granted (a write failed): it gets no status
+// yet, so the retried reconcile still decides it.
+bool awaits_its_verdict(const LockWorld& world, const ClaimView& c) {
+  return c.try_lock && c.waiting && !world.act;
+}
+
 }  // namespace
 
 void project_statuses(const LockWorld& world, const ClaimQueue& queue, Decision& decision) {
   Projector projector(world, decision);
   int live_ahead = 0;
   for (const ClaimView& c : queue.claims) {
-    if (c.lease->being_deleted) continue;
+    if (c.lease->being_deleted || awaits_its_verdict(world, c)) continue;
     decision.statuses[c.lease->meta.name] = projector.project(c, live_ahead);
-    if (c.waiting && c.pod) ++live_ahead;
+    if (c.waiting && c.pod && !c.try_lock) ++live_ahead;  // a try-lock not granted now ends now
   }
 }
 
@@ -299,7 +351,7 @@ void project_shaped_statuses(LockWorld& world, const ClaimQueue& queue,
   const std::vector<DocumentView>& grants = world.grants;  // only `world.document` changes below
   for (const ClaimView& c : queue.claims) {
     const LeaseRecord& lease = *c.lease;
-    if (lease.being_deleted) continue;
+    if (lease.being_deleted || awaits_its_verdict(world, c)) continue;
     // Its own grant; else, when its status shows one, whichever grant is on that slot now.
     auto own = std::find_if(grants.begin(), grants.end(),
                             [&](const DocumentView& g) { return g.state.doc.lease_uid == lease.meta.uid; });

@@ -10,25 +10,16 @@ namespace eslease::api {
 namespace {
 
 TEST(Reasons, EveryReasonRoundTripsItsName) {
-  for (Reason r : {Reason::kWaiting,
-                   Reason::kAcquired,
-                   Reason::kTakenOver,
-                   Reason::kPodDeleted,
-                   Reason::kPodReplaced,
-                   Reason::kPodFailed,
-                   Reason::kPodSucceeded,
-                   Reason::kPodNotReady,
-                   Reason::kExpired,
-                   Reason::kRenewalFailed,
-                   Reason::kTimedOut,
-                   Reason::kInvalidClaim,
-                   Reason::kReleased,
-                   Reason::kClaimDeleted,
-                   Reason::kClaimMoved,
-                   Reason::kInvalid,
-                   Reason::kBackendUnavailable,
-                   Reason::kBackendReachable,
-                   Reason::kMalformedLockDocument,
+  for (Reason r : {Reason::kWaiting,          Reason::kAcquired,
+                   Reason::kTakenOver,        Reason::kPodDeleted,
+                   Reason::kPodReplaced,      Reason::kPodFailed,
+                   Reason::kPodSucceeded,     Reason::kPodNotReady,
+                   Reason::kExpired,          Reason::kRenewalFailed,
+                   Reason::kTimedOut,         Reason::kBusy,
+                   Reason::kInvalidClaim,     Reason::kReleased,
+                   Reason::kClaimDeleted,     Reason::kClaimMoved,
+                   Reason::kInvalid,          Reason::kBackendUnavailable,
+                   Reason::kBackendReachable, Reason::kMalformedLockDocument,
                    Reason::kTokensUnproven}) {
     EXPECT_NE(std::string(to_string(r)), "");
     EXPECT_EQ(parse_reason(to_string(r)), r) << to_string(r);

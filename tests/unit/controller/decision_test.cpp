@@ -597,6 +597,123 @@ TEST(Decision, AcquireTimeoutEndsTheWaitAsTimedOut) {
   EXPECT_EQ(status_of(d, "impatient").phase, Phase::kTimedOut);
 }
 
+// A try-lock (acquireTimeoutSeconds 0) is decided in the first decision that sees it: granted
+// there, or TimedOut at once, saying why, never left waiting and never timed out before the
+// grant was considered.
+struct TryLockCase {
+  const char* name;
+  bool held_by_another;
+  bool pod_live;
+  bool write_failed;  // the decision could not act (an Elasticsearch write failed)
+  Action action;
+  Phase phase;  // kNone: no status is written yet
+  const char* held;
+  const char* message_names;
+};
+
+class TryLock : public ::testing::TestWithParam<TryLockCase> {};
+
+TEST_P(TryLock, IsGrantedOrTimedOutInTheFirstDecision) {
+  const TryLockCase& c = GetParam();
+  World world;
+  if (c.held_by_another) {
+    world.claim("holder", "pod-h", Priority::kForeground, seconds(300));
+    world.pod("pod-h");
+    world.held("holder", "pod-h");
+    world.status_held("holder", "pod-h");
+  }
+  // Created long before now: a timeout counted from its creation would have run out already.
+  world.claim("try", "pod-t", Priority::kForeground, seconds(30)).spec.acquire_timeout_seconds = 0;
+  if (c.pod_live) world.pod("pod-t");
+  world.w.act = !c.write_failed;
+  Decision d = world.decide();
+  EXPECT_EQ(d.action, c.action);
+  if (c.action == Action::kAcquire) {
+    EXPECT_EQ(d.grant.lease, "try");
+    return;
+  }
+  if (c.phase == Phase::kNone) {
+    EXPECT_EQ(d.statuses.count("try"), 0u) << "no verdict before the grant could be tried";
+    EXPECT_TRUE(d.events.empty());
+    return;
+  }
+  const LeaseStatus& s = status_of(d, "try");
+  EXPECT_EQ(s.phase, c.phase);
+  EXPECT_EQ(held_reason(s), c.held);
+  EXPECT_NE(s.condition(api::kConditionHeld)->message.find(c.message_names), std::string::npos)
+      << s.condition(api::kConditionHeld)->message;
+  ASSERT_EQ(d.events.size(), 1u);
+  EXPECT_TRUE(d.events[0].warning);
+  EXPECT_EQ(api::to_string(d.events[0].reason), std::string(c.held).substr(6));
+}
+
+INSTANTIATE_TEST_SUITE_P(Rows, TryLock,
+                         ::testing::Values(TryLockCase{"free_lock_is_granted", false, true, false,
+                                                       Action::kAcquire, Phase::kNone, "", ""},
+                                           TryLockCase{"held_lock_is_busy", true, true, false, Action::kNone,
+                                                       Phase::kTimedOut, "False/Busy", "held by pod-h"},
+                                           TryLockCase{"pod_not_live_times_out", false, false, false,
+                                                       Action::kNone, Phase::kTimedOut, "False/TimedOut",
+                                                       "pod-t"},
+                                           TryLockCase{"no_verdict_when_the_write_failed", false, true, true,
+                                                       Action::kNone, Phase::kNone, "", ""}),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// Granted in an earlier step of the same reconcile (its status not yet written), a try-lock
+// shows Held; one whose grant was lost does not wait again.
+TEST(Decision, ATryLockGrantedThisReconcileIsHeldAndOneThatLostItEnds) {
+  World world;
+  world.claim("try", "pod-t").spec.acquire_timeout_seconds = 0;
+  world.pod("pod-t");
+  world.held("try", "pod-t");
+  Decision d = world.decide();
+  EXPECT_EQ(status_of(d, "try").phase, Phase::kHeld);
+
+  world.status_held("try", "pod-t");
+  world.find("try").status.phase = Phase::kPending;  // lost it a moment ago, waited again
+  world.find("try").status.conditions = {{api::kConditionHeld, "False", "PodNotReady", "", kT0, 1}};
+  world.w.document.reset();
+  world.claim("other", "pod-o");
+  world.pod("pod-o");
+  d = world.decide();
+  ASSERT_EQ(d.action, Action::kAcquire);
+  EXPECT_EQ(d.grant.lease, "other");
+  world.held("other", "pod-o");
+  d = world.decide();
+  EXPECT_EQ(status_of(d, "try").phase, Phase::kTimedOut);
+}
+
+// Two try-locks on a free lock: the first in line is granted, the other finds it busy.
+TEST(Decision, OfTwoTryLocksOnAFreeLockOneIsGrantedAndTheOtherIsBusy) {
+  World world;
+  world.claim("first", "pod-1", Priority::kForeground, seconds(20)).spec.acquire_timeout_seconds = 0;
+  world.claim("second", "pod-2", Priority::kForeground, seconds(10)).spec.acquire_timeout_seconds = 0;
+  world.pod("pod-1");
+  world.pod("pod-2");
+  Decision d = world.decide();
+  ASSERT_EQ(d.action, Action::kAcquire);
+  EXPECT_EQ(d.grant.lease, "first");
+  world.held("first", "pod-1");
+  d = world.decide();
+  EXPECT_EQ(d.action, Action::kNone);
+  EXPECT_EQ(status_of(d, "first").phase, Phase::kHeld);
+  EXPECT_EQ(held_reason(status_of(d, "second")), "False/Busy");
+}
+
+// A try-lock ranked ahead of a waiting claim ends in this decision: it is not counted ahead.
+TEST(Decision, ATryLockThatEndsIsNotCountedAheadOfWaitingClaims) {
+  World world;
+  world.claim("holder", "pod-h", Priority::kForeground, seconds(300));
+  world.claim("try", "pod-t", Priority::kForeground, seconds(20)).spec.acquire_timeout_seconds = 0;
+  world.claim("background", "pod-b", Priority::kBackground, seconds(200));
+  for (const char* pod : {"pod-h", "pod-t", "pod-b"}) world.pod(pod);
+  world.held("holder", "pod-h");
+  world.status_held("holder", "pod-h");
+  const Decision d = world.decide();
+  EXPECT_EQ(status_of(d, "try").phase, Phase::kTimedOut);
+  EXPECT_EQ(status_of(d, "background").queue_position, 0);
+}
+
 TEST(Decision, SpecProblemsAndDuplicatePodClaimsAreInvalid) {
   World world;
   world.claim("first", "pod-a", Priority::kForeground, seconds(100));

@@ -55,6 +55,28 @@ TEST(ShapedDecision, AClaimBeyondTheCapacityWaitsFirstInLine) {
   EXPECT_EQ(status_of(d, "b").fencing_token, "102");
 }
 
+// A try-lock (acquireTimeoutSeconds 0) on a full semaphore is busy at once, naming the holders;
+// with a slot free it is granted.
+TEST(ShapedDecision, ATryLockGetsAFreeSlotOrIsBusyAtOnce) {
+  World world = full_semaphore();
+  world.shaped_claim("try", "pod-t", Access::kShared).spec.acquire_timeout_seconds = 0;
+  world.pod("pod-t");
+  Decision d = world.decide();
+  EXPECT_EQ(d.action, Action::kNone);
+  EXPECT_EQ(status_of(d, "try").phase, Phase::kTimedOut);
+  EXPECT_EQ(held_reason(status_of(d, "try")), "False/Busy");
+  const std::string message = status_of(d, "try").condition(api::kConditionHeld)->message;
+  for (const char* holder : {"pod-a", "pod-b", "pod-c"})
+    EXPECT_NE(message.find(holder), std::string::npos) << message;
+
+  world.remove_grant(1);
+  world.find("b").status.phase = Phase::kReleased;
+  d = world.decide();
+  ASSERT_EQ(d.action, Action::kAcquire);
+  EXPECT_EQ(d.grant.lease, "try");
+  EXPECT_EQ(slot_numbers(d.grant.slots), (std::vector<std::int64_t>{1}));
+}
+
 TEST(ShapedDecision, AFreeSlotGoesToTheFirstWaitingClaim) {
   World world;
   world.shaped(3);
