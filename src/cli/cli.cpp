@@ -153,12 +153,15 @@ int command_run(const Options& options, const lock::LockKey& key, lock::LockStor
                 const std::string& holder) {
   auto grant = acquire_direct(options, key, store, env, holder);
   if (!grant.ok()) return fail(env, grant.error(), acquire_exit_code(grant.error()));
+  const MonoTime granted_at = env.clock.monotonic();
   SuperviseOptions supervise_options;
   supervise_options.command = options.child;
   supervise_options.environment = {{"ESLEASE_FENCING_TOKEN", std::to_string(grant->state.token)},
                                    {"ESLEASE_LOCK", key.id()}};
   supervise_options.grace = options.grace.value_or(std::min(Millis(10000), options.ttl / 3));
   supervise_options.lock_id = key.id();
+  supervise_options.hold_at_least = options.hold_at_least;
+  supervise_options.granted_at = granted_at;
   auto hold = make_store_hold(store, env.clock, key, std::move(*grant), options.ttl, env.err);
   return supervise(*hold, env.clock, supervise_options, env.err);
 }
@@ -194,6 +197,7 @@ int run_direct_command(const Options& options, const std::optional<lock::LockKey
       return command_run(options, *key, store, env, holder);
     case Command::kHelp:
     case Command::kVersion:
+    case Command::kSidecar:  // Kubernetes mode only (parse_options refuses it with --es)
       break;
   }
   return kExitOk;

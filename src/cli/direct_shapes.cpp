@@ -165,6 +165,7 @@ int shaped_run(const Options& options, const std::vector<lock::LockKey>& keys, l
                                    {"ESLEASE_LOCK", joined(keys, ",")}};
   supervise_options.grace = options.grace.value_or(std::min(Millis(10000), options.ttl / 3));
   supervise_options.lock_id = joined(keys, ", ");
+  supervise_options.hold_at_least = options.hold_at_least;
   auto hold = make_grant_hold(store, env.clock, std::move(*grant), options.ttl, env.err);
   return supervise(*hold, env.clock, supervise_options, env.err);
 }
