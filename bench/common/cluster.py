@@ -39,6 +39,47 @@ def in_parallel(function, items, threads=8):
         return list(pool.map(function, items))
 
 
+# --- watch streams followed live ---------------------------------------------------------
+def wait_on(cv, found, timeout, what):
+    """Waits under the condition `cv` (notified on every change) until `found()` returns a
+    true value, and returns it; fails after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    with cv:
+        while True:
+            value = found()
+            if value:
+                return value
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise AssertionError("timed out after %ss waiting for %s" % (timeout, what))
+            cv.wait(remaining)
+
+
+class Stream:
+    """Follows one watch stream on a thread; `handle(event, now)` runs under `cv`, `now` being
+    the monotonic time its line arrived."""
+
+    def __init__(self, url, handle):
+        self.cv = threading.Condition()
+        self.handle = handle
+        self.response = urllib.request.urlopen(url, timeout=3600)
+        threading.Thread(target=self.follow, daemon=True).start()
+
+    def follow(self):
+        try:
+            for line in self.response:
+                now = time.monotonic()
+                event = json.loads(line)
+                with self.cv:
+                    self.handle(event, now)
+                    self.cv.notify_all()
+        except Exception:  # the emulator stopped
+            pass
+
+    def wait(self, found, timeout, what):
+        return wait_on(self.cv, found, timeout, what)
+
+
 # --- the API's write counters -----------------------------------------------------------
 def kube_writes(kube_url):
     """The kube-emulator's count of write requests so far, by "verb resource"."""

@@ -14,49 +14,16 @@ import argparse
 import json
 import os
 import sys
-import threading
 import time
-import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "e2e"))
 from controller_env import Environment, lease, namespace  # noqa: E402
+from cluster import Stream  # noqa: E402  (controller_env puts bench/common on the path)
 
 NS = "holder-label"
 KEY = "example.com/leader"
 LEASE = "web-leader"
 TIMEOUT = 60
-
-
-class Stream:
-    """Follows one watch stream on a thread; `handle(event, now)` runs under `cv`."""
-
-    def __init__(self, url, handle):
-        self.cv = threading.Condition()
-        self.handle = handle
-        self.response = urllib.request.urlopen(url, timeout=3600)
-        threading.Thread(target=self.follow, daemon=True).start()
-
-    def follow(self):
-        try:
-            for line in self.response:
-                event = json.loads(line)
-                with self.cv:
-                    self.handle(event, time.monotonic())
-                    self.cv.notify_all()
-        except Exception:  # the emulator stopped
-            pass
-
-    def wait(self, found, timeout, what):
-        deadline = time.monotonic() + timeout
-        with self.cv:
-            while True:
-                value = found()
-                if value:
-                    return value
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise AssertionError("timed out after %ss waiting for %s" % (timeout, what))
-                self.cv.wait(remaining)
 
 
 class PodLabels:

@@ -51,6 +51,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "e2e"))
 from controller_env import Environment, lease, namespace, pod, wait_for  # noqa: E402
+from cluster import wait_on  # noqa: E402
 from semaphore_checks import SEMAPHORE_CAPACITY, SEMAPHORE_PREFIX, SemaphoreChecks  # noqa: E402
 from set_checks import SetChecks, grants_by_rank, not_holding_their_sets  # noqa: E402
 
@@ -91,16 +92,7 @@ class LeaseWatcher:
 
     def wait_until(self, predicate, timeout, what):
         """Waits, under `cv`, until `predicate()` returns a true value, and returns it."""
-        deadline = time.monotonic() + timeout
-        with self.cv:
-            while True:
-                value = predicate()
-                if value:
-                    return value
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise AssertionError("timed out after %.0fs waiting for %s" % (timeout, what))
-                self.cv.wait(remaining)
+        return wait_on(self.cv, predicate, timeout, what)
 
     def wait_held(self, name, not_token, timeout=60):
         def seen_held():

@@ -66,6 +66,15 @@ std::optional<WallTime> published_validity(const Session& session, const GrantRe
   return *session.renew_time + lease_duration;
 }
 
+std::optional<HolderDeadline> holder_deadline(const Session& session, const GrantRef& grant,
+                                              Millis lease_duration, Millis margin, WallTime wall_now,
+                                              MonoTime mono_now) {
+  const std::optional<WallTime> validity = published_validity(session, grant, lease_duration);
+  if (!validity) return std::nullopt;
+  const WallTime until = *validity - margin;
+  return HolderDeadline{until, mono_now + std::chrono::duration_cast<Millis>(until - wall_now)};
+}
+
 Millis holder_slack(Millis lease_duration, Millis grace, Millis margin) {
   return lease_duration - renewal_interval(lease_duration) - margin - grace;
 }

@@ -66,6 +66,18 @@ inline constexpr Millis renewal_interval(Millis lease_duration) {
   return lease_duration / kRenewalsPerLease;
 }
 
+// Until when a holder may act on `grant` by this session version: the published validity less
+// `margin`, as a wall-clock time and as the moment that comes on the holder's own monotonic
+// clock (converted at `wall_now` / `mono_now`, read together). nullopt when this version
+// publishes no validity to the grant.
+struct HolderDeadline {
+  WallTime wall;
+  MonoTime mono;
+};
+std::optional<HolderDeadline> holder_deadline(const Session& session, const GrantRef& grant,
+                                              Millis lease_duration, Millis margin, WallTime wall_now,
+                                              MonoTime mono_now);
+
 // How much interruption a holder rides out (docs/protocol.md). The validity a holder sees
 // runs from 3/4 of the lease duration (just before a tick) down, and `eslease run` asks its
 // command to stop `margin + grace` before it ends: the difference is how long renewals may

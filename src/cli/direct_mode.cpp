@@ -78,12 +78,15 @@ int command_run(const Options& options, const std::vector<lock::LockKey>& keys, 
                 Environment& env, const std::string& holder) {
   auto grant = acquire(options, keys, store, env, holder);
   if (!grant.ok()) return fail(env, grant.error(), acquire_exit_code(grant.error()));
+  const MonoTime granted_at = env.clock.monotonic();
   SuperviseOptions supervise_options;
   supervise_options.command = options.child;
   supervise_options.environment = {{"ESLEASE_FENCING_TOKEN", std::to_string(grant->token)},
                                    {"ESLEASE_LOCK", join(ids_of(keys), ",")}};
   supervise_options.grace = options.grace.value_or(std::min(Millis(10000), options.ttl / 3));
   supervise_options.lock_id = join(ids_of(keys), ", ");
+  supervise_options.hold_at_least = options.hold_at_least;
+  supervise_options.granted_at = granted_at;
   auto hold = make_store_hold(store, env.clock, std::move(*grant), options.ttl, env.err);
   return supervise(*hold, env.clock, supervise_options, env.err);
 }
@@ -303,6 +306,7 @@ int run_command(const Options& options, const std::vector<lock::LockKey>& keys, 
       return command_status(options, keys, store, env);
     case Command::kHelp:
     case Command::kVersion:
+    case Command::kSidecar:  // Kubernetes mode only (parse_options refuses it with --es)
       break;
   }
   return kExitOk;

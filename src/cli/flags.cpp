@@ -2,6 +2,7 @@
 
 #include "api/lease_api.h"
 #include "cli/pod_identity.h"
+#include "common/address.h"
 #include "common/duration.h"
 #include "common/text.h"
 #include "lock/slots.h"
@@ -28,6 +29,22 @@ Set kube_text(std::string KubeOptions::*field) {
     read.options.kube.*field = value;
     return Status();
   };
+}
+
+// A sidecar value taken as it is.
+Set sidecar_text(std::string SidecarFlags::*field) {
+  return [field](ArgsRead& read, const std::string& value) {
+    read.options.sidecar.*field = value;
+    return Status();
+  };
+}
+
+Status set_listen(ArgsRead& read, const std::string& value) {
+  if (auto parsed = parse_host_port(value); !parsed.ok())
+    return usage_error("--listen \"" + value.substr(0, 64) + "\" is not valid (" + parsed.error().message +
+                       "); use host:port or :port");
+  read.options.sidecar.listen = value;
+  return {};
 }
 
 // A switch: alone it reads "true"; --flag=VALUE takes parse_bool's spellings.
@@ -149,7 +166,8 @@ std::vector<ToolFlag> kubernetes_flags() {
        set_liveness_grace},
       {{"safety-margin", 0, true, "D"},
        mode,
-       "run: how long before its validity ends CMD must be gone",
+       "run: how long before its validity ends CMD must be gone; sidecar: how long before it ends a "
+       "grant stops being reported",
        "min(2s, ttl/5)",
        optional_duration(
            "--safety-margin", [](ArgsRead & r) -> auto& { return r.options.kube.safety_margin; }, Millis(0))},
@@ -163,6 +181,34 @@ std::vector<ToolFlag> kubernetes_flags() {
        "release: hand the lock over at once, also for another pod (which may still be running)",
        "",
        switch_of("--force", [](ArgsRead& r) -> bool& { return r.options.kube.force; })},
+  };
+}
+
+// Kubernetes mode too: where `eslease sidecar` tells its pod's grants.
+std::vector<ToolFlag> sidecar_flags() {
+  const auto mode = FlagMode::kKubernetes;
+  return {
+      {{"listen", 0, true, "ADDR"},
+       mode,
+       "sidecar: where /holds, /holds/LOCK and /healthz are served (:PORT: every address, for a "
+       "kubelet's httpGet probe)",
+       kDefaultSidecarListen,
+       set_listen},
+      {{"file", 0, true, "PATH"},
+       mode,
+       "sidecar: keep the /holds JSON in this file (replaced by an atomic rename)",
+       "",
+       sidecar_text(&SidecarFlags::file)},
+      {{"on-grant", 0, true, "CMD"},
+       mode,
+       "sidecar: run CMD (/bin/sh -c) when the pod is granted a lock, with the grant in its environment",
+       "",
+       sidecar_text(&SidecarFlags::on_grant)},
+      {{"on-loss", 0, true, "CMD"},
+       mode,
+       "sidecar: run CMD (/bin/sh -c) when a grant stops being reported",
+       "",
+       sidecar_text(&SidecarFlags::on_loss)},
   };
 }
 
@@ -232,9 +278,17 @@ std::vector<ToolFlag> shared_flags() {
        set_ttl},
       {{"wait", 0, true, "D"},
        mode,
-       "acquire, run, release: give up after D (exit 3); 0s: one attempt",
+       "acquire, run, release: give up after D (exit 3); acquire and run with 0: a try-lock, granted "
+       "only if it can be at once (exit 3 at once when not)",
        "no limit",
        set_wait},
+      {{"hold-at-least", 0, true, "D"},
+       mode,
+       "run: keep the grant until D after it was granted, also when CMD ends earlier (with --wait 0: "
+       "once per period across replicas)",
+       "",
+       optional_duration(
+           "--hold-at-least", [](ArgsRead & r) -> auto& { return r.options.hold_at_least; }, Millis(0))},
       {{"grace", 0, true, "D"},
        mode,
        "run: how long CMD has between SIGTERM and SIGKILL",
@@ -269,7 +323,8 @@ std::vector<ToolFlag> shared_flags() {
 
 std::vector<ToolFlag> make_tool_flags() {
   std::vector<ToolFlag> rows;
-  for (const std::vector<ToolFlag>& group : {kubernetes_flags(), direct_flags(), shared_flags()})
+  for (const std::vector<ToolFlag>& group :
+       {kubernetes_flags(), sidecar_flags(), direct_flags(), shared_flags()})
     rows.insert(rows.end(), group.begin(), group.end());
   return rows;
 }
@@ -333,7 +388,20 @@ Kubernetes mode:
       --grace, default min(10s, ttl/3)) the moment the Lease stops being Held, the session
       lists the grant as revoked, or less than --safety-margin (default min(2s, ttl/5)) +
       --grace is left of the validity the session published; it never resumes. When CMD
-      ends it releases the Lease. Exits with CMD's exit code, or 4 when the lock was lost.
+      ends, whatever it left running in its process group is stopped the same way, then the
+      Lease is released (with --hold-at-least D, not before D after the grant). Exits with
+      CMD's exit code, or 4 when the lock was lost.
+  sidecar [--listen 127.0.0.1:8642] [--file PATH] [--on-grant CMD] [--on-loss CMD]
+      Runs beside the pod's containers (a native sidecar) and tells them within milliseconds
+      which locks the pod holds, whatever their language: GET /holds lists the grants as
+      JSON ({"holds": [{"lease", "lock" or "locks", "token", "validUntil"}]}), GET
+      /holds/LOCK answers 200 with the grant while the pod holds LOCK and 503 otherwise (a
+      readiness probe), GET /healthz. It follows every Lease of the namespace whose holder
+      is the pod (claim or election mode) and the namespace's session, and stops reporting a
+      grant --safety-margin before the validity the session published ends unless it sees a
+      renewal, never to report it again. --file keeps the same JSON in a file; --on-grant
+      and --on-loss run CMD with ESLEASE_EVENT, ESLEASE_FENCING_TOKEN, ESLEASE_LOCK,
+      ESLEASE_LEASE, ESLEASE_VALID_UNTIL (and ESLEASE_LOSS_REASON) set, one at a time.
 
   The pod is --pod, else POD_NAME (and POD_NAMESPACE, POD_UID) from the downward API, else
   the files name, namespace and uid in --podinfo-dir (default /etc/podinfo). Without
@@ -372,15 +440,19 @@ holders at once, each holding one slot; every claim on a lock states the same N)
 --exclusive (holds the lock alone, all of its slots: the writer of a read-write lock whose
 readers are the default Shared holders). At capacity 1 the two are the same.
 
-In both modes acquire and run wait as long as it takes unless --wait D is given (--wait 0s:
-one attempt). LOCK is 1-253 lower-case letters, digits, '-', '_' and '.', starting and
-ending with a letter or digit (the Lease's rule for spec.lockName), in both modes.
+In both modes acquire and run wait as long as it takes unless --wait D is given. --wait 0s
+is a try-lock: granted only if it can be at once, else exit 3 at once. In Kubernetes mode
+the controller decides it (the Lease's acquireTimeoutSeconds is 0) and the Lease is deleted
+when it is not granted; in direct mode it is one attempt. LOCK is 1-253 lower-case letters,
+digits, '-', '_' and '.', starting and ending with a letter or digit (the Lease's rule for
+spec.lockName), in both modes.
 
 Exit codes:
   0  done
   1  failed (the message says why; a Lease this command created was deleted)
   2  usage error: bad flags, names or pod identity; nothing was contacted or changed
-  3  --wait ran out before the lock was held (or, for release, released)
+  3  --wait ran out before the lock was held (--wait 0: it could not be granted at once; or,
+     for release, released)
   4  run: the lock was lost or could not be confirmed, and CMD was stopped
   run otherwise exits with CMD's code (127: CMD could not be started; 128+N: ended by
   signal N, also when eslease itself was interrupted by signal N while waiting).

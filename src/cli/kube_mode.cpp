@@ -11,6 +11,7 @@
 #include "cli/lease_hold.h"
 #include "cli/lease_view.h"
 #include "cli/release.h"
+#include "cli/sidecar.h"
 #include "cli/status_report.h"
 #include "cli/supervisor.h"
 #include "common/duration.h"
@@ -22,6 +23,14 @@ namespace eslease::cli {
 namespace {
 
 using nlohmann::json;
+
+// How long a try-lock (--wait 0) waits for the controller's verdict, which comes in its first
+// reconcile of the claim: generous, so a loaded controller is never mistaken for a busy lock.
+constexpr Millis kTryLockVerdictWait{30000};
+
+bool is_try_lock(const Options& o) {
+  return o.wait_given && o.wait == Millis(0);
+}
 
 struct Invocation {
   const Options& options;
@@ -142,8 +151,9 @@ ClaimRequest claim_request(const Options& o, const PodIdentity& pod) {
   // The controller gives up on the claim too, so a claim whose waiter was killed (SIGKILL, a
   // node gone) does not stay in the queue past the time it was meant for. It counts from the
   // Lease's creationTimestamp, which has whole seconds (cut, not rounded): one second more
-  // keeps it from giving up before the tool's own wait of D has passed.
-  if (o.wait_given) request.acquire_timeout_seconds = acquire_timeout_for_wait(o.wait);
+  // keeps it from giving up before the tool's own wait of D has passed. --wait 0 is a try-lock,
+  // decided by the controller alone (acquireTimeoutSeconds 0): no timer of ours races it.
+  if (o.wait_given) request.acquire_timeout_seconds = is_try_lock(o) ? 0 : acquire_timeout_for_wait(o.wait);
   if (o.kube.liveness_grace)
     request.liveness_grace_seconds = static_cast<int>(o.kube.liveness_grace->count() / 1000);
   request.capacity = o.capacity;
@@ -175,6 +185,10 @@ Claimed wait_for_grant(Invocation& s, const json& created, const std::string& po
   const LeaseView claim = decode_lease_view(created);
   WaitSettings settings;
   if (s.options.wait_given) settings.limit = s.options.wait;
+  if (is_try_lock(s.options)) {
+    settings.try_lock = true;
+    settings.limit = kTryLockVerdictWait;
+  }
   settings.catch_signals = s.env.catch_signals;
   WaitOutcome outcome = wait_until_held(s.api, s.env.clock, created, pod_uid, settings, s.messages);
   if (outcome.result == WaitResult::kHeld) return {std::nullopt, std::move(outcome.lease), pod_uid};
@@ -188,14 +202,6 @@ Claimed wait_for_grant(Invocation& s, const json& created, const std::string& po
     default:
       return {kExitFailed, {}, {}};
   }
-}
-
-// "batch/a", or for a set "batch/a,batch/b" in the Lease's order: ESLEASE_LOCK as direct mode
-// gives it.
-std::string lock_ids(const LeaseView& v, const char* separator) {
-  std::vector<std::string> ids;
-  for (const std::string& lock : v.locks()) ids.push_back(object_key(v.ns, lock));
-  return join(ids, separator);
 }
 
 Claimed take_claim(Invocation& s) {
@@ -224,6 +230,7 @@ int command_acquire(Invocation& s) {
 int command_run(Invocation& s) {
   Claimed claimed = take_claim(s);
   if (claimed.exit_code) return *claimed.exit_code;
+  const MonoTime granted_at = s.env.clock.monotonic();
   const LeaseView v = decode_lease_view(claimed.lease);
   const Millis ttl = api::lease_duration(v.lease_duration_seconds);
   const Millis grace = kube_grace(s.options, ttl);
@@ -250,11 +257,20 @@ int command_run(Invocation& s) {
   SuperviseOptions supervise_options;
   supervise_options.command = s.options.child;
   supervise_options.environment = {{"ESLEASE_FENCING_TOKEN", v.fencing_token},
-                                   {"ESLEASE_LOCK", lock_ids(v, ",")},
+                                   {"ESLEASE_LOCK", lock_ids(v.ns, v.locks(), ",")},
                                    {"ESLEASE_LEASE", v.name}};
   supervise_options.grace = grace;
-  supervise_options.lock_id = lock_ids(v, ", ");
+  supervise_options.lock_id = lock_ids(v.ns, v.locks(), ", ");
+  supervise_options.hold_at_least = s.options.hold_at_least;
+  supervise_options.granted_at = granted_at;
   return supervise(*hold, s.env.clock, supervise_options, s.env.err);
+}
+
+int command_sidecar(Invocation& s) {
+  Claimant claimant = identify_claimant(s);
+  if (claimant.exit_code) return *claimant.exit_code;
+  const SidecarSettings settings{s.options.sidecar, s.options.kube.safety_margin, s.env.catch_signals};
+  return run_sidecar(s.api, s.env.clock, claimant.pod, settings, s.messages);
 }
 
 int command_release(Invocation& s) {
@@ -429,6 +445,8 @@ int run_kubernetes_mode(const Options& options, KubeEnvironment& env) {
       return command_release(invocation);
     case Command::kStatus:
       return command_status(invocation);
+    case Command::kSidecar:
+      return command_sidecar(invocation);
     default:
       messages.say("this command is for direct mode (--es URL)");
       return kExitUsage;

@@ -79,8 +79,8 @@ std::string watch_failure(const Status& followed, const std::string& name, const
 // One wait for a grant: fed by the watch, read by the hint on the control's thread.
 class GrantWait {
  public:
-  GrantWait(const json& created, const std::string& pod_uid, Messages& messages)
-      : mine_(decode_lease_view(created)), pod_uid_(pod_uid), messages_(messages) {
+  GrantWait(const json& created, const std::string& pod_uid, bool try_lock, Messages& messages)
+      : mine_(decode_lease_view(created)), pod_uid_(pod_uid), try_lock_(try_lock), messages_(messages) {
     outcome_.lease = created;
   }
 
@@ -153,7 +153,9 @@ class GrantWait {
       return decide(WaitResult::kHeld, "");
     if (v.phase == api::to_string(api::Phase::kTimedOut))
       return decide(WaitResult::kTimedOut,
-                    "the controller timed the claim out (acquireTimeoutSeconds): " + v.held_message);
+                    try_lock_
+                        ? "not granted at once (--wait 0): " + v.held_message
+                        : "the controller timed the claim out (acquireTimeoutSeconds): " + v.held_message);
     if (v.phase == api::to_string(api::Phase::kInvalid))
       return decide(WaitResult::kRefused, "the controller found the claim invalid: " + v.held_message);
     if (v.phase == api::to_string(api::Phase::kReleased))
@@ -172,6 +174,7 @@ class GrantWait {
 
   const LeaseView mine_;
   const std::string pod_uid_;
+  const bool try_lock_;
   Messages& messages_;
   WaitOutcome outcome_;
   bool decided_ = false;
@@ -185,7 +188,7 @@ class GrantWait {
 
 WaitOutcome wait_until_held(kube::Api& api, Clock& clock, const json& created, const std::string& pod_uid,
                             const WaitSettings& settings, Messages& messages) {
-  GrantWait wait(created, pod_uid, messages);
+  GrantWait wait(created, pod_uid, settings.try_lock, messages);
   const LeaseView& mine = wait.mine();
   WaitControl control(clock, settings.limit, settings.catch_signals, settings.no_status_hint_after,
                       [&] { wait.hint(); });
@@ -197,7 +200,11 @@ WaitOutcome wait_until_held(kube::Api& api, Clock& clock, const json& created, c
       [&](const Error& error) { wait.on_error(error); }, control.token());
   WaitOutcome& outcome = wait.outcome();
   if (wait.decided()) return outcome;
-  if (control.timed_out()) {
+  if (control.timed_out() && settings.try_lock) {
+    outcome.result = WaitResult::kFailed;
+    outcome.message = "no verdict on the try-lock (--wait 0) within " + format_duration(*settings.limit) +
+                      ": " + wait.why_not_held();
+  } else if (control.timed_out()) {
     outcome.result = WaitResult::kTimedOut;
     outcome.message = "gave up after " + format_duration(*settings.limit) + ": " + wait.why_not_held();
   } else if (int signal_number = control.interrupted_by(); signal_number != 0) {

@@ -58,6 +58,10 @@ struct WaitOutcome {
 
 struct WaitSettings {
   std::optional<Millis> limit;
+  // wait_until_held: the claim is a try-lock (acquireTimeoutSeconds 0), which the controller
+  // grants or times out in its first decision on it. Its verdict is what ends the wait;
+  // `limit` running out first means no controller decided it (kFailed), not that it was busy.
+  bool try_lock = false;
   bool catch_signals = true;
   Millis no_status_hint_after{5000};  // say the controller may not be running
   // delete_and_wait: the caller speaks for the holder, which has let go. Before the delete

@@ -75,10 +75,10 @@ class Follower {
     if (!current.ok() && current.error().code != ErrorCode::kNotFound) return failed(current.error());
     if (!current.ok()) {
       if (observe_(std::nullopt)) return end({});
-      // Nothing to watch from: wait and read again (run waits so for a namespace's first
-      // session).
-      if (!clock_.sleep_for(retry_.next(), stop_)) return end(stopped());
-      return Step::kAgain;
+      // Missing (a namespace's first session is created just after its first grant): watched
+      // from now, which the server starts with the object's current state, so its creation
+      // is seen the moment it happens and nothing between the read and the watch is missed.
+      return Step::kGoOn;
     }
     if (observe_(*current)) return end({});
     resource_version_ = kube::meta_string(*current, "resourceVersion");

@@ -1,8 +1,10 @@
 // Following one object through the API: GET it, then WATCH it from that version, and start
 // again with a GET whenever the stream ends in an error (410 Expired, a dropped connection,
 // a silent stream), so every change is seen without polling and a gap is closed by reading
-// the current state. Used by acquire (its Lease, until Held), release (until gone) and run
-// (its Lease and its namespace's session, for as long as the command runs).
+// the current state; an object that does not exist yet is watched from now, so its creation
+// is seen at once. Used by acquire (its Lease, until Held), release (until gone), run (its
+// Lease and its namespace's session, for as long as the command runs) and sidecar (the
+// session).
 #pragma once
 
 #include <functional>
@@ -28,7 +30,7 @@ struct FollowOptions {
 };
 
 // Called with the object as it is now, or nullopt while it does not exist (an object that is
-// missing is read again after a backoff). Return true to stop.
+// missing is watched for). Return true to stop.
 using ObjectObserver = std::function<bool(const std::optional<nlohmann::json>& lease)>;
 // Called when reading failed and the follower will retry after a backoff.
 using FollowErrorObserver = std::function<void(const Error& error)>;

@@ -44,10 +44,6 @@ class SessionLeaseHold final : public LeaseHold {
                                         std::lock_guard lock(mutex_);
                                         return state_.lost;
                                       });
-    // A namespace's first session is created just after its first grant: read it again
-    // soon while it is missing.
-    follow.retry_initial = Millis(100);
-    follow.retry_max = Millis(1000);
     session_follower_ = start_following(kube::resources::coordination_leases(), api::kSessionName, follow,
                                         [this](const std::optional<json>& session) {
                                           observe_session(session);
@@ -221,11 +217,11 @@ class SessionLeaseHold final : public LeaseHold {
       return lose(granted_.describe_locks() + " was revoked (session " + api::kSessionName + " lists Lease " +
                   granted_.name + " with token " + granted_.fencing_token + ")");
     }
-    const auto validity = api::published_validity(session, grant_, lease_duration_);
-    if (!validity) return;
-    latest_validity_ = *validity;
-    const auto remaining = std::chrono::duration_cast<Millis>(*validity - wall_now) - options_.safety_margin;
-    state_.confirmed_until = mono_now + remaining;
+    const auto deadline =
+        api::holder_deadline(session, grant_, lease_duration_, options_.safety_margin, wall_now, mono_now);
+    if (!deadline) return;
+    latest_validity_ = deadline->wall + options_.safety_margin;
+    state_.confirmed_until = deadline->mono;
     has_validity_ = true;
     changed_.notify_all();
   }

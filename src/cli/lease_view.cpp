@@ -196,6 +196,13 @@ LeaseView decode_lease_view(const json& object) {
   return v;
 }
 
+std::string lock_ids(const std::string& ns, const std::vector<std::string>& locks, const char* separator) {
+  std::vector<std::string> ids;
+  ids.reserve(locks.size());
+  for (const std::string& lock : locks) ids.push_back(object_key(ns, lock));
+  return join(ids, separator);
+}
+
 int acquire_timeout_for_wait(Millis wait) {
   constexpr long long kMaxSeconds = std::numeric_limits<int>::max() - 1;
   // Whole seconds, rounded up, without the overflow `count + 999` meets at Millis::max().

@@ -65,6 +65,9 @@ LeaseView decode_lease_view(const nlohmann::json& object);
 
 // "lock a", or "lock set a+b" for several locks (lock names never hold '+').
 std::string describe_locks(const std::vector<std::string>& locks);
+// "batch/a", or for a set "batch/a<separator>batch/b" in the Lease's order: ESLEASE_LOCK (with
+// ",") as direct mode gives it, and how messages name the locks.
+std::string lock_ids(const std::string& ns, const std::vector<std::string>& locks, const char* separator);
 // Whether two lists name the same locks, in any order (spec.lockNames is a set).
 bool same_locks(std::vector<std::string> a, std::vector<std::string> b);
 

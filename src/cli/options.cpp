@@ -18,13 +18,26 @@ Error usage_error(std::string message) {
 
 namespace {
 
-Result<Command> parse_command(const std::string& word) {
+const std::map<std::string, Command>& command_words() {
   static const std::map<std::string, Command> kCommands{
       {"acquire", Command::kAcquire}, {"renew", Command::kRenew}, {"release", Command::kRelease},
-      {"status", Command::kStatus},   {"run", Command::kRun},     {"help", Command::kHelp}};
+      {"status", Command::kStatus},   {"run", Command::kRun},     {"sidecar", Command::kSidecar},
+      {"help", Command::kHelp}};
+  return kCommands;
+}
+
+std::string command_word(Command command) {
+  for (const auto& [word, each] : command_words())
+    if (each == command) return word;
+  return "";
+}
+
+Result<Command> parse_command(const std::string& word) {
+  const std::map<std::string, Command>& kCommands = command_words();
   auto it = kCommands.find(word);
   if (it == kCommands.end()) {
-    return usage_error("unknown command '" + word.substr(0, 64) + "' (acquire, renew, release, status, run)");
+    return usage_error("unknown command '" + word.substr(0, 64) +
+                       "' (acquire, renew, release, status, run, sidecar)");
   }
   return it->second;
 }
@@ -45,8 +58,19 @@ Status check_kubernetes_timings(const Options& options) {
   return {};
 }
 
-// A flag of the other mode is a mistake worth stopping for: it would otherwise be ignored.
+// Flags of one command alone.
+const std::map<std::string_view, Command> kCommandOfFlag = {{"listen", Command::kSidecar},
+                                                            {"file", Command::kSidecar},
+                                                            {"on-grant", Command::kSidecar},
+                                                            {"on-loss", Command::kSidecar},
+                                                            {"hold-at-least", Command::kRun}};
+
+// A flag of the other mode, or of another command, is a mistake worth stopping for: it would
+// otherwise be ignored.
 Status check_flag_modes(const Options& options, const std::vector<const ToolFlag*>& given) {
+  if (options.command == Command::kSidecar && options.mode == Mode::kDirect)
+    return usage_error(
+        "sidecar is for Kubernetes mode: it reports the grants the controller makes to its pod");
   for (const ToolFlag* flag : given) {
     const std::string name = "--" + std::string(flag->syntax.name);
     if (options.mode == Mode::kDirect && flag->mode == FlagMode::kKubernetes)
@@ -55,6 +79,9 @@ Status check_flag_modes(const Options& options, const std::vector<const ToolFlag
       return usage_error(name +
                          " is for direct mode and needs --es URL; in Kubernetes mode the holder is a pod "
                          "(--pod) and the controller talks to Elasticsearch");
+    if (auto only = kCommandOfFlag.find(flag->syntax.name);
+        only != kCommandOfFlag.end() && only->second != options.command)
+      return usage_error(name + " is only for " + command_word(only->second));
   }
   return {};
 }
@@ -153,9 +180,11 @@ Result<ArgsRead> read_args(const std::vector<std::string>& args) {
 }
 
 // The LOCK arguments after the command: acquire, run, renew and release take a lock set
-// (several LOCKs), status at most one.
+// (several LOCKs), status at most one, sidecar none.
 Status take_locks(Options& options, const std::vector<std::string>& positional) {
-  const bool takes_lock = options.command != Command::kStatus;
+  if (options.command == Command::kSidecar && positional.size() > 1)
+    return usage_error("sidecar takes no LOCK: it reports every grant its pod holds");
+  const bool takes_lock = options.command != Command::kStatus && options.command != Command::kSidecar;
   const std::size_t max_positional = takes_lock ? 1 + lock::kMaxLockSet : 2;
   if (positional.size() > max_positional) {
     if (takes_lock)

@@ -14,7 +14,7 @@
 
 namespace eslease::cli {
 
-enum class Command { kHelp, kVersion, kAcquire, kRenew, kRelease, kStatus, kRun };
+enum class Command { kHelp, kVersion, kAcquire, kRenew, kRelease, kStatus, kRun, kSidecar };
 // Direct mode locks straight in Elasticsearch (--es); Kubernetes mode declares Lease objects
 // and lets the controller decide (--kubeconfig, or the in-cluster service account).
 enum class Mode { kDirect, kKubernetes };
@@ -32,6 +32,15 @@ struct KubeOptions {
   std::optional<Millis> safety_margin;   // --safety-margin (run)
   bool all_namespaces = false;           // -A / --all-namespaces (status)
   bool force = false;                    // --force (release): hand over at once for another pod
+};
+
+// `eslease sidecar` (Kubernetes mode): where it tells its pod's grants.
+inline constexpr const char* kDefaultSidecarListen = "127.0.0.1:8642";
+struct SidecarFlags {
+  std::string listen = kDefaultSidecarListen;  // --listen HOST:PORT for /holds and /healthz
+  std::string file;                            // --file PATH: the same JSON, kept current
+  std::string on_grant;                        // --on-grant CMD, run by /bin/sh -c
+  std::string on_loss;                         // --on-loss CMD
 };
 
 struct Options {
@@ -53,9 +62,11 @@ struct Options {
   std::string holder;              // --holder (required for renew/release)
   Millis ttl = lock::kDefaultTtl;  // --ttl
   bool ttl_given = false;
-  Millis wait{0};                              // --wait
-  bool wait_given = false;                     // without --wait both modes wait without limit
-  std::optional<Millis> grace;                 // --grace (run)
+  Millis wait{0};                       // --wait
+  bool wait_given = false;              // without --wait both modes wait without limit
+  std::optional<Millis> grace;          // --grace (run)
+  std::optional<Millis> hold_at_least;  // --hold-at-least (run): keep the grant this long
+  SidecarFlags sidecar;
   OutputFormat output = OutputFormat::kTable;  // --output
   std::vector<std::string> child;              // run: CMD ARGS... after "--"
 };

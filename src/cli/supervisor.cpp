@@ -11,65 +11,13 @@
 #include <optional>
 #include <ostream>
 
+#include "cli/child_process.h"
 #include "cli/exit_codes.h"
+#include "common/duration.h"
 #include "common/signals.h"
-
-extern char** environ;
 
 namespace eslease::cli {
 namespace {
-
-// argv/envp are built before fork(): after it, the child may only call async-signal-safe
-// functions (the parent has other threads).
-struct ChildArguments {
-  std::vector<std::string> storage;
-  std::vector<char*> argv;
-  std::vector<char*> envp;
-};
-
-ChildArguments child_arguments(const std::vector<std::string>& command,
-                               const std::vector<std::pair<std::string, std::string>>& environment) {
-  ChildArguments out;
-  out.storage.reserve(command.size() + 2);
-  for (const std::string& arg : command) out.storage.push_back(arg);
-  const std::size_t env_start = out.storage.size();
-  const auto replaced = [&environment](std::string_view entry) {
-    for (const auto& [name, value] : environment) {
-      if (entry.size() > name.size() && entry.substr(0, name.size()) == name && entry[name.size()] == '=')
-        return true;
-    }
-    return false;
-  };
-  for (char** e = environ; *e != nullptr; ++e) {
-    std::string_view entry(*e);
-    if (!replaced(entry)) out.storage.emplace_back(entry);
-  }
-  for (const auto& [name, value] : environment) out.storage.push_back(name + "=" + value);
-  for (std::size_t i = 0; i < env_start; ++i) out.argv.push_back(out.storage[i].data());
-  out.argv.push_back(nullptr);
-  for (std::size_t i = env_start; i < out.storage.size(); ++i) out.envp.push_back(out.storage[i].data());
-  out.envp.push_back(nullptr);
-  return out;
-}
-
-int exit_code_of(int wait_status) {
-  if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
-  if (WIFSIGNALED(wait_status)) return 128 + WTERMSIG(wait_status);
-  return 1;
-}
-
-// In the child after fork(): only async-signal-safe calls from here on.
-[[noreturn]] void exec_command(ChildArguments& child) {
-  // Its own process group, so stopping reaches every process the command started: a
-  // grandchild left running after the lock is lost would break mutual exclusion.
-  setpgid(0, 0);
-  signal(SIGINT, SIG_DFL);
-  signal(SIGTERM, SIG_DFL);
-  execvpe(child.argv[0], child.argv.data(), child.envp.data());
-  static constexpr char kMessage[] = "eslease: cannot execute the command\n";
-  (void)!write(STDERR_FILENO, kMessage, sizeof(kMessage) - 1);
-  _exit(127);
-}
 
 // The command's process group, and how far stopping it has gone: SIGTERM first, SIGKILL at
 // a deadline at the latest.
@@ -144,24 +92,49 @@ void reap_children(pid_t command_pid, std::optional<int>& command_status) {
   }
 }
 
+// --hold-at-least: the command and all it started have ended before `until`; the grant is
+// kept (the hold goes on renewing or following it) until then, unless it is lost first or a
+// signal asks to let go now. Sets `lost` when it was lost meanwhile.
+void hold_until(Hold& hold, Clock& clock, MonoTime until, const SuperviseOptions& options,
+                SignalCatcher& signals, std::ostream& err, bool& lost) {
+  if (clock.monotonic() >= until) return;
+  err << "eslease: the command ended; keeping lock " << options.lock_id << " until "
+      << format_duration(*options.hold_at_least) << " after it was granted (--hold-at-least)\n";
+  err.flush();
+  while (clock.monotonic() < until) {
+    if (const int signal_number = signals.take(); signal_number != 0) {
+      err << "eslease: interrupted by signal " << signal_number << "; letting go of lock " << options.lock_id
+          << " now\n";
+      return;
+    }
+    const Hold::State state = hold.check();
+    if (state.lost || clock.monotonic() >= state.confirmed_until) {
+      lost = true;
+      err << "eslease: " << (state.lost ? state.why : "cannot confirm lock " + options.lock_id)
+          << " while keeping it (--hold-at-least)\n";
+      return;
+    }
+    clock.sleep_for(Millis(20), {});
+  }
+}
+
 }  // namespace
 
 int supervise(Hold& hold, Clock& clock, const SuperviseOptions& options, std::ostream& err) {
-  ChildArguments child = child_arguments(options.command, options.environment);
+  ChildCommand child(options.command, options.environment);
   SignalCatcher signals;  // forwarded to the command below
   // Processes the command starts and leaves behind become our children when it exits, so we
   // can see them go and reap them, whatever the container's init does.
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   signal(SIGCHLD, SIG_DFL);  // an inherited SIG_IGN would reap the command before we see its status
-  const pid_t pid = fork();
+  const MonoTime granted_at = options.granted_at.value_or(clock.monotonic());
+  const pid_t pid = child.start_in_own_group();
   if (pid < 0) {
     err << "eslease: cannot start " << options.command[0] << ": " << std::strerror(errno) << "\n";
     hold.finish(false);
     return 127;
   }
-  if (pid == 0) exec_command(child);
 
-  setpgid(pid, pid);  // also here: whichever runs first, the group exists before any kill
   RunningCommand command(pid);
   bool lost = false;
   std::optional<int> wait_status;
@@ -184,6 +157,9 @@ int supervise(Hold& hold, Clock& clock, const SuperviseOptions& options, std::os
     check_hold(hold, clock, options, err, command, lost);
     clock.sleep_for(Millis(20), {});
   }
+  // A grant lost while it is kept stopped nothing: the exit code stays the command's.
+  if (options.hold_at_least && !lost)
+    hold_until(hold, clock, granted_at + *options.hold_at_least, options, signals, err, lost);
   hold.finish(lost);
   return command.stopped_for_lock() ? kExitLockLost : exit_code_of(*wait_status);
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,6 +37,10 @@ struct SuperviseOptions {
   std::vector<std::pair<std::string, std::string>> environment;  // replaces inherited values
   Millis grace{10000};  // SIGTERM -> SIGKILL, and how early before the confirmed end to stop
   std::string lock_id;  // for messages
+  // --hold-at-least: the grant is kept until this long after `granted_at` (when the tool saw it
+  // granted; unset: when the command starts), also when the command ends earlier.
+  std::optional<Millis> hold_at_least;
+  std::optional<MonoTime> granted_at;
 };
 
 // Starts the command with `environment` added, stops it (SIGTERM, then SIGKILL `grace` later
@@ -43,7 +48,9 @@ struct SuperviseOptions {
 // confirmed `grace` before it ends, forwards SIGINT/SIGTERM (the command runs in its own
 // process group and every signal goes to the whole group), and finishes the hold once the
 // command has exited and nothing of its group runs any more: what the command left running
-// is stopped the same way (SIGTERM, SIGKILL `grace` later) before the lock is let go of. Returns
+// is stopped the same way (SIGTERM, SIGKILL `grace` later) before the lock is let go of; with
+// `hold_at_least`, not before that much time has passed since the grant (a signal, or the grant
+// ending, lets go at once). Returns
 // kExitLockLost when the command was stopped for the lock, else the command's exit code (128 + signal when
 // killed; 127 when it cannot be started).
 int supervise(Hold& hold, Clock& clock, const SuperviseOptions& options, std::ostream& err);

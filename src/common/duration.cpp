@@ -12,6 +12,8 @@ Result<Millis> parse_duration(std::string_view text) {
                           "': use a number with a unit, e.g. 500ms, 30s, 5m, 1h or 1m30s");
   };
   if (text.empty()) return invalid();
+  // A bare zero needs no unit, as Go's time.ParseDuration reads it (`--wait 0`).
+  if (text == "0") return Millis(0);
   long long total = 0;
   std::size_t i = 0;
   while (i < text.size()) {

@@ -12,7 +12,7 @@
 namespace eslease {
 
 // kInvalidArgument naming the accepted forms on anything else (bare numbers included,
-// so "30" is never silently read as milliseconds or seconds).
+// so "30" is never silently read as milliseconds or seconds; only "0" needs no unit, as in Go).
 Result<Millis> parse_duration(std::string_view text);
 // An exact form in the largest whole unit: 1500ms -> "1500ms", 30000ms -> "30s".
 std::string format_duration(Millis d);

@@ -58,7 +58,11 @@ class Tool:
             self.proc.wait()
 
 
-class CliKubernetesMode(ShowsLogsOnFailure, unittest.TestCase):
+class ToolsInANamespace(ShowsLogsOnFailure):
+    """Mixed into a TestCase: one controller and both emulators for the class, and for each
+    test a namespace of its own, a folder for its files, and `eslease` processes acting for
+    its pods, stopped after the test."""
+
     @classmethod
     def setUpClass(cls):
         cls.env = Environment(BIN, SOURCE, simulate_kubelet=True).start_with_controller()
@@ -94,6 +98,8 @@ class CliKubernetesMode(ShowsLogsOnFailure, unittest.TestCase):
     def wait_phase(self, name, phase, timeout=TIMEOUT):
         wait_for(lambda: self.phase(name) == phase, timeout, "Lease %s to be %s (now %s)" % (name, phase, self.phase(name)))
 
+
+class CliKubernetesMode(ToolsInANamespace, unittest.TestCase):
     def recorder(self, label):
         """A command that records when it starts and ends (as float seconds) in files, and
         the fencing token it was given."""

@@ -28,6 +28,10 @@ const std::map<std::string, std::string> kValues{
     {"es-bearer-token-file", "/t"},
     {"es-timeout", "2s"},
     {"holder", "h"},
+    {"listen", "127.0.0.1:0"},
+    {"file", "/holds.json"},
+    {"on-grant", "true"},
+    {"on-loss", "true"},
 };
 
 // `status` with the flag written as --name or --name=VALUE.

@@ -82,6 +82,36 @@ TEST_F(KubeModeTest, ControllerVerdictsEndTheWaitAndTheClaim) {
   }
 }
 
+// --wait 0 asks the controller for a try-lock (acquireTimeoutSeconds 0) and waits for its
+// verdict, with no timer of its own that could run out first.
+TEST_F(KubeModeTest, ATryLockIsTheControllersVerdictAndABusyLockExitsThree) {
+  api_.push_watch([this](const kube::WatchOptions&, const kube::WatchHandler& handler) {
+    json claim = *lease("report-p1");
+    EXPECT_EQ(claim["spec"]["acquireTimeoutSeconds"], 0);
+    // The controller's verdict comes later than a timer of 0 s would have run out.
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    claim["status"] = {{"phase", "TimedOut"},
+                       {"conditions",
+                        {{{"type", "Held"},
+                          {"status", "False"},
+                          {"reason", "Busy"},
+                          {"message", "lock report is held by p9"}}}}};
+    handler({kube::WatchEvent::Type::kModified, api_.put_object(kLeases, claim)});
+    return Status();
+  });
+  auto r = cli({"acquire", "report", "--wait", "0"});
+  EXPECT_EQ(r.code, kExitWaitTimedOut) << r.err;
+  EXPECT_NE(r.err.find("not granted at once (--wait 0): lock report is held by p9"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("deleted Lease report-p1"), std::string::npos) << r.err;
+  EXPECT_FALSE(lease("report-p1"));
+
+  grant_on_next_watch("report-p1");
+  r = cli({"acquire", "report", "--wait", "0s"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_EQ((*lease("report-p1"))["spec"]["acquireTimeoutSeconds"], 0);
+}
+
 TEST_F(KubeModeTest, ATakenNameIsRefusedAndTheLeaseLeftAlone) {
   json other = make_claim(request("batch", "taken", "report", "p9", "u9"));
   other["status"] = {{"phase", "Held"}};

@@ -92,6 +92,13 @@ TEST(KubeOptions, MistakesAreUsageErrorsNamingTheFlag) {
       {{"release", "l", "--lease", "n"}, "--lease"},
       {{"run", "x", "--ttl", "3s", "--grace", "1s", "--safety-margin", "1s", "--", "true"},
        "shorter than two thirds of the lease duration"},
+      {{"sidecar", "report"}, "sidecar takes no LOCK"},
+      {{"--es", "http://a", "sidecar"}, "sidecar is for Kubernetes mode"},
+      {{"acquire", "x", "--listen", ":9000"}, "--listen is only for sidecar"},
+      {{"run", "x", "--on-grant", "true", "--", "true"}, "--on-grant is only for sidecar"},
+      {{"sidecar", "--listen", "localhost"}, "--listen \"localhost\" is not valid"},
+      {{"acquire", "x", "--hold-at-least", "5m"}, "--hold-at-least is only for run"},
+      {{"run", "x", "--hold-at-least", "soon", "--", "true"}, "--hold-at-least"},
   };
   for (const auto& [args, expected] : bad) {
     auto o = parse_options(args);
@@ -101,10 +108,40 @@ TEST(KubeOptions, MistakesAreUsageErrorsNamingTheFlag) {
   }
 }
 
+TEST(KubeOptions, SidecarTakesWhereToTellAndNoLock) {
+  auto o = parse_options({"sidecar"});
+  ASSERT_TRUE(o.ok()) << o.error().message;
+  EXPECT_EQ(o->command, Command::kSidecar);
+  EXPECT_EQ(o->mode, Mode::kKubernetes);
+  EXPECT_EQ(o->sidecar.listen, "127.0.0.1:8642");
+  EXPECT_TRUE(o->sidecar.file.empty());
+  o = parse_options({"sidecar", "--listen", ":9000", "--file", "/run/holds.json", "--on-grant",
+                     "echo granted", "--on-loss", "echo lost", "--safety-margin", "3s"});
+  ASSERT_TRUE(o.ok()) << o.error().message;
+  EXPECT_EQ(o->sidecar.listen, ":9000");
+  EXPECT_EQ(o->sidecar.file, "/run/holds.json");
+  EXPECT_EQ(o->sidecar.on_grant, "echo granted");
+  EXPECT_EQ(o->sidecar.on_loss, "echo lost");
+  EXPECT_EQ(o->kube.safety_margin, Millis(3000));
+}
+
+TEST(KubeOptions, RunKeepsItsGrantAtLeastAsLongAsAsked) {
+  for (const char* es : {"", "http://a"}) {
+    std::vector<std::string> args{"run", "nightly", "--wait", "0", "--hold-at-least", "10m", "--", "true"};
+    if (*es) args.insert(args.begin(), {"--es", es});
+    auto o = parse_options(args);
+    ASSERT_TRUE(o.ok()) << o.error().message;
+    EXPECT_EQ(o->hold_at_least, Millis(600000));
+    EXPECT_TRUE(o->wait_given);
+    EXPECT_EQ(o->wait, Millis(0));
+  }
+}
+
 TEST(KubeOptions, UsageListsTheExitCodes) {
   const std::string text = usage();
   for (const char* needle :
-       {"Kubernetes mode", "Direct mode", "3  --wait ran out", "4  run: the lock was lost"}) {
+       {"Kubernetes mode", "Direct mode", "3  --wait ran out", "4  run: the lock was lost",
+        "sidecar [--listen", "is a try-lock: granted only if it can be at once", "--hold-at-least"}) {
     EXPECT_NE(text.find(needle), std::string::npos) << needle;
   }
 }

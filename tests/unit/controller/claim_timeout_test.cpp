@@ -40,6 +40,20 @@ TEST_F(ClaimTimeoutTest, AGrantedOrPatientClaimIsNotCounted) {
   EXPECT_TRUE(observer_.timed_out.empty());
 }
 
+// A try-lock (acquireTimeoutSeconds 0) on a held lock is decided in the reconcile that first
+// sees it, and is not counted: skipping busy work is what it asked for.
+TEST_F(ClaimTimeoutTest, ATryLockOnAHeldLockEndsAtOnceAndIsNotCounted) {
+  add_pod("pod-h");
+  add_pod("pod-t");
+  add_claim("holder", "pod-h", 0);
+  ASSERT_TRUE(reconcile().status.ok());
+  add_claim("try", "pod-t", 1, {{"acquireTimeoutSeconds", 0}});
+  ASSERT_TRUE(reconcile().status.ok());
+  EXPECT_EQ(status("try")["phase"], "TimedOut");
+  EXPECT_EQ(status("try")["conditions"][0]["reason"], "Busy");
+  EXPECT_TRUE(observer_.timed_out.empty());
+}
+
 TEST_F(ClaimTimeoutTest, AStatusWriteThatFailsIsCountedWhenItIsWritten) {
   add_pod("pod-h");
   add_pod("pod-w");
