@@ -10,9 +10,12 @@ shape (DIRECT_SHAPES): plain locks, a semaphore, a read-write lock, overlapping 
 (critical_section.py) records its critical section and, while in it, writes one document
 per lock to a protected index with its fencing token as external version. Election-mode
 locks are served beside them. The mix (mix.py) then deletes, fails and un-readies pods,
-takes nodes down, makes Elasticsearch and the API server fail, drop and lose the answers of
-writes they applied, deletes Leases as an operator would, pauses holders past their
-validity and cuts them off from the API server, pauses, kills and doubles controllers. Some
+takes nodes down, partitions them from the API server and powers them off (the emulator's
+node lifecycle controller marks a silent node Unknown after a shortened grace), makes
+Elasticsearch and the API server fail, drop and lose the answers of writes they applied,
+deletes Leases as an operator would, pauses holders past their validity and cuts them off
+from the API server, pauses, kills and doubles controllers, and kills the leader just as a
+holder's death is to be handed over. Some
 holders run with their clock skewed within the safety margin (`--skew-beyond-margin`: some
 beyond it).
 
@@ -87,6 +90,12 @@ KUBE_SHAPES = [("ksem", 3, [True] * 4), ("krw", 3, [True, True, False])]
 # applies to each of its locks, so every claimant of kpool states ksem's capacity.
 KUBE_SETS = [("kset-0", ["lock-0", "kx", "ky"], 1, False), ("kset-1", ["ky", "kz", "kx"], 1, False),
              ("kset-2", ["krw", "kpool"], 3, False), ("kset-3", ["kpool", "ksem"], 3, True)]
+# The nodes' heartbeats, shortened as TIMINGS shortens the tool's: each kubelet renews its node
+# Lease every half second, and the node lifecycle controller marks a node it has not heard from
+# for NODE_GRACE seconds Unknown (Kubernetes: 10 s, 50 s), looking every quarter second.
+NODE_GRACE = 3.0
+KUBE_FLAGS = ["--node-lease-renew-interval", "500ms", "--node-monitor-grace-period", "%dms" % (NODE_GRACE * 1000),
+              "--node-monitor-period", "250ms"]
 # The replicas: a leader election quick enough for a short run; its renew deadline is what
 # lost or late answers to Lease updates bite.
 ELECTION_FLAGS = ["--leader-elect", "--leader-election-namespace", "default", "--leader-election-lease-duration",
@@ -102,6 +111,7 @@ class Cast:
         self.ns = NS
         self.index = INDEX
         self.timings = TIMINGS
+        self.node_grace = NODE_GRACE
         self.recorder = Recorder(env.kube_url, NS)
         self.proxy = ApiProxy(urllib.parse.urlparse(env.kube_url).netloc)
         self.holders = Holders(env, self.proxy, rng, TIMINGS, NS, PROTECTED_INDEX, os.path.join(env.dir, "journals"))
@@ -393,7 +403,8 @@ def report(args, seed, cast, chaos, found):
         "locks": args.locks, "election_locks": args.election_locks, "direct_locks": args.direct_locks,
         "claimants_per_lock": args.claimants,
         "timings_seconds": {"ttl": TIMINGS.ttl, "safety_margin": TIMINGS.margin, "grace": TIMINGS.grace,
-                            "liveness_grace": TIMINGS.liveness_grace, "es_timeout": TIMINGS.es_timeout},
+                            "liveness_grace": TIMINGS.liveness_grace, "es_timeout": TIMINGS.es_timeout,
+                            "node_monitor_grace": NODE_GRACE},
         "skew_beyond_margin": args.skew_beyond_margin,
         "faults_injected": sum(chaos.counts.values()),
         "faults": fault_counts(cast, chaos),
@@ -430,7 +441,7 @@ def main():
     seed = args.seed if args.seed is not None else random.randrange(1 << 30)
     rng = random.Random(seed)
 
-    with Environment(args.bin, args.source) as env:
+    with Environment(args.bin, args.source, kube_args=KUBE_FLAGS) as env:
         cast = Cast(env, args, rng)
         chaos = Chaos(cast, rng)
         try:

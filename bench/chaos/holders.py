@@ -112,7 +112,20 @@ def _session(sid):
     return members
 
 
-def _signal_session(sid, sig):
+def kubeconfig_through(env, port, name):
+    """A copy of the environment's kubeconfig whose server is the API proxy's route on `port`
+    (ApiProxy.add_route), written beside the run's logs as kubeconfig-NAME; returns its path."""
+    with open(env.kubeconfig) as f:
+        config = yaml.safe_load(f)
+    for cluster in config.get("clusters", []):
+        cluster["cluster"]["server"] = "http://127.0.0.1:%d" % port
+    path = os.path.join(env.dir, "kubeconfig-%s" % name)
+    with open(path, "w") as f:
+        yaml.safe_dump(config, f)
+    return path
+
+
+def signal_session(sid, sig):
     """Sends `sig` to every process of the session until a pass finds none it has not
     signalled (a process forked meanwhile is signalled in the next pass)."""
     done = set()
@@ -153,18 +166,8 @@ class Holders:
         self.holders[holder.name] = holder
         if holder.mode == "kubernetes":
             port = self.proxy.add_route(holder.name)
-            self._kubeconfigs[holder.name] = self._kubeconfig_through(port, holder.pod)
+            self._kubeconfigs[holder.name] = kubeconfig_through(self.env, port, holder.pod)
         return holder
-
-    def _kubeconfig_through(self, port, pod):
-        with open(self.env.kubeconfig) as f:
-            config = yaml.safe_load(f)
-        for cluster in config.get("clusters", []):
-            cluster["cluster"]["server"] = "http://127.0.0.1:%d" % port
-        path = os.path.join(self.env.dir, "kubeconfig-%s" % pod)
-        with open(path, "w") as f:
-            yaml.safe_dump(config, f)
-        return path
 
     def journal_paths(self):
         return [os.path.join(self.journal_dir, f) for f in sorted(os.listdir(self.journal_dir))]
@@ -196,9 +199,10 @@ class Holders:
         return next((h for h in self.holders.values() if h.pod == pod), None)
 
     # --- processes -----------------------------------------------------------------------
-    def tick(self, pods):
+    def tick(self, pods, powered_off=()):
         """Starts every holder that should run and does not: a pod holder while its pod is
-        Running (pods: name -> object), a direct holder always."""
+        Running (pods: name -> object) on a node that is not powered off, a direct holder
+        always."""
         now = time.monotonic()
         for holder in self.holders.values():
             if holder.proc is not None and holder.proc.poll() is not None:
@@ -211,10 +215,11 @@ class Holders:
                 continue
             pod = pods.get(holder.pod)
             uid = (pod or {}).get("metadata", {}).get("uid")
-            if holder.running() and uid != holder.pod_uid:
-                self.kill(holder)  # a container never outlives its pod
+            off = (pod or {}).get("spec", {}).get("nodeName") in powered_off
+            if holder.running() and (uid != holder.pod_uid or off):
+                self.kill(holder)  # a container never outlives its pod, nor its node's power
             status = (pod or {}).get("status") or {}
-            runs = pod and status.get("phase") == "Running" and not pod["metadata"].get("deletionTimestamp")
+            runs = pod and status.get("phase") == "Running" and not pod["metadata"].get("deletionTimestamp") and not off
             if runs and not holder.running() and now >= holder.next_start:
                 self._start(holder, uid)
 
@@ -287,7 +292,7 @@ class Holders:
     def pause(self, holder):
         if holder.paused_since is not None or not holder.running():
             return False
-        _signal_session(holder.proc.pid, signal.SIGSTOP)
+        signal_session(holder.proc.pid, signal.SIGSTOP)
         holder.paused_since = time.time()
         return True
 
@@ -296,7 +301,7 @@ class Holders:
             return
         self._close_pause(holder)
         if holder.running():
-            _signal_session(holder.proc.pid, signal.SIGCONT)
+            signal_session(holder.proc.pid, signal.SIGCONT)
 
     def _close_pause(self, holder):
         if holder.paused_since is not None:
@@ -331,7 +336,7 @@ class Holders:
         if holder.proc is None:
             return
         deadline = time.monotonic() + 10
-        while _signal_session(holder.proc.pid, signal.SIGKILL) and time.monotonic() < deadline:
+        while signal_session(holder.proc.pid, signal.SIGKILL) and time.monotonic() < deadline:
             time.sleep(0.01)  # until no process of the session is left alive
         holder.proc.wait(timeout=30)
         holder.kills.append(time.time())

@@ -4,14 +4,17 @@ re-creating pods, the garbage collector removing what a gone pod owned).
 
 Faults: holder pods deleted (their containers stopped first, gracefully or not), failed,
 completed, made NotReady; nodes made NotReady, and when Unknown their holders cut off from
-the API server; Elasticsearch answering errors, dropping connections, failing over its
+the API server; nodes partitioned from the API server (their kubelets' heartbeats stop, and
+their holders are cut off while they keep running) and powered off (heartbeats and holders
+stop), which the emulated node lifecycle controller marks Unknown once its grace has run out
+if they last that long; Elasticsearch answering errors, dropping connections, failing over its
 primary, and applying writes whose answer is then lost or comes after the client gave up
 (bulks included); the API server dropping watches, failing writes, and applying writes whose
 answer is lost or late; Leases deleted by an operator while their holder runs; holders
 paused (SIGSTOP) past their validity and cut off from the API server; direct-mode holders
 stopped or killed (SIGKILL) in their critical section, a set's or a writer's too;
-controllers killed, stopped, paused, and now and then a third one acting without leader
-election.
+controllers killed, stopped, paused, the leader SIGKILLed just as a holder's death is to be
+handed over, and now and then a third one acting without leader election.
 """
 
 import heapq
@@ -24,6 +27,8 @@ from recorder import call
 
 TERMINAL = ("Failed", "Succeeded")
 LEASES = "/apis/eslease.io/v1alpha1/namespaces/%s/leases"
+LEADER_LEASE = "/apis/coordination.k8s.io/v1/namespaces/default/leases/eslease-controller"
+NODES = ("node-1", "node-2", "node-3")
 STOP_GRACE_SECONDS = 2.0  # a graceful stop's SIGTERM -> SIGKILL (a pod's termination grace)
 
 
@@ -58,6 +63,7 @@ class Chaos:
         # pause or a partition lasts as long as it was meant to.
         self.busy = set()
         self.paused_controllers = set()
+        self.down_nodes = {}  # node -> "partitioned" or "off", while a node fault lasts
         # With holders skewed beyond the margin, partitions are what let them overrun their
         # grant, and hand-overs on time are what makes the overrun an overlap: more of the
         # first, a quarter of the backend faults that delay renewals and hand-overs, and no
@@ -71,7 +77,8 @@ class Chaos:
                       (4 / backend, self.partition_holder), (4, self.stop_direct_holder),
                       (3 * controllers, self.pause_controller),
                       (3 * controllers, self.split_brain), (2 * controllers, self.restart_controller),
-                      (10, lambda: None)]
+                      (3, self.partition_node), (3, self.power_off_node),
+                      (2 * controllers, self.kill_leader_during_handover), (10, lambda: None)]
 
     # --- scheduling ----------------------------------------------------------------------
     def after(self, seconds, action):
@@ -124,18 +131,26 @@ class Chaos:
 
     def victim(self):
         """A holder pod three times in four (takeovers are the point), else any claimant pod;
-        never the pod of a holder paused or cut off now."""
-        busy = {h.pod for h in self.busy}
+        never the pod of a holder paused or cut off now, nor one on a node that is down (its
+        kubelet could not report what happens to it)."""
+        busy = {h.pod for h in self.busy} | self.pods_on_down_nodes()
         holders = [l["status"]["holder"]["podName"] for l in self.held_leases()]
         holders = [p for p in holders if p not in busy]
         if holders and self.rng.random() < 0.75:
             return self.rng.choice(holders)
-        return self.rng.choice(sorted(set(self.cast.pods) - busy))
+        return self.rng.choice(sorted(set(self.cast.pods) - busy) or [None])
 
     def holding(self, mode=None):
         """Holders whose command is in its critical section now, and that no fault holds."""
+        down = self.pods_on_down_nodes()
         return [h for h in self.holders.holders.values() if (mode is None or h.mode == mode)
-                and h not in self.busy and self.holders.in_critical_section(h)]
+                and h not in self.busy and h.pod not in down and self.holders.in_critical_section(h)]
+
+    def pods_on(self, node):
+        return {name for name, p in self.rec.snapshot("pod").items() if p.get("spec", {}).get("nodeName") == node}
+
+    def pods_on_down_nodes(self):
+        return set().union(*[self.pods_on(node) for node in self.down_nodes])
 
     def kubelet(self, pod, change):
         call("POST", "%s/_emulator/kubelet/pods/%s/%s" % (self.env.kube_url, self.ns, pod), change)
@@ -173,28 +188,42 @@ class Chaos:
     # --- pods and nodes ------------------------------------------------------------------
     def delete_pod(self):
         name = self.victim()
+        if name is None:
+            return
         self.count("pod_deleted", pod=name)
         self.stop_containers(name, True, lambda: call("DELETE", self.pod_url(name)))
 
     def force_delete_pod(self):
         name = self.victim()
+        if name is None:
+            return
         self.count("pod_force_deleted", pod=name)
         self.stop_containers(name, False, lambda: call("DELETE", self.pod_url(name) + "?gracePeriodSeconds=0"))
 
     def end_pod(self):
         phase = self.rng.choice(TERMINAL)
         name = self.victim()
+        if name is None:
+            return
         self.count("pod_" + phase.lower(), pod=name)
         self.stop_containers(name, phase == "Succeeded", lambda: self.kubelet(name, {"phase": phase}))
 
     def unready_pod(self):
         name = self.victim()
+        if name is None:
+            return
         self.count("pod_not_ready", pod=name)
         self.kubelet(name, {"ready": False})
         self.after(self.rng.uniform(0.3, 4.0), lambda: self.kubelet(name, {"ready": True}))
 
+    def up_node(self):
+        """A node no node fault holds now, or None."""
+        return self.rng.choice(sorted(set(NODES) - set(self.down_nodes)) or [None])
+
     def unready_node(self):
-        node = "node-%d" % self.rng.randint(1, 3)
+        node = self.up_node()
+        if node is None:
+            return
         status = self.rng.choice(["False", "Unknown"])
         self.count("node_not_ready", node=node, status=status)
         call("POST", "%s/_emulator/kubelet/nodes/%s" % (self.env.kube_url, node), {"ready": status})
@@ -213,6 +242,69 @@ class Chaos:
                 self.restore_route(holder)
 
         self.after(self.rng.uniform(0.5, self.cast.timings.ttl + 2.0), heal)
+
+    def node_fault_seconds(self):
+        """How long a node stays partitioned or off: often past the node lifecycle controller's
+        grace, so that the holders there are presumed dead and their locks handed over."""
+        return self.rng.uniform(0.5, self.cast.node_grace + self.cast.timings.ttl + 3.0)
+
+    def take_node_down(self, fault, change, how):
+        """Applies a node fault (the admin API's `change`) to a node that is up, counted as
+        `fault`; returns the node, or None when every node is down already."""
+        node = self.up_node()
+        if node is None:
+            return None
+        self.count(fault, node=node)
+        call("POST", "%s/_emulator/kubelet/nodes/%s" % (self.env.kube_url, node), change)
+        self.down_nodes[node] = how
+        return node
+
+    def partition_node(self):
+        """A node cut off from the API server: its kubelet's heartbeats stop, and the holders on
+        it keep running cut off (their own routes through the proxy are cut)."""
+        node = self.take_node_down("node_network_partitioned", {"network": "partitioned"}, "partitioned")
+        if node is None:
+            return
+        on_node = self.pods_on(node)
+        cut = [h for h in self.holders.holders.values() if h.pod in on_node]
+        for holder in cut:
+            self.cut_route(holder)
+
+        def heal():
+            self.note_node_marked(node)
+            call("POST", "%s/_emulator/kubelet/nodes/%s" % (self.env.kube_url, node), {"network": "connected"})
+            self.down_nodes.pop(node, None)
+            for holder in cut:
+                self.restore_route(holder)
+
+        self.after(self.node_fault_seconds(), heal)
+
+    def power_off_node(self):
+        """A node loses power: its kubelet's heartbeats stop and its containers (the holders of
+        its pods) with them; nothing of it reaches the API server until it is back, when its
+        kubelet starts the containers again."""
+        node = self.take_node_down("node_powered_off", {"power": "off"}, "off")
+        if node is None:
+            return
+        on_node = self.pods_on(node)
+        for holder in self.holders.holders.values():
+            if holder.pod in on_node:
+                self.restore_route(holder, all_cuts=True)
+                self.holders.kill(holder)
+
+        def power_on():
+            self.note_node_marked(node)
+            call("POST", "%s/_emulator/kubelet/nodes/%s" % (self.env.kube_url, node), {"power": "on"})
+            self.down_nodes.pop(node, None)
+
+        self.after(self.node_fault_seconds(), power_on)
+
+    def note_node_marked(self, node):
+        """Counts a node fault that lasted until the node lifecycle controller marked the node."""
+        obj = call("GET", "%s/api/v1/nodes/%s" % (self.env.kube_url, node)) or {}
+        ready = [c for c in obj.get("status", {}).get("conditions", []) if c.get("type") == "Ready"]
+        if ready and ready[0].get("reason") == "NodeStatusUnknown":
+            self.count_healing("node_marked_unknown", node=node)
 
     # --- Elasticsearch -------------------------------------------------------------------
     def es_error(self):
@@ -389,6 +481,25 @@ class Chaos:
         rogue = self.cast.start_rogue()
         self.after(self.rng.uniform(2.0, 6.0), lambda: rogue.stop(sig_kill=self.rng.random() < 0.5))
 
+    def kill_leader_during_handover(self):
+        """A holder's death (container killed, pod force-deleted) and, a moment later while the
+        leader hands its lock over, the leader SIGKILLed."""
+        held = call("GET", self.env.kube_url + LEADER_LEASE) or {}
+        identity = (held.get("spec") or {}).get("holderIdentity")
+        leader = next((c for c in self.running_controllers() if c.name == identity
+                       and c not in self.paused_controllers), None)
+        name = self.victim()
+        if leader is None or name is None:
+            return
+        self.count("controller_killed_during_handover", controller=leader.name, pod=name)
+
+        def die():
+            call("DELETE", self.pod_url(name) + "?gracePeriodSeconds=0")
+            time.sleep(self.rng.uniform(0.0, 0.02))
+            leader.stop(sig_kill=True)
+
+        self.stop_containers(name, False, die)
+
     def restart_controller(self):
         running = [c for c in self.running_controllers() if c not in self.paused_controllers]
         if running:
@@ -430,7 +541,7 @@ class Chaos:
             if name not in leases:
                 call("POST", "%s%s" % (self.env.kube_url, LEASES % self.ns), self.cast.election_claims[name])
                 self.taken_out.discard(name)
-        self.holders.tick(pods)
+        self.holders.tick(pods, {n for n, how in self.down_nodes.items() if how == "off"})
 
     def calm(self):
         """Ends every fault: what was scheduled to end one runs now, the emulators' faults are
@@ -439,8 +550,10 @@ class Chaos:
         self.holders.work_until_stopped = True
         call("DELETE", self.env.es_url + "/_emulator/faults")
         call("DELETE", self.env.kube_url + "/_emulator/faults")
-        for node in ("node-1", "node-2", "node-3"):
+        for node in NODES:
+            call("POST", "%s/_emulator/kubelet/nodes/%s" % (self.env.kube_url, node), {"power": "on"})
             call("POST", "%s/_emulator/kubelet/nodes/%s" % (self.env.kube_url, node), {"ready": "True"})
+        self.down_nodes.clear()
         for holder in self.holders.holders.values():
             self.restore_route(holder, all_cuts=True)
             self.holders.resume(holder)

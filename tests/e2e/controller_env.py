@@ -205,13 +205,15 @@ class WithEsEmulator:
 class Environment:
     """Elasticsearch (the backend of ESLEASE_TEST_BACKEND, or `backend`; a real engine behind
     the fault proxy unless `fault_proxy` is False) + kube-emulator (kubelet simulated) + CRD,
-    and controllers on demand."""
+    and controllers on demand. `kube_args` go to the kube-emulator after the usual ones (a
+    later flag wins)."""
 
-    def __init__(self, bin_dir, source_dir, simulate_kubelet=True, backend=None, fault_proxy=True):
+    def __init__(self, bin_dir, source_dir, simulate_kubelet=True, backend=None, fault_proxy=True, kube_args=()):
         self.bin = bin_dir
         self.backend = backend
         self.fault_proxy = fault_proxy
         self.simulate_kubelet = simulate_kubelet
+        self.kube_args = list(kube_args)
         self.source = source_dir
         self.workdir = tempfile.TemporaryDirectory(prefix="eslease-ctl-")
         self.dir = self.workdir.name
@@ -231,7 +233,7 @@ class Environment:
                 # Pods run and become Ready by themselves; a graceful deletion's 30 s default
                 # grace period lasts 300 ms.
                 argv += ["--simulate-kubelet", "--kubelet-grace-scale", "0.01"]
-            kube = self._spawn("kube-emulator", argv)
+            kube = self._spawn("kube-emulator", argv + self.kube_args)
             self.kube_url = kube.announced(r"kube-emulator listening on (\S+)").group(1)
             self.kubectl("apply", "-f", os.path.join(self.source, "crds"))
             self.kubectl("wait", "--for=condition=Established", "crd/leases.eslease.io", "--timeout=30s")
@@ -286,10 +288,13 @@ class Environment:
         self.processes.append(p)
         return p
 
-    def start_controller(self, *extra, name=None):
+    def start_controller(self, *extra, name=None, kubeconfig=None):
+        """A controller named `name` (its --identity too), reaching the API server through
+        `kubeconfig` (default: the emulator's own)."""
         name = name or "controller-%d" % len(self.controllers)
         argv = CONTROLLER_WRAPPER + [
-            os.path.join(self.bin, "eslease-controller"), "--kubeconfig", self.kubeconfig, "--es", self.es_url,
+            os.path.join(self.bin, "eslease-controller"), "--kubeconfig", kubeconfig or self.kubeconfig,
+            "--es", self.es_url,
             "--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0",
             "--identity", name] + list(extra)
         timeout = 300 if CONTROLLER_WRAPPER else 30

@@ -263,6 +263,13 @@ class EmulatorHelp(unittest.TestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertIn("usage: kube-emulator --listen HOST:PORT --kubeconfig-out FILE", result.stdout)
         self.assertIn("--simulate-kubelet", result.stdout)
+        for flag in ("--node-lease-renew-interval", "--node-monitor-grace-period", "--node-monitor-period"):
+            self.assertIn(flag, result.stdout)
+        zero = subprocess.run([EMULATOR, "--listen", "127.0.0.1:0", "--kubeconfig-out", "/dev/null",
+                               "--simulate-kubelet", "--node-monitor-period", "0s"],
+                              capture_output=True, text=True, timeout=30)
+        self.assertEqual(zero.returncode, 2)
+        self.assertIn("--node-monitor-period: must be longer than 0", zero.stderr)
         unknown = subprocess.run([EMULATOR, "--colour"], capture_output=True, text=True, timeout=30)
         self.assertEqual(unknown.returncode, 2)
         self.assertIn("unknown flag --colour", unknown.stderr)
@@ -284,15 +291,14 @@ def pod_manifest(name, grace=None):
                        "spec": spec})
 
 
-@unittest.skipUnless(os.path.exists(KUBECTL), "kubectl is not installed at /usr/bin/kubectl")
-class KubectlWithSimulatedKubelet(unittest.TestCase):
-    """kubectl against `kube-emulator --simulate-kubelet`: grace periods are scaled by 0.05 and
-    capped at 2 s, so a 20 s grace period lasts 1 s."""
+class SimulatedKubeletClient(unittest.TestCase):
+    """kubectl against `kube-emulator --simulate-kubelet EXTRA_ARGS`, and the emulator's admin API."""
+
+    EXTRA_ARGS = []
 
     @classmethod
     def setUpClass(cls):
-        cls.emulator = KubeEmulator(EMULATOR, extra_args=[
-            "--simulate-kubelet", "--kubelet-grace-scale", "0.05", "--kubelet-max-grace", "2s"]).start()
+        cls.emulator = KubeEmulator(EMULATOR, extra_args=["--simulate-kubelet"] + cls.EXTRA_ARGS).start()
         cls.cache_dir = tempfile.TemporaryDirectory(prefix="eslease-kubectl-cache-")
 
     @classmethod
@@ -325,6 +331,14 @@ class KubectlWithSimulatedKubelet(unittest.TestCase):
                                          headers={"Content-Type": "application/json"})
         with urllib.request.urlopen(request, timeout=10) as reply:
             return json.loads(reply.read())
+
+
+
+@unittest.skipUnless(os.path.exists(KUBECTL), "kubectl is not installed at /usr/bin/kubectl")
+class KubectlWithSimulatedKubelet(SimulatedKubeletClient):
+    """Grace periods are scaled by 0.05 and capped at 2 s, so a 20 s grace period lasts 1 s."""
+
+    EXTRA_ARGS = ["--kubelet-grace-scale", "0.05", "--kubelet-max-grace", "2s"]
 
     def test_created_pod_is_scheduled_and_becomes_ready(self):
         pod = self.running_pod("ready-pod")
@@ -403,6 +417,64 @@ class KubectlWithSimulatedKubelet(unittest.TestCase):
         self.kubectl_ok("wait", "--for=condition=Ready", "pod/flaky", "--timeout=20s")
         self.admin("/_emulator/kubelet/pods/default/flaky", {"phase": "Failed"})
         self.kubectl_ok("wait", "--for=jsonpath={.status.phase}=Failed", "pod/flaky", "--timeout=20s")
+
+
+@unittest.skipUnless(os.path.exists(KUBECTL), "kubectl is not installed at /usr/bin/kubectl")
+class KubectlSeesNodeHeartbeats(SimulatedKubeletClient):
+    """Node Leases and the node lifecycle controller as kubectl shows them, with the heartbeat
+    shortened: renewed every 200 ms, a node silent for 3 s marked Unknown."""
+
+    EXTRA_ARGS = ["--node-lease-renew-interval", "200ms", "--node-monitor-grace-period", "3s",
+                  "--node-monitor-period", "200ms"]
+
+    def node_ready(self, name):
+        return self.kubectl_ok("get", "node", name, "-o", "jsonpath={.status.conditions[?(@.type==\"Ready\")].status}")
+
+    def running_pod_on(self, name, node):
+        self.kubectl_ok("apply", "-f", "-", stdin=json.dumps({
+            "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
+            "spec": {"nodeName": node, "containers": [{"name": "app", "image": "nginx:1.27"}]}}))
+        self.kubectl_ok("wait", "--for=condition=Ready", "pod/" + name, "--timeout=20s")
+
+    def test_every_node_has_a_lease_its_kubelet_renews(self):
+        leases = self.kubectl_ok("get", "lease", "-n", "kube-node-lease").splitlines()
+        self.assertEqual(leases[0].split(), ["NAME", "HOLDER", "AGE"])
+        self.assertEqual([line.split()[:2] for line in leases[1:]],
+                         [["node-1", "node-1"], ["node-2", "node-2"], ["node-3", "node-3"]])
+        lease = json.loads(self.kubectl_ok("get", "lease", "node-2", "-n", "kube-node-lease", "-o", "json"))
+        self.assertEqual(lease["spec"]["leaseDurationSeconds"], 40)
+        self.assertEqual(lease["metadata"]["ownerReferences"][0]["kind"], "Node")
+        deadline = time.monotonic() + 20
+        renewed = lease["spec"]["renewTime"]
+        while renewed == lease["spec"]["renewTime"] and time.monotonic() < deadline:
+            time.sleep(0.1)
+            renewed = self.kubectl_ok("get", "lease", "node-2", "-n", "kube-node-lease", "-o",
+                                      "jsonpath={.spec.renewTime}")
+        self.assertGreater(renewed, lease["spec"]["renewTime"])
+
+    def test_a_partitioned_node_goes_not_ready_and_comes_back(self):
+        self.running_pod_on("far", "node-1")
+        self.admin("/_emulator/kubelet/nodes/node-1", {"network": "partitioned"})
+        self.kubectl_ok("wait", "--for=condition=Ready=Unknown", "node/node-1", "--timeout=30s")
+        nodes = {line.split()[0]: line.split()[1] for line in self.kubectl_ok("get", "nodes").splitlines()[1:]}
+        self.assertEqual(nodes, {"node-1": "NotReady", "node-2": "Ready", "node-3": "Ready"})
+        taints = self.kubectl_ok("get", "node", "node-1", "-o", "jsonpath={.spec.taints[*].key}").split()
+        self.assertEqual(taints, ["node.kubernetes.io/unreachable"] * 2)
+        self.kubectl_ok("wait", "--for=condition=Ready=false", "pod/far", "--timeout=20s")
+        self.assertIn("Running", self.kubectl_ok("get", "pod", "far"))
+        self.admin("/_emulator/kubelet/nodes/node-1", {"network": "connected"})
+        self.kubectl_ok("wait", "--for=condition=Ready", "node/node-1", "--timeout=20s")
+        self.kubectl_ok("wait", "--for=condition=Ready", "pod/far", "--timeout=20s")
+
+    def test_a_node_powered_off_and_on_restarts_its_containers(self):
+        self.running_pod_on("rebooted", "node-3")
+        self.admin("/_emulator/kubelet/nodes/node-3", {"power": "off"})
+        self.kubectl_ok("wait", "--for=condition=Ready=Unknown", "node/node-3", "--timeout=30s")
+        self.admin("/_emulator/kubelet/nodes/node-3", {"power": "on"})
+        self.kubectl_ok("wait", "--for=condition=Ready", "node/node-3", "--timeout=20s")
+        self.kubectl_ok("wait", "--for=condition=Ready", "pod/rebooted", "--timeout=20s")
+        self.assertEqual(self.kubectl_ok("get", "pod", "rebooted").splitlines()[1].split()[1:4],
+                         ["1/1", "Running", "1"])
 
 
 @unittest.skipUnless(os.path.exists(KUBECTL), "kubectl is not installed at /usr/bin/kubectl")

@@ -20,13 +20,29 @@ std::optional<std::string> unknown_key(const json& body, std::initializer_list<c
   return std::nullopt;
 }
 
-// The node's Ready status a /_emulator/kubelet/nodes/{name} body asks for.
-std::variant<std::string, ApiError> wanted_node_ready(const json& body) {
-  if (auto key = unknown_key(body, {"ready"})) return bad_request("unknown field \"" + *key + "\"");
-  const json& ready = body.contains("ready") ? body["ready"] : json();
-  if (ready.is_boolean()) return std::string(ready.get<bool>() ? "True" : "False");
-  if (ready == "True" || ready == "False" || ready == "Unknown") return ready.get<std::string>();
-  return bad_request(R"("ready" must be "True", "False" or "Unknown")");
+// The change a /_emulator/kubelet/nodes/{name} body asks for: exactly one of ready, network
+// and power.
+std::variant<NodeChange, ApiError> wanted_node_change(const json& body) {
+  if (auto key = unknown_key(body, {"ready", "network", "power"})) {
+    return bad_request("unknown field \"" + *key + "\"");
+  }
+  if (body.size() != 1) {
+    return bad_request(R"(give exactly one of "ready" ("True", "False" or "Unknown"), "network" )"
+                       R"(("partitioned" or "connected") and "power" ("off" or "on"))");
+  }
+  const auto& [field, value] = *body.items().begin();
+  if (field == "ready") {
+    if (value.is_boolean()) return NodeChange{field, value.get<bool>() ? "True" : "False"};
+    if (value == "True" || value == "False" || value == "Unknown")
+      return NodeChange{field, value.get<std::string>()};
+    return bad_request(R"("ready" must be "True", "False" or "Unknown")");
+  }
+  if (field == "network") {
+    if (value == "partitioned" || value == "connected") return NodeChange{field, value.get<std::string>()};
+    return bad_request(R"("network" must be "partitioned" or "connected")");
+  }
+  if (value == "off" || value == "on") return NodeChange{field, value.get<std::string>()};
+  return bad_request(R"("power" must be "off" or "on")");
 }
 
 // What is wrong with a /_emulator/kubelet/pods/{ns}/{name} body: exactly one of ready and
@@ -144,16 +160,11 @@ void ApiServer::handle_kubelet_admin(const std::vector<std::string>& segments,
 }
 
 std::variant<json, ApiError> ApiServer::change_node_as_kubelet(const std::string& name, const json& body) {
-  const WallTime now = clock_.now();
-  auto status = wanted_node_ready(body);
-  if (auto* error = std::get_if<ApiError>(&status)) return *error;
+  auto change = wanted_node_change(body);
+  if (auto* error = std::get_if<ApiError>(&change)) return *error;
   std::lock_guard lock(mutex_);
-  auto current = store_.get("/nodes", "", name);
-  if (!current) return not_found("", "nodes", name);
-  json next = *current;
-  set_node_ready(next, std::get<std::string>(status), now);
-  if (next == *current) return *current;
-  return *store_.put("/nodes", "", name, std::move(next));
+  if (!store_.get("/nodes", "", name)) return not_found("", "nodes", name);
+  return kubelet_->change_node(name, std::get<NodeChange>(change));
 }
 
 std::variant<json, ApiError> ApiServer::change_pod_as_kubelet(const std::string& ns, const std::string& name,
@@ -166,14 +177,19 @@ std::variant<json, ApiError> ApiServer::change_pod_as_kubelet(const std::string&
   auto current = store_.get("/pods", ns, name);
   if (!current) return not_found("", "pods", name);
   json next = *current;
+  const std::string node_name = node_name_of(next);
+  const auto& simulated = kubelet_->nodes();
+  const bool on_simulated = std::find(simulated.begin(), simulated.end(), node_name) != simulated.end();
+  if (on_simulated && !kubelet_->kubelet_up(node_name)) {
+    return conflict(
+        "", "pods", name,
+        "node " + node_name + " is partitioned or powered off: its kubelet cannot report the change");
+  }
   std::optional<ApiError> refused;
   if (body.contains("ready")) {
     // Ready also needs the pod's node to be Ready (pods on other nodes have no simulated node).
-    const std::string node_name = node_name_of(next);
     auto node_object = store_.get("/nodes", "", node_name);
-    const auto& simulated = kubelet_->nodes();
-    const bool node_ready = std::find(simulated.begin(), simulated.end(), node_name) == simulated.end() ||
-                            (node_object && node_ready_status(*node_object) == "True");
+    const bool node_ready = !on_simulated || (node_object && node_ready_status(*node_object) == "True");
     refused = set_pod_ready(next, body["ready"].get<bool>(), node_ready, now);
   } else {
     refused = end_pod(next, body["phase"].get<std::string>(), body.value("reason", ""),

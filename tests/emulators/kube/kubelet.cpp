@@ -19,7 +19,8 @@ SimulatedKubelet::SimulatedKubelet(KubeletOptions options, std::mutex& api_mutex
       api_mutex_(api_mutex),
       store_(store),
       clock_(clock),
-      nodes_(simulated_node_names(options_)) {}
+      nodes_(simulated_node_names(options_)),
+      lifecycle_(options_.node_monitor_grace_period) {}
 
 SimulatedKubelet::~SimulatedKubelet() {
   stop();
@@ -41,6 +42,15 @@ void SimulatedKubelet::start() {
         events_.push_back(std::move(event));
       }
     }
+    // Each kubelet creates its node Lease as it starts, then renews it; the node lifecycle
+    // controller starts monitoring. The thread does not run yet, so the timers are ours.
+    const MonoTime now = clock_.monotonic();
+    for (const auto& node : nodes_) {
+      agents_[node].status_posted = now;
+      renew_node_lease(store_, node, clock_.now());
+      timers_.emplace(now + options_.node_lease_renew_interval, Timer{Step::kHeartbeat, node, ""});
+    }
+    timers_.emplace(now + options_.node_monitor_period, Timer{Step::kMonitor, "", ""});
   }
   thread_ = std::jthread([this](std::stop_token stop) { run(std::move(stop)); });
 }
@@ -71,10 +81,12 @@ void SimulatedKubelet::run(std::stop_token stop) {
     // Bounded so the wait never converts an unrepresentable time point.
     auto until = clock_.monotonic() + std::chrono::hours(1);
     if (!timers_.empty()) until = std::min(until, timers_.begin()->first);
-    clock_.wait_until(lock, wake_, until, stop, [&] { return !events_.empty(); });
+    clock_.wait_until(lock, wake_, until, stop, [&] { return !events_.empty() || !poked_.empty(); });
     if (stop.stop_requested()) break;
     std::vector<EventPtr> events;
     events.swap(events_);
+    std::set<std::string> poked;
+    poked.swap(poked_);
     lock.unlock();
     std::vector<Timer> due;
     const MonoTime fired = clock_.monotonic();
@@ -82,17 +94,18 @@ void SimulatedKubelet::run(std::stop_token stop) {
       due.push_back(std::move(timers_.begin()->second));
       timers_.erase(timers_.begin());
     }
-    if (!events.empty() || !due.empty()) {
+    if (!events.empty() || !poked.empty() || !due.empty()) {
       std::lock_guard api(api_mutex_);
-      process(events, due);
+      process(events, poked, due);
     }
     lock.lock();
   }
 }
 
-void SimulatedKubelet::process(const std::vector<EventPtr>& events, const std::vector<Timer>& due) {
+void SimulatedKubelet::process(const std::vector<EventPtr>& events, const std::set<std::string>& poked,
+                               const std::vector<Timer>& due) {
   std::set<std::string> pods;
-  std::set<std::string> nodes;
+  std::set<std::string> nodes = poked;
   for (const auto& event : events) {
     const std::string name = meta_string(*event->object, "name");
     if (event->resource_id == kNodesId) {
@@ -126,10 +139,9 @@ bool SimulatedKubelet::simulated(const std::string& node) const {
   return std::find(nodes_.begin(), nodes_.end(), node) != nodes_.end();
 }
 
-bool SimulatedKubelet::node_is_reachable(const std::string& name) const {
-  if (!simulated(name)) return false;
-  auto node = store_.get(kNodesId, "", name);
-  return node && node_ready_status(*node) != "Unknown";
+bool SimulatedKubelet::kubelet_up(const std::string& node) const {
+  auto it = agents_.find(node);
+  return it != agents_.end() && it->second.connected && it->second.powered;
 }
 
 bool SimulatedKubelet::node_is_ready(const std::string& name) const {
@@ -172,7 +184,7 @@ void SimulatedKubelet::reconcile_pod(const std::string& key, bool cluster_change
     if (!grace || *grace <= 0) return;  // removed by the API server or held by finalizers
     // Only a kubelet that is there to stop the containers ends a graceful deletion: on a
     // node without one, or one that stopped posting, the pod stays Terminating.
-    if (!node_is_reachable(node_of(p))) return;
+    if (!kubelet_up(node_of(p))) return;
     const auto wait = options_.termination_wait(*grace);
     auto it = terminating_.find(key);
     if (it == terminating_.end() || it->second.uid != uid) {
@@ -198,6 +210,12 @@ void SimulatedKubelet::reconcile_pod(const std::string& key, bool cluster_change
   }
   if (!simulated(node)) return;  // no kubelet runs there: the pod stays as it is
   const bool node_ready = node_is_ready(node);
+  if (!kubelet_up(node)) {
+    // Its kubelet cannot report: only the node lifecycle controller's MarkPodsNotReady
+    // reaches the pod.
+    if (phase == "Running" && !node_ready) sync_ready(p, false);
+    return;
+  }
   if (pending) {
     if (node_ready) arm(Step::kStart, key, uid, now + options_.start_delay);
     return;
@@ -206,6 +224,17 @@ void SimulatedKubelet::reconcile_pod(const std::string& key, bool cluster_change
 }
 
 void SimulatedKubelet::fire(const Timer& timer) {
+  const MonoTime now = clock_.monotonic();
+  if (timer.step == Step::kHeartbeat) {
+    heartbeat(timer.key);
+    timers_.emplace(now + options_.node_lease_renew_interval, timer);
+    return;
+  }
+  if (timer.step == Step::kMonitor) {
+    lifecycle_.monitor(store_, now, clock_.now());
+    timers_.emplace(now + options_.node_monitor_period, timer);
+    return;
+  }
   if (timer.step != Step::kKill) {
     auto it = armed_.find({timer.step, timer.key});
     if (it != armed_.end() && it->second == timer.uid) armed_.erase(it);
@@ -227,12 +256,15 @@ void SimulatedKubelet::fire(const Timer& timer) {
       }
       terminating_.erase(it);
       // Unreachable since: the kubelet starts over when it is back (reconcile_node).
-      if (!same || !deleting(*pod) || !node_is_reachable(node_of(*pod))) break;
+      if (!same || !deleting(*pod) || !kubelet_up(node_of(*pod))) break;
       const auto grace = int_at(member(*pod, "metadata"), "deletionGracePeriodSeconds");
       // The containers have stopped: the kubelet's final DELETE with grace 0.
       if (grace && *grace > 0) delete_pod(store_, pod, 0, clock_.now());
       break;
     }
+    case Step::kHeartbeat:
+    case Step::kMonitor:
+      break;  // node steps, done above
   }
   reconcile_pod(timer.key, false);
 }
@@ -278,7 +310,7 @@ void SimulatedKubelet::start_containers(const json& pod) {
   if (deleting(pod)) return;
   if (const std::string phase = phase_of(pod); !phase.empty() && phase != "Pending") return;
   const std::string node = node_of(pod);
-  if (!simulated(node) || !node_is_ready(node)) return;
+  if (!simulated(node) || !node_is_ready(node) || !kubelet_up(node)) return;
   const WallTime now = clock_.now();
   const std::string t = now_text(now);
   const int index = node_index(node);

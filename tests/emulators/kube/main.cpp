@@ -19,11 +19,16 @@ constexpr const char* kUsage =
     "usage: kube-emulator --listen HOST:PORT --kubeconfig-out FILE [--token-file FILE]\n"
     "                     [--tls-cert FILE --tls-key FILE]\n"
     "                     [--simulate-kubelet [--kubelet-nodes N] [--kubelet-schedule-delay D]\n"
-    "                      [--kubelet-start-delay D] [--kubelet-grace-scale X] [--kubelet-max-grace D]]\n"
+    "                      [--kubelet-start-delay D] [--kubelet-grace-scale X] [--kubelet-max-grace D]\n"
+    "                      [--node-lease-renew-interval D] [--node-monitor-grace-period D]\n"
+    "                      [--node-monitor-period D]]\n"
     "durations D: 250ms, 2s, 1m, 1m30s\n"
     "It serves a Kubernetes API server stand-in on HOST:PORT (port 0: any free port), writes a\n"
     "kubeconfig for it to FILE, prints \"kube-emulator listening on URL\" and serves until SIGINT or\n"
-    "SIGTERM. --simulate-kubelet schedules and runs pods on simulated nodes.\n";
+    "SIGTERM. --simulate-kubelet schedules and runs pods on simulated nodes, whose kubelets renew\n"
+    "their node Leases every --node-lease-renew-interval (default 10s); a node not heard from for\n"
+    "--node-monitor-grace-period (default 50s, checked every --node-monitor-period, default 5s)\n"
+    "is marked Unknown, as kube-controller-manager does.\n";
 
 int usage() {
   std::cerr << kUsage;
@@ -43,6 +48,16 @@ bool parse_kubelet_flag(const std::string& flag, const std::string& value,
     out = *parsed;
     return true;
   };
+  // Periods the kubelet thread waits on: zero would never let it rest.
+  auto period = [&](std::chrono::milliseconds& out) {
+    if (!duration(out)) return false;
+    if (out.count() > 0) return true;
+    std::cerr << "kube-emulator: " << flag << ": must be longer than 0\n";
+    return false;
+  };
+  if (flag == "--node-lease-renew-interval") return period(kubelet.node_lease_renew_interval);
+  if (flag == "--node-monitor-grace-period") return period(kubelet.node_monitor_grace_period);
+  if (flag == "--node-monitor-period") return period(kubelet.node_monitor_period);
   if (flag == "--kubelet-schedule-delay") return duration(kubelet.schedule_delay);
   if (flag == "--kubelet-start-delay") return duration(kubelet.start_delay);
   if (flag == "--kubelet-max-grace") {
@@ -96,7 +111,10 @@ const std::set<std::string> kValued = {"--listen",
                                        "--kubelet-schedule-delay",
                                        "--kubelet-start-delay",
                                        "--kubelet-grace-scale",
-                                       "--kubelet-max-grace"};
+                                       "--kubelet-max-grace",
+                                       "--node-lease-renew-interval",
+                                       "--node-monitor-grace-period",
+                                       "--node-monitor-period"};
 
 // Reads the flags: nullopt to go on, else the exit code (--help, or a usage error printed).
 std::optional<int> read_flags(int argc, char** argv, CommandLine& line) {
@@ -145,7 +163,7 @@ std::optional<int> complete_options(CommandLine& line) {
   auto& options = line.options;
   if (line.listen.empty() || line.kubeconfig.empty()) return usage();
   if (line.kubelet_tuned && !options.simulate_kubelet) {
-    std::cerr << "kube-emulator: --kubelet-* options need --simulate-kubelet\n";
+    std::cerr << "kube-emulator: --kubelet-* and --node-* options need --simulate-kubelet\n";
     return usage();
   }
   if (options.tls_cert_file.empty() != options.tls_key_file.empty()) return usage();

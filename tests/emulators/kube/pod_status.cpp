@@ -1,6 +1,6 @@
-// The pod and node status rules of the simulated kubelet and of the pod registry: node
-// registration, a created pod's status, graceful pod deletion, readiness and ending a pod,
-// a node's Ready condition and taints.
+// The pod status rules of the simulated kubelet and of the pod registry: a created pod's
+// status, graceful pod deletion, readiness, ending a pod and its containers' restart after a
+// power-off (the node's own rules are in node_health.cpp).
 #include <algorithm>
 #include <random>
 
@@ -219,55 +219,6 @@ std::vector<std::string> simulated_node_names(const KubeletOptions& options) {
   return out;
 }
 
-json make_node(const std::string& name, int index, WallTime now) {
-  const std::string t = now_text(now);
-  const std::string cidr = "10.244." + std::to_string(index) + ".0/24";
-  auto condition = [&](const char* type, const char* status, const char* reason, const char* message) {
-    return json{{"type", type},     {"status", status},  {"lastHeartbeatTime", t}, {"lastTransitionTime", t},
-                {"reason", reason}, {"message", message}};
-  };
-  const json capacity = {{"cpu", "4"}, {"memory", "8Gi"}, {"pods", "110"}, {"ephemeral-storage", "100Gi"}};
-  return {
-      {"apiVersion", "v1"},
-      {"kind", "Node"},
-      {"metadata",
-       {{"name", name},
-        {"uid", random_uid()},
-        {"creationTimestamp", t},
-        {"labels",
-         {{"kubernetes.io/hostname", name},
-          {"kubernetes.io/os", "linux"},
-          {"kubernetes.io/arch", "amd64"},
-          {"beta.kubernetes.io/os", "linux"},
-          {"beta.kubernetes.io/arch", "amd64"}}},
-        {"annotations", {{"node.alpha.kubernetes.io/ttl", "0"}}}}},
-      {"spec", {{"podCIDR", cidr}, {"podCIDRs", {cidr}}}},
-      {"status",
-       {{"conditions",
-         {condition("MemoryPressure", "False", "KubeletHasSufficientMemory",
-                    "kubelet has sufficient memory available"),
-          condition("DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
-          condition("PIDPressure", "False", "KubeletHasSufficientPID",
-                    "kubelet has sufficient PID available"),
-          condition("Ready", "True", "KubeletReady", "kubelet is posting ready status")}},
-        {"addresses",
-         {{{"type", "InternalIP"}, {"address", node_ip(index)}}, {{"type", "Hostname"}, {"address", name}}}},
-        {"capacity", capacity},
-        {"allocatable", capacity},
-        {"daemonEndpoints", {{"kubeletEndpoint", {{"Port", 10250}}}}},
-        {"nodeInfo",
-         {{"machineID", random_hex(32)},
-          {"systemUUID", random_uid()},
-          {"bootID", random_uid()},
-          {"kernelVersion", "6.1.0"},
-          {"osImage", "kube-emulator simulated node"},
-          {"containerRuntimeVersion", "containerd://1.7.0"},
-          {"kubeletVersion", "v1.32.0"},
-          {"kubeProxyVersion", "v1.32.0"},
-          {"operatingSystem", "linux"},
-          {"architecture", "amd64"}}}}}};
-}
-
 void reset_created_pod_status(json& pod) {
   pod["status"] = {{"phase", "Pending"}, {"qosClass", qos_class(pod)}};
 }
@@ -402,65 +353,43 @@ std::optional<ApiError> end_pod(json& pod, const std::string& phase, const std::
   return std::nullopt;
 }
 
-std::string node_ready_status(const json& node) {
-  const std::string status = condition_status(member(node, "status"), "Ready");
-  return status.empty() ? "Unknown" : status;
-}
-
-void set_node_ready(json& node, const std::string& value, WallTime now) {
-  json& status = object_at(node, "status");
-  const std::string t = now_text(now);
-  struct Pressure {
-    const char* type;
-    const char* reason;
-    const char* message;
-  };
-  static const Pressure kPressures[] = {
-      {"MemoryPressure", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"},
-      {"DiskPressure", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"},
-      {"PIDPressure", "KubeletHasSufficientPID", "kubelet has sufficient PID available"}};
-  if (value == "Unknown") {
-    // The node lifecycle controller's view of a kubelet that stopped posting: every
-    // condition Unknown, heartbeats left as they were.
-    for (const auto& p : kPressures) {
-      set_condition(status, p.type, "Unknown", "NodeStatusUnknown", "Kubelet stopped posting node status.",
-                    now, false);
-    }
-    set_condition(status, "Ready", "Unknown", "NodeStatusUnknown", "Kubelet stopped posting node status.",
-                  now, false);
-  } else {
-    for (const auto& p : kPressures) set_condition(status, p.type, "False", p.reason, p.message, now, false);
-    if (value == "True") {
-      set_condition(status, "Ready", "True", "KubeletReady", "kubelet is posting ready status", now, false);
-    } else {
-      set_condition(status, "Ready", "False", "KubeletNotReady",
-                    "container runtime network not ready: NetworkReady=false (simulated by kube-emulator)",
-                    now, false);
-    }
-    for (auto& c : status["conditions"]) {
-      if (c.is_object()) c["lastHeartbeatTime"] = t;
+void restart_after_power_on(json& pod, bool node_ready, WallTime now) {
+  json& status = object_at(pod, "status");
+  const json& policy = member(member(pod, "spec"), "restartPolicy");
+  const bool restarts = !policy.is_string() || policy.get<std::string>() != "Never";
+  if (status.contains("containerStatuses") && status["containerStatuses"].is_array()) {
+    for (auto& c : status["containerStatuses"]) {
+      if (!c.is_object()) continue;
+      std::string started = string_at(member(member(c, "state"), "running"), "startedAt");
+      if (started.empty()) started = now_text(now);
+      // What the kubelet reports of a container whose state was lost with the node.
+      json terminated = {{"exitCode", 137},
+                         {"reason", "ContainerStatusUnknown"},
+                         {"message", "The container could not be located when the pod was terminated"},
+                         {"startedAt", started},
+                         {"finishedAt", now_text(now)}};
+      if (!restarts) {
+        c["state"] = {{"terminated", terminated}};
+        c["ready"] = false;
+        c["started"] = false;
+        continue;
+      }
+      c["lastState"] = {{"terminated", terminated}};
+      c["state"] = {{"running", {{"startedAt", now_text(now)}}}};
+      c["containerID"] = "containerd://" + random_hex(64);
+      c["restartCount"] = int_at(c, "restartCount").value_or(0) + 1;
+      c["ready"] = true;
+      c["started"] = true;
     }
   }
-  // Taints as the node lifecycle controller keeps them (TaintNodesByCondition and
-  // taint-based eviction).
-  json& spec = object_at(node, "spec");
-  json taints = json::array();
-  if (spec.contains("taints") && spec["taints"].is_array()) {
-    for (const auto& taint : spec["taints"]) {
-      const std::string key = string_at(taint, "key");
-      if (key != kNotReadyTaint && key != kUnreachableTaint) taints.push_back(taint);
-    }
+  if (!restarts) {
+    status["phase"] = "Failed";
+    set_condition(status, "ContainersReady", "False", "PodCompleted", "", now);
+    set_condition(status, "Ready", "False", "PodCompleted", "", now);
+    return;
   }
-  if (value != "True") {
-    const char* key = value == "Unknown" ? kUnreachableTaint : kNotReadyTaint;
-    taints.push_back({{"key", key}, {"effect", "NoSchedule"}, {"timeAdded", t}});
-    taints.push_back({{"key", key}, {"effect", "NoExecute"}, {"timeAdded", t}});
-  }
-  if (taints.empty()) {
-    spec.erase("taints");
-  } else {
-    spec["taints"] = std::move(taints);
-  }
+  set_condition(status, "ContainersReady", "True", "", "", now);
+  set_condition(status, "Ready", node_ready ? "True" : "False", "", "", now);
 }
 
 }  // namespace eslease::kubeemu
