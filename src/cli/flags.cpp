@@ -292,7 +292,7 @@ std::vector<ToolFlag> shared_flags() {
       {{"grace", 0, true, "D"},
        mode,
        "run: how long CMD has between SIGTERM and SIGKILL",
-       "min(10s, ttl/3)",
+       "min(10s, ttl/5) in Kubernetes mode, min(10s, ttl/3) in direct mode",
        optional_duration(
            "--grace", [](ArgsRead & r) -> auto& { return r.options.grace; }, Millis(0))},
       {{"capacity", 0, true, "N"},
@@ -364,7 +364,7 @@ for processes outside Kubernetes.
 
 Kubernetes mode:
   acquire LOCK [LOCK...] [--pod P] [--lease NAME] [--priority Foreground|Background]
-               [--ttl 60s] [--wait D] [--liveness-grace 10s] [--capacity N] [--exclusive]
+               [--ttl 16s] [--wait D] [--liveness-grace 10s] [--capacity N] [--exclusive]
       Creates a Lease claiming LOCK for the pod (owned by it, so it goes when the pod goes),
       waits by watching until the controller grants it, and prints the fencing token. With
       --wait it gives up after D (exit 3), and the Lease is deleted. The Lease is named
@@ -385,7 +385,7 @@ Kubernetes mode:
       Acquires, runs CMD with ESLEASE_FENCING_TOKEN, ESLEASE_LOCK (namespace/lock; a set's
       locks comma-separated) and ESLEASE_LEASE set, and follows the Lease and the
       namespace's session (eslease-session). It stops CMD (SIGTERM, then SIGKILL after
-      --grace, default min(10s, ttl/3)) the moment the Lease stops being Held, the session
+      --grace, default min(10s, ttl/5)) the moment the Lease stops being Held, the session
       lists the grant as revoked, or less than --safety-margin (default min(2s, ttl/5)) +
       --grace is left of the validity the session published; it never resumes. When CMD
       ends, whatever it left running in its process group is stopped the same way, then the

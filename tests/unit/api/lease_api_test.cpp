@@ -59,7 +59,7 @@ TEST(Access, ParsesOnlyItsOwnNames) {
 
 TEST(LeaseDuration, CountsWholeSeconds) {
   EXPECT_EQ(lease_duration(30), Millis(30000));
-  EXPECT_EQ(lease_duration(kDefaultLeaseDurationSeconds), Millis(60000));
+  EXPECT_EQ(lease_duration(kDefaultLeaseDurationSeconds), Millis(16000));
 }
 
 TEST(Reasons, OnlyALossRestartsTheWait) {

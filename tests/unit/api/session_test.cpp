@@ -52,21 +52,23 @@ TEST(Session, ValidityIsTheRenewalPlusTheLeaseDurationUntilTheGrantIsListed) {
   EXPECT_EQ(published_validity(Session{}, mine, Millis(30000)), std::nullopt) << "never renewed";
 }
 
-TEST(Session, AHolderRidesOutTwoThirdsOfItsLeaseLessMarginAndGrace) {
-  // At the default 60 s: 40 s of validity just before a tick, less 2 s + 10 s.
+TEST(Session, AHolderRidesOutThreeQuartersOfItsLeaseLessMarginAndGrace) {
+  // At the default 16 s: 12 s of validity just before a tick, less 2 s + 3.2 s.
+  EXPECT_EQ(default_holder_grace(Millis(16000)), Millis(3200));
+  EXPECT_EQ(default_holder_margin(Millis(16000)), Millis(2000));
+  EXPECT_EQ(default_holder_slack(Millis(16000)), Millis(6800));
+  EXPECT_GT(default_holder_slack(Millis(16000)), kDefaultRenewalPause) << "a default failover is ridden out";
+  // Long leases: 45 s of 60 s, less 2 s + 10 s (the grace stops growing at 10 s).
   EXPECT_EQ(default_holder_grace(Millis(60000)), Millis(10000));
-  EXPECT_EQ(default_holder_margin(Millis(60000)), Millis(2000));
-  EXPECT_EQ(holder_slack(Millis(60000), Millis(10000), Millis(2000)), Millis(28000));
-  EXPECT_EQ(default_holder_slack(Millis(60000)), Millis(28000));
-  // Short leases scale the defaults down: 3 s gives grace 1 s, margin 600 ms.
-  EXPECT_EQ(default_holder_grace(Millis(3000)), Millis(1000));
+  EXPECT_EQ(holder_slack(Millis(60000), Millis(10000), Millis(2000)), Millis(33000));
+  // Short leases scale the defaults down: 3 s gives grace and margin 600 ms each.
+  EXPECT_EQ(default_holder_grace(Millis(3000)), Millis(600));
   EXPECT_EQ(default_holder_margin(Millis(3000)), Millis(600));
-  EXPECT_EQ(holder_slack(Millis(3000), Millis(1000), Millis(600)), Millis(400));
-  EXPECT_EQ(default_holder_slack(Millis(3000)), Millis(400));
+  EXPECT_EQ(default_holder_slack(Millis(3000)), Millis(1050));
 }
 
 TEST(Session, TheLongestRenewalPauseIsAnUncleanFailoverOrOneElasticsearchTimeout) {
-  EXPECT_EQ(longest_renewal_pause(Millis(15000), Millis(2000), Millis(10000)), kDefaultRenewalPause);
+  EXPECT_EQ(longest_renewal_pause(Millis(4000), Millis(500), Millis(5000)), kDefaultRenewalPause);
   EXPECT_EQ(longest_renewal_pause(Millis(40000), Millis(5000), Millis(10000)), Millis(47000));
   EXPECT_EQ(longest_renewal_pause(Millis(5000), Millis(1000), Millis(30000)), Millis(30000));
 }

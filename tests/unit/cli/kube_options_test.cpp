@@ -52,21 +52,23 @@ TEST(KubeOptions, ReleaseTakesALeaseName) {
 TEST(KubeOptions, RunDefaultsLeaveTimeToStopBeforeExpiry) {
   auto o = parse_options({"run", "job", "--ttl", "3s", "--", "true"});
   ASSERT_TRUE(o.ok()) << o.error().message;
-  EXPECT_EQ(kube_grace(*o, Millis(3000)), Millis(1000));
+  EXPECT_EQ(kube_grace(*o, Millis(3000)), Millis(600));
   EXPECT_EQ(kube_safety_margin(*o, Millis(3000)), Millis(600));
+  EXPECT_EQ(kube_grace(*o, Millis(16000)), Millis(3200));
+  EXPECT_EQ(kube_safety_margin(*o, Millis(16000)), Millis(2000));
   EXPECT_EQ(kube_grace(*o, Millis(60000)), Millis(10000));
   EXPECT_EQ(kube_safety_margin(*o, Millis(60000)), Millis(2000));
 }
 
 TEST(KubeOptions, RunWarnsWhenAFailoverWouldStopItsCommandAndRefusesWhenNothingIsLeft) {
-  // The default 60 s TTL rides out 28 s, more than a failover at the controller's defaults.
-  EXPECT_FALSE(run_slack_warning(Millis(60000), Millis(10000), Millis(2000)));
-  // 30 s rides out 8 s: a controller failover would stop the command.
-  const auto warning = run_slack_warning(Millis(30000), Millis(10000), Millis(2000));
+  // The default 16 s TTL rides out 6.8 s, more than a failover at the controller's defaults.
+  EXPECT_FALSE(run_slack_warning(Millis(16000), Millis(3200), Millis(2000)));
+  // With a 5 s grace it rides out 5 s: a controller failover would stop the command.
+  const auto warning = run_slack_warning(Millis(16000), Millis(5000), Millis(2000));
   ASSERT_TRUE(warning);
-  EXPECT_NE(warning->find("rides out only 8s"), std::string::npos) << *warning;
-  EXPECT_FALSE(check_run_slack(Millis(15000), Millis(5000), Millis(5000)).ok());
-  EXPECT_TRUE(check_run_slack(Millis(15000), Millis(5000), Millis(2000)).ok());
+  EXPECT_NE(warning->find("rides out only 5s"), std::string::npos) << *warning;
+  EXPECT_FALSE(check_run_slack(Millis(12000), Millis(5000), Millis(5000)).ok());
+  EXPECT_TRUE(check_run_slack(Millis(12000), Millis(5000), Millis(2000)).ok());
 }
 
 TEST(KubeOptions, VersionNeedsNothingElse) {
@@ -90,8 +92,8 @@ TEST(KubeOptions, MistakesAreUsageErrorsNamingTheFlag) {
       {{"acquire", "x", "-A"}, "only for status"},
       {{"status", "-A", "-n", "x"}, "not both"},
       {{"release", "l", "--lease", "n"}, "--lease"},
-      {{"run", "x", "--ttl", "3s", "--grace", "1s", "--safety-margin", "1s", "--", "true"},
-       "shorter than two thirds of the lease duration"},
+      {{"run", "x", "--ttl", "3s", "--grace", "1s", "--safety-margin", "2s", "--", "true"},
+       "shorter than three quarters of the lease duration"},
       {{"sidecar", "report"}, "sidecar takes no LOCK"},
       {{"--es", "http://a", "sidecar"}, "sidecar is for Kubernetes mode"},
       {{"acquire", "x", "--listen", ":9000"}, "--listen is only for sidecar"},

@@ -53,7 +53,7 @@ TEST(LeaseView, MistypedOrMissingFieldsReadAsAbsent) {
                                         "leaseDurationSeconds": "30"},
                                "status": {"queuePosition": -1, "acquireTime": "yesterday"}})"}) {
     const LeaseView v = decode_lease_view(json::parse(text));
-    EXPECT_EQ(v.lease_duration_seconds, 60) << text << ": the CRD's default, as the controller reads it";
+    EXPECT_EQ(v.lease_duration_seconds, 16) << text << ": the CRD's default, as the controller reads it";
     EXPECT_FALSE(v.queue_position) << text;
     EXPECT_FALSE(v.acquire_time) << text;
     EXPECT_FALSE(v.held()) << text;

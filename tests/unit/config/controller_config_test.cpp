@@ -61,15 +61,16 @@ TEST_F(ConfigTest, DefaultsMatchTheDesign) {
   EXPECT_EQ(o->elasticsearch.api_key_file, "");
   EXPECT_EQ(o->elasticsearch.bearer_token_file, "");
   EXPECT_FALSE(o->elasticsearch.insecure_skip_tls_verify);
-  EXPECT_EQ(o->elasticsearch.request_timeout, Millis(10000));
+  EXPECT_EQ(o->elasticsearch.request_timeout, Millis(5000));
   EXPECT_EQ(o->metrics_bind_address, ":8080");
   EXPECT_EQ(o->health_probe_bind_address, ":8081");
   EXPECT_FALSE(o->leader_elect);
   EXPECT_EQ(o->leader_election_id, "eslease-controller");
   EXPECT_EQ(o->leader_election_namespace, "");  // resolved later, from where it runs
-  EXPECT_EQ(o->leader_election_lease_duration, Millis(15000));
-  EXPECT_EQ(o->leader_election_renew_deadline, Millis(10000));
-  EXPECT_EQ(o->leader_election_retry_period, Millis(2000));
+  EXPECT_EQ(o->leader_election_lease_duration, Millis(4000));
+  EXPECT_EQ(o->leader_election_renew_deadline, Millis(3000));
+  EXPECT_EQ(o->leader_election_retry_period, Millis(500));
+  EXPECT_EQ(o->node_heartbeat_grace, Millis(12000));
   EXPECT_EQ(o->workers, 4);
   EXPECT_TRUE(o->liveness_takeover);
   EXPECT_TRUE(o->holds_annotation);
@@ -84,19 +85,19 @@ TEST_F(ConfigTest, DefaultsMatchTheDesign) {
 TEST_F(ConfigTest, TimingsThatWouldStopHealthyHoldersAreWarnedAbout) {
   auto defaults = load({"--es", "http://a:9200", "--leader-elect"});
   ASSERT_TRUE(defaults.ok()) << defaults.error().message;
-  EXPECT_EQ(longest_renewal_pause(*defaults), Millis(19000));
+  EXPECT_EQ(longest_renewal_pause(*defaults), Millis(6500));
   EXPECT_TRUE(timing_warnings(*defaults).empty());
 
-  // A 40 s leader-election lease: an unclean failover pauses renewals for 44 s, longer than
-  // the 28 s a holder of a default Lease rides out.
-  auto slow = load({"--es", "http://a:9200", "--leader-elect", "--leader-election-lease-duration", "40s",
-                    "--leader-election-renew-deadline", "30s"});
+  // A 15 s leader-election lease (client-go's default): an unclean failover pauses renewals
+  // for 18 s, longer than the 6.8 s a holder of a default Lease rides out.
+  auto slow = load({"--es", "http://a:9200", "--leader-elect", "--leader-election-lease-duration", "15s",
+                    "--leader-election-renew-deadline", "10s", "--leader-election-retry-period", "1s"});
   ASSERT_TRUE(slow.ok()) << slow.error().message;
-  EXPECT_EQ(longest_renewal_pause(*slow), Millis(44000));
+  EXPECT_EQ(longest_renewal_pause(*slow), Millis(18000));
   const auto warnings = timing_warnings(*slow);
   ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_NE(warnings[0].find("up to 44s"), std::string::npos) << warnings[0];
-  EXPECT_NE(warnings[0].find("28s"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("up to 18s"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("6800ms"), std::string::npos) << warnings[0];
 
   // Without leader election there is no failover; a long Elasticsearch timeout still counts.
   auto single = load({"--es", "http://a:9200", "--leader-election-lease-duration", "40s",
@@ -209,11 +210,12 @@ std::vector<FlagCase> every_flag() {
        [](auto& o) { EXPECT_EQ(o.leader_election_namespace, "ops"); }},
       {"leader-election-lease-duration", "2m", "2m",
        [](auto& o) { EXPECT_EQ(o.leader_election_lease_duration, Millis(120000)); }},
-      {"leader-election-renew-deadline", "12s", "12s",
-       [](auto& o) { EXPECT_EQ(o.leader_election_renew_deadline, Millis(12000)); }},
+      {"leader-election-renew-deadline", "3500ms", "3500ms",
+       [](auto& o) { EXPECT_EQ(o.leader_election_renew_deadline, Millis(3500)); }},
       {"leader-election-retry-period", "1500ms", "1500ms",
        [](auto& o) { EXPECT_EQ(o.leader_election_retry_period, Millis(1500)); }},
       {"workers", "16", "16", [](auto& o) { EXPECT_EQ(o.workers, 16); }},
+      {"node-heartbeat-grace", "30s", "30s", [](auto& o) { EXPECT_EQ(o.node_heartbeat_grace, Millis(30000)); }},
       {"liveness-takeover", "false", "false", [](auto& o) { EXPECT_FALSE(o.liveness_takeover); }},
       {"holds-annotation", "false", "false", [](auto& o) { EXPECT_FALSE(o.holds_annotation); }},
       {"identity", "replica-a", "replica-a", [](auto& o) { EXPECT_EQ(o.identity, "replica-a"); }},
@@ -725,6 +727,7 @@ TEST(Usage, ListsEveryFlagWithItsDefaultByGroup) {
                            "--leader-election-renew-deadline D",
                            "--leader-election-retry-period D",
                            "--workers N",
+                           "--node-heartbeat-grace D",
                            "--liveness-takeover=false",
                            "--identity ID",
                            "--log-format text|json",
@@ -735,8 +738,8 @@ TEST(Usage, ListsEveryFlagWithItsDefaultByGroup) {
     EXPECT_NE(text.find(std::string("  ") + flag), std::string::npos) << flag;
   }
   for (const char* default_text :
-       {"(default: 200)", "(default: 400)", "(default: eslease-locks)", "(default: 10s)", "(default: :8080)",
-        "(default: :8081)", "(default: 15s)", "(default: 2s)", "(default: 4)", "(default: text)",
+       {"(default: 200)", "(default: 400)", "(default: eslease-locks)", "(default: 5s)", "(default: :8080)",
+        "(default: :8081)", "(default: 4s)", "(default: 500ms)", "(default: 12s)", "(default: 4)", "(default: text)",
         "(default: info)", "(default: false)"}) {
     EXPECT_NE(text.find(default_text), std::string::npos) << default_text;
   }

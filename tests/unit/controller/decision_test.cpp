@@ -277,7 +277,7 @@ TEST_P(Rows, SuccessorStatusRecordsTheTakeoverAndTheLoserWaitsAgain) {
   world.held("next", "pod-n", 4294967320);
   world.grant("next").state.doc.transitions = 2;
   world.status_held("holder", "pod-h");
-  world.w.recent_grant = RecentGrant{"next", Reason::kPodDeleted, "pod-h", kT0};
+  world.w.recent_grants = {RecentGrant{"next", Reason::kPodDeleted, "pod-h", kT0}};
   Decision d = world.decide();
   const LeaseStatus& next = status_of(d, "next");
   EXPECT_EQ(next.phase, Phase::kHeld);

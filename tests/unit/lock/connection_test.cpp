@@ -20,7 +20,7 @@ TEST(ConnectionFlags, AreTheNineEsFlagsWithTheirDefaults) {
                                              "es-api-key-file", "es-bearer-token-file",
                                              "es-insecure-skip-tls-verify", "es-timeout"}));
   EXPECT_EQ(find_connection_flag("index")->default_text, kDefaultIndex);
-  EXPECT_EQ(find_connection_flag("es-timeout")->default_text, "10s");
+  EXPECT_EQ(find_connection_flag("es-timeout")->default_text, "5s");
   EXPECT_EQ(find_connection_flag("es-insecure-skip-tls-verify")->default_text, "false");
   EXPECT_EQ(find_connection_flag("workers"), nullptr);
 }

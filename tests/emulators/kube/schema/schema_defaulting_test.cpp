@@ -16,7 +16,7 @@ TEST(LeaseDefaulting, FillsPriorityDurationAndGrace) {
   json lease = claim_lease();
   apply_defaults(lease_schema(), lease);
   EXPECT_EQ(lease["spec"]["priority"], "Foreground");
-  EXPECT_EQ(lease["spec"]["leaseDurationSeconds"], 60);
+  EXPECT_EQ(lease["spec"]["leaseDurationSeconds"], 16);
   EXPECT_EQ(lease["spec"]["livenessGraceSeconds"], 10);
   EXPECT_FALSE(lease["spec"].contains("acquireTimeoutSeconds"));
   EXPECT_FALSE(lease.contains("status")) << "defaults never create absent objects";
@@ -29,7 +29,7 @@ TEST(LeaseDefaulting, KeepsExplicitValuesAndReplacesNonNullableNull) {
   lease["spec"]["acquireTimeoutSeconds"] = nullptr;
   apply_defaults(lease_schema(), lease);
   EXPECT_EQ(lease["spec"]["priority"], "Background");
-  EXPECT_EQ(lease["spec"]["leaseDurationSeconds"], 60);
+  EXPECT_EQ(lease["spec"]["leaseDurationSeconds"], 16);
   EXPECT_FALSE(lease["spec"].contains("acquireTimeoutSeconds")) << "a null without default is dropped";
 }
 

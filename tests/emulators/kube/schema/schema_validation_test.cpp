@@ -112,9 +112,9 @@ TEST(LeaseSchemaValidation, CapacityAndAccessHaveDefaultsRangesAndAnEnum) {
   prune_unknown(lease_schema(), lease);
   apply_defaults(lease_schema(), lease);
   EXPECT_EQ(lease["spec"]["capacity"], 1);
-  EXPECT_EQ(lease["spec"]["access"], "Exclusive");
+  EXPECT_EQ(lease["spec"]["access"], "Shared") << "capacity alone is a counting semaphore";
   lease["spec"]["capacity"] = 1000;
-  lease["spec"]["access"] = "Shared";
+  lease["spec"]["access"] = "Exclusive";
   EXPECT_THAT(validate_lease(lease), ElementsAre());
   lease["spec"]["capacity"] = 0;
   lease["spec"]["access"] = "Read";
