@@ -119,8 +119,8 @@ class ChartTest(unittest.TestCase):
     def test_default_values_render_the_core_objects_only(self):
         kinds = sorted(o["kind"] for o in self.default.objects)
         self.assertEqual(kinds, sorted(["CustomResourceDefinition", "ServiceAccount", "ClusterRole",
-                                        "ClusterRoleBinding", "Role", "RoleBinding", "Service", "Deployment",
-                                        "PodDisruptionBudget"]))
+                                        "ClusterRoleBinding", "Role", "RoleBinding", "Role", "RoleBinding",
+                                        "Service", "Deployment", "PodDisruptionBudget"]))
 
     def test_every_optional_part_renders(self):
         kinds = {o["kind"] for o in self.all_on.objects}
@@ -177,6 +177,20 @@ class ChartTest(unittest.TestCase):
         binding = self.default.one("ClusterRoleBinding")
         self.assertEqual(binding["subjects"], [{"kind": "ServiceAccount", "name": "eslease",
                                                 "namespace": chart.NAMESPACE}])
+
+    def test_node_heartbeats_are_read_only_and_in_kube_node_lease_alone(self):
+        role = self.default.one("Role", "eslease-node-heartbeats")
+        self.assertEqual(role["metadata"]["namespace"], "kube-node-lease")
+        self.assertEqual(rules_of(role), {("coordination.k8s.io", "leases"): {"list", "watch"}})
+        binding = self.default.one("RoleBinding", "eslease-node-heartbeats")
+        self.assertEqual(binding["metadata"]["namespace"], "kube-node-lease")
+        self.assertEqual(binding["subjects"], [{"kind": "ServiceAccount", "name": "eslease",
+                                                "namespace": chart.NAMESPACE}])
+        self.assertEqual(self.default.flag("--node-heartbeat-grace"), ["12s"])
+        # Turned off, the controller reads no heartbeats and is given no right to.
+        off = Rendered(write_values({"nodeHeartbeatGrace": "0"}))
+        self.assertEqual(chart.find(off.objects, "Role", "eslease-node-heartbeats"), [])
+        self.assertEqual(off.flag("--node-heartbeat-grace"), ["0"])
 
     def test_rbac_with_watched_namespaces_uses_roles_there(self):
         self.assertEqual(rules_of(self.all_on.one("ClusterRole")), CLUSTER_RULES)

@@ -98,9 +98,9 @@ def problems(bin_dir, source):
                 out.append("%s calls %s s the default; the CRD's leaseDurationSeconds default is %d s" %
                            (page, stated, ttl))
     check(out, source, "docs/alerts.md", r"(\d+) s \(the default\) leaves (\d+) seconds between renewals",
-          (ttl, ttl / 3), "the default lease duration and its renewal interval (a third)")
+          (ttl, ttl / 4), "the default lease duration and its renewal interval (a quarter)")
     check(out, source, "docs/sizing.md", r"with the default (\d+) s, one every (\d+) s per namespace",
-          (ttl, ttl / 3), "the default lease duration and its renewal interval (a third)")
+          (ttl, ttl / 4), "the default lease duration and its renewal interval (a quarter)")
     check(out, source, "docs/protocol.md", r"With the defaults \(leaseDurationSeconds (\d+)", (ttl,),
           "the default lease duration")
     check(out, source, "docs/tool.md", r"With the default (\d+) s TTL", (ttl,), "the default lease duration")
@@ -113,20 +113,22 @@ def problems(bin_dir, source):
     margin = re.search(r"--safety-margin \(default min\((\d+)s, ttl/(\d+)\)\)", tool_help)
     if run_grace:
         for page in ("docs/tool.md",):
-            check(out, source, page, r"`--grace` \(default the smaller of (\d+) s and a third", (run_grace.group(1),),
+            check(out, source, page, r"`--grace` \(default the smaller of (\d+) s and a fifth", (run_grace.group(1),),
                   "run's --grace")
     else:
         out.append("eslease --help no longer states run's --grace default as min(Ns, ttl/N)")
+    # In Kubernetes mode the grace is the smaller of its cap and a fifth of the lease duration.
+    kube_grace = min(float(run_grace.group(1)), ttl / float(run_grace.group(2))) if run_grace else 0.0
     if margin:
         for page in ("docs/tool.md", "docs/concepts.md", "docs/protocol.md"):
             check(out, source, page, r"--safety-margin`[;,]? (?:\()?(?:by )?default(?: the)? smaller of (\d+) s and a fifth",
                   (margin.group(1),), "run's --safety-margin")
         check(out, source, "README.md", r"within the safety margin \((\d+) s by default", (margin.group(1),),
               "run's --safety-margin")
-        check(out, source, "docs/protocol.md", r"margin (\d+) s, grace (\d+) s\) the slack is (\d+) s",
-              (margin.group(1), run_grace.group(1) if run_grace else 0,
-               2 * ttl / 3 - float(margin.group(1)) - float(run_grace.group(1) if run_grace else 0)),
-              "the slack at the defaults (2/3 TTL - margin - grace)")
+        check(out, source, "docs/protocol.md", r"margin (\d+) s, grace ([\d.]+) s, a fifth of the lease duration\) the slack is ([\d.]+) s",
+              (margin.group(1), kube_grace,
+               round(3 * ttl / 4 - float(margin.group(1)) - kube_grace, 1)),
+              "the slack at the defaults (3/4 TTL - margin - grace)")
     else:
         out.append("eslease --help no longer states run's --safety-margin default as min(Ns, ttl/N)")
 
@@ -139,7 +141,7 @@ def problems(bin_dir, source):
         stated = re.findall(r"^\s*`([^`]+)`", row.group(1))
         if stated and re.fullmatch(r"[0-9a-z.:_-]+", default) and stated[0] != default:
             out.append("docs/reference.md gives %s the default %s; --help says %s" % (flag, stated[0], default))
-    check(out, source, "docs/sizing.md", r"`--leader-election-retry-period` \((\d+) s\)",
+    check(out, source, "docs/sizing.md", r"`--leader-election-retry-period` \(([\d.]+) s\)",
           (seconds(controller["--leader-election-retry-period"]),), "--leader-election-retry-period")
     check(out, source, "docs/sizing.md", r"`--kube-api-burst (\d+)`", (controller["--kube-api-burst"],),
           "--kube-api-burst")

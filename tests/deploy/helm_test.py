@@ -144,7 +144,7 @@ class HelmTest(unittest.TestCase):
         rolled = self.deployment(namespace, release)
         self.assertEqual(rolled["spec"]["replicas"], 2)
         self.assertEqual([a for a in self.args_of(rolled) if a.startswith("--es")], ["--es=http://es-a:9200",
-                                                                                      "--es-timeout=10s"])
+                                                                                      "--es-timeout=5s"])
         self.assertNotIn("elasticsearch-auth", [v["name"] for v in rolled["spec"]["template"]["spec"].get("volumes", [])])
         self.assertEqual(contained(before["spec"], rolled["spec"]), [])
         history = json.loads(helm("history", release, "-n", namespace, "-o", "json").stdout)
