@@ -20,7 +20,7 @@ class ReconcileGates {
   // The gates of some locks, held until it goes.
   class Passage {
    public:
-    Passage(Passage&& other) noexcept : gates_(other.gates_), ids_(std::move(other.ids_)) {
+    Passage(Passage&& other) noexcept : gates_(other.gates_), ids_(std::move(other.ids_)), waited_(other.waited_) {
       other.gates_ = nullptr;
     }
     Passage(const Passage&) = delete;
@@ -29,25 +29,31 @@ class ReconcileGates {
     ~Passage() {
       if (gates_) gates_->leave(ids_);
     }
+    // Whether another reconcile held one of the gates first: it may have changed what this
+    // one read before entering.
+    bool waited() const { return waited_; }
 
    private:
     friend class ReconcileGates;
-    Passage(ReconcileGates& gates, std::set<std::string> ids) : gates_(&gates), ids_(std::move(ids)) {}
+    Passage(ReconcileGates& gates, std::set<std::string> ids, bool waited)
+        : gates_(&gates), ids_(std::move(ids)), waited_(waited) {}
     ReconcileGates* gates_;
     std::set<std::string> ids_;
+    bool waited_;
   };
 
   // Waits until no other reconcile holds any of `lock_ids`, then holds them all.
   Passage enter(const std::vector<std::string>& lock_ids) {
     std::set<std::string> ids(lock_ids.begin(), lock_ids.end());
     std::unique_lock lock(mutex_);
+    bool waited = false;
     free_.wait(lock, [&] {
       for (const std::string& id : ids)
-        if (busy_.contains(id)) return false;
+        if (busy_.contains(id)) return !(waited = true);
       return true;
     });
     busy_.insert(ids.begin(), ids.end());
-    return Passage(*this, std::move(ids));
+    return Passage(*this, std::move(ids), waited);
   }
 
   // How many locks a reconcile holds now.

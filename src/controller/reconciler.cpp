@@ -365,8 +365,15 @@ ReconcileOutcome Reconciler::reconcile(const std::string& lock_id, std::stop_tok
   Decision decision;
   std::vector<lock::LockKey> more;  // locks a grant's documents link to the group
   for (int regroup = 0;; ++regroup) {
-    const Group group = group_of(*key, more);
+    Group group = group_of(*key, more);
     const ReconcileGates::Passage passage = gates_.enter(group.ids());
+    if (passage.waited()) {
+      // Another reconcile of these locks went first and may have written their claims'
+      // statuses: read the claims again, or this one would project older statuses over them.
+      Group now = group_of(*key, more);
+      if (now.ids() != group.ids() && regroup < kMaxRegroups) continue;  // enter the gates of the group it is now
+      group = std::move(now);
+    }
     {
       Entries entries = take(group);
       std::vector<lock::LockKey> unseen = unseen_locks(group, entries);

@@ -94,9 +94,10 @@ class KubectlAgainstEmulator(unittest.TestCase):
         rows = {line.split()[0]: line.split() for line in lines[1:]}
         self.assertIn("nightly-report-a", rows)
         self.assertIn("nightly-report-b", rows)
-        # Holder, phase and token are empty until a controller writes status.
-        self.assertEqual(rows["nightly-report-a"][1:3], ["nightly-report", "Foreground"])
-        self.assertEqual(rows["nightly-report-b"][1:3], ["nightly-report", "Background"])
+        # Lock (the lock or set a controller has seen claimed), holder, phase and token are
+        # status, empty until a controller writes it; none runs here.
+        self.assertEqual(rows["nightly-report-a"][1:2], ["Foreground"])
+        self.assertEqual(rows["nightly-report-b"][1:2], ["Background"])
 
     def test_a_lease_with_a_lock_shape_is_accepted_and_shown_wide(self):
         self.kubectl_ok("apply", "-f", "-", stdin=lease_manifest("shaped-set", {
@@ -108,21 +109,21 @@ class KubectlAgainstEmulator(unittest.TestCase):
         self.assertEqual(lines[0].split(), ["NAME", "LOCK", "LOCKS", "HOLDER", "PHASE", "PRIORITY", "CAPACITY",
                                             "ACCESS", "TOKEN", "AGE"])
         rows = {line.split()[0]: line for line in lines[1:]}
-        # A set shows as the server's jsonpath prints a list; the Lock cell, and holder, phase and
-        # token (no controller runs here) are empty.
+        # A set shows as the server's jsonpath prints a list; the Lock cell, holder, phase and token
+        # (status: no controller runs here) are empty.
         self.assertRegex(rows["shaped-set"], r"^shaped-set\s+\[reports archive\]\s+Foreground\s+3\s+Shared\s")
-        self.assertRegex(rows["nightly-report-a"], r"^nightly-report-a\s+nightly-report\s.*\s1\s+Exclusive\s")
+        self.assertRegex(rows["nightly-report-a"], r"^nightly-report-a\s+Foreground\s+1\s+Shared\s")
 
     def test_get_yaml_shows_schema_defaults(self):
         lease = self.get_json("eslease", "reporter-leader", "-n", "eslease-election")
         self.assertEqual(lease["spec"]["priority"], "Foreground")
-        self.assertEqual((lease["spec"]["capacity"], lease["spec"]["access"]), (1, "Exclusive"))
-        self.assertEqual(lease["spec"]["leaseDurationSeconds"], 60)
+        self.assertEqual((lease["spec"]["capacity"], lease["spec"]["access"]), (1, "Shared"))
+        self.assertEqual(lease["spec"]["leaseDurationSeconds"], 16)
         self.assertEqual(lease["spec"]["livenessGraceSeconds"], 10)
         claim = self.get_json("lease.eslease.io", "nightly-report-b", "-n", DEMO_NS)
-        self.assertEqual(claim["spec"]["leaseDurationSeconds"], 60)
+        self.assertEqual(claim["spec"]["leaseDurationSeconds"], 16)
         text = self.kubectl_ok("get", "esl", "nightly-report-b", "-n", DEMO_NS, "-o", "yaml")
-        self.assertIn("leaseDurationSeconds: 60", text)
+        self.assertIn("leaseDurationSeconds: 16", text)
         self.assertIn("priority: Background", text)
 
     def test_watch_receives_a_change_made_by_another_kubectl(self):
@@ -178,7 +179,8 @@ class KubectlAgainstEmulator(unittest.TestCase):
         self.kubectl_ok("apply", "-f", "-", stdin=lease_manifest("held", {
             "lockName": "held", "holder": {"podName": "report-a"}}))
         self.kubectl_ok("patch", "esl", "held", "-n", DEMO_NS, "--subresource=status", "--type=merge",
-                        "-p", '{"status":{"phase":"Held","fencingToken":"4294967311","holder":{"podName":"report-a"}},'
+                        "-p", '{"status":{"phase":"Held","lock":"held","fencingToken":"4294967311",'
+                        '"holder":{"podName":"report-a"}},'
                         '"spec":{"priority":"Background"}}')
         self.kubectl_ok("wait", "--for=jsonpath={.status.phase}=Held", "esl/held", "-n", DEMO_NS, "--timeout=20s")
         lease = self.get_json("esl", "held", "-n", DEMO_NS)

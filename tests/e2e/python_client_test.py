@@ -103,7 +103,7 @@ class PythonClientAgainstEmulator(unittest.TestCase):
                                                               lease("orders-a", "orders"),
                                                               _request_timeout=REQUEST_TIMEOUT)
         self.assertEqual(created["spec"]["priority"], "Foreground", "schema default applied on create")
-        self.assertEqual(created["spec"]["leaseDurationSeconds"], 60)
+        self.assertEqual(created["spec"]["leaseDurationSeconds"], 16)
         self.assertEqual(created["metadata"]["generation"], 1)
 
         fetched = self.custom.get_namespaced_custom_object(GROUP, VERSION, NAMESPACE, PLURAL, "orders-a",
@@ -157,7 +157,7 @@ class PythonClientAgainstEmulator(unittest.TestCase):
                                                            _request_timeout=REQUEST_TIMEOUT)
             if event["type"] == "MODIFIED":
                 stream.stop()
-        self.assertEqual(events, [("ADDED", "watched", 60), ("MODIFIED", "watched", 45)])
+        self.assertEqual(events, [("ADDED", "watched", 16), ("MODIFIED", "watched", 45)])
 
 
 if __name__ == "__main__":

@@ -89,10 +89,18 @@ std::vector<ResourceType> workload_kinds() {
   deployments.categories = {"all"};
   deployments.bumps_generation = true;
   out.push_back(std::move(deployments));
+  auto stateful_sets = builtin("apps", "v1", "statefulsets", "statefulset", "StatefulSet", true, {"sts"}, true);
+  stateful_sets.categories = {"all"};
+  stateful_sets.bumps_generation = true;
+  out.push_back(std::move(stateful_sets));
   auto jobs = builtin("batch", "v1", "jobs", "job", "Job", true, {}, true);
   jobs.categories = {"all"};
   jobs.bumps_generation = true;
   out.push_back(std::move(jobs));
+  auto cron_jobs = builtin("batch", "v1", "cronjobs", "cronjob", "CronJob", true, {"cj"}, true);
+  cron_jobs.categories = {"all"};
+  cron_jobs.bumps_generation = true;
+  out.push_back(std::move(cron_jobs));
   auto budgets = builtin("policy", "v1", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget",
                          true, {"pdb"}, true);
   budgets.bumps_generation = true;

@@ -369,6 +369,37 @@ TEST(ShapeDecision, OverlappingSetsInOppositeOrdersAreServedWholeOneAfterTheOthe
   EXPECT_EQ(status_of(then, "backward").queue_position, 0);
 }
 
+// A set's holder seen gone: a claim waiting on one of its locks takes it over, whichever lock
+// of the set is reconciled.
+TEST(ShapeDecision, ASetWhoseHolderIsGoneIsTakenOverByAClaimOnOneOfItsLocks) {
+  World world;
+  world.claim_on({"orders", "customers"}, "merger", "pod-m", 1, Access::kShared, kForeground, seconds(100));
+  world.claim_on({"customers"}, "single", "pod-s", 1, Access::kShared, kForeground, seconds(50));
+  world.pod("pod-s");
+  world.grant_on(slot_zero_of({"orders", "customers"}), "merger", "pod-m", 101);
+  world.status_held("merger", "pod-m", 101);
+  world.pod_seen_gone("pod-m");
+  const Decision d = world.decide();
+  ASSERT_EQ(d.action, Action::kGrant);
+  EXPECT_EQ(d.grant.lease, "single");
+  EXPECT_EQ(d.grant.takeover_reason, Reason::kPodDeleted);
+  EXPECT_EQ(d.grant.from_pod, "pod-m");
+}
+
+// kubectl's Lock column reads status.lock: a set's locks joined by '+', as the claim names them.
+TEST(ShapeDecision, TheStatusNamesTheLockOrTheSetForKubectlsLockColumn) {
+  World world;
+  world.claim_on({"report", "archive"}, "set", "pod-s", 1, Access::kShared, kForeground, seconds(100));
+  world.claim_on({"report"}, "single", "pod-1", 1, Access::kShared, kForeground, seconds(50));
+  world.pod("pod-s");
+  world.pod("pod-1");
+  world.grant_on(slot_zero_of({"report", "archive"}), "set", "pod-s", 101);
+  world.status_held("set", "pod-s", 101);
+  const Decision d = world.decide();
+  EXPECT_EQ(status_of(d, "set").lock, "report+archive");
+  EXPECT_EQ(status_of(d, "single").lock, "report");
+}
+
 // A set behind a single holder of one of its locks keeps its other lock: a younger single
 // claim there waits rather than take it, so the set cannot starve.
 TEST(ShapeDecision, ASetBehindASingleHolderKeepsItsOtherLocksFromYoungerClaims) {

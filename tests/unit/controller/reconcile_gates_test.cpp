@@ -17,12 +17,15 @@ TEST(ReconcileGates, OverlappingLocksWaitAndDisjointOnesPass) {
     // Disjoint: enters at once.
     const ReconcileGates::Passage other = gates.enter({"ns/c"});
     EXPECT_EQ(gates.held(), 3U);
+    EXPECT_FALSE(other.waited());
   }
   std::atomic<bool> started{false};
   std::atomic<bool> entered{false};
+  std::atomic<bool> waited{false};
   std::thread overlapping([&] {
     started = true;
     const ReconcileGates::Passage passage = gates.enter({"ns/c", "ns/b"});
+    waited = passage.waited();
     entered = true;
   });
   ASSERT_TRUE(testing::wait_until([&] { return started.load(); }));
@@ -34,6 +37,7 @@ TEST(ReconcileGates, OverlappingLocksWaitAndDisjointOnesPass) {
   first.reset();
   overlapping.join();
   EXPECT_TRUE(entered.load());
+  EXPECT_TRUE(waited.load()) << "it knows another reconcile went first, and reads its claims again";
   EXPECT_EQ(gates.held(), 0U) << "nothing is remembered once left";
 }
 

@@ -89,6 +89,32 @@ TEST_F(ReconcileWritesTest, ADeadSetHolderHandsTheSetOverInOneRequest) {
       << "one grant, one takeover";
 }
 
+// A set's holder dies and a claim on one of its locks takes that lock over: the successor's
+// status names the takeover, whichever lock of the set is reconciled, and the set's other
+// lock is let go of.
+TEST_F(ReconcileWritesTest, AClaimOnOneLockOfADeadHoldersSetRecordsTheTakeover) {
+  for (const bool reconcile_the_other_lock : {false, true}) {
+    SCOPED_TRACE(reconcile_the_other_lock ? "the set's other lock reconciled" : "the claimed lock reconciled");
+    const std::string n = reconcile_the_other_lock ? "2" : "1";
+    const std::string orders = "orders" + n, customers = "customers" + n;
+    add_pod("merger" + n);
+    add_pod("single" + n);
+    add_set_claim("merger" + n, "merger" + n, 10, {orders, customers});
+    ASSERT_TRUE(reconcile(orders).status.ok());
+    ASSERT_EQ(status("merger" + n)["phase"], "Held");
+    add_claim("single" + n, "single" + n, 5, {{"lockName", customers}});
+    ASSERT_TRUE(reconcile(customers).status.ok());
+    ASSERT_EQ(status("single" + n)["phase"], "Pending");
+    delete_pod("merger" + n);
+    ASSERT_TRUE(reconcile(reconcile_the_other_lock ? orders : customers).status.ok());
+    ASSERT_TRUE(reconcile(reconcile_the_other_lock ? customers : orders).status.ok());
+    EXPECT_EQ(status("single" + n)["phase"], "Held");
+    EXPECT_EQ(status("single" + n)["lastTakeover"]["fromPod"], "merger" + n) << status("single" + n).dump();
+    EXPECT_EQ(held_reason("single" + n), "TakenOver");
+    EXPECT_FALSE(document(orders)) << "the set's other lock is let go of";
+  }
+}
+
 // The session's tick renews every document of the set in its one _bulk, and from then on
 // each document carries the grant's token.
 TEST_F(ReconcileWritesTest, EveryDocumentOfASetIsRenewedInTheTicksBulk) {
