@@ -137,7 +137,8 @@ void print_lock_reports(std::ostream& out, const std::vector<LockReport>& report
   };
   for (const LockReport& r : reports) {
     for (const LeaseView& v : r.holders) {
-      const std::string how = v.access == "Shared" ? " shared" : "";
+      // At capacity 1 a Shared claim holds the lock alone: nothing to tell apart.
+      const std::string how = v.access == "Shared" && v.capacity > 1 ? " shared" : "";
       row(r, v, v.slot ? "slot " + std::to_string(*v.slot) + how : "held" + how,
           age_since(v.acquire_time, now));
     }
