@@ -80,7 +80,7 @@ NODE_LEASES = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/"
 # The tool's defaults (`eslease run` without timing flags): the CRD's lease duration and the
 # safety margin the tool takes from it. Its grace only matters to the checker for paused
 # holders, and none is paused here.
-TOOL_TTL_SECONDS, TOOL_MARGIN_SECONDS = 60, 2.0
+TOOL_TTL_SECONDS, TOOL_MARGIN_SECONDS = 16, 2.0
 OUTAGE_SECONDS = 30
 MIN_GAP_SECONDS = 1.0  # between two failures of a per-pod row, once the earlier trial is done
 BYSTANDERS = 2
@@ -515,7 +515,7 @@ def parse_args():
 def main():
     args = parse_args()
     result = {"benchmark": "failover", "repetitions": args.repetitions, "locks_per_failure": args.locks_per_failure,
-              "settings": {"controller": "defaults, two replicas with --leader-elect (leader election 15s/10s/2s)",
+              "settings": {"controller": "defaults, two replicas with --leader-elect (leader election 3s/2s/500ms, node heartbeat grace 12s)",
                            "tool": "eslease run defaults: leaseDurationSeconds %d, livenessGraceSeconds 10, "
                                    "safety margin %ds" % (TOOL_TTL_SECONDS, TOOL_MARGIN_SECONDS),
                            "nodes": "kube-emulator defaults: node Lease renewed every 10s, "

@@ -92,10 +92,10 @@ Millis default_holder_slack(Millis lease_duration);
 // The longest pause in renewals a healthy cluster shows: a leader that dies without handing
 // over is replaced after the leader-election lease duration and one retry period, and the
 // new leader renews after adopting the grants (about 2 s); one Elasticsearch request may
-// take up to its timeout. With the defaults (4 s, 500 ms, 5 s) that is 6.5 s, within the 6.8 s
+// take up to its timeout. With the defaults (3 s, 500 ms, 5 s) that is 5.5 s, within the 6.8 s
 // a holder rides out at the default lease duration (16 s).
 Millis longest_renewal_pause(Millis leader_lease_duration, Millis leader_retry_period, Millis es_timeout);
 inline constexpr Millis kAdoptionTime{2000};
-inline constexpr Millis kDefaultRenewalPause{6500};  // longest_renewal_pause at the defaults
+inline constexpr Millis kDefaultRenewalPause{5500};  // longest_renewal_pause at the defaults
 
 }  // namespace eslease::api

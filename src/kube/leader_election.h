@@ -36,12 +36,13 @@ struct LeaderElectionConfig {
   std::string ns;
   std::string name;
   std::string identity;
-  // Shorter than client-go's 15 s / 10 s / 2 s: a standby takes over within about 5 s of a
-  // leader that died without handing over, before the grants' published validity (3/4 of the
-  // 16 s default lease duration) runs low. Safety never rests on one leader: the conditional
+  // Shorter than client-go's 15 s / 10 s / 2 s: a standby takes over within about 4.5 s of a
+  // leader that died without handing over (the lease, then up to 2.2 retry periods of jittered
+  // polling), before the grants' published validity (3/4 of the 16 s default lease duration)
+  // runs low. Safety never rests on one leader: the conditional
   // writes keep two acting replicas apart (docs/protocol.md). The leader renews twice a second.
-  std::chrono::milliseconds lease_duration{std::chrono::seconds(4)};
-  std::chrono::milliseconds renew_deadline{std::chrono::seconds(3)};
+  std::chrono::milliseconds lease_duration{std::chrono::seconds(3)};
+  std::chrono::milliseconds renew_deadline{std::chrono::seconds(2)};
   std::chrono::milliseconds retry_period{std::chrono::milliseconds(500)};
   // Clear the holder (leaseDurationSeconds 1) when we stop leading, so a successor need not
   // wait a whole lease duration. Only safe when the leader's work has stopped: it has, as

@@ -68,7 +68,7 @@ TEST(Session, AHolderRidesOutThreeQuartersOfItsLeaseLessMarginAndGrace) {
 }
 
 TEST(Session, TheLongestRenewalPauseIsAnUncleanFailoverOrOneElasticsearchTimeout) {
-  EXPECT_EQ(longest_renewal_pause(Millis(4000), Millis(500), Millis(5000)), kDefaultRenewalPause);
+  EXPECT_EQ(longest_renewal_pause(Millis(3000), Millis(500), Millis(5000)), kDefaultRenewalPause);
   EXPECT_EQ(longest_renewal_pause(Millis(40000), Millis(5000), Millis(10000)), Millis(47000));
   EXPECT_EQ(longest_renewal_pause(Millis(5000), Millis(1000), Millis(30000)), Millis(30000));
 }

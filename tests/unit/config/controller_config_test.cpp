@@ -67,8 +67,8 @@ TEST_F(ConfigTest, DefaultsMatchTheDesign) {
   EXPECT_FALSE(o->leader_elect);
   EXPECT_EQ(o->leader_election_id, "eslease-controller");
   EXPECT_EQ(o->leader_election_namespace, "");  // resolved later, from where it runs
-  EXPECT_EQ(o->leader_election_lease_duration, Millis(4000));
-  EXPECT_EQ(o->leader_election_renew_deadline, Millis(3000));
+  EXPECT_EQ(o->leader_election_lease_duration, Millis(3000));
+  EXPECT_EQ(o->leader_election_renew_deadline, Millis(2000));
   EXPECT_EQ(o->leader_election_retry_period, Millis(500));
   EXPECT_EQ(o->node_heartbeat_grace, Millis(12000));
   EXPECT_EQ(o->workers, 4);
@@ -85,7 +85,7 @@ TEST_F(ConfigTest, DefaultsMatchTheDesign) {
 TEST_F(ConfigTest, TimingsThatWouldStopHealthyHoldersAreWarnedAbout) {
   auto defaults = load({"--es", "http://a:9200", "--leader-elect"});
   ASSERT_TRUE(defaults.ok()) << defaults.error().message;
-  EXPECT_EQ(longest_renewal_pause(*defaults), Millis(6500));
+  EXPECT_EQ(longest_renewal_pause(*defaults), Millis(5500));
   EXPECT_TRUE(timing_warnings(*defaults).empty());
 
   // A 15 s leader-election lease (client-go's default): an unclean failover pauses renewals
@@ -210,8 +210,8 @@ std::vector<FlagCase> every_flag() {
        [](auto& o) { EXPECT_EQ(o.leader_election_namespace, "ops"); }},
       {"leader-election-lease-duration", "2m", "2m",
        [](auto& o) { EXPECT_EQ(o.leader_election_lease_duration, Millis(120000)); }},
-      {"leader-election-renew-deadline", "3500ms", "3500ms",
-       [](auto& o) { EXPECT_EQ(o.leader_election_renew_deadline, Millis(3500)); }},
+      {"leader-election-renew-deadline", "2500ms", "2500ms",
+       [](auto& o) { EXPECT_EQ(o.leader_election_renew_deadline, Millis(2500)); }},
       {"leader-election-retry-period", "1500ms", "1500ms",
        [](auto& o) { EXPECT_EQ(o.leader_election_retry_period, Millis(1500)); }},
       {"workers", "16", "16", [](auto& o) { EXPECT_EQ(o.workers, 16); }},
@@ -739,7 +739,7 @@ TEST(Usage, ListsEveryFlagWithItsDefaultByGroup) {
   }
   for (const char* default_text :
        {"(default: 200)", "(default: 400)", "(default: eslease-locks)", "(default: 5s)", "(default: :8080)",
-        "(default: :8081)", "(default: 4s)", "(default: 500ms)", "(default: 12s)", "(default: 4)", "(default: text)",
+        "(default: :8081)", "(default: 3s)", "(default: 500ms)", "(default: 12s)", "(default: 4)", "(default: text)",
         "(default: info)", "(default: false)"}) {
     EXPECT_NE(text.find(default_text), std::string::npos) << default_text;
   }
