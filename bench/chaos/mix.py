@@ -473,13 +473,14 @@ class Chaos:
                 os.kill(controller.proc.pid, signal.SIGCONT)
 
     def split_brain(self):
-        """A second controller that acts without leader election for a few seconds, as a
-        partitioned old leader would: only conditional writes keep the two apart."""
+        """A second controller that acts without leader election for a long stretch (5 to 20 s,
+        several hand-overs and session ticks), as a partitioned old leader would: only the
+        conditional writes keep the two apart."""
         if any(r.proc.poll() is None for r in self.cast.rogues):
             return
         self.count("split_brain")
         rogue = self.cast.start_rogue()
-        self.after(self.rng.uniform(2.0, 6.0), lambda: rogue.stop(sig_kill=self.rng.random() < 0.5))
+        self.after(self.rng.uniform(5.0, 20.0), lambda: rogue.stop(sig_kill=self.rng.random() < 0.5))
 
     def kill_leader_during_handover(self):
         """A holder's death (container killed, pod force-deleted) and, a moment later while the

@@ -4,7 +4,6 @@
 
 #include "common/json_fields.h"
 #include "common/text.h"
-#include "kube/resource.h"
 
 namespace eslease::api {
 
@@ -54,7 +53,9 @@ json session_object(const Session& session) {
   if (!session.revoked.empty()) meta["annotations"] = {{kRevokedAnnotation, format_revoked(session.revoked)}};
   json spec = {{"holderIdentity", session.holder_identity}};
   if (session.renew_time) spec["renewTime"] = format_rfc3339_micros(*session.renew_time);
-  return {{"apiVersion", kube::resources::coordination_leases().api_version()},
+  // The session is a coordination.k8s.io/v1 Lease: part of the contract, spelt out here so
+  // the API needs nothing of the Kubernetes client.
+  return {{"apiVersion", "coordination.k8s.io/v1"},
           {"kind", "Lease"},
           {"metadata", meta},
           {"spec", spec}};
