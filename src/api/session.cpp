@@ -55,10 +55,7 @@ json session_object(const Session& session) {
   if (session.renew_time) spec["renewTime"] = format_rfc3339_micros(*session.renew_time);
   // The session is a coordination.k8s.io/v1 Lease: part of the contract, spelt out here so
   // the API needs nothing of the Kubernetes client.
-  return {{"apiVersion", "coordination.k8s.io/v1"},
-          {"kind", "Lease"},
-          {"metadata", meta},
-          {"spec", spec}};
+  return {{"apiVersion", "coordination.k8s.io/v1"}, {"kind", "Lease"}, {"metadata", meta}, {"spec", spec}};
 }
 
 std::optional<WallTime> published_validity(const Session& session, const GrantRef& grant,

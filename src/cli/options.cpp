@@ -133,8 +133,8 @@ Millis kube_grace(const Options& options, Millis ttl) {
 Status check_run_slack(Millis ttl, Millis grace, Millis margin) {
   if (api::holder_slack(ttl, grace, margin) > Millis(0)) return {};
   return usage_error("--grace plus --safety-margin (" + format_duration(grace) + " + " +
-                     format_duration(margin) + ") must be shorter than three quarters of the lease duration (" +
-                     format_duration(ttl) +
+                     format_duration(margin) +
+                     ") must be shorter than three quarters of the lease duration (" + format_duration(ttl) +
                      "): a holder's validity is renewed every quarter of it, so the command would be stopped "
                      "between any two renewals");
 }
@@ -147,7 +147,8 @@ std::optional<std::string> run_slack_warning(Millis ttl, Millis grace, Millis ma
          format_duration(slack) + " without a renewal; a controller failover takes up to " +
          format_duration(api::kDefaultRenewalPause) +
          " at the controller's defaults and would stop it (use the default " +
-         format_duration(api::lease_duration(api::kDefaultLeaseDurationSeconds)) + " --ttl, or a shorter --grace)";
+         format_duration(api::lease_duration(api::kDefaultLeaseDurationSeconds)) +
+         " --ttl, or a shorter --grace)";
 }
 
 namespace {

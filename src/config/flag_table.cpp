@@ -254,7 +254,9 @@ std::vector<FlagSpec> behaviour_flags(const O& defaults) {
        "patch pods); holders then learn of their grant from their Lease (the eslease tool)",
        boolean(&O::holds_annotation)},
       {"identity", Kind::kText, Group::kBehaviour, "ID", "$POD_NAME, else the host name + a random suffix",
-       "this replica's name in the leader-election Lease and events; lock documents name it, with a suffix of the process's own, as their writer", identity()},
+       "this replica's name in the leader-election Lease and events; lock documents name it, with a suffix "
+       "of the process's own, as their writer",
+       identity()},
   };
 }
 

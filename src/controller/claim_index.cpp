@@ -12,7 +12,8 @@ std::vector<std::string> ClaimIndex::lease_changed(const LeaseRecord* before, co
     remove(key);
   }
   if (before && (!now || now->meta.uid != before->meta.uid)) arrivals_.erase(before->meta.uid);
-  if (now && (now->status.queued_at || (now->status.phase != Phase::kNone && now->status.phase != Phase::kPending)))
+  if (now &&
+      (now->status.queued_at || (now->status.phase != Phase::kNone && now->status.phase != Phase::kPending)))
     arrivals_.erase(now->meta.uid);
   if (now) {
     add(now->meta.key(), *now);

@@ -47,8 +47,8 @@ std::string conflict(const LockWorld& world, const LeaseRecord& lease,
   for (const std::string& name : lease.spec.locks()) {
     const LockShape* lock = world.lock(name);
     if (lock && !lock->stated_by.empty() && lease.spec.capacity != lock->capacity)
-      return "lock " + name + " has capacity " + std::to_string(lock->capacity) + " (as Lease " + lock->stated_by +
-             " states); this claim states " + std::to_string(lease.spec.capacity);
+      return "lock " + name + " has capacity " + std::to_string(lock->capacity) + " (as Lease " +
+             lock->stated_by + " states); this claim states " + std::to_string(lease.spec.capacity);
   }
   if (lease.spec.election_mode() || lease.being_deleted) return "";
   for (const std::string& name : lease.spec.locks()) {
@@ -73,7 +73,8 @@ std::tuple<Priority, WallTime, WallTime, const std::string&> queue_rank(const Cl
   return {claim.lease->spec.priority, waiting_since, claim.lease->creation_time, claim.lease->meta.name};
 }
 
-std::vector<LockShape> lock_shapes(const std::vector<LeaseRecord>& claims, const std::vector<std::string>& locks) {
+std::vector<LockShape> lock_shapes(const std::vector<LeaseRecord>& claims,
+                                   const std::vector<std::string>& locks) {
   std::vector<LockShape> shapes;
   shapes.reserve(locks.size());
   for (const std::string& name : locks) {
@@ -84,12 +85,14 @@ std::vector<LockShape> lock_shapes(const std::vector<LeaseRecord>& claims, const
           std::tie(lease.creation_time, lease.meta.name) < std::tie(oldest->creation_time, oldest->meta.name))
         oldest = &lease;
     }
-    shapes.push_back(oldest ? LockShape{name, oldest->spec.capacity, oldest->meta.name} : LockShape{name, 1, ""});
+    shapes.push_back(oldest ? LockShape{name, oldest->spec.capacity, oldest->meta.name}
+                            : LockShape{name, 1, ""});
   }
   return shapes;
 }
 
-const PodState* election_pod(const LockWorld& world, const LeaseRecord& lease, const std::string& exclude_uid) {
+const PodState* election_pod(const LockWorld& world, const LeaseRecord& lease,
+                             const std::string& exclude_uid) {
   const PodState* best = nullptr;
   auto rank = [](const PodState& p) {
     return std::tuple<int, WallTime, const std::string&>(p.record.ready == ReadyState::kTrue ? 0 : 1,
@@ -106,7 +109,8 @@ const PodState* election_pod(const LockWorld& world, const LeaseRecord& lease, c
 const ClaimView* ClaimQueue::owner_of(const LockWorld& world, const GrantView& grant) const {
   const lock::LockDocument& doc = grant.state.doc;
   for (const ClaimView& c : claims)
-    if (c.lease->meta.uid == doc.lease_uid && object_key(world.ns, c.lease->meta.name) == doc.lease) return &c;
+    if (c.lease->meta.uid == doc.lease_uid && object_key(world.ns, c.lease->meta.name) == doc.lease)
+      return &c;
   return nullptr;
 }
 
@@ -134,7 +138,8 @@ ClaimQueue classify_claims(const LockWorld& world) {
     }
     view.try_lock = lease->spec.acquire_timeout_seconds == 0 && lease->status.phase == Phase::kNone;
     if (view.eligible() && !view.holds() && lease->spec.acquire_timeout_seconds && !view.try_lock) {
-      const WallTime deadline = view.waiting_since + std::chrono::seconds(*lease->spec.acquire_timeout_seconds);
+      const WallTime deadline =
+          view.waiting_since + std::chrono::seconds(*lease->spec.acquire_timeout_seconds);
       if (world.now >= deadline) {
         view.timed_out = true;
       } else {

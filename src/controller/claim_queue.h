@@ -57,11 +57,13 @@ ClaimQueue classify_claims(const LockWorld& world);
 
 // Each lock's capacity, worked out once per reconcile: what its oldest live claim states (1
 // without one). A claim stating another is Invalid, its message naming both values.
-std::vector<LockShape> lock_shapes(const std::vector<LeaseRecord>& claims, const std::vector<std::string>& locks);
+std::vector<LockShape> lock_shapes(const std::vector<LeaseRecord>& claims,
+                                   const std::vector<std::string>& locks);
 
 // The best live pod for an election claim: Ready before not-yet-Ready, then oldest, then
 // name; never the pod with `exclude_uid`.
-const PodState* election_pod(const LockWorld& world, const LeaseRecord& lease, const std::string& exclude_uid);
+const PodState* election_pod(const LockWorld& world, const LeaseRecord& lease,
+                             const std::string& exclude_uid);
 
 // "name" from "ns/name" (a holder pod, a Lease).
 std::string name_of(const std::string& holder);

@@ -326,11 +326,13 @@ void Controller::watch_nodes() {
 void Controller::watch_node_heartbeats() {
   kube::RecordHandlers<NodeLeaseRecord> handlers;
   handlers.on_add = [this](const NodeLeaseRecord& lease) { tracker_.node_heartbeat(lease); };
-  handlers.on_update = [this](const NodeLeaseRecord&, const NodeLeaseRecord& now) { tracker_.node_heartbeat(now); };
+  handlers.on_update = [this](const NodeLeaseRecord&, const NodeLeaseRecord& now) {
+    tracker_.node_heartbeat(now);
+  };
   handlers.on_delete = [this](const NodeLeaseRecord& lease) { tracker_.node_heartbeat_gone(lease); };
   kube::InformerOptions options = informer_options(kNodeLeaseNamespace, "node leases");
-  caches_->node_leases = std::make_unique<NodeLeaseInformer>(api_, clock_, kube::resources::coordination_leases(),
-                                                             options, handlers, decode_node_lease);
+  caches_->node_leases = std::make_unique<NodeLeaseInformer>(
+      api_, clock_, kube::resources::coordination_leases(), options, handlers, decode_node_lease);
 }
 
 // A node that stops heartbeating, or beats again, concerns the locks of the pods on it. Its
@@ -346,7 +348,8 @@ void Controller::watch_for_silent_nodes(std::stop_token stop) {
       node_changed(record);
     }
     Millis wait(1000);
-    if (next_check) wait = std::clamp(std::chrono::ceil<Millis>(*next_check - clock_.monotonic()), Millis(1), wait);
+    if (next_check)
+      wait = std::clamp(std::chrono::ceil<Millis>(*next_check - clock_.monotonic()), Millis(1), wait);
     clock_.sleep_for(wait, stop);
   }
 }
@@ -426,7 +429,8 @@ void Controller::publish_slot_metrics() {
       if (auto lease = caches_->lease(key)) claims.push_back(std::move(*lease));
     if (claims.empty()) continue;
     // A set's claim is one of each lock it names, and holds each while Held.
-    const std::int64_t capacity = lock_shapes(claims, {lock_id.substr(lock_id.find('/') + 1)}).front().capacity;
+    const std::int64_t capacity =
+        lock_shapes(claims, {lock_id.substr(lock_id.find('/') + 1)}).front().capacity;
     std::int64_t taken = 0;
     for (const LeaseRecord& lease : claims)
       if (lease.status.phase == Phase::kHeld)
@@ -452,7 +456,8 @@ void Controller::lead(std::stop_token stop) {
               {{"error", checked.error().describe()}});
   log::info("leading: reconciling locks", {{"locks", index_.locks().size()}});
   std::jthread heartbeats;
-  if (caches_->node_leases) heartbeats = std::jthread([this](std::stop_token s) { watch_for_silent_nodes(s); });
+  if (caches_->node_leases)
+    heartbeats = std::jthread([this](std::stop_token s) { watch_for_silent_nodes(s); });
   term.run(stop, index_.locks());
   heartbeats.request_stop();
   {

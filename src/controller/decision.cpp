@@ -54,7 +54,8 @@ std::vector<LockOccupancy> occupancy(const LockWorld& world, const std::vector<J
   for (const Judged& j : judged) {
     if (j.verdict.ends_now) continue;
     for (const SlotRef& ref : j.grant->slots) {
-      auto lock = std::find_if(locks.begin(), locks.end(), [&](const LockOccupancy& l) { return l.name == ref.lock; });
+      auto lock = std::find_if(locks.begin(), locks.end(),
+                               [&](const LockOccupancy& l) { return l.name == ref.lock; });
       if (lock != locks.end() && ref.slot >= 0 && ref.slot < static_cast<std::int64_t>(lock->slots.size()))
         lock->slots[static_cast<std::size_t>(ref.slot)] = holder_of(*j.grant);
     }
@@ -66,9 +67,9 @@ std::vector<LockOccupancy> occupancy(const LockWorld& world, const std::vector<J
 // another) has holders the slots below cannot account for: nothing is granted until it ends.
 bool beyond_capacity(const LockWorld& world, const std::vector<Judged>& judged) {
   return std::any_of(judged.begin(), judged.end(), [&](const Judged& j) {
-    return !j.verdict.ends_now && std::any_of(j.grant->slots.begin(), j.grant->slots.end(), [&](const SlotRef& ref) {
-             return ref.slot >= world.capacity_of(ref.lock);
-           });
+    return !j.verdict.ends_now &&
+           std::any_of(j.grant->slots.begin(), j.grant->slots.end(),
+                       [&](const SlotRef& ref) { return ref.slot >= world.capacity_of(ref.lock); });
   });
 }
 
@@ -104,7 +105,8 @@ Candidates candidates(const LockWorld& world, const ClaimQueue& queue, const std
       }
     }
     const lock::Access access = api::effective_access(spec.capacity, spec.access);
-    out.claims.push_back(SlotClaim{c.lease->meta.name, needs, access, rank, true, pod != nullptr, !c.try_lock});
+    out.claims.push_back(
+        SlotClaim{c.lease->meta.name, needs, access, rank, true, pod != nullptr, !c.try_lock});
     out.pods[c.lease->meta.name] = pod;
   }
   return out;
@@ -258,7 +260,8 @@ Decision decide(const LockWorld& world) {
       if (next && pod) plan_grant(allocation->grants.front(), *next, *pod, judged, d);
       for (const QueueStanding& standing : allocation->waiting)
         if (standing.position) positions[standing.claim] = *standing.position;
-      if (d.action == Action::kNone)  // not served in this decision (a write failed, a grant beyond the capacity): next in line
+      if (d.action == Action::kNone)  // not served in this decision (a write failed, a grant beyond the
+                                      // capacity): next in line
         for (const SlotGrant& grant : allocation->grants) positions[grant.claim] = 0;
     }
   }

@@ -134,7 +134,7 @@ struct GrantPlan {
   std::string node;
   Priority priority = Priority::kForeground;
   Millis ttl{30000};
-  WallTime waiting_since{};              // for eslease_acquire_wait_seconds
+  WallTime waiting_since{};  // for eslease_acquire_wait_seconds
   // The slots granted, in the order of the claim's locks, each lock's from the lowest: a free
   // slot is created, one whose grant ended is written over at the version decided on.
   std::vector<SlotRef> slots;

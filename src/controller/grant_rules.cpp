@@ -59,8 +59,8 @@ std::string mismatch(const Situation& s) {
 bool another_pod_ready(const LockWorld& world, const LeaseRecord& lease, const PodState& holder) {
   return std::any_of(world.pods.begin(), world.pods.end(), [&](const auto& named) {
     const PodState& p = named.second;
-    return p.record.meta.uid != holder.record.meta.uid && p.record.ready == ReadyState::kTrue && grantable(p) &&
-           lease.spec.selector->matches(p.record.labels);
+    return p.record.meta.uid != holder.record.meta.uid && p.record.ready == ReadyState::kTrue &&
+           grantable(p) && lease.spec.selector->matches(p.record.labels);
   });
 }
 
@@ -138,8 +138,9 @@ std::optional<GrantVerdict> end_a_confirmed_death(const Situation& s) {
   const char* rule = "end_a_confirmed_death";
   if (s.world.liveness_takeover) return end_now(rule, s, *s.health.reason, true, s.dead_seen, true);
   if (!s.ours()) return std::nullopt;  // already not renewed: it expires
-  return act(rule, Action::kRevoke, Reason::kExpired,
-             std::string("holder is gone (") + api::to_string(*s.health.reason) + "); liveness takeover is off");
+  return act(
+      rule, Action::kRevoke, Reason::kExpired,
+      std::string("holder is gone (") + api::to_string(*s.health.reason) + "); liveness takeover is off");
 }
 
 // Part of the grant is no longer ours to renew (another writer replaced a document, one
@@ -207,16 +208,11 @@ std::optional<GrantVerdict> end_when_it_expires(const Situation& s) {
 }
 
 constexpr std::array<Rule, 10> kRules = {
-    respect_a_foreign_lock,
-    release_what_its_holder_let_go,
-    end_a_confirmed_death,
-    revoke_a_broken_grant,
-    revoke_when_its_claim_is_gone,
-    revoke_when_its_claim_moved_on,
-    revoke_a_presumed_death,
-    keep_a_live_holder,
-    adopt_a_recorded_grant,
-    end_when_it_expires,
+    respect_a_foreign_lock,        release_what_its_holder_let_go,
+    end_a_confirmed_death,         revoke_a_broken_grant,
+    revoke_when_its_claim_is_gone, revoke_when_its_claim_moved_on,
+    revoke_a_presumed_death,       keep_a_live_holder,
+    adopt_a_recorded_grant,        end_when_it_expires,
 };
 
 }  // namespace

@@ -39,7 +39,8 @@ void HoldsAnnotation::adopt(const std::string& pod_key, const PodRecord& pod,
 }
 
 std::map<std::string, HoldsAnnotation::PodPlan> HoldsAnnotation::desired_values(
-    const LockWorld& world, const std::string& lock_name, const std::map<std::string, LeaseStatus>& statuses) {
+    const LockWorld& world, const std::string& lock_name,
+    const std::map<std::string, LeaseStatus>& statuses) {
   const std::string lock = object_key(world.ns, lock_name);
   std::set<std::string> touched;
   std::map<std::string, std::set<std::string>> released;  // holder labels of entries dropped, by pod
@@ -80,12 +81,14 @@ std::map<std::string, HoldsAnnotation::PodPlan> HoldsAnnotation::desired_values(
   return plans;
 }
 
-void HoldsAnnotation::plan_labels(const LockWorld& world, const std::string& lock_name, const std::string& lock,
+void HoldsAnnotation::plan_labels(const LockWorld& world, const std::string& lock_name,
+                                  const std::string& lock,
                                   const std::map<std::string, std::set<std::string>>& released,
                                   std::map<std::string, PodPlan>& plans) {
   std::set<std::string> keys;  // the holder labels of this lock's claims
   for (const LeaseRecord& lease : world.claims)
-    if (lease.spec.lock_name == lock_name && !lease.spec.holder_label.empty()) keys.insert(lease.spec.holder_label);
+    if (lease.spec.lock_name == lock_name && !lease.spec.holder_label.empty())
+      keys.insert(lease.spec.holder_label);
   // Every pod this lock concerns, so a label left on one that no longer holds is taken away.
   if (!keys.empty())
     for (const auto& [name, pod] : world.pods) plans.try_emplace(object_key(world.ns, name));

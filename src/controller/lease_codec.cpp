@@ -267,7 +267,8 @@ NodeRecord decode_node(const json& object) {
 NodeLeaseRecord decode_node_lease(const json& object) {
   NodeLeaseRecord lease;
   lease.meta = decode_meta(object);
-  if (const json* spec = find(object, "spec"); spec && spec->is_object()) lease.renew_time = time_at(*spec, "renewTime");
+  if (const json* spec = find(object, "spec"); spec && spec->is_object())
+    lease.renew_time = time_at(*spec, "renewTime");
   return lease;
 }
 

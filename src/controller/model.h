@@ -142,6 +142,7 @@ struct LeaseRecord {
 struct SlotRef {
   std::string lock;
   std::int64_t slot = 0;
+  // NOLINTNEXTLINE(modernize-use-nullptr): the defaulted comparison's own 0
   friend auto operator<=>(const SlotRef&, const SlotRef&) = default;
 };
 

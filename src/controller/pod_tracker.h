@@ -76,7 +76,7 @@ class PodTracker {
   Clock& clock_;
   const Millis heartbeat_grace_;
   mutable std::mutex mutex_;
-  std::map<std::string, Heartbeat> heartbeats_;  // by node name
+  std::map<std::string, Heartbeat> heartbeats_;           // by node name
   std::map<std::string, PodMemory> pods_;                 // by ns/name
   std::map<std::string, std::optional<MonoTime>> nodes_;  // unready since, by node name
   std::map<std::string, Death> deaths_;                   // pod key -> its last pod seen gone or replaced

@@ -120,5 +120,4 @@ void Reconciler::record_events(const LockWorld& world, const Decision& decision,
   }
 }
 
-
 }  // namespace eslease::controller

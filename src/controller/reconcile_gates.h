@@ -20,7 +20,8 @@ class ReconcileGates {
   // The gates of some locks, held until it goes.
   class Passage {
    public:
-    Passage(Passage&& other) noexcept : gates_(other.gates_), ids_(std::move(other.ids_)), waited_(other.waited_) {
+    Passage(Passage&& other) noexcept
+        : gates_(other.gates_), ids_(std::move(other.ids_)), waited_(other.waited_) {
       other.gates_ = nullptr;
     }
     Passage(const Passage&) = delete;

@@ -30,7 +30,8 @@ lock::Grantee grantee(const LockWorld& world, const GrantPlan& plan) {
 lock::HeldGrant held_grant(const std::vector<LockEntry*>& entries) {
   std::vector<lock::HeldDocument> docs;
   for (const LockEntry* entry : entries)
-    if (entry->document()) docs.push_back(lock::HeldDocument{entry->key(), *entry->document(), entry->expires_at()});
+    if (entry->document())
+      docs.push_back(lock::HeldDocument{entry->key(), *entry->document(), entry->expires_at()});
   return lock::grant_of(std::move(docs));
 }
 
@@ -66,7 +67,8 @@ Status Reconciler::grant(const Group& group, Entries& entries, const Decision& d
                          const LockWorld& world, std::vector<RecentGrant>& recent) {
   const GrantPlan& plan = decision.grant;
   const std::vector<LockEntry*> taking = entries_of(group, entries, plan.slots);
-  if (taking.empty() || taking.size() != plan.slots.size()) return {};  // not slots of this world: decided again
+  if (taking.empty() || taking.size() != plan.slots.size())
+    return {};  // not slots of this world: decided again
   // The grants this one is written over have ended: the rest of their documents are no longer
   // renewed, and their end is counted once, whichever grant takes their last slot.
   std::vector<LockEntry*> rest;
@@ -132,9 +134,10 @@ Status Reconciler::release(const std::vector<LockEntry*>& entries, const Decisio
   const MonoTime now = clock_.monotonic();
   for (LockEntry* entry : entries) entry->released(now);
   observer_.released();
-  log::info("lock released", {{"lock", entries.front()->key().id()},
-                              {"slots", entries.size()},
-                              {"reason", decision.action_reason ? api::to_string(*decision.action_reason) : ""}});
+  log::info("lock released",
+            {{"lock", entries.front()->key().id()},
+             {"slots", entries.size()},
+             {"reason", decision.action_reason ? api::to_string(*decision.action_reason) : ""}});
   return {};
 }
 
@@ -142,7 +145,8 @@ Status Reconciler::release(const std::vector<LockEntry*>& entries, const Decisio
 // no longer grows, and it ends once that validity has ended. A grant of several documents is
 // one grant: listed once, with its token (the largest of its documents'), and every document
 // of it stops being renewed.
-Status Reconciler::revoke(const std::vector<LockEntry*>& entries, const Decision& decision, const LockWorld& world) {
+Status Reconciler::revoke(const std::vector<LockEntry*>& entries, const Decision& decision,
+                          const LockWorld& world) {
   const lock::HeldGrant held = held_grant(entries);
   if (held.docs.empty()) return {};
   const lock::LockDocument& first = held.docs.front().state.doc;
@@ -156,10 +160,9 @@ Status Reconciler::revoke(const std::vector<LockEntry*>& entries, const Decision
   const api::Reason why = decision.action_reason.value_or(api::Reason::kRenewalFailed);
   for (LockEntry* entry : entries)
     if (entry->document()) entry->revoke(entry->revoked().value_or(why), *listed);
-  log::info("grant revoked; handed over once its validity ends",
-            {{"lock", entries.front()->key().id()},
-             {"reason", api::to_string(why)},
-             {"detail", decision.action_message}});
+  log::info("grant revoked; handed over once its validity ends", {{"lock", entries.front()->key().id()},
+                                                                  {"reason", api::to_string(why)},
+                                                                  {"detail", decision.action_message}});
   return {};
 }
 

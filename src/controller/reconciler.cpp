@@ -19,7 +19,8 @@ std::vector<std::pair<std::size_t, std::int64_t>> id_order(const std::vector<loc
                                                            const std::vector<std::int64_t>& slots) {
   std::vector<std::pair<std::string, std::pair<std::size_t, std::int64_t>>> ids;
   for (std::size_t i = 0; i < keys.size(); ++i)
-    for (std::int64_t k = 0; k < slots[i]; ++k) ids.push_back({lock::slot_document_id(keys[i].id(), k), {i, k}});
+    for (std::int64_t k = 0; k < slots[i]; ++k)
+      ids.push_back({lock::slot_document_id(keys[i].id(), k), {i, k}});
   std::sort(ids.begin(), ids.end());
   std::vector<std::pair<std::size_t, std::int64_t>> order;
   order.reserve(ids.size());
@@ -54,7 +55,8 @@ std::vector<std::string> Reconciler::Group::ids() const {
 
 Reconciler::Reconciler(const ClusterView& cluster, ClaimIndex& index, PodTracker& tracker, LockTable& table,
                        lock::LockStore& store, SessionKeeper& sessions, kube::Api& api,
-                       kube::EventRecorder* events, Observer& observer, Clock& clock, ReconcilerOptions options)
+                       kube::EventRecorder* events, Observer& observer, Clock& clock,
+                       ReconcilerOptions options)
     : cluster_(cluster),
       index_(index),
       tracker_(tracker),
@@ -84,7 +86,8 @@ std::vector<LeaseRecord> Reconciler::claims_of(const lock::LockKey& key, MonoTim
   return claims;
 }
 
-Reconciler::Group Reconciler::group_of(const lock::LockKey& key, const std::vector<lock::LockKey>& more) const {
+Reconciler::Group Reconciler::group_of(const lock::LockKey& key,
+                                       const std::vector<lock::LockKey>& more) const {
   Group group;
   group.keys.push_back(key);
   std::set<std::string> names{key.name()};
@@ -125,7 +128,8 @@ void Reconciler::read_unknown(const Group& group, Entries& entries) {
   std::vector<lock::SlotRange> ranges;
   std::vector<std::size_t> which;
   for (std::size_t i = 0; i < entries.size(); ++i) {
-    if (std::none_of(entries[i].begin(), entries[i].end(), [](const LockTable::Handle& e) { return !e->known(); }))
+    if (std::none_of(entries[i].begin(), entries[i].end(),
+                     [](const LockTable::Handle& e) { return !e->known(); }))
       continue;
     ranges.push_back(lock::SlotRange{group.keys[i], static_cast<std::int64_t>(entries[i].size())});
     which.push_back(i);
@@ -135,7 +139,8 @@ void Reconciler::read_unknown(const Group& group, Entries& entries) {
   const MonoTime answered = clock_.monotonic();
   if (!read.ok()) {
     note_error(read.error());
-    log::warn("cannot read lock documents", {{"lock", ranges.front().key.id()}, {"error", read.error().describe()}});
+    log::warn("cannot read lock documents",
+              {{"lock", ranges.front().key.id()}, {"error", read.error().describe()}});
     return;
   }
   backend_available_.store(true);
@@ -211,15 +216,17 @@ void Reconciler::gather_pods(LockWorld& world, const std::vector<std::string>& h
   }
   if (any_election) {
     cluster_.for_each_pod(world.ns, [&](const PodRecord& pod) {
-      const bool selected = std::any_of(world.claims.begin(), world.claims.end(), [&](const LeaseRecord& lease) {
-        return lease.spec.election_mode() && lease.spec.selector->matches(pod.labels);
-      });
+      const bool selected =
+          std::any_of(world.claims.begin(), world.claims.end(), [&](const LeaseRecord& lease) {
+            return lease.spec.election_mode() && lease.spec.selector->matches(pod.labels);
+          });
       if (selected) add_pod(pod);
     });
   }
   for (const std::string& holder : holders) {
     const auto slash = holder.find('/');
-    if (slash != std::string::npos && holder.substr(0, slash) == world.ns && !world.pods.contains(name_of(holder))) {
+    if (slash != std::string::npos && holder.substr(0, slash) == world.ns &&
+        !world.pods.contains(name_of(holder))) {
       if (auto pod = cluster_.pod(holder)) add_pod(*pod);
     }
   }
@@ -265,7 +272,8 @@ std::vector<GrantView> Reconciler::grants_on(const LockWorld& world, const Group
     const bool claims_here = std::any_of(world.claims.begin(), world.claims.end(),
                                          [&](const LeaseRecord& l) { return l.meta.uid == doc.lease_uid; });
     if (!claims_here && !doc.lease.empty()) {
-      if (auto owner = cluster_.lease(doc.lease); owner && owner->meta.uid == doc.lease_uid) grant.owner_moved = true;
+      if (auto owner = cluster_.lease(doc.lease); owner && owner->meta.uid == doc.lease_uid)
+        grant.owner_moved = true;
     }
   }
   return grants;
@@ -339,10 +347,12 @@ bool Reconciler::run_steps(const Group& group, Entries& entries, LockWorld& worl
     if (!done.ok()) {
       note_error(done.error());
       // Read before the next decision.
-      const std::vector<SlotRef>& concerned = decision.action == Action::kGrant ? decision.grant.slots : decision.subject;
+      const std::vector<SlotRef>& concerned =
+          decision.action == Action::kGrant ? decision.grant.slots : decision.subject;
       for (LockEntry* entry : entries_of(group, entries, concerned)) entry->outcome_unknown();
-      log::warn("lock write failed",
-                {{"lock", lock_id}, {"action", to_string(decision.action)}, {"error", done.error().describe()}});
+      log::warn(
+          "lock write failed",
+          {{"lock", lock_id}, {"action", to_string(decision.action)}, {"error", done.error().describe()}});
       outcome.status = done;
       world.act = false;
       world.backend_available = !done.error().unavailable();
@@ -358,7 +368,8 @@ ReconcileOutcome Reconciler::reconcile(const std::string& lock_id, std::stop_tok
   ReconcileOutcome outcome;
   auto key = lock::parse_lock_id(lock_id);
   if (!key.ok()) {
-    log::warn("ignoring an unusable lock name", {{"lock", lock_id.substr(0, 300)}, {"error", key.error().message}});
+    log::warn("ignoring an unusable lock name",
+              {{"lock", lock_id.substr(0, 300)}, {"error", key.error().message}});
     return outcome;
   }
   LockWorld world;
@@ -371,7 +382,8 @@ ReconcileOutcome Reconciler::reconcile(const std::string& lock_id, std::stop_tok
       // Another reconcile of these locks went first and may have written their claims'
       // statuses: read the claims again, or this one would project older statuses over them.
       Group now = group_of(*key, more);
-      if (now.ids() != group.ids() && regroup < kMaxRegroups) continue;  // enter the gates of the group it is now
+      if (now.ids() != group.ids() && regroup < kMaxRegroups)
+        continue;  // enter the gates of the group it is now
       group = std::move(now);
     }
     {
@@ -384,7 +396,8 @@ ReconcileOutcome Reconciler::reconcile(const std::string& lock_id, std::stop_tok
       }
       if (!run_steps(group, entries, world, decision, outcome, stop)) return outcome;
       if (!world.documents_known && outcome.status.ok())
-        outcome.status = make_error(ErrorCode::kUnavailable, "lock documents of " + lock_id + " could not be read");
+        outcome.status =
+            make_error(ErrorCode::kUnavailable, "lock documents of " + lock_id + " could not be read");
       // Slots above the capacity (left from an earlier one) go once empty; all of a lock's with no claim.
       for (std::size_t i = 0; i < entries.size(); ++i) {
         const std::string& name = group.keys[i].name();

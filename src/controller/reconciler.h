@@ -103,13 +103,27 @@ class Reconciler {
   // again with more slots when a document states a larger capacity than was taken.
   Entries take(const Group& group);
   Entries take_slots(const Group& group, const std::vector<std::int64_t>& slots);
+  // Start-up (reconciler_prime.cpp): a batch of groups read in one request and their first
+  // grants on free slots written in one.
+  struct PrimeGrant {
+    const Group* group = nullptr;
+    Decision decision;
+    LockWorld world;
+    lock::GrantRequest request;
+  };
+  std::vector<std::int64_t> prime_slots(const Group& group) const;
+  bool prime_batch(const std::vector<Group>& batch);
+  std::optional<PrimeGrant> plan_prime_grant(const Group& group, std::vector<lock::DocumentRead>* docs,
+                                             MonoTime answered);
+  void write_prime_grants(std::vector<PrimeGrant>& plans);
   void read_unknown(const Group& group, Entries& entries);
   // Locks a grant's documents name that the group does not decide: the group grows by them.
   std::vector<lock::LockKey> unseen_locks(const Group& group, const Entries& entries) const;
   LockWorld gather(const Group& group, const Entries& entries, const std::vector<RecentGrant>& recent) const;
   void gather_pods(LockWorld& world, const std::vector<std::string>& holders) const;
   std::vector<GrantView> grants_on(const LockWorld& world, const Group& group, const Entries& entries) const;
-  std::vector<LockEntry*> entries_of(const Group& group, Entries& entries, const std::vector<SlotRef>& slots) const;
+  std::vector<LockEntry*> entries_of(const Group& group, Entries& entries,
+                                     const std::vector<SlotRef>& slots) const;
 
   // One step's action, carried out (reconcile_writes.cpp).
   Status carry_out(const Group& group, Entries& entries, const Decision& decision, const LockWorld& world,
@@ -136,10 +150,12 @@ class Reconciler {
   Result<WriteOutcome> update_holds(const LockWorld& world, const Decision& decision);
   // `retry_at` is moved earlier when a status write waits for the correction pace or a
   // write that can wait was left for later (reconcile_cluster_writes.cpp).
-  Status write_to_cluster(const LockWorld& world, const Decision& decision, std::optional<MonoTime>& retry_at);
+  Status write_to_cluster(const LockWorld& world, const Decision& decision,
+                          std::optional<MonoTime>& retry_at);
   // Records the decision's events, but none for a Lease in `not_written` (its status write
   // was deferred or failed, and the retry plans the event again).
-  void record_events(const LockWorld& world, const Decision& decision, const std::set<std::string>& not_written);
+  void record_events(const LockWorld& world, const Decision& decision,
+                     const std::set<std::string>& not_written);
   void note_error(const Error& error);
 
   const ClusterView& cluster_;

@@ -14,86 +14,100 @@ constexpr std::size_t kPrimeBatchDocuments = 1000;
 
 }  // namespace
 
+std::vector<std::int64_t> Reconciler::prime_slots(const Group& group) const {
+  std::vector<std::int64_t> slots;
+  for (std::size_t i = 0; i < group.keys.size(); ++i)
+    slots.push_back(std::max(group.shapes[i].capacity, table_.slots_in_use(group.keys[i].id())));
+  return slots;
+}
+
+// The group's slots as read (`docs`: one vector per lock of the group, in order), and its first
+// grant if it falls on free slots alone; anything else is left to the group's reconcile.
+std::optional<Reconciler::PrimeGrant> Reconciler::plan_prime_grant(const Group& group,
+                                                                   std::vector<lock::DocumentRead>* docs,
+                                                                   MonoTime answered) {
+  Entries entries = take_slots(group, prime_slots(group));
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    for (std::size_t k = 0; k < entries[i].size() && k < docs[i].size(); ++k) {
+      LockTable::Handle& slot = entries[i][k];
+      if (slot->known()) continue;
+      if (docs[i][k].ok()) {
+        slot->read(std::move(*docs[i][k]), answered);
+      } else {
+        slot->read_malformed(docs[i][k].error().message);
+      }
+    }
+  }
+  // A grant reaching beyond the group, or a capacity larger than read: its own reconcile.
+  if (!unseen_locks(group, entries).empty()) return std::nullopt;
+  const std::vector<std::int64_t> taken = prime_slots(group);
+  for (std::size_t i = 0; i < entries.size(); ++i)
+    for (const LockTable::Handle& entry : entries[i])
+      if (entry->document() && entry->document()->doc.capacity > taken[i]) return std::nullopt;
+  LockWorld world = gather(group, entries, {});
+  Decision decision = decide(world);
+  if (decision.action != Action::kGrant) return std::nullopt;
+  const std::vector<LockEntry*> taking = entries_of(group, entries, decision.grant.slots);
+  const bool free =
+      taking.size() == decision.grant.slots.size() &&
+      std::none_of(taking.begin(), taking.end(), [](const LockEntry* e) { return e->document(); });
+  if (!free) return std::nullopt;
+  lock::GrantRequest request = grant_request(taking, decision, world);
+  return PrimeGrant{&group, std::move(decision), std::move(world), std::move(request)};
+}
+
+void Reconciler::write_prime_grants(std::vector<PrimeGrant>& plans) {
+  std::vector<lock::GrantRequest> requests;
+  requests.reserve(plans.size());
+  for (PrimeGrant& plan : plans) requests.push_back(std::move(plan.request));
+  std::vector<Result<lock::GrantOutcome>> outcomes = store_.grant(requests);
+  for (std::size_t n = 0; n < plans.size() && n < outcomes.size(); ++n) {
+    const PrimeGrant& plan = plans[n];
+    Entries entries = take_slots(*plan.group, prime_slots(*plan.group));
+    const std::vector<LockEntry*> taking = entries_of(*plan.group, entries, plan.decision.grant.slots);
+    if (!outcomes[n].ok()) {
+      note_error(outcomes[n].error());
+      for (LockEntry* entry : taking) entry->outcome_unknown();
+      continue;
+    }
+    if (record_grant(taking, *outcomes[n], plan.decision, plan.world))
+      announce_grant(plan.group->keys.front().id(), outcomes[n]->grant->token, plan.decision, plan.world,
+                     false);
+  }
+}
+
+bool Reconciler::prime_batch(const std::vector<Group>& batch) {
+  // One read of every slot of every lock of the batch.
+  std::vector<lock::SlotRange> ranges;
+  for (const Group& group : batch) {
+    const std::vector<std::int64_t> slots = prime_slots(group);
+    for (std::size_t i = 0; i < group.keys.size(); ++i)
+      ranges.push_back(lock::SlotRange{group.keys[i], slots[i]});
+  }
+  auto read = store_.read_slots(ranges);
+  if (!read.ok()) {
+    note_error(read.error());
+    log::warn("start-up read of lock documents failed; each lock is read by its reconcile",
+              {{"error", read.error().describe()}});
+    return false;
+  }
+  backend_available_.store(true);
+  const MonoTime answered = clock_.monotonic();
+  std::vector<PrimeGrant> plans;
+  std::size_t at = 0;
+  for (const Group& group : batch) {
+    if (at + group.keys.size() > read->size()) break;
+    if (auto plan = plan_prime_grant(group, &(*read)[at], answered)) plans.push_back(std::move(*plan));
+    at += group.keys.size();
+  }
+  if (!plans.empty()) write_prime_grants(plans);
+  return true;
+}
+
 void Reconciler::prime(const std::vector<std::string>& lock_ids) {
   std::set<std::string> covered;
   std::vector<Group> batch;
   std::size_t documents = 0;
-  auto slots_of = [&](const Group& group) {
-    std::vector<std::int64_t> slots;
-    for (std::size_t i = 0; i < group.keys.size(); ++i)
-      slots.push_back(std::max(group.shapes[i].capacity, table_.slots_in_use(group.keys[i].id())));
-    return slots;
-  };
-  auto prime_batch = [&]() {
-    // One read of every slot of every lock of the batch.
-    std::vector<lock::SlotRange> ranges;
-    for (const Group& group : batch) {
-      const std::vector<std::int64_t> slots = slots_of(group);
-      for (std::size_t i = 0; i < group.keys.size(); ++i) ranges.push_back(lock::SlotRange{group.keys[i], slots[i]});
-    }
-    auto read = store_.read_slots(ranges);
-    if (!read.ok()) {
-      note_error(read.error());
-      log::warn("start-up read of lock documents failed; each lock is read by its reconcile",
-                {{"error", read.error().describe()}});
-      return false;
-    }
-    backend_available_.store(true);
-    const MonoTime answered = clock_.monotonic();
-    // Decide each group; keep the grants that only create documents.
-    std::vector<lock::GrantRequest> requests;
-    std::vector<std::pair<const Group*, Decision>> planned;
-    std::vector<LockWorld> worlds;
-    std::size_t at = 0;
-    for (const Group& group : batch) {
-      Entries entries = take_slots(group, slots_of(group));
-      for (auto& slots : entries) {
-        auto& docs = (*read)[at++];
-        for (std::size_t k = 0; k < slots.size() && k < docs.size(); ++k) {
-          if (slots[k]->known()) continue;
-          if (docs[k].ok()) {
-            slots[k]->read(std::move(*docs[k]), answered);
-          } else {
-            slots[k]->read_malformed(docs[k].error().message);
-          }
-        }
-      }
-      // A grant reaching beyond the group, or a capacity larger than read: its own reconcile.
-      if (!unseen_locks(group, entries).empty()) continue;
-      const std::vector<std::int64_t> taken = slots_of(group);
-      bool larger = false;
-      for (std::size_t i = 0; i < entries.size(); ++i)
-        for (const LockTable::Handle& entry : entries[i])
-          larger = larger || (entry->document() && entry->document()->doc.capacity > taken[i]);
-      if (larger) continue;
-      LockWorld world = gather(group, entries, {});
-      Decision decision = decide(world);
-      if (decision.action != Action::kGrant) continue;
-      const std::vector<LockEntry*> taking = entries_of(group, entries, decision.grant.slots);
-      const bool free = taking.size() == decision.grant.slots.size() &&
-                        std::none_of(taking.begin(), taking.end(), [](const LockEntry* e) { return e->document(); });
-      if (!free) continue;
-      requests.push_back(grant_request(taking, decision, world));
-      planned.emplace_back(&group, std::move(decision));
-      worlds.push_back(std::move(world));
-    }
-    if (requests.empty()) return true;
-    std::vector<Result<lock::GrantOutcome>> outcomes = store_.grant(requests);
-    for (std::size_t n = 0; n < planned.size() && n < outcomes.size(); ++n) {
-      const Group& group = *planned[n].first;
-      const Decision& decision = planned[n].second;
-      Entries entries = take_slots(group, slots_of(group));
-      const std::vector<LockEntry*> taking = entries_of(group, entries, decision.grant.slots);
-      if (!outcomes[n].ok()) {
-        note_error(outcomes[n].error());
-        for (LockEntry* entry : taking) entry->outcome_unknown();
-        continue;
-      }
-      if (record_grant(taking, *outcomes[n], decision, worlds[n]))
-        announce_grant(group.keys.front().id(), outcomes[n]->grant->token, decision, worlds[n], false);
-    }
-    return true;
-  };
   for (const std::string& id : lock_ids) {
     if (covered.contains(id)) continue;
     auto key = lock::parse_lock_id(id);
@@ -101,16 +115,16 @@ void Reconciler::prime(const std::vector<std::string>& lock_ids) {
     Group group = group_of(*key);
     for (const lock::LockKey& k : group.keys) covered.insert(k.id());
     std::size_t slots = 0;
-    for (std::int64_t s : slots_of(group)) slots += static_cast<std::size_t>(s);
+    for (std::int64_t s : prime_slots(group)) slots += static_cast<std::size_t>(s);
     if (!batch.empty() && documents + slots > kPrimeBatchDocuments) {
-      if (!prime_batch()) return;
+      if (!prime_batch(batch)) return;
       batch.clear();
       documents = 0;
     }
     documents += slots;
     batch.push_back(std::move(group));
   }
-  if (!batch.empty()) prime_batch();
+  if (!batch.empty()) prime_batch(batch);
 }
 
 }  // namespace eslease::controller

@@ -238,6 +238,39 @@ Result<std::optional<MonoTime>> SessionKeeper::revoke(const std::string& ns, con
   return std::optional<MonoTime>(*published_since + lease_duration);
 }
 
+void SessionKeeper::record_renewal(LockEntry& entry, const lock::BatchRenewal& result,
+                                   const api::GrantRef& grant, MonoTime after, Coverage& coverage) {
+  switch (result.result) {
+    case lock::BatchRenewal::Result::kRenewed:
+      entry.renewed(*result.held);
+      coverage.covered.emplace(grant, entry.id());
+      coverage.any_answer = true;
+      break;
+    case lock::BatchRenewal::Result::kLost:
+      log::warn("held lock was taken by someone else", {{"lock", entry.id()}});
+      entry.lost();
+      coverage.any_answer = true;
+      // A grant of several documents that lost one is over, however its others fared.
+      coverage.stale.emplace(grant, entry.id());
+      if (options_.enqueue) options_.enqueue(entry.key().id());
+      break;
+    case lock::BatchRenewal::Result::kFailed: {
+      coverage.any_unavailable = coverage.any_unavailable || (result.error && result.error->unavailable());
+      std::optional<lock::LockState> still_ours;
+      if (result.held) still_ours = result.held->state;
+      if (entry.renewal_not_confirmed(still_ours, after)) {
+        observer_.renewal_failed();
+        log::warn("lock renewal failed until the grant expired",
+                  {{"lock", entry.id()}, {"error", result.error ? result.error->describe() : ""}});
+        if (options_.enqueue) options_.enqueue(entry.key().id());
+      } else {
+        coverage.failed.emplace(grant, entry.id());
+      }
+      break;
+    }
+  }
+}
+
 void SessionKeeper::renew_documents(const std::string& ns, WallTime renewal,
                                     std::vector<LockTable::Handle>& held, Coverage& coverage) {
   std::set<std::string> renewing_ids;
@@ -270,39 +303,9 @@ void SessionKeeper::renew_documents(const std::string& ns, WallTime renewal,
   std::vector<lock::BatchRenewal> results = store_.renew_all(batch);
   const MonoTime after = clock_.monotonic();
   for (std::size_t i = 0; i < renewing.size() && i < results.size(); ++i) {
-    LockEntry& entry = *renewing[i];
-    const lock::BatchRenewal& result = results[i];
     const lock::LockState& doc = batch[i].held.state;
-    const api::GrantRef grant{name_of(doc.doc.lease), std::to_string(doc.token)};
-    switch (result.result) {
-      case lock::BatchRenewal::Result::kRenewed:
-        entry.renewed(*result.held);
-        coverage.covered.emplace(grant, entry.id());
-        coverage.any_answer = true;
-        break;
-      case lock::BatchRenewal::Result::kLost:
-        log::warn("held lock was taken by someone else", {{"lock", entry.id()}});
-        entry.lost();
-        coverage.any_answer = true;
-        // A grant of several documents that lost one is over, however its others fared.
-        coverage.stale.emplace(grant, entry.id());
-        if (options_.enqueue) options_.enqueue(entry.key().id());
-        break;
-      case lock::BatchRenewal::Result::kFailed: {
-        coverage.any_unavailable = coverage.any_unavailable || (result.error && result.error->unavailable());
-        std::optional<lock::LockState> still_ours;
-        if (result.held) still_ours = result.held->state;
-        if (entry.renewal_not_confirmed(still_ours, after)) {
-          observer_.renewal_failed();
-          log::warn("lock renewal failed until the grant expired",
-                    {{"lock", entry.id()}, {"error", result.error ? result.error->describe() : ""}});
-          if (options_.enqueue) options_.enqueue(entry.key().id());
-        } else {
-          coverage.failed.emplace(grant, entry.id());
-        }
-        break;
-      }
-    }
+    record_renewal(*renewing[i], results[i], api::GrantRef{name_of(doc.doc.lease), std::to_string(doc.token)},
+                   after, coverage);
   }
   // A grant is renewed only when every one of its documents is.
   for (const auto& [grant, id] : coverage.failed) coverage.covered.erase(grant);

@@ -57,7 +57,7 @@ struct ClaimRank {
 // two can never disagree; only waiting claims are walked.
 struct SlotClaim {
   std::string id;
-  std::vector<std::string> locks;  // one lock, or a set of 2 to lock::kMaxLockSet
+  std::vector<std::string> locks;                  // one lock, or a set of 2 to lock::kMaxLockSet
   lock::Access access = lock::Access::kExclusive;  // as it holds: api::effective_access
   ClaimRank rank;
   bool waits = false;      // in the queue: valid, not ended, not holding

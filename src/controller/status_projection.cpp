@@ -187,8 +187,8 @@ class Projector {
     // A holder confirmed dead reads nothing, and its successor's TakenOver event names it and
     // why: one event per hand-over is enough (the condition above keeps the reason here).
     const GrantView* successor = shown_grant(lease);
-    const bool successor_told = shown_holder_health(w_, lease).health == Health::kConfirmedDead && successor &&
-                                successor->state.doc.lease_uid != lease.meta.uid;
+    const bool successor_told = shown_holder_health(w_, lease).health == Health::kConfirmedDead &&
+                                successor && successor->state.doc.lease_uid != lease.meta.uid;
     if (!successor_told)
       event(lease, why == Reason::kRenewalFailed, why, "lost the lock: " + describe_loss(why, pod_name));
     return s;
@@ -225,11 +225,12 @@ class Projector {
       message = locks_named(lease.spec) + " could not be granted at once: " + w_.malformed_document;
     } else {
       const std::vector<std::string> holders = holders_of(lease.spec);
-      message = locks_named(lease.spec) +
-                (holders.empty() ? " is kept for claims ranked ahead of it" : " is held by " + join(holders, ", "));
+      message = locks_named(lease.spec) + (holders.empty() ? " is kept for claims ranked ahead of it"
+                                                           : " is held by " + join(holders, ", "));
     }
     message += " (acquireTimeoutSeconds 0: granted only if it can be at once)";
-    s.conditions.push_back(condition(lease.status, api::kConditionHeld, "False", why, message, lease.generation));
+    s.conditions.push_back(
+        condition(lease.status, api::kConditionHeld, "False", why, message, lease.generation));
     event(lease, true, why, message);
     return s;
   }
@@ -241,7 +242,8 @@ class Projector {
       const bool on_its_locks = std::any_of(grant.slots.begin(), grant.slots.end(),
                                             [&](const SlotRef& ref) { return spec.claims_lock(ref.lock); });
       const std::string pod = name_of(grant.state.doc.holder);
-      if (on_its_locks && std::find(holders.begin(), holders.end(), pod) == holders.end()) holders.push_back(pod);
+      if (on_its_locks && std::find(holders.begin(), holders.end(), pod) == holders.end())
+        holders.push_back(pod);
     }
     return holders;
   }
@@ -283,7 +285,8 @@ class Projector {
                                            : "waiting for pod " + c.lease->spec.pod_name + " to be live";
     }
     const LeaseSpec& spec = c.lease->spec;
-    if (live_ahead == kNotInLine && c.grant) return "waiting for its earlier grant of " + locks_named(spec) + " to end";
+    if (live_ahead == kNotInLine && c.grant)
+      return "waiting for its earlier grant of " + locks_named(spec) + " to end";
     if (live_ahead >= kExactPositions)
       return "more than " + std::to_string(kExactPositions) + " live claims are ahead in the queue of " +
              locks_named(spec) + "; eslease status shows all of it";
@@ -383,10 +386,10 @@ void keep_statuses(const LockWorld& world, const ClaimQueue& queue, Decision& de
       s.lock = lock_shown(lease.spec);
       s.observed_generation = lease.generation;
       s.queued_at = lease.arrived;
-      s.conditions.push_back(Condition{api::kConditionHeld, "False", api::to_string(Reason::kWaiting),
-                                       "waiting for Elasticsearch to answer before " + locks_named(lease.spec) +
-                                           " can be granted",
-                                       world.now, lease.generation});
+      s.conditions.push_back(Condition{
+          api::kConditionHeld, "False", api::to_string(Reason::kWaiting),
+          "waiting for Elasticsearch to answer before " + locks_named(lease.spec) + " can be granted",
+          world.now, lease.generation});
     }
     projector.add_backend_condition(lease, s);
     decision.statuses[lease.meta.name] = std::move(s);

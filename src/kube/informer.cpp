@@ -80,6 +80,20 @@ RestartReason failed_watch_reason(const Error& error, const std::string& resourc
 
 }  // namespace
 
+void Informer::log_list_failure(const Error& error) const {
+  if (error.code == ErrorCode::kNotFound && !resource_.group.empty() &&
+      !resource_.group.ends_with("k8s.io")) {
+    // The API server does not serve the resource: its CustomResourceDefinition is not
+    // installed (yet). Said in words; the list is tried again until it is.
+    log::warn("the API server does not serve this resource; is its CustomResourceDefinition installed?",
+              {{"resource", resource_.plural + "." + resource_.group},
+               {"apiVersion", resource_.api_version()},
+               {"hint", "kubectl apply -f crds/ (the Helm chart installs it)"}});
+    return;
+  }
+  log::warn("informer list failed", {{"resource", resource_.plural}, {"error", error.describe()}});
+}
+
 void Informer::run(std::stop_token stop) {
   Backoff backoff(options_.backoff);
   bool need_list = true;
@@ -88,17 +102,7 @@ void Informer::run(std::stop_token stop) {
       Status listed = relist(stop);
       if (!listed.ok()) {
         if (stop.stop_requested()) break;
-        if (listed.error().code == ErrorCode::kNotFound && !resource_.group.empty() &&
-            !resource_.group.ends_with("k8s.io")) {
-          // The API server does not serve the resource: its CustomResourceDefinition is not
-          // installed (yet). Said in words; the list is tried again until it is.
-          log::warn("the API server does not serve this resource; is its CustomResourceDefinition installed?",
-                    {{"resource", resource_.plural + "." + resource_.group},
-                     {"apiVersion", resource_.api_version()},
-                     {"hint", "kubectl apply -f crds/ (the Helm chart installs it)"}});
-        } else {
-          log::warn("informer list failed", {{"resource", resource_.plural}, {"error", listed.error().describe()}});
-        }
+        log_list_failure(listed.error());
         count_restart(listed.error().code == ErrorCode::kGone ? RestartReason::kExpired
                                                               : RestartReason::kError);
         clock_.sleep_for(retry_delay(backoff, listed.error()), stop);

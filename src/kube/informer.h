@@ -67,6 +67,8 @@ class Informer {
   int restarts(RestartReason reason) const { return restarts_[static_cast<int>(reason)].load(); }
 
  private:
+  // Says why a list failed: in words when the resource is not served (a CRD not installed).
+  void log_list_failure(const Error& error) const;
   Status relist(std::stop_token stop);
   // One watch; returns how it ended and how many events (other than an error) arrived.
   struct WatchOutcome {

@@ -25,7 +25,7 @@ struct ConnectionSettings {
   std::string password_file;      // --es-password-file
   std::string api_key_file;       // --es-api-key-file
   std::string bearer_token_file;  // --es-bearer-token-file
-  Millis request_timeout{5000};  // --es-timeout: within what grants ride out at the default lease duration
+  Millis request_timeout{5000};   // --es-timeout: within what grants ride out at the default lease duration
 };
 
 // The shortest --es-timeout accepted.

@@ -8,7 +8,8 @@ DocumentRead read_lock(LockStore& store, const LockKey& key) {
   auto read = store.read_slots({SlotRange{key, 1}});
   if (!read.ok()) return read.error();
   if (read->size() != 1 || read->front().size() != 1)
-    return make_error(ErrorCode::kInternal, "the lock store answered a read of one document with another count");
+    return make_error(ErrorCode::kInternal,
+                      "the lock store answered a read of one document with another count");
   return std::move(read->front().front());
 }
 

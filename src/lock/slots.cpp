@@ -32,8 +32,8 @@ void busy(ClaimPlan& plan, const LockState& s) {
 }
 
 // The claimant's own grant, when the documents it holds are exactly what it claims.
-std::optional<std::vector<HeldDocument>> own_grant(const std::vector<LockSlots>& locks, const ClaimShape& shape,
-                                               const std::string& holder) {
+std::optional<std::vector<HeldDocument>> own_grant(const std::vector<LockSlots>& locks,
+                                                   const ClaimShape& shape, const std::string& holder) {
   std::vector<HeldDocument> own;
   std::set<std::string> ids;
   for (const LockSlots& lock : locks) {

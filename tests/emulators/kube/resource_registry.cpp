@@ -89,7 +89,8 @@ std::vector<ResourceType> workload_kinds() {
   deployments.categories = {"all"};
   deployments.bumps_generation = true;
   out.push_back(std::move(deployments));
-  auto stateful_sets = builtin("apps", "v1", "statefulsets", "statefulset", "StatefulSet", true, {"sts"}, true);
+  auto stateful_sets =
+      builtin("apps", "v1", "statefulsets", "statefulset", "StatefulSet", true, {"sts"}, true);
   stateful_sets.categories = {"all"};
   stateful_sets.bumps_generation = true;
   out.push_back(std::move(stateful_sets));

@@ -215,7 +215,8 @@ std::vector<FlagCase> every_flag() {
       {"leader-election-retry-period", "1500ms", "1500ms",
        [](auto& o) { EXPECT_EQ(o.leader_election_retry_period, Millis(1500)); }},
       {"workers", "16", "16", [](auto& o) { EXPECT_EQ(o.workers, 16); }},
-      {"node-heartbeat-grace", "30s", "30s", [](auto& o) { EXPECT_EQ(o.node_heartbeat_grace, Millis(30000)); }},
+      {"node-heartbeat-grace", "30s", "30s",
+       [](auto& o) { EXPECT_EQ(o.node_heartbeat_grace, Millis(30000)); }},
       {"liveness-takeover", "false", "false", [](auto& o) { EXPECT_FALSE(o.liveness_takeover); }},
       {"holds-annotation", "false", "false", [](auto& o) { EXPECT_FALSE(o.holds_annotation); }},
       {"identity", "replica-a", "replica-a", [](auto& o) { EXPECT_EQ(o.identity, "replica-a"); }},
@@ -739,8 +740,8 @@ TEST(Usage, ListsEveryFlagWithItsDefaultByGroup) {
   }
   for (const char* default_text :
        {"(default: 200)", "(default: 400)", "(default: eslease-locks)", "(default: 5s)", "(default: :8080)",
-        "(default: :8081)", "(default: 3s)", "(default: 500ms)", "(default: 12s)", "(default: 4)", "(default: text)",
-        "(default: info)", "(default: false)"}) {
+        "(default: :8081)", "(default: 3s)", "(default: 500ms)", "(default: 12s)", "(default: 4)",
+        "(default: text)", "(default: info)", "(default: false)"}) {
     EXPECT_NE(text.find(default_text), std::string::npos) << default_text;
   }
   EXPECT_NE(text.find("ESLEASE_METRICS_BIND_ADDRESS"), std::string::npos);

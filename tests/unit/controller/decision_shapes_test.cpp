@@ -61,7 +61,8 @@ World full_semaphore() {
 TEST(ShapeDecision, ACapacityAloneAdmitsThatManyHoldersAtOnce) {
   World world;
   for (const char* name : {"a", "b", "c", "d"}) {
-    LeaseSpec& spec = claim(world, name, 3, api::kDefaultAccess, kForeground, seconds(100 - (name[0] - 'a'))).spec;
+    LeaseSpec& spec =
+        claim(world, name, 3, api::kDefaultAccess, kForeground, seconds(100 - (name[0] - 'a'))).spec;
     EXPECT_EQ(spec.access, Access::kShared);
     world.pod(std::string("pod-") + name);
   }
@@ -335,7 +336,8 @@ TEST(ShapeDecision, ATryLockGetsAFreeSlotOrIsBusyAtOnce) {
   EXPECT_EQ(status_of(d, "try").phase, Phase::kTimedOut);
   EXPECT_EQ(held_reason(status_of(d, "try")), "False/Busy");
   const std::string message = status_of(d, "try").condition(api::kConditionHeld)->message;
-  for (const char* holder : {"pod-a", "pod-b", "pod-c"}) EXPECT_NE(message.find(holder), std::string::npos) << message;
+  for (const char* holder : {"pod-a", "pod-b", "pod-c"})
+    EXPECT_NE(message.find(holder), std::string::npos) << message;
 
   world.drop_grant("b");
   world.find("b").status.phase = Phase::kReleased;
@@ -499,8 +501,10 @@ TEST(ShapeDecision, ADeadSetHoldersLocksGoToTheClaimsWaitingOnEach) {
 // one write, with one fencing token.
 TEST(ShapeDecision, ADeadSetHolderHandsTheWholeSetToTheNextSetInOneWrite) {
   World world;
-  world.claim_on({"report", "archive", "ledger"}, "set", "pod-set", 1, Access::kShared, kForeground, seconds(300));
-  world.claim_on({"ledger", "report", "archive"}, "next", "pod-n", 1, Access::kShared, kForeground, seconds(50));
+  world.claim_on({"report", "archive", "ledger"}, "set", "pod-set", 1, Access::kShared, kForeground,
+                 seconds(300));
+  world.claim_on({"ledger", "report", "archive"}, "next", "pod-n", 1, Access::kShared, kForeground,
+                 seconds(50));
   world.pod("pod-n");
   world.pod_seen_gone("pod-set");
   world.grant_on(slot_zero_of({"report", "archive", "ledger"}), "set", "pod-set", 101);
@@ -525,7 +529,8 @@ TEST(ShapeDecision, ASetWhoseUnconfirmedGrantIsStillOnItsLocksWaitsForItToEnd) {
   const LeaseStatus& status = status_of(d, "set");
   EXPECT_EQ(status.phase, Phase::kPending);
   EXPECT_EQ(status.queue_position, std::nullopt);
-  EXPECT_EQ(status.conditions.front().message, "waiting for its earlier grant of lock set report+archive to end");
+  EXPECT_EQ(status.conditions.front().message,
+            "waiting for its earlier grant of lock set report+archive to end");
   ASSERT_TRUE(d.requeue_at) << "looked at again when the grant runs out";
 }
 

@@ -91,14 +91,15 @@ TEST_P(GrantOrder, PicksByPriorityThenWaitingTime) {
 
 INSTANTIATE_TEST_SUITE_P(
     Rows, GrantOrder,
-    ::testing::Combine(
-        ::testing::Values(
-            OrderCase{"older_foreground", Priority::kForeground, 50, Priority::kForeground, 10, "first"},
-            OrderCase{"newer_foreground", Priority::kForeground, 10, Priority::kForeground, 50, "second"},
-            OrderCase{"foreground_beats_older_background", Priority::kBackground, 500, Priority::kForeground, 1,
-                      "second"},
-            OrderCase{"background_only_fcfs", Priority::kBackground, 60, Priority::kBackground, 30, "first"}),
-        ::testing::ValuesIn(worlds::kShapes)),
+    ::testing::Combine(::testing::Values(OrderCase{"older_foreground", Priority::kForeground, 50,
+                                                   Priority::kForeground, 10, "first"},
+                                         OrderCase{"newer_foreground", Priority::kForeground, 10,
+                                                   Priority::kForeground, 50, "second"},
+                                         OrderCase{"foreground_beats_older_background", Priority::kBackground,
+                                                   500, Priority::kForeground, 1, "second"},
+                                         OrderCase{"background_only_fcfs", Priority::kBackground, 60,
+                                                   Priority::kBackground, 30, "first"}),
+                       ::testing::ValuesIn(worlds::kShapes)),
     [](const auto& info) {
       return std::string(std::get<0>(info.param).name) + "_" + worlds::to_string(std::get<1>(info.param));
     });
@@ -210,7 +211,8 @@ INSTANTIATE_TEST_SUITE_P(
         ::testing::Values(
             DeathCase{"deleted", [](World& w) { w.pod_seen_gone("pod-h"); }, Reason::kPodDeleted},
             DeathCase{"replaced", [](World& w) { w.pod_replaced("pod-h", "other"); }, Reason::kPodReplaced},
-            DeathCase{"failed", [](World& w) { w.w.pods["pod-h"].record.phase = "Failed"; }, Reason::kPodFailed},
+            DeathCase{"failed", [](World& w) { w.w.pods["pod-h"].record.phase = "Failed"; },
+                      Reason::kPodFailed},
             DeathCase{"succeeded", [](World& w) { w.w.pods["pod-h"].record.phase = "Succeeded"; },
                       Reason::kPodSucceeded}),
         ::testing::ValuesIn(worlds::kShapes)),

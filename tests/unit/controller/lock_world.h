@@ -70,19 +70,22 @@ class World {
   Shape shape() const { return shape_; }
   // The locks a claim of the world's shape names, its capacity and access.
   std::vector<std::string> shape_locks() const {
-    return shape_ == Shape::kSet ? std::vector<std::string>{"report", "audit"} : std::vector<std::string>{"report"};
+    return shape_ == Shape::kSet ? std::vector<std::string>{"report", "audit"}
+                                 : std::vector<std::string>{"report"};
   }
-  std::int64_t shape_capacity() const { return shape_ == Shape::kSemaphore || shape_ == Shape::kWriter ? 3 : 1; }
+  std::int64_t shape_capacity() const {
+    return shape_ == Shape::kSemaphore || shape_ == Shape::kWriter ? 3 : 1;
+  }
   Access shape_access() const { return shape_ == Shape::kWriter ? Access::kExclusive : Access::kShared; }
 
   // A claim-mode Lease of the world's shape created `age` before now.
-  LeaseRecord& claim(const std::string& name, const std::string& pod, Priority priority = Priority::kForeground,
-                     seconds age = seconds(100)) {
+  LeaseRecord& claim(const std::string& name, const std::string& pod,
+                     Priority priority = Priority::kForeground, seconds age = seconds(100)) {
     return claim_on(shape_locks(), name, pod, shape_capacity(), shape_access(), priority, age);
   }
   // A claim-mode Lease on `locks` (one lock, or a set).
-  LeaseRecord& claim_on(const std::vector<std::string>& locks, const std::string& name, const std::string& pod,
-                        std::int64_t capacity = 1, Access access = Access::kShared,
+  LeaseRecord& claim_on(const std::vector<std::string>& locks, const std::string& name,
+                        const std::string& pod, std::int64_t capacity = 1, Access access = Access::kShared,
                         Priority priority = Priority::kForeground, seconds age = seconds(100)) {
     if (w.claims.size() == kMaxClaims) throw std::length_error("a World holds at most kMaxClaims claims");
     LeaseRecord lease;
@@ -152,7 +155,8 @@ class World {
     doc.transitions = 1;
     if (slots.size() > 1) {
       doc.grant = "grant-" + lease;
-      for (const SlotRef& ref : slots) doc.grant_docs.push_back(lock::slot_document_id("batch/" + ref.lock, ref.slot));
+      for (const SlotRef& ref : slots)
+        doc.grant_docs.push_back(lock::slot_document_id("batch/" + ref.lock, ref.slot));
     }
     g.state.token = token;
     g.slots = slots;
@@ -222,7 +226,8 @@ class World {
   void fill_semaphore() {
     for (int k = 1; k <= 2; ++k) {
       const std::string name = "filler-" + std::to_string(k);
-      if (std::any_of(w.claims.begin(), w.claims.end(), [&](const LeaseRecord& l) { return l.meta.name == name; }))
+      if (std::any_of(w.claims.begin(), w.claims.end(),
+                      [&](const LeaseRecord& l) { return l.meta.name == name; }))
         continue;
       const std::string pod_name = "filler-pod-" + std::to_string(k);
       claim(name, pod_name, Priority::kForeground, seconds(5000));

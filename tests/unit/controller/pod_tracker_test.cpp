@@ -56,12 +56,14 @@ TEST(PodTracker, ANodeIsSilentOnceItsHeartbeatIsNotSeenRenewedForTheGrace) {
   clock.advance(seconds(1));
   EXPECT_EQ(tracker.state_of(pod("node-1", ReadyState::kTrue)).node_silent_since, last_beat + seconds(12));
   next.reset();
-  EXPECT_EQ(tracker.nodes_whose_heartbeat_changed(clock.monotonic(), next), std::vector<std::string>{"node-1"});
+  EXPECT_EQ(tracker.nodes_whose_heartbeat_changed(clock.monotonic(), next),
+            std::vector<std::string>{"node-1"});
   EXPECT_TRUE(tracker.nodes_whose_heartbeat_changed(clock.monotonic(), next).empty()) << "reported once";
 
   tracker.node_heartbeat(heartbeat("node-1", 40));  // back
   EXPECT_FALSE(tracker.state_of(pod("node-1", ReadyState::kTrue)).node_silent_since);
-  EXPECT_EQ(tracker.nodes_whose_heartbeat_changed(clock.monotonic(), next), std::vector<std::string>{"node-1"});
+  EXPECT_EQ(tracker.nodes_whose_heartbeat_changed(clock.monotonic(), next),
+            std::vector<std::string>{"node-1"});
 }
 
 // Without a grace, or for a node whose heartbeat was never seen, heartbeats do not count.

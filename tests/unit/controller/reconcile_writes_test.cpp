@@ -94,7 +94,8 @@ TEST_F(ReconcileWritesTest, ADeadSetHolderHandsTheSetOverInOneRequest) {
 // lock is let go of.
 TEST_F(ReconcileWritesTest, AClaimOnOneLockOfADeadHoldersSetRecordsTheTakeover) {
   for (const bool reconcile_the_other_lock : {false, true}) {
-    SCOPED_TRACE(reconcile_the_other_lock ? "the set's other lock reconciled" : "the claimed lock reconciled");
+    SCOPED_TRACE(reconcile_the_other_lock ? "the set's other lock reconciled"
+                                          : "the claimed lock reconciled");
     const std::string n = reconcile_the_other_lock ? "2" : "1";
     const std::string orders = "orders" + n, customers = "customers" + n;
     add_pod("merger" + n);

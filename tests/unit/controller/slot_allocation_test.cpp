@@ -28,7 +28,8 @@ LockOccupancy lock_of(const std::string& name, const std::string& slots, Access 
 // A Foreground claim with a live pod that has waited `waited` seconds (longer is further ahead).
 SlotClaim waiting(const std::string& id, Access access, std::vector<std::string> locks, int waited) {
   const WallTime since = kT0 - std::chrono::seconds(waited);
-  return SlotClaim{id, std::move(locks), access, ClaimRank{false, Priority::kForeground, since, since}, true, true};
+  return SlotClaim{id,  std::move(locks), access, ClaimRank{false, Priority::kForeground, since, since}, true,
+                   true};
 }
 SlotClaim shared(const std::string& id, std::vector<std::string> locks, int waited) {
   return waiting(id, Access::kShared, std::move(locks), waited);
