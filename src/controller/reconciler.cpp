@@ -12,7 +12,7 @@ namespace {
 
 // A group grows by the locks its grants' documents name at most this often in one
 // reconcile; a group still growing after that is decided as far as it was gathered.
-constexpr int kMaxRegroups = 3;
+constexpr int kMaxRegroups = 8;
 
 // Every slot document of the locks, in the order of their ids: the one order all take them in.
 std::vector<std::pair<std::size_t, std::int64_t>> id_order(const std::vector<lock::LockKey>& keys,
@@ -376,20 +376,30 @@ ReconcileOutcome Reconciler::reconcile(const std::string& lock_id, std::stop_tok
   Decision decision;
   std::vector<lock::LockKey> more;  // locks a grant's documents link to the group
   for (int regroup = 0;; ++regroup) {
+    // A lock set's grant is judged whole or not at all: a group that still misses some of
+    // what it must judge after its regroups is not decided now, but again shortly.
+    auto unsettled = [&](const std::string& why) {
+      outcome.status =
+          make_error(ErrorCode::kUnsettled, "lock " + lock_id + ": " + why + "; decided again shortly");
+      return outcome;
+    };
     Group group = group_of(*key, more);
     const ReconcileGates::Passage passage = gates_.enter(group.ids());
     if (passage.waited()) {
       // Another reconcile of these locks went first and may have written their claims'
       // statuses: read the claims again, or this one would project older statuses over them.
       Group now = group_of(*key, more);
-      if (now.ids() != group.ids() && regroup < kMaxRegroups)
-        continue;  // enter the gates of the group it is now
+      if (now.ids() != group.ids()) {
+        if (regroup < kMaxRegroups) continue;  // enter the gates of the group it is now
+        return unsettled("the locks its claims link kept changing");
+      }
       group = std::move(now);
     }
     {
       Entries entries = take(group);
       std::vector<lock::LockKey> unseen = unseen_locks(group, entries);
-      if (!unseen.empty() && regroup < kMaxRegroups) {
+      if (!unseen.empty()) {
+        if (regroup >= kMaxRegroups) return unsettled("a grant reaches locks the group kept missing");
         // A grant of ours reaches locks no claim links here: it is judged whole, with them.
         more.insert(more.end(), unseen.begin(), unseen.end());
         continue;
