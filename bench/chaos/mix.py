@@ -67,17 +67,18 @@ class Chaos:
         # With holders skewed beyond the margin, partitions are what let them overrun their
         # grant, and hand-overs on time are what makes the overrun an overlap: more of the
         # first, a quarter of the backend faults that delay renewals and hand-overs, and no
-        # controller faults (each would delay every hand-over of the run).
+        # controller or node faults (each would delay every hand-over of the run or of a node's
+        # pods, the successors among them).
         backend = 0.25 if cast.skew_beyond_margin else 1.0
-        controllers = 0.0 if cast.skew_beyond_margin else 1.0
+        controllers = nodes = 0.0 if cast.skew_beyond_margin else 1.0
         self.steps = [(10, self.delete_pod), (5, self.force_delete_pod), (6, self.end_pod), (8, self.unready_pod),
-                      (4, self.unready_node), (8 * backend, self.es_error), (8 * backend, self.es_unknown_outcome),
+                      (4 * nodes, self.unready_node), (8 * backend, self.es_error), (8 * backend, self.es_unknown_outcome),
                       (7 * backend, self.kube_error), (6 * backend, self.kube_unknown_outcome),
                       (5, self.delete_lease_as_operator), (3, self.delete_election_lease), (6, self.pause_holder),
                       (4 / backend, self.partition_holder), (4, self.stop_direct_holder),
                       (3 * controllers, self.pause_controller),
                       (3 * controllers, self.split_brain), (2 * controllers, self.restart_controller),
-                      (3, self.partition_node), (3, self.power_off_node),
+                      (3 * nodes, self.partition_node), (3 * nodes, self.power_off_node),
                       (2 * controllers, self.kill_leader_during_handover), (10, lambda: None)]
 
     # --- scheduling ----------------------------------------------------------------------
@@ -113,6 +114,10 @@ class Chaos:
             log.write(json.dumps(dict(details, t=round(time.time(), 3), **{kind: what})) + "\n")
 
     def step(self):
+        # A run with holders skewed beyond the margin is there to show their overlaps found and
+        # their stale writes refused: each such holder at work is cut off, not only by chance.
+        if self.cast.skew_beyond_margin and self.skewed_holding():
+            self.partition_holder()
         total = sum(w for w, _ in self.steps)
         roll = self.rng.uniform(0, total)
         for weight, action in self.steps:
@@ -145,6 +150,10 @@ class Chaos:
         down = self.pods_on_down_nodes()
         return [h for h in self.holders.holders.values() if (mode is None or h.mode == mode)
                 and h not in self.busy and h.pod not in down and self.holders.in_critical_section(h)]
+
+    def skewed_holding(self):
+        """Holding pods' holders whose clock is behind by more than the safety margin."""
+        return [h for h in self.holding("kubernetes") if h.skew < -self.cast.timings.margin]
 
     def pods_on(self, node):
         return {name for name, p in self.rec.snapshot("pod").items() if p.get("spec", {}).get("nodeName") == node}
@@ -216,9 +225,16 @@ class Chaos:
         self.kubelet(name, {"ready": False})
         self.after(self.rng.uniform(0.3, 4.0), lambda: self.kubelet(name, {"ready": True}))
 
-    def up_node(self):
-        """A node no node fault holds now, or None."""
-        return self.rng.choice(sorted(set(NODES) - set(self.down_nodes)) or [None])
+    def up_node(self, spare_busy=False):
+        """A node no node fault holds now, or None; with `spare_busy`, none where a holder that
+        another fault holds (paused, cut off) runs, so that fault lasts as it was meant to."""
+        nodes = set(NODES) - set(self.down_nodes)
+        if spare_busy:
+            nodes -= self.nodes_of({h.pod for h in self.busy if h.pod})
+        return self.rng.choice(sorted(nodes) or [None])
+
+    def nodes_of(self, pods):
+        return {p.get("spec", {}).get("nodeName") for name, p in self.rec.snapshot("pod").items() if name in pods}
 
     def unready_node(self):
         node = self.up_node()
@@ -248,10 +264,10 @@ class Chaos:
         grace, so that the holders there are presumed dead and their locks handed over."""
         return self.rng.uniform(0.5, self.cast.node_grace + self.cast.timings.ttl + 3.0)
 
-    def take_node_down(self, fault, change, how):
+    def take_node_down(self, fault, change, how, spare_busy=False):
         """Applies a node fault (the admin API's `change`) to a node that is up, counted as
         `fault`; returns the node, or None when every node is down already."""
-        node = self.up_node()
+        node = self.up_node(spare_busy)
         if node is None:
             return None
         self.count(fault, node=node)
@@ -283,7 +299,7 @@ class Chaos:
         """A node loses power: its kubelet's heartbeats stop and its containers (the holders of
         its pods) with them; nothing of it reaches the API server until it is back, when its
         kubelet starts the containers again."""
-        node = self.take_node_down("node_powered_off", {"power": "off"}, "off")
+        node = self.take_node_down("node_powered_off", {"power": "off"}, "off", spare_busy=True)
         if node is None:
             return
         on_node = self.pods_on(node)
@@ -418,10 +434,7 @@ class Chaos:
     def partition_holder(self):
         """A holding pod's holder cut off from the API server while its pod is NotReady (its
         node's network is down): it cannot hear of its revocation and must stop by its deadline."""
-        candidates = self.holding("kubernetes")
-        skewed = [h for h in candidates if h.skew < -self.cast.timings.margin]
-        if skewed and self.rng.random() < 0.8:
-            candidates = skewed
+        candidates = self.skewed_holding() or self.holding("kubernetes")
         if not candidates:
             return
         holder = self.rng.choice(candidates)
