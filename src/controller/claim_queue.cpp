@@ -73,20 +73,27 @@ std::tuple<Priority, WallTime, WallTime, const std::string&> queue_rank(const Cl
   return {claim.lease->spec.priority, waiting_since, claim.lease->creation_time, claim.lease->meta.name};
 }
 
+void CapacityOf::consider(const LeaseRecord& claim) {
+  if (!states_capacity(claim)) return;
+  if (!oldest_ ||
+      std::tie(claim.creation_time, claim.meta.name) < std::tie(std::get<0>(*oldest_), std::get<1>(*oldest_)))
+    oldest_.emplace(claim.creation_time, claim.meta.name, claim.spec.capacity);
+}
+
+LockShape CapacityOf::shape(const std::string& lock) const {
+  if (!oldest_) return LockShape{lock, 1, ""};
+  return LockShape{lock, std::get<2>(*oldest_), std::get<1>(*oldest_)};
+}
+
 std::vector<LockShape> lock_shapes(const std::vector<LeaseRecord>& claims,
                                    const std::vector<std::string>& locks) {
   std::vector<LockShape> shapes;
   shapes.reserve(locks.size());
   for (const std::string& name : locks) {
-    const LeaseRecord* oldest = nullptr;
-    for (const LeaseRecord& lease : claims) {
-      if (!states_capacity(lease) || !lease.spec.claims_lock(name)) continue;
-      if (!oldest ||
-          std::tie(lease.creation_time, lease.meta.name) < std::tie(oldest->creation_time, oldest->meta.name))
-        oldest = &lease;
-    }
-    shapes.push_back(oldest ? LockShape{name, oldest->spec.capacity, oldest->meta.name}
-                            : LockShape{name, 1, ""});
+    CapacityOf capacity;
+    for (const LeaseRecord& lease : claims)
+      if (lease.spec.claims_lock(name)) capacity.consider(lease);
+    shapes.push_back(capacity.shape(name));
   }
   return shapes;
 }

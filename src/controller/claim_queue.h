@@ -55,8 +55,19 @@ struct ClaimQueue {
 
 ClaimQueue classify_claims(const LockWorld& world);
 
-// Each lock's capacity, worked out once per reconcile: what its oldest live claim states (1
-// without one). A claim stating another is Invalid, its message naming both values.
+// A lock's capacity is what its oldest live claim states (1 without one); a claim stating
+// another is Invalid, its message naming both values. Shown the claims on one lock one by
+// one, in any order, it works that out without keeping them.
+class CapacityOf {
+ public:
+  void consider(const LeaseRecord& claim);
+  LockShape shape(const std::string& lock) const;
+
+ private:
+  std::optional<std::tuple<WallTime, std::string, std::int64_t>> oldest_;  // created, name, capacity
+};
+
+// Each lock's capacity, worked out once per reconcile.
 std::vector<LockShape> lock_shapes(const std::vector<LeaseRecord>& claims,
                                    const std::vector<std::string>& locks);
 

@@ -15,6 +15,11 @@ class ClusterView {
   virtual ~ClusterView() = default;
   virtual std::optional<LeaseRecord> lease(const std::string& key) const = 0;  // "ns/name"
   virtual std::optional<PodRecord> pod(const std::string& key) const = 0;      // "ns/name"
+  // `fn` reads the Lease or pod in place, under the cache's lock (no copy): it must not call
+  // back into the view. False when there is none.
+  virtual bool read_lease(const std::string& key,
+                          const std::function<void(const LeaseRecord&)>& fn) const = 0;
+  virtual bool read_pod(const std::string& key, const std::function<void(const PodRecord&)>& fn) const = 0;
   virtual void for_each_pod(const std::string& ns, const std::function<void(const PodRecord&)>& fn) const = 0;
   virtual void for_each_lease(const std::function<void(const LeaseRecord&)>& fn) const = 0;
   // The Leases of namespace `ns` only, at a cost that does not grow with the other namespaces.

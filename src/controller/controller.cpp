@@ -4,6 +4,7 @@
 #include <charconv>
 #include <map>
 #include <thread>
+#include <unordered_map>
 
 #include "common/duration.h"
 #include "common/log.h"
@@ -36,6 +37,14 @@ class Controller::Caches final : public ClusterView {
   std::optional<PodRecord> pod(const std::string& key) const override {
     const PodInformer* informer = for_namespace(pods, key);
     return informer ? informer->cache().get(key) : std::nullopt;
+  }
+  bool read_lease(const std::string& key, const std::function<void(const LeaseRecord&)>& fn) const override {
+    const LeaseInformer* informer = for_namespace(leases, key);
+    return informer && informer->cache().read(key, fn);
+  }
+  bool read_pod(const std::string& key, const std::function<void(const PodRecord&)>& fn) const override {
+    const PodInformer* informer = for_namespace(pods, key);
+    return informer && informer->cache().read(key, fn);
   }
   void for_each_pod(const std::string& ns, const std::function<void(const PodRecord&)>& fn) const override {
     const std::string prefix = ns + "/";
@@ -390,7 +399,8 @@ void Controller::backend_returned() {
 void Controller::publish_claim_metrics() {
   const ClaimCounts counts = index_.counts();
   // A waiter is a claim that can be served: a claim whose pod is gone, finished or unready
-  // (election: no live pod matches) waits for a live pod, not for the lock.
+  // (election: no live pod matches) waits for a live pod, not for the lock. Read in place: a
+  // scrape copies no Lease, and a pod only to judge its liveness.
   std::map<std::string, std::vector<PodRecord>> live_pods;  // by namespace, read once
   auto live_in = [&](const std::string& ns) -> const std::vector<PodRecord>& {
     const auto found = live_pods.find(ns);
@@ -403,15 +413,24 @@ void Controller::publish_claim_metrics() {
   };
   int waiters = 0;
   for (const std::string& key : index_.unserved_leases()) {
-    const auto lease = caches_->lease(key);
-    if (!lease || lease->being_deleted || lease->spec.lock_name.empty()) continue;
+    std::string pod_key;
+    std::optional<LabelSelector> selector;
+    std::string ns;
+    caches_->read_lease(key, [&](const LeaseRecord& lease) {
+      if (lease.being_deleted || lease.spec.lock_name.empty()) return;
+      ns = lease.meta.ns;
+      if (lease.spec.election_mode())
+        selector = lease.spec.selector;
+      else
+        pod_key = object_key(lease.meta.ns, lease.spec.pod_name);
+    });
     bool live = false;
-    if (lease->spec.election_mode()) {
-      const auto& pods = live_in(lease->meta.ns);
+    if (selector) {
+      const auto& pods = live_in(ns);
       live = std::any_of(pods.begin(), pods.end(),
-                         [&](const PodRecord& pod) { return lease->spec.selector->matches(pod.labels); });
-    } else if (auto pod = caches_->pod(object_key(lease->meta.ns, lease->spec.pod_name))) {
-      live = grantable(tracker_.state_of(*pod));
+                         [&](const PodRecord& pod) { return selector->matches(pod.labels); });
+    } else if (!pod_key.empty()) {
+      caches_->read_pod(pod_key, [&](const PodRecord& pod) { live = grantable(tracker_.state_of(pod)); });
     }
     waiters += live ? 1 : 0;
   }
@@ -420,23 +439,30 @@ void Controller::publish_claim_metrics() {
 }
 
 // Every claimed lock counts its capacity; a Shared holder holds one slot, an Exclusive one all.
+// One pass over the Leases, copying none.
 void Controller::publish_slot_metrics() {
+  struct Slots {
+    CapacityOf capacity;
+    std::int64_t shared_held = 0;
+    std::int64_t exclusive_held = 0;
+  };
+  std::unordered_map<std::string, Slots> by_lock;
+  caches_->for_each_lease([&](const LeaseRecord& lease) {
+    // A set's claim is one of each lock it names, and holds each while Held.
+    for (const std::string& lock : lease.spec.locks()) {
+      if (lock.empty()) continue;
+      Slots& slots = by_lock[object_key(lease.meta.ns, lock)];
+      slots.capacity.consider(lease);
+      if (lease.status.phase != Phase::kHeld) continue;
+      (lease.spec.access == lock::Access::kShared ? slots.shared_held : slots.exclusive_held) += 1;
+    }
+  });
   std::int64_t held = 0;
   std::int64_t all = 0;
-  for (const std::string& lock_id : index_.locks()) {
-    std::vector<LeaseRecord> claims;
-    for (const std::string& key : index_.claims_of(lock_id))
-      if (auto lease = caches_->lease(key)) claims.push_back(std::move(*lease));
-    if (claims.empty()) continue;
-    // A set's claim is one of each lock it names, and holds each while Held.
-    const std::int64_t capacity =
-        lock_shapes(claims, {lock_id.substr(lock_id.find('/') + 1)}).front().capacity;
-    std::int64_t taken = 0;
-    for (const LeaseRecord& lease : claims)
-      if (lease.status.phase == Phase::kHeld)
-        taken += api::effective_access(capacity, lease.spec.access) == lock::Access::kShared ? 1 : capacity;
+  for (const auto& [lock_id, slots] : by_lock) {
+    const std::int64_t capacity = slots.capacity.shape(lock_id).capacity;
     all += capacity;
-    held += std::min(taken, capacity);
+    held += std::min(slots.shared_held + slots.exclusive_held * capacity, capacity);
   }
   observer_.lock_slots(held, all - held);
 }

@@ -61,6 +61,14 @@ class RecordCache final : public InformerStore {
     if (it == entries_.end()) return std::nullopt;
     return it->second.record;
   }
+  // Calls `fn` with the record under the read lock (no copy); false when there is none.
+  bool read(const std::string& key, const std::function<void(const Record& record)>& fn) const {
+    std::shared_lock lock(mutex_);
+    auto it = entries_.find(key);
+    if (it == entries_.end()) return false;
+    fn(it->second.record);
+    return true;
+  }
   std::vector<std::string> keys() const {
     std::shared_lock lock(mutex_);
     std::vector<std::string> out;

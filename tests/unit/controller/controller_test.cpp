@@ -61,9 +61,16 @@ class ClaimCounts final : public Observer {
       if (key.first == "Pending") pending += n;
     this->waiters = waiters;
   }
+  void lock_slots(std::int64_t held, std::int64_t free) override {
+    std::lock_guard lock(mutex);
+    slots_held = held;
+    slots_free = free;
+  }
   std::mutex mutex;
   int pending = -1;
   int waiters = -1;
+  std::int64_t slots_held = -1;
+  std::int64_t slots_free = -1;
 };
 
 json pod_object(const std::string& name, const std::string& app) {
@@ -109,6 +116,38 @@ TEST(Controller, ClaimsThatNoLivePodCanServeAreNotWaiters) {
   std::lock_guard lock(observer.mutex);
   EXPECT_EQ(observer.pending, 3);
   EXPECT_EQ(observer.waiters, 1) << "only 'second' can be served";
+}
+
+// eslease_lock_slots counts every claimed lock's capacity, as its oldest live claim states it:
+// a Shared holder holds one slot, an Exclusive one all of them, a set's holder one of each lock.
+TEST(Controller, LockSlotsCountCapacityAndWhatHoldersTake) {
+  FakeClock clock;
+  kube::testing::MemoryApi api;
+  for (const char* name : {"w-1", "w-2", "w-3", "w-4", "w-5"})
+    api.put_object(kube::resources::pods(), pod_object(name, "worker"));
+  auto claim = [&](const std::string& name, const std::string& lock, const char* pod, const char* phase,
+                   int capacity, const char* access) {
+    json lease = lease_object(name, lock, {{"podName", pod}}, phase);
+    lease["spec"]["capacity"] = capacity;
+    lease["spec"]["access"] = access;
+    api.put_object(kube::resources::eslease_leases(), lease);
+  };
+  claim("sem-a", "pool", "w-1", "Held", 3, "Shared");  // pool: 3 slots, 2 held
+  claim("sem-b", "pool", "w-2", "Held", 3, "Shared");
+  claim("sem-c", "pool", "w-3", "Pending", 3, "Shared");
+  claim("writer", "rw", "w-4", "Held", 2, "Exclusive");      // rw: 2 slots, both held
+  claim("single", "one", "w-5", "Pending", 1, "Exclusive");  // one: 1 slot, free
+  FakeDocumentApi documents;
+  auto store = lock::make_es_lock_store(documents, clock);
+  ASSERT_TRUE(store.ok());
+  ClaimCounts observer;
+  Controller controller(api, **store, nullptr, observer, clock, ControllerOptions{});
+  std::jthread running([&](std::stop_token stop) { (void)controller.run(stop); });
+  ASSERT_TRUE(wait_until([&] { return controller.synced(); }));
+  controller.publish_claim_metrics();
+  std::lock_guard lock(observer.mutex);
+  EXPECT_EQ(observer.slots_held, 4);
+  EXPECT_EQ(observer.slots_free, 2);
 }
 
 }  // namespace

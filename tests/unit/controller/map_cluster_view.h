@@ -19,6 +19,12 @@ class MapClusterView final : public ClusterView {
  public:
   std::optional<LeaseRecord> lease(const std::string& key) const override { return find(leases_, key); }
   std::optional<PodRecord> pod(const std::string& key) const override { return find(pods_, key); }
+  bool read_lease(const std::string& key, const std::function<void(const LeaseRecord&)>& fn) const override {
+    return read(leases_, key, fn);
+  }
+  bool read_pod(const std::string& key, const std::function<void(const PodRecord&)>& fn) const override {
+    return read(pods_, key, fn);
+  }
   void for_each_pod(const std::string& ns, const std::function<void(const PodRecord&)>& fn) const override {
     for (const auto& [key, pod] : pods_)
       if (pod.meta.ns == ns) fn(pod);
@@ -42,6 +48,14 @@ class MapClusterView final : public ClusterView {
   static std::optional<Record> find(const std::map<std::string, Record>& records, const std::string& key) {
     auto it = records.find(key);
     return it == records.end() ? std::nullopt : std::optional<Record>(it->second);
+  }
+  template <typename Record>
+  static bool read(const std::map<std::string, Record>& records, const std::string& key,
+                   const std::function<void(const Record&)>& fn) {
+    auto it = records.find(key);
+    if (it == records.end()) return false;
+    fn(it->second);
+    return true;
   }
   template <typename Record>
   static std::map<std::string, Record> decoded(kube::Api& api, const kube::Resource& resource,
