@@ -24,8 +24,9 @@ Rows:
                        cut); it must stop itself before its validity ends.
   controller-killed    the leading controller SIGKILLed and not restarted; at that moment the
                        holder is confirmed dead (container killed, pod force-deleted).
-  controller-restarted the same, and the killed replica starts again at once with a new
-                       identity (as a restarted container of the chart gets one).
+  controller-restarted the same, and the killed replica's container starts again at once,
+                       with its pod's identity (the chart's: the pod name), so it takes its
+                       own leader lease back without waiting for it to expire.
   es-unreachable       Elasticsearch drops every connection for 30 s; the holder is confirmed
                        dead as it begins.
   api-unreachable      the controllers' and holders' routes to the API server are cut for 30 s;
@@ -76,6 +77,7 @@ NS = "failover"
 PROTECTED_INDEX = "failover-protected"
 CRITICAL_SECTION = os.path.join(HERE, "..", "chaos", "critical_section.py")
 LEADER_LEASE = "/apis/coordination.k8s.io/v1/namespaces/default/leases/eslease-controller"
+SESSION_LEASE = "/apis/coordination.k8s.io/v1/namespaces/%s/leases/eslease-session" % NS
 NODE_LEASES = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/"
 # The tool's defaults (`eslease run` without timing flags): the CRD's lease duration and the
 # safety margin the tool takes from it. Its grace only matters to the checker for paused
@@ -196,14 +198,16 @@ class Run:
     def path(self):
         return "liveness" if self.liveness else "ttl"
 
-    def start_controller(self):
+    def start_controller(self, identity=None):
+        """A replica; with `identity`, the container of that replica's pod started again."""
         name = "controller-%d" % self.controller_seq
         self.controller_seq += 1
         kubeconfig = kubeconfig_through(self.env, self.proxy.add_route(name), name)
         flags = ["--leader-elect", "--leader-election-namespace", "default"]
         if not self.liveness:
             flags.append("--liveness-takeover=false")
-        controller = self.env.start_controller(*flags, name=name, kubeconfig=kubeconfig)
+        controller = self.env.start_controller(*flags, name=name, kubeconfig=kubeconfig, identity=identity)
+        controller.identity = identity or name
         self.controllers.append(controller)
         return controller
 
@@ -211,10 +215,22 @@ class Run:
         """The running replica the leader election Lease names, or None."""
         held = call("GET", self.env.kube_url + LEADER_LEASE) or {}
         identity = (held.get("spec") or {}).get("holderIdentity")
-        return next((c for c in self.controllers if c.name == identity and c.proc.poll() is None), None)
+        return next((c for c in self.controllers if c.identity == identity and c.proc.poll() is None), None)
 
     def wait_for_leader(self, timeout=120):
         return wait_for(self.leader, timeout, "a controller to lead", interval=0.1)
+
+    def wait_for_rest(self, since, timeout=120):
+        """Waits for two running replicas and a session renewed after `since` (epoch seconds,
+        the last failure; None: any renewal) by the replica that leads now."""
+        def at_rest():
+            session = (call("GET", self.env.kube_url + SESSION_LEASE) or {}).get("spec") or {}
+            renewed = parse_time(session.get("renewTime"))
+            leader = self.leader()
+            running = sum(1 for c in self.controllers if c.proc.poll() is None)
+            return (running == 2 and leader is not None and session.get("holderIdentity") == leader.identity
+                    and renewed is not None and (since is None or renewed > since))
+        return wait_for(at_rest, timeout, "the leader to renew the sessions", interval=0.1)
 
     def supervise(self):
         """A replica that exited (it gives up when it cannot keep its leadership) is started
@@ -350,7 +366,7 @@ class Run:
             for trial in trials:
                 self.confirmed_death(trial)
             if self.row == "controller-restarted":
-                self.start_controller()
+                self.start_controller(identity=leader.identity)
             return lambda: None
         if self.row == "es-unreachable":
             call("POST", self.env.es_url + "/_emulator/faults", {"op": "*", "drop": True, "count": -1})
@@ -407,9 +423,15 @@ class Run:
         time.sleep(0.02)
 
     def measure_shared(self):
+        failed_at = None
         for _ in range(self.args.repetitions):
             trials = [self.add_trial(self.node(1)) for _ in range(self.trials_per_failure)]
             self.wait_for_leader()
+            # Each failure strikes a cluster at rest, as a single failover does: two replicas, and
+            # the sessions renewed by the leader in place (a leader killed before it renewed them
+            # would be a second failover in a row).
+            self.wait_for_rest(failed_at)
+            failed_at = time.time()
             end = self.fail_shared(trials)
             ends_at = time.time() + (OUTAGE_SECONDS if self.row in ("es-unreachable", "api-unreachable") else 0)
             ended = False

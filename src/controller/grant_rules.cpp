@@ -133,11 +133,21 @@ std::optional<GrantVerdict> release_what_its_holder_let_go(const Situation& s) {
   return v;
 }
 
+// The grant its owning Lease shows Held with its token: the namespace's session publishes
+// validity to it until it is listed there.
+bool recorded_in_status(const Situation& s) {
+  const LeaseStatus* status = s.owner ? &s.owner->lease->status : nullptr;
+  return status && status->phase == Phase::kHeld &&
+         status->fencing_token == std::to_string(s.grant.state.token);
+}
+
 std::optional<GrantVerdict> end_a_confirmed_death(const Situation& s) {
   if (s.health.health != Health::kConfirmedDead) return std::nullopt;
   const char* rule = "end_a_confirmed_death";
   if (s.world.liveness_takeover) return end_now(rule, s, *s.health.reason, true, s.dead_seen, true);
-  if (!s.ours()) return std::nullopt;  // already not renewed: it expires
+  // Already not renewed, it expires; but one its Lease records is listed first (a new
+  // leader), so that the session can be renewed for the holders that live.
+  if (!s.ours() && (s.grant.revoked || !recorded_in_status(s))) return std::nullopt;
   return act(
       rule, Action::kRevoke, Reason::kExpired,
       std::string("holder is gone (") + api::to_string(*s.health.reason) + "); liveness takeover is off");
@@ -167,9 +177,12 @@ std::optional<GrantVerdict> revoke_when_its_claim_moved_on(const Situation& s) {
              s.unclaimed.empty() ? "the claim no longer names its holder pod" : s.unclaimed);
 }
 
-// Presumed dead: unready past the grace, or missing from a cache that never saw it go.
+// Presumed dead: unready past the grace, or missing from a cache that never saw it go. A new
+// leader revokes such a grant its Lease records too, rather than wait for it to expire: until
+// it is listed, the session it is shown under cannot be renewed for the grants that live.
 std::optional<GrantVerdict> revoke_a_presumed_death(const Situation& s) {
-  if (!s.ours() || s.health.health != Health::kPresumedDead) return std::nullopt;
+  const bool recorded = !s.grant.revoked && recorded_in_status(s);
+  if (!(s.ours() || recorded) || s.health.health != Health::kPresumedDead) return std::nullopt;
   const char* rule = "revoke_a_presumed_death";
   const Reason why = *s.health.reason;
   if (s.world.liveness_takeover) return act(rule, Action::kRevoke, why, describe_loss(why, s.holder_pod));
@@ -186,10 +199,8 @@ std::optional<GrantVerdict> keep_a_live_holder(const Situation& s) {
 }
 
 std::optional<GrantVerdict> adopt_a_recorded_grant(const Situation& s) {
-  const LeaseStatus* status = s.owner ? &s.owner->lease->status : nullptr;
-  const bool recorded =
-      status && status->phase == Phase::kHeld && status->fencing_token == std::to_string(s.grant.state.token);
-  if (s.grant.renewing || s.grant.revoked || !s.claimed || s.health.health != Health::kAlive || !recorded)
+  if (s.grant.renewing || s.grant.revoked || !s.claimed || s.health.health != Health::kAlive ||
+      !recorded_in_status(s))
     return std::nullopt;
   return act("adopt_a_recorded_grant", Action::kAdopt, Reason::kAcquired,
              "a grant recorded in the Lease status is taken over for renewal");

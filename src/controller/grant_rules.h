@@ -20,7 +20,9 @@
 //                                         revoked, to end after its validity
 //   revoke_when_its_claim_moved_on        the owning claim no longer names the holder, or asks
 //                                         for another shape than the grant has
-//   revoke_a_presumed_death               the holder stayed unready past its grace
+//   revoke_a_presumed_death               the holder stayed unready past its grace, or is
+//                                         missing: revoked when we renew it, and when its
+//                                         Lease records it (a new leader lists it at once)
 //   keep_a_live_holder                    ours, alive: renew it; look again when its grace
 //                                         would run out
 //   adopt_a_recorded_grant                a grant its Lease status records (a restart, a new

@@ -125,6 +125,34 @@ LockTable::Handle LockTable::lock(const lock::LockKey& key, std::int64_t lock_sl
   return Handle(*this, *slot, std::unique_lock(slot->mutex));
 }
 
+std::vector<std::vector<LockTable::Handle>> LockTable::lock_all(const std::vector<lock::LockKey>& keys,
+                                                                const std::vector<std::int64_t>& slots) {
+  std::vector<std::pair<std::string, std::pair<std::size_t, std::int64_t>>> order;
+  for (std::size_t i = 0; i < keys.size(); ++i)
+    for (std::int64_t k = 0; k < slots[i]; ++k)
+      order.push_back({lock::slot_document_id(keys[i].id(), k), {i, k}});
+  std::sort(order.begin(), order.end());
+  std::vector<std::vector<std::optional<Handle>>> taken(keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) taken[i].resize(static_cast<std::size_t>(slots[i]));
+  for (const auto& [id, where] : order)
+    taken[where.first][static_cast<std::size_t>(where.second)].emplace(lock(keys[where.first], where.second));
+  std::vector<std::vector<Handle>> handles(keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    handles[i].reserve(taken[i].size());
+    for (auto& handle : taken[i]) handles[i].push_back(std::move(*handle));
+  }
+  return handles;
+}
+
+std::vector<LockTable::Handle> LockTable::lock_existing_all(std::vector<std::string> ids) {
+  std::sort(ids.begin(), ids.end());
+  std::vector<Handle> handles;
+  handles.reserve(ids.size());
+  for (const std::string& id : ids)
+    if (std::optional<Handle> entry = lock_existing(id)) handles.push_back(std::move(*entry));
+  return handles;
+}
+
 std::optional<LockTable::Handle> LockTable::lock_existing(const std::string& lock_id) {
   Slot* slot;
   {

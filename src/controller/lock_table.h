@@ -131,9 +131,17 @@ class LockTable {
   ~LockTable();
 
   // The entry of a valid key's slot document, created on first use (known() false); waits
-  // while another thread holds it. Whoever holds several takes them in the order of their
-  // ids, as the session keeper does, so no two threads wait for each other.
+  // while another thread holds it. A thread that holds several takes them with lock_all or
+  // lock_existing_all, never one by one.
   Handle lock(const lock::LockKey& key, std::int64_t slot = 0);
+  // The entries of every slot document of each key (slots[i] documents of keys[i]), locked in
+  // the one order of the table, their ids', so that no two threads holding several ever wait
+  // for each other; handles[i][k] is keys[i]'s slot k.
+  std::vector<std::vector<Handle>> lock_all(const std::vector<lock::LockKey>& keys,
+                                            const std::vector<std::int64_t>& slots);
+  // The entries among `ids` that exist, locked in the same order (an entry gone meanwhile is
+  // left out).
+  std::vector<Handle> lock_existing_all(std::vector<std::string> ids);
   // How many slots of the lock have an entry now: one past the highest (0: none).
   std::int64_t slots_in_use(const std::string& lock_id) const;
   // The entry of document `id` if it exists (never created); waits while another thread holds it.

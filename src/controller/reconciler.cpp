@@ -14,20 +14,6 @@ namespace {
 // reconcile; a group still growing after that is decided as far as it was gathered.
 constexpr int kMaxRegroups = 8;
 
-// Every slot document of the locks, in the order of their ids: the one order all take them in.
-std::vector<std::pair<std::size_t, std::int64_t>> id_order(const std::vector<lock::LockKey>& keys,
-                                                           const std::vector<std::int64_t>& slots) {
-  std::vector<std::pair<std::string, std::pair<std::size_t, std::int64_t>>> ids;
-  for (std::size_t i = 0; i < keys.size(); ++i)
-    for (std::int64_t k = 0; k < slots[i]; ++k)
-      ids.push_back({lock::slot_document_id(keys[i].id(), k), {i, k}});
-  std::sort(ids.begin(), ids.end());
-  std::vector<std::pair<std::size_t, std::int64_t>> order;
-  order.reserve(ids.size());
-  for (const auto& [id, where] : ids) order.push_back(where);
-  return order;
-}
-
 // Adds one more document of a grant to its view. The grant ends no earlier than its latest
 // document expires; it is renewed only while every document is; it is revoked when any
 // document is. It is shown as its first document (that of its claim's first lock), whichever
@@ -112,16 +98,7 @@ Reconciler::Group Reconciler::group_of(const lock::LockKey& key,
 }
 
 Reconciler::Entries Reconciler::take_slots(const Group& group, const std::vector<std::int64_t>& slots) {
-  std::vector<std::vector<std::optional<LockTable::Handle>>> taken(group.keys.size());
-  for (std::size_t i = 0; i < group.keys.size(); ++i) taken[i].resize(static_cast<std::size_t>(slots[i]));
-  for (const auto& [i, k] : id_order(group.keys, slots))
-    taken[i][static_cast<std::size_t>(k)].emplace(table_.lock(group.keys[i], k));
-  Entries entries(group.keys.size());
-  for (std::size_t i = 0; i < group.keys.size(); ++i) {
-    entries[i].reserve(taken[i].size());
-    for (auto& handle : taken[i]) entries[i].push_back(std::move(*handle));
-  }
-  return entries;
+  return table_.lock_all(group.keys, slots);
 }
 
 void Reconciler::read_unknown(const Group& group, Entries& entries) {

@@ -356,11 +356,7 @@ void SessionKeeper::tick(const std::string& ns) {
   {
     // Held for the batch: a reconcile of one of these locks waits for its renewal.
     // An entry gone meanwhile (released and forgotten) is not made again.
-    std::vector<LockTable::Handle> held;
-    for (const std::string& id : table_.renewing_ids(ns)) {
-      if (std::optional<LockTable::Handle> entry = table_.lock_existing(id))
-        held.push_back(std::move(*entry));
-    }
+    std::vector<LockTable::Handle> held = table_.lock_existing_all(table_.renewing_ids(ns));
     renew_documents(ns, renewal, held, coverage);
   }
   if (options_.backend_answered) {

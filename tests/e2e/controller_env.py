@@ -288,15 +288,16 @@ class Environment:
         self.processes.append(p)
         return p
 
-    def start_controller(self, *extra, name=None, kubeconfig=None):
-        """A controller named `name` (its --identity too), reaching the API server through
-        `kubeconfig` (default: the emulator's own)."""
+    def start_controller(self, *extra, name=None, kubeconfig=None, identity=None):
+        """A controller named `name` (its --identity too, unless `identity` is given: a
+        restarted container keeps its pod's), reaching the API server through `kubeconfig`
+        (default: the emulator's own)."""
         name = name or "controller-%d" % len(self.controllers)
         argv = CONTROLLER_WRAPPER + [
             os.path.join(self.bin, "eslease-controller"), "--kubeconfig", kubeconfig or self.kubeconfig,
             "--es", self.es_url,
             "--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0",
-            "--identity", name] + list(extra)
+            "--identity", identity or name] + list(extra)
         timeout = 300 if CONTROLLER_WRAPPER else 30
         p = self._spawn(name, argv)
         p.metrics_url = "http://" + p.announced(r"endpoint=metrics address=(\S+)", timeout).group(1) + "/metrics"

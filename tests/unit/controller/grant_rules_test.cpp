@@ -135,6 +135,23 @@ const std::vector<RuleCase>& cases() {
          w.w.liveness_takeover = false;
        },
        "end_a_confirmed_death", Action::kRevoke, false, Reason::kExpired},
+      {"NewLeaderWithLivenessOffRevokesARecordedGrantOfAConfirmedDeath",
+       [](World& w) {
+         held_with_a_waiter(w);
+         w.grant("holder").renewing = false;
+         w.pod_seen_gone("pod-h");
+         w.w.liveness_takeover = false;
+       },
+       "end_a_confirmed_death", Action::kRevoke, false, Reason::kExpired},
+      {"ConfirmedDeathOfAGrantNeitherRenewedNorRecordedWithLivenessOffExpires",
+       [](World& w) {
+         held_with_a_waiter(w);
+         w.grant("holder").renewing = false;
+         w.status_held("holder", "pod-h", 4294967000);
+         w.pod_seen_gone("pod-h");
+         w.w.liveness_takeover = false;
+       },
+       "end_when_it_expires", Action::kNone, false, std::nullopt, kM0 + seconds(25)},
       {"ConfirmedDeathOfARevokedGrantHandsOverAtOnce",
        [](World& w) {
          held_with_a_waiter(w);
@@ -157,10 +174,29 @@ const std::vector<RuleCase>& cases() {
          w.w.pods["pod-h"].record.meta.uid = "an-older-pod";
        },
        "revoke_a_presumed_death", Action::kRevoke, false, Reason::kPodReplaced},
-      {"HolderMissingFromAGrantWeDoNotRenewWaitsForItsExpiry",
+      // A new leader (it renews nothing yet) meets a recorded grant whose holder is missing:
+      // listed at once, so that the session can be renewed for the holders that live.
+      {"NewLeaderRevokesARecordedGrantWhoseHolderIsMissing",
        [](World& w) {
          held_with_a_waiter(w);
          w.grant("holder").renewing = false;
+         w.w.pods.erase("pod-h");
+       },
+       "revoke_a_presumed_death", Action::kRevoke, false, Reason::kPodDeleted},
+      {"NewLeaderRevokesARecordedGrantWhoseHolderStayedUnready",
+       [](World& w) {
+         held_with_a_waiter(w);
+         w.grant("holder").renewing = false;
+         w.w.pods["pod-h"].record.ready = ReadyState::kFalse;
+         w.w.pods["pod-h"].unready_since = kM0 - seconds(10);
+       },
+       "revoke_a_presumed_death", Action::kRevoke, false, Reason::kPodNotReady},
+      // Not shown Held with its token, the grant is no session's to cover: it just expires.
+      {"HolderMissingFromAGrantNeitherRenewedNorRecordedWaitsForItsExpiry",
+       [](World& w) {
+         held_with_a_waiter(w);
+         w.grant("holder").renewing = false;
+         w.status_held("holder", "pod-h", 4294967000);
          w.w.pods.erase("pod-h");
        },
        "end_when_it_expires", Action::kNone, false, std::nullopt, kM0 + seconds(25)},

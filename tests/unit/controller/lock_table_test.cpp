@@ -4,6 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+
+#include "support/wait.h"
+
 namespace eslease::controller {
 namespace {
 
@@ -243,6 +248,46 @@ TEST(LockTable, AMovedHandleReleasesItsEntryOnce) {
   EXPECT_EQ(table.size(), 1u);
   EXPECT_FALSE(table.try_lock(kKey.id()));
   EXPECT_TRUE(table.try_lock(other.id()));
+}
+
+// Threads that hold several entries take them in one order, whatever order they ask in:
+// two that ask for the same locks the other way round both get them, over and over.
+TEST(LockTable, SeveralEntriesAreTakenInOneOrderWhateverTheOrderAsked) {
+  LockTable table;
+  const std::vector<lock::LockKey> forward = {*lock::make_lock_key("batch", "a"),
+                                              *lock::make_lock_key("batch", "b")};
+  const std::vector<lock::LockKey> backward = {forward[1], forward[0]};
+  {
+    auto handles = table.lock_all(backward, {1, 2});
+    ASSERT_EQ(handles.size(), 2u);
+    ASSERT_EQ(handles[0].size(), 1u);
+    ASSERT_EQ(handles[1].size(), 2u);
+    EXPECT_EQ(handles[0][0]->id(), "batch/b") << "handles come back in the order asked";
+    EXPECT_EQ(handles[1][1]->id(), "batch/a#1");
+  }
+  std::atomic<int> rounds{0};
+  auto take = [&](const std::vector<lock::LockKey>& keys) {
+    for (int i = 0; i < 2000; ++i) {
+      auto handles = table.lock_all(keys, {2, 2});
+      rounds.fetch_add(1);
+    }
+  };
+  std::thread one(take, forward);
+  std::thread other(take, backward);
+  const bool done =
+      eslease::testing::wait_until([&] { return rounds.load() == 4000; }, std::chrono::seconds(20));
+  if (!done) {  // a deadlock: the threads never end, so the test cannot join them
+    ADD_FAILURE() << "two threads taking the same entries deadlocked";
+    one.detach();
+    other.detach();
+    return;
+  }
+  one.join();
+  other.join();
+  auto existing = table.lock_existing_all({"batch/b#1", "batch/gone", "batch/a"});
+  ASSERT_EQ(existing.size(), 2u) << "an entry that does not exist is left out";
+  EXPECT_EQ(existing[0]->id(), "batch/a");
+  EXPECT_EQ(existing[1]->id(), "batch/b#1");
 }
 
 }  // namespace
