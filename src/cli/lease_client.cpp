@@ -192,6 +192,7 @@ WaitOutcome wait_until_held(kube::Api& api, Clock& clock, const json& created, c
   const LeaseView& mine = wait.mine();
   WaitControl control(clock, settings.limit, settings.catch_signals, settings.no_status_hint_after,
                       [&] { wait.hint(); });
+  if (control.failure()) return WaitOutcome{WaitResult::kFailed, {}, control.failure()->message};
   FollowOptions follow;
   follow.resource_version = mine.resource_version;
   const Status followed = follow_lease(
@@ -288,6 +289,7 @@ DeleteOutcome delete_and_wait(kube::Api& api, Clock& clock, const std::string& n
     };
   }
   WaitControl control(clock, settings.limit, settings.catch_signals, settings.no_status_hint_after, hint);
+  if (control.failure()) return DeleteOutcome{DeleteResult::kFailed, control.failure()->message};
   std::string marked_token;
   const ObjectObserver observe = [&](const std::optional<json>& lease) {
     if (!lease) return gone = true;

@@ -176,8 +176,13 @@ class Sidecar {
     }
     std::stop_source stopping;
     std::stop_callback outer_stop(outer, [&] { stopping.request_stop(); });
-    std::optional<SignalCatcher> signals;
-    if (settings_.catch_signals) signals.emplace([&](int) { stopping.request_stop(); });
+    Result<std::unique_ptr<SignalCatcher>> signals = std::unique_ptr<SignalCatcher>();
+    if (settings_.catch_signals) signals = SignalCatcher::start([&](int) { stopping.request_stop(); });
+    if (!signals.ok()) {
+      messages_.say(signals.error().message);
+      server->stop();
+      return 1;
+    }
     messages_.say("sidecar of pod " + pod_.name + " in namespace " + pod_.ns + ": serving /holds on " +
                   HostPort{address->host, server->port()}.to_string());
     write_file({});

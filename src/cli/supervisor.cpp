@@ -122,7 +122,13 @@ void hold_until(Hold& hold, Clock& clock, MonoTime until, const SuperviseOptions
 
 int supervise(Hold& hold, Clock& clock, const SuperviseOptions& options, std::ostream& err) {
   ChildCommand child(options.command, options.environment);
-  SignalCatcher signals;  // forwarded to the command below
+  auto catcher = SignalCatcher::start();  // forwarded to the command below
+  if (!catcher.ok()) {
+    err << "eslease: " << catcher.error().message << "\n";
+    hold.finish(false);
+    return 1;
+  }
+  SignalCatcher& signals = **catcher;
   // Processes the command starts and leaves behind become our children when it exits, so we
   // can see them go and reap them, whatever the container's init does.
   prctl(PR_SET_CHILD_SUBREAPER, 1);

@@ -5,7 +5,15 @@ namespace eslease::cli {
 WaitControl::WaitControl(Clock& clock, std::optional<Millis> limit, bool catch_signals, Millis hint_after,
                          std::function<void()> on_hint)
     : clock_(clock) {
-  if (catch_signals) signals_.emplace([this](int) { source_.request_stop(); });
+  if (catch_signals) {
+    auto started = SignalCatcher::start([this](int) { source_.request_stop(); });
+    if (!started.ok()) {
+      failure_ = started.error();
+      source_.request_stop();
+      return;
+    }
+    signals_ = std::move(*started);
+  }
   const MonoTime start = clock_.monotonic();
   thread_ = std::jthread([this, start, limit, hint_after, on_hint = std::move(on_hint)](std::stop_token own) {
     bool hinted = !on_hint;

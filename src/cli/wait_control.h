@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <stop_token>
 #include <thread>
@@ -24,6 +25,8 @@ class WaitControl {
   WaitControl(const WaitControl&) = delete;
   WaitControl& operator=(const WaitControl&) = delete;
 
+  // Set when signals were to be caught and could not be: the wait must not start.
+  const std::optional<Error>& failure() const { return failure_; }
   std::stop_token token() const { return source_.get_token(); }
   bool timed_out() const { return timed_out_.load(); }
   int interrupted_by() const;  // the signal number, 0 when none
@@ -32,7 +35,8 @@ class WaitControl {
   Clock& clock_;
   std::stop_source source_;
   std::atomic<bool> timed_out_{false};
-  std::optional<SignalCatcher> signals_;  // set when catching signals; goes before source_
+  std::unique_ptr<SignalCatcher> signals_;  // set when catching signals; goes before source_
+  std::optional<Error> failure_;
   std::jthread thread_;
 };
 

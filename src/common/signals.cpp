@@ -5,7 +5,8 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <stdexcept>
+#include <cstring>
+#include <system_error>
 
 namespace eslease {
 namespace {
@@ -30,12 +31,29 @@ struct SignalCatcher::Dispositions {
   struct sigaction term_action {};
 };
 
-SignalCatcher::SignalCatcher(std::function<void(int)> on_signal, Afterwards afterwards)
-    : on_signal_(std::move(on_signal)), afterwards_(afterwards), previous_(std::make_unique<Dispositions>()) {
+Result<std::unique_ptr<SignalCatcher>> SignalCatcher::start(std::function<void(int)> on_signal,
+                                                            Afterwards afterwards) {
   int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("cannot create the signal pipe");
-  read_fd_ = fds[0];
-  write_fd_ = fds[1];
+  if (pipe2(fds, O_CLOEXEC) != 0)
+    return make_error(ErrorCode::kInternal,
+                      std::string("cannot catch signals: no pipe: ") + std::strerror(errno));
+  try {
+    return std::unique_ptr<SignalCatcher>(
+        new SignalCatcher(std::move(on_signal), afterwards, fds[0], fds[1]));
+  } catch (const std::system_error& e) {  // no thread to read the pipe
+    close(fds[0]);
+    close(fds[1]);
+    return make_error(ErrorCode::kInternal, std::string("cannot catch signals: ") + e.what());
+  }
+}
+
+SignalCatcher::SignalCatcher(std::function<void(int)> on_signal, Afterwards afterwards, int read_fd,
+                             int write_fd)
+    : on_signal_(std::move(on_signal)),
+      afterwards_(afterwards),
+      read_fd_(read_fd),
+      write_fd_(write_fd),
+      previous_(std::make_unique<Dispositions>()) {
   // The handler must never block: a full pipe loses only repeats.
   fcntl(write_fd_, F_SETFL, fcntl(write_fd_, F_GETFL) | O_NONBLOCK);
   thread_ = std::thread([this] { read_signals(); });

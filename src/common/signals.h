@@ -11,6 +11,8 @@
 #include <memory>
 #include <thread>
 
+#include "common/result.h"
+
 namespace eslease {
 
 class SignalCatcher {
@@ -21,10 +23,11 @@ class SignalCatcher {
     kIgnore,   // nothing: the process is ending, and a late signal must not change its exit code
   };
 
-  // Catches SIGINT and SIGTERM while it lives. `on_signal`, if set, runs on the catcher's
-  // thread once per signal caught. Catchers nest: the newest one catches.
-  explicit SignalCatcher(std::function<void(int signal_number)> on_signal = {},
-                         Afterwards afterwards = Afterwards::kRestore);
+  // Catches SIGINT and SIGTERM while the catcher lives. `on_signal`, if set, runs on the
+  // catcher's thread once per signal caught. Catchers nest: the newest one catches. An error
+  // (kInternal) when the process has no file descriptor or thread left for it.
+  static Result<std::unique_ptr<SignalCatcher>> start(std::function<void(int signal_number)> on_signal = {},
+                                                      Afterwards afterwards = Afterwards::kRestore);
   ~SignalCatcher();
   SignalCatcher(const SignalCatcher&) = delete;
   SignalCatcher& operator=(const SignalCatcher&) = delete;
@@ -35,6 +38,7 @@ class SignalCatcher {
   int take() { return pending_.exchange(0); }
 
  private:
+  SignalCatcher(std::function<void(int)> on_signal, Afterwards afterwards, int read_fd, int write_fd);
   void read_signals();
 
   std::function<void(int)> on_signal_;

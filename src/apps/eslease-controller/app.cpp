@@ -237,7 +237,12 @@ int run_controller_app(const std::vector<std::string>& args) {
   std::stop_source stop;
   // The stop runs on the catcher's thread: its callbacks take mutexes. Once stopped, a
   // second SIGTERM leaves the clean exit as it is.
-  SignalCatcher signals([&stop](int) { stop.request_stop(); }, SignalCatcher::Afterwards::kIgnore);
+  auto signals =
+      SignalCatcher::start([&stop](int) { stop.request_stop(); }, SignalCatcher::Afterwards::kIgnore);
+  if (!signals.ok()) {
+    log::error("cannot start", {{"error", signals.error().describe()}});
+    return 1;
+  }
   return run(opts, stop);
 }
 

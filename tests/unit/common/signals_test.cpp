@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
 
 #include <cstdlib>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <stop_token>
 
@@ -15,6 +18,14 @@ namespace eslease {
 namespace {
 
 using testing::wait_until;
+
+std::unique_ptr<SignalCatcher> catching(
+    std::function<void(int)> on_signal = {},
+    SignalCatcher::Afterwards afterwards = SignalCatcher::Afterwards::kRestore) {
+  auto started = SignalCatcher::start(std::move(on_signal), afterwards);
+  EXPECT_TRUE(started.ok()) << started.error().message;
+  return started.ok() ? std::move(*started) : nullptr;
+}
 
 // A stop callback needs a mutex that the interrupted thread holds. Run inside the signal
 // handler, it would wait for that thread, which waits for the handler: a deadlock.
@@ -26,39 +37,43 @@ TEST(SignalCatcher, AStopCallbackThatNeedsAMutexTheInterruptedThreadHoldsStillRu
     std::lock_guard lock(mutex);
     stopped = true;
   });
-  SignalCatcher catcher([&](int) { stop.request_stop(); });
+  auto catcher = catching([&](int) { stop.request_stop(); });
+  ASSERT_TRUE(catcher);
   {
     std::lock_guard held(mutex);
     ASSERT_EQ(raise(SIGTERM), 0);  // handled on this thread, which holds the mutex
     EXPECT_FALSE(stopped.load());
   }
   ASSERT_TRUE(wait_until([&] { return stopped.load(); }));
-  EXPECT_EQ(catcher.last(), SIGTERM);
+  EXPECT_EQ(catcher->last(), SIGTERM);
 }
 
 TEST(SignalCatcher, EachSignalIsTakenOnceAndTheLatestIsRemembered) {
-  SignalCatcher catcher;
-  EXPECT_EQ(catcher.take(), 0);
+  auto catcher = catching();
+  ASSERT_TRUE(catcher);
+  EXPECT_EQ(catcher->take(), 0);
   ASSERT_EQ(raise(SIGINT), 0);
-  ASSERT_TRUE(wait_until([&] { return catcher.last() == SIGINT; }));
-  EXPECT_EQ(catcher.take(), SIGINT);
-  EXPECT_EQ(catcher.take(), 0);
-  EXPECT_EQ(catcher.last(), SIGINT);
+  ASSERT_TRUE(wait_until([&] { return catcher->last() == SIGINT; }));
+  EXPECT_EQ(catcher->take(), SIGINT);
+  EXPECT_EQ(catcher->take(), 0);
+  EXPECT_EQ(catcher->last(), SIGINT);
 }
 
 TEST(SignalCatcher, TheNewestCatcherCatchesAndThePreviousDispositionsComeBack) {
   struct sigaction before {};
   sigaction(SIGTERM, nullptr, &before);
   {
-    SignalCatcher outer;
+    auto outer = catching();
+    ASSERT_TRUE(outer);
     {
-      SignalCatcher inner;
+      auto inner = catching();
+      ASSERT_TRUE(inner);
       ASSERT_EQ(raise(SIGTERM), 0);
-      ASSERT_TRUE(wait_until([&] { return inner.last() == SIGTERM; }));
-      EXPECT_EQ(outer.last(), 0);
+      ASSERT_TRUE(wait_until([&] { return inner->last() == SIGTERM; }));
+      EXPECT_EQ(outer->last(), 0);
     }
     ASSERT_EQ(raise(SIGTERM), 0);
-    ASSERT_TRUE(wait_until([&] { return outer.last() == SIGTERM; }));
+    ASSERT_TRUE(wait_until([&] { return outer->last() == SIGTERM; }));
   }
   struct sigaction after {};
   sigaction(SIGTERM, nullptr, &after);
@@ -70,9 +85,25 @@ TEST(SignalCatcher, TheNewestCatcherCatchesAndThePreviousDispositionsComeBack) {
 TEST(SignalCatcher, AnEndingProcessIgnoresLateSignals) {
   EXPECT_EXIT(
       {
-        { SignalCatcher catcher({}, SignalCatcher::Afterwards::kIgnore); }
+        { auto catcher = SignalCatcher::start({}, SignalCatcher::Afterwards::kIgnore); }
         raise(SIGTERM);
         std::exit(0);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+// A process out of file descriptors cannot catch signals: it is told so, as an error it can
+// report, and keeps running.
+TEST(SignalCatcher, NoFileDescriptorLeftIsAnError) {
+  EXPECT_EXIT(
+      {
+        struct rlimit none {};
+        setrlimit(RLIMIT_NOFILE, &none);
+        auto started = SignalCatcher::start();
+        std::exit(!started.ok() && started.error().code == ErrorCode::kInternal &&
+                          started.error().message.find("cannot catch signals") != std::string::npos
+                      ? 0
+                      : 1);
       },
       ::testing::ExitedWithCode(0), "");
 }
