@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 
 namespace eslease::kubeemu {
 
@@ -122,10 +123,12 @@ ListTypes builtin_list_types(const std::string& resource_id) {
 }
 
 ListTypes schema_list_types(const json& schema) {
-  return [schema](const std::vector<std::string>& path) {
+  // Shared, not copied: the function is copied for every write of the resource.
+  auto shared = std::make_shared<const json>(schema);
+  return [shared](const std::vector<std::string>& path) {
     ListType t;
     if (path.size() == 2 && path[0] == "metadata") return lookup(meta_lists(), path[1]);
-    const json* node = schema_at(schema, path);
+    const json* node = schema_at(*shared, path);
     if (node == nullptr || !node->is_object()) return t;
     const std::string kind = node->value("x-kubernetes-list-type", "atomic");
     if (kind == "set") {

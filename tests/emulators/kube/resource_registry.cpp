@@ -206,6 +206,7 @@ ResourceType ResourceRegistry::from_crd(const json& crd) {
     info.name = string_at(v, "name");
     if (v.contains("schema") && v["schema"].is_object())
       info.schema = v["schema"].value("openAPIV3Schema", json());
+    info.list_types = schema_list_types(info.schema.is_object() ? info.schema : json::object());
     info.status_subresource =
         v.contains("subresources") && v["subresources"].is_object() && v["subresources"].contains("status");
     for (const auto& column : v.value("additionalPrinterColumns", json::array())) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "emulators/kube/api_status.h"
+#include "emulators/kube/list_types.h"
 
 namespace eslease::kubeemu {
 
@@ -26,6 +27,7 @@ struct PrinterColumn {
 struct ResourceVersionInfo {
   std::string name;                 // "v1alpha1"
   nlohmann::json schema = nullptr;  // openAPIV3Schema, CRDs only
+  ListTypes list_types;             // how its lists merge, read from `schema` once
   std::vector<PrinterColumn> columns;
   bool status_subresource = false;
 };

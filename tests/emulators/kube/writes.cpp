@@ -236,7 +236,7 @@ ManagerEntry ApiServer::writer(const Call& call, const std::string& operation) c
 ListTypes ApiServer::list_types(const Call& call) const {
   if (!call.type->custom) return builtin_list_types(call.type->id());
   const auto* version = call.type->version(call.version);
-  return schema_list_types(version && version->schema.is_object() ? version->schema : json::object());
+  return version && version->list_types ? version->list_types : schema_list_types(json::object());
 }
 
 FieldSet ApiServer::tracked_fields(const Call& call, const json& object) const {
