@@ -130,6 +130,8 @@ def percentile(values, p):
 
 def summary(latencies):
     ms = [x * 1000 for x in latencies]
+    if not ms:  # a scenario left out (--semaphore-takeovers 0, ...)
+        return {"count": 0}
     return {"count": len(ms), "p50_ms": round(percentile(ms, 50), 3), "p99_ms": round(percentile(ms, 99), 3),
             "max_ms": round(max(ms), 3), "mean_ms": round(statistics.mean(ms), 3)}
 
@@ -477,7 +479,9 @@ def run_all(args, png):
               "set_takeover": dict(summary(lock_set), **set_report),
               "ttl_takeover": dict(summary(ttl), ttl_seconds=args.ttl_seconds),
               "targets": {"p50_ms": 10, "p99_ms": 50}}
-    result["ttl_over_liveness_p50"] = round(result["ttl_takeover"]["p50_ms"] / result["liveness_takeover"]["p50_ms"], 1)
+    if result["ttl_takeover"]["count"] and result["liveness_takeover"]["count"]:
+        result["ttl_over_liveness_p50"] = round(result["ttl_takeover"]["p50_ms"] /
+                                                result["liveness_takeover"]["p50_ms"], 1)
     if png:
         draw(png, liveness, semaphore, lock_set, ttl)
     violations = (semaphore_report["successor_not_next_in_queue"] + semaphore_report["holders_not_keeping_token"] +
