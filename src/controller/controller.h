@@ -53,6 +53,7 @@ class Controller {
 
  private:
   class Caches;
+  const ClusterView& cluster() const;  // the caches, as the metrics read them
   // The informers, each of which keeps its cache and wakes the locks an event concerns.
   kube::InformerOptions informer_options(const std::string& ns, const char* resource);
   void watch_leases(const std::string& ns);

@@ -1,0 +1,86 @@
+// The gauges a metrics scrape reads from the caches: claims by phase and priority, the
+// waiters a live pod could serve, and the lock slots held and free. Read in place, on the
+// scraping thread, as every replica counts them.
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <unordered_map>
+
+#include "controller/claim_queue.h"
+#include "controller/controller.h"
+#include "controller/liveness.h"
+
+namespace eslease::controller {
+
+void Controller::publish_claim_metrics() {
+  const ClaimCounts counts = index_.counts();
+  // A waiter is a claim that can be served: a claim whose pod is gone, finished or unready
+  // (election: no live pod matches) waits for a live pod, not for the lock. Read in place: a
+  // scrape copies no Lease, and a pod only to judge its liveness.
+  std::map<std::string, std::vector<PodRecord>> live_pods;  // by namespace, read once
+  auto live_in = [&](const std::string& ns) -> const std::vector<PodRecord>& {
+    const auto found = live_pods.find(ns);
+    if (found != live_pods.end()) return found->second;
+    std::vector<PodRecord>& live = live_pods[ns];
+    cluster().for_each_pod(ns, [&](const PodRecord& pod) {
+      if (grantable(tracker_.state_of(pod))) live.push_back(pod);
+    });
+    return live;
+  };
+  int waiters = 0;
+  for (const std::string& key : index_.unserved_leases()) {
+    std::string pod_key;
+    std::optional<LabelSelector> selector;
+    std::string ns;
+    cluster().read_lease(key, [&](const LeaseRecord& lease) {
+      if (lease.being_deleted || lease.spec.lock_name.empty()) return;
+      ns = lease.meta.ns;
+      if (lease.spec.election_mode())
+        selector = lease.spec.selector;
+      else
+        pod_key = object_key(lease.meta.ns, lease.spec.pod_name);
+    });
+    bool live = false;
+    if (selector) {
+      const auto& pods = live_in(ns);
+      live = std::any_of(pods.begin(), pods.end(),
+                         [&](const PodRecord& pod) { return selector->matches(pod.labels); });
+    } else if (!pod_key.empty()) {
+      cluster().read_pod(pod_key, [&](const PodRecord& pod) { live = grantable(tracker_.state_of(pod)); });
+    }
+    waiters += live ? 1 : 0;
+  }
+  observer_.claims(counts.by_phase_priority, waiters);
+  publish_slot_metrics();
+}
+
+// Every claimed lock counts its capacity; a Shared holder holds one slot, an Exclusive one all.
+// One pass over the Leases, copying none.
+void Controller::publish_slot_metrics() {
+  struct Slots {
+    CapacityOf capacity;
+    std::int64_t shared_held = 0;
+    std::int64_t exclusive_held = 0;
+  };
+  std::unordered_map<std::string, Slots> by_lock;
+  cluster().for_each_lease([&](const LeaseRecord& lease) {
+    // A set's claim is one of each lock it names, and holds each while Held.
+    for (const std::string& lock : lease.spec.locks()) {
+      if (lock.empty()) continue;
+      Slots& slots = by_lock[object_key(lease.meta.ns, lock)];
+      slots.capacity.consider(lease);
+      if (lease.status.phase != Phase::kHeld) continue;
+      (lease.spec.access == lock::Access::kShared ? slots.shared_held : slots.exclusive_held) += 1;
+    }
+  });
+  std::int64_t held = 0;
+  std::int64_t all = 0;
+  for (const auto& [lock_id, slots] : by_lock) {
+    const std::int64_t capacity = slots.capacity.shape(lock_id).capacity;
+    all += capacity;
+    held += std::min(slots.shared_held + slots.exclusive_held * capacity, capacity);
+  }
+  observer_.lock_slots(held, all - held);
+}
+
+}  // namespace eslease::controller
