@@ -483,8 +483,9 @@ class ControllerResilience(ShowsLogsOnFailure, unittest.TestCase):
         two = self.env.start_controller(*flags, name="replica-two")
         self.env.create_ready_pods(self.ns, ["px", "py"])
         self.env.apply(lease("lx", self.ns, "ha", "px"), lease("ly", self.ns, "ha", "py"))
-        wait_for(lambda: sorted([self.status("lx").get("phase"), self.status("ly").get("phase")]) == ["Held", "Pending"],
-                 TIMEOUT, "one claim Held, one Pending")
+        # A claim shows no phase until a controller has seen it.
+        wait_for(lambda: sorted([self.status("lx").get("phase") or "", self.status("ly").get("phase") or ""]) ==
+                 ["Held", "Pending"], TIMEOUT, "one claim Held, one Pending")
 
         def leads(c):
             return "eslease_leader 1" in self.env.metrics(c).splitlines()
