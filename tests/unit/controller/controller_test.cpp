@@ -88,6 +88,18 @@ json lease_object(const std::string& name, const std::string& lock, const json& 
   return lease;
 }
 
+// One scrape of a controller whose caches hold what `api` holds. The in-memory API's watches
+// stay quiet, so the caches keep the statuses put there.
+void scrape(kube::testing::MemoryApi& api, FakeClock& clock, ClaimCounts& observer) {
+  FakeDocumentApi documents;
+  auto store = lock::make_es_lock_store(documents, clock);
+  ASSERT_TRUE(store.ok());
+  Controller controller(api, **store, nullptr, observer, clock, ControllerOptions{});
+  std::jthread running([&](std::stop_token stop) { (void)controller.run(stop); });
+  ASSERT_TRUE(wait_until([&] { return controller.synced(); }));
+  controller.publish_claim_metrics();
+}
+
 // eslease_lock_waiters counts the claims a live pod could take the lock for: not a claim whose
 // pod is gone, nor an election claim no live pod matches. Both stay Pending, without a place
 // in the queue. Counted from the caches, as every replica counts.
@@ -104,15 +116,8 @@ TEST(Controller, ClaimsThatNoLivePodCanServeAreNotWaiters) {
   api.put_object(kube::resources::eslease_leases(), lease_object("second", "report", worker_2, "Pending"));
   api.put_object(kube::resources::eslease_leases(), lease_object("orphan", "report", gone, "Pending"));
   api.put_object(kube::resources::eslease_leases(), lease_object("nobody", "elect", nobody, "Pending"));
-  FakeDocumentApi documents;
-  auto store = lock::make_es_lock_store(documents, clock);
-  ASSERT_TRUE(store.ok());
   ClaimCounts observer;
-  // The in-memory API's watches stay quiet, so the caches keep the statuses above.
-  Controller controller(api, **store, nullptr, observer, clock, ControllerOptions{});
-  std::jthread running([&](std::stop_token stop) { (void)controller.run(stop); });
-  ASSERT_TRUE(wait_until([&] { return controller.synced(); }));
-  controller.publish_claim_metrics();
+  scrape(api, clock, observer);
   std::lock_guard lock(observer.mutex);
   EXPECT_EQ(observer.pending, 3);
   EXPECT_EQ(observer.waiters, 1) << "only 'second' can be served";
@@ -137,14 +142,8 @@ TEST(Controller, LockSlotsCountCapacityAndWhatHoldersTake) {
   claim("sem-c", "pool", "w-3", "Pending", 3, "Shared");
   claim("writer", "rw", "w-4", "Held", 2, "Exclusive");      // rw: 2 slots, both held
   claim("single", "one", "w-5", "Pending", 1, "Exclusive");  // one: 1 slot, free
-  FakeDocumentApi documents;
-  auto store = lock::make_es_lock_store(documents, clock);
-  ASSERT_TRUE(store.ok());
   ClaimCounts observer;
-  Controller controller(api, **store, nullptr, observer, clock, ControllerOptions{});
-  std::jthread running([&](std::stop_token stop) { (void)controller.run(stop); });
-  ASSERT_TRUE(wait_until([&] { return controller.synced(); }));
-  controller.publish_claim_metrics();
+  scrape(api, clock, observer);
   std::lock_guard lock(observer.mutex);
   EXPECT_EQ(observer.slots_held, 4);
   EXPECT_EQ(observer.slots_free, 2);
