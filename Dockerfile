@@ -26,7 +26,6 @@ FROM debian:bookworm-slim AS runtime
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       ca-certificates \
-      libcpprest2.10 \
       libfmt9 \
       libprometheus-cpp-core1.0 \
       libspdlog1.10 \

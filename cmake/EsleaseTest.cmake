@@ -10,6 +10,13 @@ function(eslease_add_test)
   gtest_discover_tests(${T_NAME}
     PROPERTIES LABELS ${T_LABEL}
     DISCOVERY_TIMEOUT 60)
+  # `ninja unit-tests` builds every unit test and nothing else (CI's sanitizer run).
+  if(T_LABEL STREQUAL "unit")
+    if(NOT TARGET unit-tests)
+      add_custom_target(unit-tests)
+    endif()
+    add_dependencies(unit-tests ${T_NAME})
+  endif()
 endfunction()
 
 # The real engine (tests/engines): CTest's fixture `opensearch` starts one OpenSearch node for

@@ -30,7 +30,7 @@ using Stopwatch = std::chrono::steady_clock;
 
 class Stats {
  public:
-  explicit Stats(std::string url) : url_(std::move(url)), transport_(http::make_cpprest_transport()) {}
+  explicit Stats(std::string url) : url_(std::move(url)), transport_(http::make_transport()) {}
   // Total requests served so far, or -1 without the emulator's admin endpoint.
   long long total() {
     http::Request request;
@@ -176,7 +176,7 @@ int main(int argc, char** argv) {
   url = emulator->url();
   es::ClientOptions options;
   options.hosts = {url};
-  auto api = es::make_http_document_api(http::make_cpprest_transport(), options, SystemClock::instance());
+  auto api = es::make_http_document_api(http::make_transport(), options, SystemClock::instance());
   if (!api.ok()) return fail(api.error().describe());
   lock::StoreOptions store_options;
   store_options.index = "eslease-bench-" +

@@ -1,6 +1,6 @@
 // The HTTP client seam. Everything that talks to Elasticsearch or Kubernetes goes through
-// Transport, so protocol logic is tested with a fake and cpprestsdk (in maintenance mode
-// upstream) can be replaced by touching one file.
+// Transport, so protocol logic is tested with a fake and the HTTP library can be replaced by
+// touching one file.
 #pragma once
 
 #include <chrono>
@@ -80,16 +80,12 @@ struct TransportOptions {
   std::chrono::milliseconds max_timeout{std::chrono::minutes(10)};
 };
 
-// The production transport on cpprestsdk. Connections are reused per scheme://host:port.
-// A request with a body is never resent by the transport: if its connection dies before
-// the answer, the result is kUnavailable and the outcome is unknown. Requests without a
-// body may be resent once when a pooled connection turns out to be closed.
-std::unique_ptr<Transport> make_cpprest_transport(TransportOptions options = {});
-
-// Sizes the thread pool every cpprest transport of the process shares; call it once, before
-// the first transport is made. cpprestsdk's default of 40 threads costs a long-running
-// process on a few cores dearly: each request's completion is handed between threads, and
-// with many idle ones nearly every hand-over wakes a sleeping thread.
-void set_cpprest_threads(std::size_t threads);
+// The production transport (Boost.Beast). A request runs on the calling thread; idle
+// connections are kept per scheme://host:port and reused. A request with a body is never
+// resent by the transport: if its connection dies before the answer, the result is
+// kUnavailable and the outcome is unknown. Requests without a body may be resent once when a
+// pooled connection turns out to be closed. TLS checks the server's certificate against the
+// system's and the configured authorities and its name (or IP address) against the URL's host.
+std::unique_ptr<Transport> make_transport(TransportOptions options = {});
 
 }  // namespace eslease::http

@@ -54,7 +54,7 @@ HttpApi::HttpApi(RestConfig config, std::unique_ptr<http::Transport> owned, Http
 std::unique_ptr<HttpApi> HttpApi::connect(RestConfig config, HttpApiOptions options) {
   http::TransportOptions transport_options;
   transport_options.tls = config.tls;
-  auto transport = http::make_cpprest_transport(std::move(transport_options));
+  auto transport = http::make_transport(std::move(transport_options));
   return std::unique_ptr<HttpApi>(new HttpApi(std::move(config), std::move(transport), std::move(options)));
 }
 

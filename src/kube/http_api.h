@@ -21,7 +21,7 @@ class HttpApi final : public Api {
  public:
   // `transport` must outlive the HttpApi.
   HttpApi(RestConfig config, http::Transport& transport, HttpApiOptions options = {});
-  // Owns a cpprestsdk transport configured with the config's TLS settings.
+  // Owns an HTTP transport configured with the config's TLS settings.
   static std::unique_ptr<HttpApi> connect(RestConfig config, HttpApiOptions options = {});
 
   Result<json> get(const Resource& r, const std::string& ns, const std::string& name,

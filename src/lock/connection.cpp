@@ -133,7 +133,7 @@ Result<std::unique_ptr<LockStore>> open_lock_store(const ConnectionSettings& set
   transport.tls.verify = !settings.insecure_skip_tls_verify;
   // No --es-ca-file: SSL_CERT_FILE, else the usual places a distribution keeps its CAs.
   transport.tls.ca_file = settings.ca_file.empty() ? http::system_ca_bundle() : settings.ca_file;
-  auto api = es::make_http_document_api(http::make_cpprest_transport(transport), std::move(client), clock);
+  auto api = es::make_http_document_api(http::make_transport(transport), std::move(client), clock);
   if (!api.ok()) return api.error();
   StoreOptions store;
   store.index = settings.index;

@@ -22,7 +22,7 @@ bool is_hop_header(const std::string& name) {
 // Passes requests to the engine at `base_url` and its answers back, as they are.
 Upstream make_upstream(std::string base_url) {
   while (!base_url.empty() && base_url.back() == '/') base_url.pop_back();
-  std::shared_ptr<http::Transport> transport = http::make_cpprest_transport();
+  std::shared_ptr<http::Transport> transport = http::make_transport();
   return [transport, base_url](const ApiRequest& request) -> std::optional<ApiResponse> {
     http::Request out;
     out.method = request.method;

@@ -24,7 +24,7 @@ class EsEmulatorServer : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(emulator_.start().ok());
-    transport_ = http::make_cpprest_transport();
+    transport_ = http::make_transport();
   }
   void TearDown() override { emulator_.stop(); }
 
@@ -73,7 +73,7 @@ TEST_F(EsEmulatorServer, ConcurrentCreatesHaveExactlyOneWinner) {
   threads.reserve(kThreads);
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&] {
-      auto transport = http::make_cpprest_transport();
+      auto transport = http::make_transport();
       for (int round = 0; round < kRounds; ++round) {
         http::Request request;
         request.method = "PUT";
@@ -107,7 +107,7 @@ TEST_F(EsEmulatorServer, DroppedConnectionsAreTransportErrors) {
   ASSERT_EQ(rule->status, 200);
   ASSERT_EQ(send("PUT", "/locks/_doc/1", R"({"a":1})")->status, 201);
   // A fresh connection, so the drop cannot be taken for a stale keep-alive connection.
-  auto fresh = http::make_cpprest_transport();
+  auto fresh = http::make_transport();
   http::Request request;
   request.method = "POST";
   request.url = emulator_.url() + "/locks/_update/1";
@@ -148,7 +148,7 @@ TEST_F(EsEmulatorServer, AWriteWhoseConnectionDropsAfterItIsAppliedIsThere) {
   request.url = emulator_.url() + "/locks/_create/lock-1";
   request.headers.emplace_back("Content-Type", "application/json");
   request.body = R"({"holder":"a"})";
-  auto lost = http::make_cpprest_transport()->send(request);
+  auto lost = http::make_transport()->send(request);
   EXPECT_FALSE(lost.ok()) << "the client saw no answer";
   auto got = send("GET", "/locks/_doc/lock-1");
   ASSERT_TRUE(got.ok());
@@ -172,7 +172,7 @@ TEST_F(EsEmulatorServer, ABulkAnsweredPastTheClientTimeoutAppliedAllItsItems) {
       "{\"create\":{\"_index\":\"locks\",\"_id\":\"a\"}}\n{\"v\":1}\n"
       "{\"create\":{\"_index\":\"locks\",\"_id\":\"b\"}}\n{\"v\":2}\n";
   request.timeout = std::chrono::milliseconds(300);
-  auto timed_out = http::make_cpprest_transport()->send(request);
+  auto timed_out = http::make_transport()->send(request);
   ASSERT_FALSE(timed_out.ok());
   EXPECT_EQ(timed_out.error().code, ErrorCode::kTimeout);
   for (const char* id : {"a", "b"}) {
@@ -195,7 +195,7 @@ TEST_F(EsEmulatorServer, StopEndsADelayedAnswerAndOtherRequestsAreServedMeanwhil
     request.headers.emplace_back("Content-Type", "application/json");
     request.body = R"({"holder":"a"})";
     request.timeout = std::chrono::minutes(5);
-    answered = http::make_cpprest_transport()->send(request).ok();
+    answered = http::make_transport()->send(request).ok();
   });
   // The write is visible while its answer is held back, so other requests are being served.
   EXPECT_TRUE(testing::wait_until([&] {
@@ -225,7 +225,7 @@ TEST(EsEmulatorTls, ServesHttpsWithAuth) {
   EXPECT_EQ(emulator.url().rfind("https://127.0.0.1:", 0), 0u);
   http::TransportOptions transport_options;
   transport_options.tls.ca_file = (dir / "cert.pem").string();
-  auto transport = http::make_cpprest_transport(transport_options);
+  auto transport = http::make_transport(transport_options);
   http::Request request;
   request.url = emulator.url() + "/";
   auto denied = transport->send(request);

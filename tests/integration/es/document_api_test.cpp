@@ -189,7 +189,7 @@ TEST_F(DocumentApiIntegration, SlowAnswerIsATimeoutWithUnknownOutcome) {
 TEST_F(DocumentApiIntegration, FailoverToTheHealthyHost) {
   ClientOptions options;
   options.hosts = {"http://127.0.0.1:1", server_.url()};
-  auto api = make_http_document_api(http::make_cpprest_transport(), options, SystemClock::instance());
+  auto api = make_http_document_api(http::make_transport(), options, SystemClock::instance());
   ASSERT_TRUE(api.ok());
   for (int i = 0; i < 3; ++i) {
     auto got = (*api)->get(index_, "n/x");

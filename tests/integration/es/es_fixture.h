@@ -76,7 +76,7 @@ class EsTestServer {
     auto started = server_->start();
     EXPECT_TRUE(started.ok()) << started.error().describe();
     url_ = server_->url();
-    admin_ = http::make_cpprest_transport();
+    admin_ = http::make_transport();
   }
   ~EsTestServer() { server_->stop(); }
 
@@ -157,7 +157,7 @@ class EsTestServer {
 inline std::unique_ptr<es::DocumentApi> make_api(const std::string& url, es::ClientOptions options = {}) {
   options.hosts = {url};
   auto api =
-      es::make_http_document_api(http::make_cpprest_transport(), std::move(options), SystemClock::instance());
+      es::make_http_document_api(http::make_transport(), std::move(options), SystemClock::instance());
   EXPECT_TRUE(api.ok()) << api.error().describe();
   return api.ok() ? std::move(*api) : nullptr;
 }

@@ -35,7 +35,7 @@ Handler ok_handler() {
 }
 
 void expect_still_serving(const Server& server) {
-  auto response = make_cpprest_transport()->send({.url = url_for(server, "/")});
+  auto response = make_transport()->send({.url = url_for(server, "/")});
   ASSERT_TRUE(response.ok()) << response.error().describe();
   EXPECT_EQ(response->body, "fine");
 }
@@ -87,7 +87,7 @@ TEST(HttpServerRobustness, OversizedBodyIs413) {
   ServerOptions options;
   options.max_body_bytes = 1024;
   auto server = start_server(ok_handler(), options);
-  auto response = make_cpprest_transport()->send({.method = "POST",
+  auto response = make_transport()->send({.method = "POST",
                                                   .url = url_for(*server, "/"),
                                                   .headers = {{"Content-Type", "text/plain"}},
                                                   .body = std::string(4096, 'x')});
@@ -101,7 +101,7 @@ TEST(HttpServerRobustness, OversizedBodyIs413) {
       exchange_raw(*server, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n");
   EXPECT_EQ(answer.rfind("HTTP/1.1 413", 0), 0u) << answer;
   auto small =
-      make_cpprest_transport()->send({.method = "POST", .url = url_for(*server, "/"), .body = "tiny"});
+      make_transport()->send({.method = "POST", .url = url_for(*server, "/"), .body = "tiny"});
   ASSERT_TRUE(small.ok()) << small.error().describe();
   EXPECT_EQ(small->status, 200);
 }

@@ -62,7 +62,7 @@ TEST(HttpStreaming, PiecesArriveInOrderWhileTheServerIsStillWriting) {
     server_finished.set();
     response.end_chunked();
   });
-  auto transport = make_cpprest_transport();
+  auto transport = make_transport();
 
   std::string received;
   bool first_arrived_before_server_finished = false;
@@ -90,7 +90,7 @@ TEST(HttpStreaming, NonSuccessAnswerComesBackWhole) {
     response.send(410, {{"Content-Type", "application/json"}},
                   R"({"kind":"Status","code":410,"reason":"Expired"})");
   });
-  auto transport = make_cpprest_transport();
+  auto transport = make_transport();
   int pieces = 0;
   auto result = transport->stream({.url = url_for(*server, "/watch")},
                                   [&](std::string_view) { return ++pieces, true; }, {});
@@ -109,7 +109,7 @@ TEST(HttpStreaming, StopWhileTheServerIsSilentCancelsPromptly) {
     testing::wait_until([&] { return response.closing(); }, std::chrono::seconds(30));
     if (response.closing()) handler_saw_close.set();
   });
-  auto transport = make_cpprest_transport();
+  auto transport = make_transport();
   BackgroundStream stream(*transport,
                           {.url = url_for(*server, "/watch"), .timeout = std::chrono::minutes(5)});
   ASSERT_TRUE(handler_started.wait());
@@ -129,7 +129,7 @@ TEST(HttpStreaming, SilenceLongerThanTheTimeoutIsATimeout) {
     response.write_chunk("first");
     testing::wait_until([&] { return response.closing(); }, std::chrono::seconds(30));
   });
-  auto transport = make_cpprest_transport();
+  auto transport = make_transport();
   std::string received;
   auto result =
       transport->stream({.url = url_for(*server, "/watch"), .timeout = std::chrono::milliseconds(300)},
@@ -152,7 +152,7 @@ TEST(HttpStreaming, SteadyTrafficOutlivesTheIdleTimeout) {
     }
     response.end_chunked();
   });
-  auto transport = make_cpprest_transport();
+  auto transport = make_transport();
   std::string received;
   auto result =
       transport->stream({.url = url_for(*server, "/watch"), .timeout = std::chrono::milliseconds(400)},
@@ -172,7 +172,7 @@ TEST(HttpStreaming, HandlerReturningFalseEndsTheStream) {
     }
     handler_saw_close.set();
   });
-  auto transport = make_cpprest_transport();
+  auto transport = make_transport();
   int pieces = 0;
   auto result = transport->stream({.url = url_for(*server, "/watch")},
                                   [&](std::string_view) { return ++pieces < 2; }, {});
@@ -192,7 +192,7 @@ TEST(HttpStreaming, ServerStopEndsBlockedChunkedHandlers) {
     testing::wait_until([&] { return response.closing(); }, std::chrono::minutes(5));
     handler_exited.set();
   });
-  auto transport = make_cpprest_transport();
+  auto transport = make_transport();
   BackgroundStream stream(*transport,
                           {.url = url_for(*server, "/watch"), .timeout = std::chrono::minutes(5)});
   ASSERT_TRUE(handler_started.wait());
@@ -219,7 +219,7 @@ TEST(HttpStreaming, DroppedStreamIsReported) {
     response.write_chunk("partial");
     response.drop_connection();
   });
-  auto transport = make_cpprest_transport();
+  auto transport = make_transport();
   std::string received;
   auto result = transport->stream({.url = url_for(*server, "/watch")},
                                   [&](std::string_view chunk) { return received += chunk, true; }, {});

@@ -65,7 +65,7 @@ openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out c
   }
 
   static Result<Response> get(const Server& server, TlsOptions tls) {
-    auto transport = make_cpprest_transport({.tls = std::move(tls)});
+    auto transport = make_transport({.tls = std::move(tls)});
     return transport->send({.url = url_for(server, "/hello", "https"), .timeout = std::chrono::seconds(10)});
   }
 
@@ -141,7 +141,7 @@ TEST_F(HttpTls, StreamOverTlsDeliversChunksAndCancels) {
         if (response.closing()) handler_saw_close.set();
       },
       options);
-  auto transport = make_cpprest_transport({.tls = {.ca_file = path("ca.crt")}});
+  auto transport = make_transport({.tls = {.ca_file = path("ca.crt")}});
   std::stop_source stop;
   std::string received;
   auto result = transport->stream(

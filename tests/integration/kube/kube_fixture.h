@@ -90,7 +90,7 @@ class KubeFixture : public ::testing::Test {
   // POST/DELETE to the emulator's /_emulator/ endpoints.
   void admin(const std::string& method, const std::string& path, const nlohmann::json& body = nullptr) {
     ASSERT_TRUE(emulator_);
-    if (!admin_transport_) admin_transport_ = http::make_cpprest_transport();
+    if (!admin_transport_) admin_transport_ = http::make_transport();
     http::Request request;
     request.method = method;
     request.url = emulator_->url() + path;

@@ -22,10 +22,8 @@
 namespace eslease::metrics {
 namespace {
 
-// One transport per request: a transport kept in a static would be destroyed after
-// cpprest's own statics at exit, which ThreadSanitizer rightly reports.
 Result<http::Response> send(const http::Request& request) {
-  return http::make_cpprest_transport()->send(request);
+  return http::make_transport()->send(request);
 }
 
 http::Response fetch(const BoundEndpoint& server, const std::string& path,

@@ -147,7 +147,7 @@ class KubeFaultsOverHttp : public ::testing::Test {
       request.headers.emplace_back("Content-Type", content_type);
     }
     // A fresh connection each time, so that a dropped one is never taken for a stale one.
-    return http::make_cpprest_transport()->send(request);
+    return http::make_transport()->send(request);
   }
   int status_of(const std::string& path) {
     auto reply = send("GET", path);

@@ -80,7 +80,7 @@ class Watch {
 
  private:
   void run(const std::string& url) {
-    auto transport = http::make_cpprest_transport();
+    auto transport = http::make_transport();
     http::Request request;
     request.url = url;
     request.timeout = std::chrono::seconds(60);
@@ -177,7 +177,7 @@ class KubeletTest : public ::testing::Test {
   }
 
   std::unique_ptr<KubeEmulator> emulator_;
-  std::unique_ptr<http::Transport> transport_ = http::make_cpprest_transport();
+  std::unique_ptr<http::Transport> transport_ = http::make_transport();
 };
 
 }  // namespace eslease::kubeemu::kubelet_testing

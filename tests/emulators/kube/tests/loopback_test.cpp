@@ -32,7 +32,7 @@ TEST(KubeEmulatorLoopbackTest, ServesRequestsAndWritesKubeconfig) {
   EXPECT_EQ(config["current-context"], "kube-emulator");
   std::remove(path.c_str());
 
-  auto transport = http::make_cpprest_transport();
+  auto transport = http::make_transport();
   http::Request request;
   request.url = emulator.url() + "/api/v1/namespaces/default";
   auto anonymous = transport->send(request);
@@ -49,7 +49,7 @@ TEST(KubeEmulatorLoopbackTest, ServesRequestsAndWritesKubeconfig) {
 TEST(KubeEmulatorLoopbackTest, WatchStreamsEventsAndEndsOnStop) {
   KubeEmulator emulator;
   ASSERT_TRUE(emulator.start().ok());
-  auto transport = http::make_cpprest_transport();
+  auto transport = http::make_transport();
   std::mutex mutex;
   std::string received;
   std::atomic<bool> done{false};
@@ -68,7 +68,7 @@ TEST(KubeEmulatorLoopbackTest, WatchStreamsEventsAndEndsOnStop) {
         stop.get_token());
     done = true;
   });
-  auto writer = http::make_cpprest_transport();
+  auto writer = http::make_transport();
   http::Request create;
   create.method = "POST";
   create.url = emulator.url() + "/apis/coordination.k8s.io/v1/namespaces/default/leases";
