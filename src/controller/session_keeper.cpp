@@ -19,7 +19,7 @@ struct SessionKeeper::Namespace {
   bool dropped = false;  // no longer in namespaces_: whoever waited for it looks again
   bool loaded = false;
   api::Session object;  // as last read or written; resource_version empty: absent
-  // When the latest renewTime the object shows was sent (ours) or first seen (another
+  // When the latest renewTime the object shows was read (ours) or first seen (another
   // writer's), on our clock: published validity of an unlisted grant ends at most its lease
   // duration later.
   std::optional<MonoTime> renewal_at;
@@ -168,14 +168,14 @@ Status SessionKeeper::load(Namespace& n) {
   return {};
 }
 
-Status SessionKeeper::write(Namespace& n, std::optional<WallTime> renewal,
+Status SessionKeeper::write(Namespace& n, std::optional<Renewal> renewal,
                             const std::map<api::GrantRef, Millis>& add) {
   for (int attempt = 0; attempt < 3; ++attempt) {
     if (Status loaded = load(n); !loaded.ok()) return loaded;
     const std::optional<MonoTime> published_since = n.renewal_at;
     api::Session next = n.object;
     next.holder_identity = options_.identity;
-    if (renewal) next.renew_time = renewal;
+    if (renewal) next.renew_time = renewal->wall;
     const MonoTime now = clock_.monotonic();
     std::erase_if(next.revoked, [&](const api::GrantRef& g) {
       auto it = n.droppable_at.find(g);
@@ -192,7 +192,9 @@ Status SessionKeeper::write(Namespace& n, std::optional<WallTime> renewal,
     if (written.ok()) {
       n.object = api::decode_session(*written);
       n.object.ns = next.ns;
-      if (renewal) n.renewal_at = sent;
+      // The validity published is counted from renewTime, read when the tick began (before
+      // the documents' renewal): so is its hand-over, no later than the holders were shown.
+      if (renewal) n.renewal_at = renewal->mono;
       for (auto it = n.droppable_at.begin(); it != n.droppable_at.end();)
         it = n.object.revoked.contains(it->first) ? std::next(it) : n.droppable_at.erase(it);
       for (const auto& [grant, duration] : add) {
@@ -207,7 +209,7 @@ Status SessionKeeper::write(Namespace& n, std::optional<WallTime> renewal,
       // The outcome is unknown: holders may see this renewal, so validities published
       // before a listing are counted from it, and the object is read again before the next
       // write.
-      if (renewal) n.renewal_at = sent;
+      if (renewal) n.renewal_at = renewal->mono;
       n.loaded = false;
     }
     const ErrorCode code = written.error().code;
@@ -427,7 +429,8 @@ MonoTime SessionKeeper::write_session(
   if (!held && n.object.resource_version.empty() && to_list.empty()) return MonoTime::max();
   const bool renew = held && (!waiting || forced);
   const std::optional<MonoTime> published_since = n.renewal_at;
-  if (Status written = write(n, renew ? std::optional<WallTime>(renewal) : std::nullopt, to_list);
+  if (Status written =
+          write(n, renew ? std::optional<Renewal>(Renewal{renewal, started}) : std::nullopt, to_list);
       !written.ok())
     return clock_.monotonic() + options_.retry_after;
   coverage.renewed = renew;

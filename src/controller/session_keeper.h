@@ -92,9 +92,14 @@ class SessionKeeper {
   // Drops the state of a namespace that holds nothing, lists nothing and has no session.
   void forget_if_idle(const std::string& ns);
   Status load(Namespace& n);
-  // Writes the session: renewTime `renewal` (unset: as it is) and `add` listed (with their
+  // A renewal to publish: renewTime `wall`, read at the monotonic instant `mono`.
+  struct Renewal {
+    WallTime wall;
+    MonoTime mono;
+  };
+  // Writes the session: `renewal` (unset: renewTime as it is) and `add` listed (with their
   // hand-over times). Merges with another writer's version on a conflict.
-  Status write(Namespace& n, std::optional<WallTime> renewal, const std::map<api::GrantRef, Millis>& add);
+  Status write(Namespace& n, std::optional<Renewal> renewal, const std::map<api::GrantRef, Millis>& add);
   // Plans a tick of `ns` at `at` unless an earlier one is planned. Under mutex_.
   void schedule(const std::string& ns, MonoTime at);
   void renew_documents(const std::string& ns, WallTime renewal, std::vector<LockTable::Handle>& held,

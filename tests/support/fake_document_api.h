@@ -6,6 +6,7 @@
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -160,7 +161,19 @@ class FakeDocumentApi final : public es::DocumentApi {
     std::lock_guard lock(mutex_);
     return with_faults("delete", id, [&] { return remove_locked(id, if_match); });
   }
+  // Runs at the start of every _bulk, outside the store's lock: a test can make it take time.
+  void before_each_bulk(std::function<void()> hook) {
+    std::lock_guard lock(mutex_);
+    before_bulk_ = std::move(hook);
+  }
+
   Result<es::BulkResult> bulk(const std::string&, const std::vector<es::BulkOperation>& operations) override {
+    std::function<void()> hook;
+    {
+      std::lock_guard lock(mutex_);
+      hook = before_bulk_;
+    }
+    if (hook) hook();
     std::lock_guard lock(mutex_);
     ++calls_["bulk"];
     auto fault = take_fault("bulk");
@@ -270,6 +283,7 @@ class FakeDocumentApi final : public es::DocumentApi {
   int uuids_ = 0;
   std::deque<Fault> faults_;
   std::map<std::string, int> calls_;
+  std::function<void()> before_bulk_;
   std::vector<std::string> ids_seen_;
 };
 

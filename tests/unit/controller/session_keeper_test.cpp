@@ -291,6 +291,25 @@ TEST_F(SessionKeeperTest, ARevocationIsListedAndHandedOverAfterThePublishedValid
   EXPECT_FALSE(session());
 }
 
+// The validity a holder is shown counts from renewTime, read as the tick began; the documents'
+// renewal before the session's write takes time (a _bulk of every held lock), and the
+// hand-over must not wait for it on top.
+TEST_F(SessionKeeperTest, AHandOverCountsFromTheRenewTimePublishedNotFromTheSessionWrite) {
+  const std::string token = grant("a", "claim-a");
+  grant("b", "claim-b");         // two documents: renewed in one _bulk
+  clock_.advance(Millis(1000));  // due for renewal
+  es_.before_each_bulk([this] { clock_.advance(Millis(150)); });
+  const WallTime tick_began = lock::to_millis(clock_.now());
+  const MonoTime tick_began_mono = clock_.monotonic();
+  keeper_->tick(kNs);
+  ASSERT_EQ(session()->renew_time, tick_began);
+  clock_.advance(Millis(4000));
+  auto hand_over = keeper_->revoke(kNs, {"claim-a", token}, kTtl);
+  ASSERT_TRUE(hand_over.ok()) << hand_over.error().describe();
+  ASSERT_TRUE(*hand_over);
+  EXPECT_EQ(**hand_over, tick_began_mono + kTtl) << "the published validity ends then, not 150 ms later";
+}
+
 // A renewal applied by the API server whose answer never came may have been seen by the
 // holder: the hand-over after a later listing is counted from it, not from the last renewal
 // the keeper knew had landed.
