@@ -156,8 +156,7 @@ class EsTestServer {
 // A DocumentApi on the real transport for `url`.
 inline std::unique_ptr<es::DocumentApi> make_api(const std::string& url, es::ClientOptions options = {}) {
   options.hosts = {url};
-  auto api =
-      es::make_http_document_api(http::make_transport(), std::move(options), SystemClock::instance());
+  auto api = es::make_http_document_api(http::make_transport(), std::move(options), SystemClock::instance());
   EXPECT_TRUE(api.ok()) << api.error().describe();
   return api.ok() ? std::move(*api) : nullptr;
 }

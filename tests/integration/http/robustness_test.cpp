@@ -88,9 +88,9 @@ TEST(HttpServerRobustness, OversizedBodyIs413) {
   options.max_body_bytes = 1024;
   auto server = start_server(ok_handler(), options);
   auto response = make_transport()->send({.method = "POST",
-                                                  .url = url_for(*server, "/"),
-                                                  .headers = {{"Content-Type", "text/plain"}},
-                                                  .body = std::string(4096, 'x')});
+                                          .url = url_for(*server, "/"),
+                                          .headers = {{"Content-Type", "text/plain"}},
+                                          .body = std::string(4096, 'x')});
   // The server may close before the client finished writing; either way nothing is accepted.
   if (response.ok()) {
     EXPECT_EQ(response->status, 413);
@@ -100,8 +100,7 @@ TEST(HttpServerRobustness, OversizedBodyIs413) {
   const std::string answer =
       exchange_raw(*server, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n");
   EXPECT_EQ(answer.rfind("HTTP/1.1 413", 0), 0u) << answer;
-  auto small =
-      make_transport()->send({.method = "POST", .url = url_for(*server, "/"), .body = "tiny"});
+  auto small = make_transport()->send({.method = "POST", .url = url_for(*server, "/"), .body = "tiny"});
   ASSERT_TRUE(small.ok()) << small.error().describe();
   EXPECT_EQ(small->status, 200);
 }

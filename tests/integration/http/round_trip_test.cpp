@@ -221,8 +221,8 @@ TEST(HttpRoundTrip, LateAnswerWaitEndsWhenTheClientLeaves) {
     client_left = response.wait_closing(std::chrono::minutes(10));
     ended.set();
   });
-  auto response = make_transport()->send(
-      {.url = url_for(*server, "/late"), .timeout = std::chrono::milliseconds(200)});
+  auto response =
+      make_transport()->send({.url = url_for(*server, "/late"), .timeout = std::chrono::milliseconds(200)});
   ASSERT_FALSE(response.ok());
   EXPECT_EQ(response.error().code, ErrorCode::kTimeout);
   ASSERT_TRUE(ended.wait());
@@ -236,8 +236,7 @@ TEST(HttpRoundTrip, LateAnswerWaitEndsWhenTheServerStops) {
     response.wait_closing(std::chrono::minutes(10));
   });
   std::thread client([&] {
-    (void)make_transport()->send(
-        {.url = url_for(*server, "/late"), .timeout = std::chrono::minutes(5)});
+    (void)make_transport()->send({.url = url_for(*server, "/late"), .timeout = std::chrono::minutes(5)});
   });
   ASSERT_TRUE(waiting.wait());
   auto stopped = std::async(std::launch::async, [&] { server->stop(); });
