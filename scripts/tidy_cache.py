@@ -7,7 +7,9 @@ every header it includes (the list the build recorded: `ninja -t deps`). A key f
 cache directory was checked clean before, so the file is left out.
 
   tidy_cache.py BUILD_DIR pending DIR...   prints the sources under the DIRs to check
-  tidy_cache.py BUILD_DIR record FILE...   records those FILEs as clean
+  tidy_cache.py BUILD_DIR record FILE...   records those FILEs as clean, under the keys
+                                           `pending` saw (a file edited meanwhile is not
+                                           recorded as it is now)
 
 The cache lives in ${XDG_CACHE_HOME:-~/.cache}/eslease/clang-tidy; deleting it checks all.
 """
@@ -84,17 +86,26 @@ def keys(build_dir, files):
 
 def main():
     build_dir, action, args = sys.argv[1], sys.argv[2], sys.argv[3:]
+    seen_keys = os.path.join(build_dir, "clang-tidy-pending.json")
     if action == "pending":
         sources = [os.path.abspath(os.path.join(root, name)) for top in args for root, _, names in os.walk(top)
                    for name in names if name.endswith(".cpp")]
         known = keys(build_dir, sources)
+        with open(seen_keys, "w") as out:
+            json.dump(known, out)
         for source in sorted(sources):
             if source not in known or not os.path.exists(os.path.join(cache_dir(), known[source])):
                 print(source)
     elif action == "record":
         os.makedirs(cache_dir(), exist_ok=True)
-        for key in keys(build_dir, args).values():
-            open(os.path.join(cache_dir(), key), "w").close()
+        if os.path.exists(seen_keys):
+            with open(seen_keys) as saved:
+                known = json.load(saved)
+        else:
+            known = keys(build_dir, [os.path.abspath(file) for file in args])
+        for file in args:
+            if os.path.abspath(file) in known:
+                open(os.path.join(cache_dir(), known[os.path.abspath(file)]), "w").close()
     else:
         sys.exit("usage: tidy_cache.py BUILD_DIR pending DIR... | record FILE...")
 
