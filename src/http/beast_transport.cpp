@@ -213,7 +213,7 @@ class BeastTransport final : public Transport {
       bhttp::response_parser<bhttp::buffer_body> parser;
       parser.body_limit(kNoBodyLimit);
       parser.header_limit(kMaxHeaderBytes);
-      if (auto no_head = read(
+      if (auto no_head = on_stream(
               conn, [&](auto& s, auto h) { bhttp::async_read_header(s, conn.buffer(), parser, h); },
               Clock::now() + idle)) {
         return failed(*no_head);
@@ -226,7 +226,7 @@ class BeastTransport final : public Transport {
         if (stop.stop_requested()) return failed({ErrorCode::kCancelled, ""});
         parser.get().body().data = piece.data();
         parser.get().body().size = piece.size();
-        if (auto unread = read(
+        if (auto unread = on_stream(
                 conn, [&](auto& s, auto h) { bhttp::async_read_some(s, conn.buffer(), parser, h); },
                 Clock::now() + idle)) {
           return failed(*unread);
@@ -349,7 +349,7 @@ class BeastTransport final : public Transport {
 
   // Runs one read or write on the connection's stream with `deadline`.
   template <typename Start>
-  static std::optional<Failure> read(Connection& conn, Start&& start, Clock::time_point deadline) {
+  static std::optional<Failure> on_stream(Connection& conn, Start&& start, Clock::time_point deadline) {
     error_code ec;
     const bool finished = conn.await(
         [&](auto handler) { conn.with_stream([&](auto& stream) { start(stream, handler); }); }, deadline, ec);
@@ -375,7 +375,7 @@ class BeastTransport final : public Transport {
       message.set(bhttp::field::content_type, "application/octet-stream");
     message.body() = request.body;
     message.prepare_payload();
-    auto unwritten = read(
+    auto unwritten = on_stream(
         conn, [&](auto& s, auto h) { bhttp::async_write(s, message, h); }, deadline);
     if (unwritten) unwritten->nothing_received = true;
     return unwritten;
@@ -390,7 +390,7 @@ class BeastTransport final : public Transport {
     parser.body_limit(kNoBodyLimit);
     parser.header_limit(kMaxHeaderBytes);
     if (request.method == "HEAD") parser.skip(true);
-    auto unread = read(
+    auto unread = on_stream(
         conn, [&](auto& s, auto h) { bhttp::async_read(s, conn.buffer(), parser, h); }, deadline);
     if (unread) {
       unread->nothing_received = !parser.got_some();
