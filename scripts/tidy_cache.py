@@ -78,7 +78,8 @@ def keys(build_dir, files):
             continue  # never built: no header list to trust
         key = common.copy()
         key.update(portable(entry["command"]).encode())
-        for path in sorted(set(included) | {os.path.abspath(file)}):
+        # In the order of the portable names: another checkout's path sorts differently.
+        for path in sorted(set(included) | {os.path.abspath(file)}, key=portable):
             key.update(portable(path).encode() + b"\0" + content(path).encode())
         result[file] = key.hexdigest()
     return result
