@@ -27,6 +27,7 @@ RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       ca-certificates \
       libfmt9 \
+      libjemalloc2 \
       libprometheus-cpp-core1.0 \
       libspdlog1.10 \
       libssl3 \

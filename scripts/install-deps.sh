@@ -8,7 +8,7 @@ packages=(
   # build
   build-essential cmake ninja-build pkg-config git ccache
   # libraries
-  libssl-dev libboost-dev libboost-system-dev
+  libssl-dev libboost-dev libboost-system-dev libjemalloc-dev
   libyaml-cpp-dev prometheus-cpp-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
   # tests
   libgtest-dev libgmock-dev kubectl python3 python3-kubernetes python3-elasticsearch

@@ -1,6 +1,7 @@
 // The gauges a metrics scrape reads from the caches: claims by phase and priority, the
 // waiters a live pod could serve, and the lock slots held and free. Read in place, on the
-// scraping thread, as every replica counts them.
+// scraping thread, as every replica counts them; the last two take a pass over every Lease,
+// so they are recounted only as often as that stays cheap (Controller::publish_claim_metrics).
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -14,16 +15,30 @@ namespace eslease::controller {
 
 void Controller::publish_claim_metrics() {
   const ClaimCounts counts = index_.counts();
+  std::lock_guard lock(recount_mutex_);
+  const MonoTime started = clock_.monotonic();
+  if (recount_pace_.due(started)) {
+    Recount recount;
+    recount.waiters = count_waiters();
+    count_slots(recount);
+    recounted_ = recount;
+    recount_pace_.ran(started, clock_.monotonic());
+  }
+  observer_.claims(counts.by_phase_priority, recounted_.waiters);
+  observer_.lock_slots(recounted_.slots_held, recounted_.slots_free);
+}
+
+int Controller::count_waiters() const {
   // A waiter is a claim that can be served: a claim whose pod is gone, finished or unready
   // (election: no live pod matches) waits for a live pod, not for the lock. Read in place: a
-  // scrape copies no Lease, and a pod only to judge its liveness.
+  // recount copies no Lease, and a pod only when an election claim's selector is matched.
   std::map<std::string, std::vector<PodRecord>> live_pods;  // by namespace, read once
   auto live_in = [&](const std::string& ns) -> const std::vector<PodRecord>& {
     const auto found = live_pods.find(ns);
     if (found != live_pods.end()) return found->second;
     std::vector<PodRecord>& live = live_pods[ns];
     cluster().for_each_pod(ns, [&](const PodRecord& pod) {
-      if (grantable(tracker_.state_of(pod))) live.push_back(pod);
+      if (tracker_.grantable(pod)) live.push_back(pod);
     });
     return live;
   };
@@ -46,17 +61,16 @@ void Controller::publish_claim_metrics() {
       live = std::any_of(pods.begin(), pods.end(),
                          [&](const PodRecord& pod) { return selector->matches(pod.labels); });
     } else if (!pod_key.empty()) {
-      cluster().read_pod(pod_key, [&](const PodRecord& pod) { live = grantable(tracker_.state_of(pod)); });
+      cluster().read_pod(pod_key, [&](const PodRecord& pod) { live = tracker_.grantable(pod); });
     }
     waiters += live ? 1 : 0;
   }
-  observer_.claims(counts.by_phase_priority, waiters);
-  publish_slot_metrics();
+  return waiters;
 }
 
 // Every claimed lock counts its capacity; a Shared holder holds one slot, an Exclusive one all.
 // One pass over the Leases, copying none.
-void Controller::publish_slot_metrics() {
+void Controller::count_slots(Recount& recount) const {
   struct Slots {
     CapacityOf capacity;
     std::int64_t shared_held = 0;
@@ -80,7 +94,8 @@ void Controller::publish_slot_metrics() {
     all += capacity;
     held += std::min(slots.shared_held + slots.exclusive_held * capacity, capacity);
   }
-  observer_.lock_slots(held, all - held);
+  recount.slots_held = held;
+  recount.slots_free = all - held;
 }
 
 }  // namespace eslease::controller

@@ -31,12 +31,11 @@ HolderHealth judge_never_ready(const PodState& pod, int grace_seconds, MonoTime 
   return {Health::kAlive, std::nullopt, dead_at};
 }
 
-bool grantable(const PodState& pod) {
-  const PodRecord& record = pod.record;
+bool grantable(const PodRecord& record, const PodState& state) {
   if (record.being_deleted) return false;
   if (record.phase == "Failed" || record.phase == "Succeeded") return false;
-  if (!pod.node_ready || pod.node_silent_since) return false;
-  if (pod.was_ready && record.ready != ReadyState::kTrue) return false;
+  if (!state.node_ready || state.node_silent_since) return false;
+  if (state.was_ready && record.ready != ReadyState::kTrue) return false;
   return true;
 }
 

@@ -68,7 +68,12 @@ HolderHealth judge_holder(const PodState* pod, const std::string& holder_uid, bo
 HolderHealth judge_never_ready(const PodState& pod, int grace_seconds, MonoTime now);
 
 // A waiting claim is granted only to a pod that is alive, not being deleted, not finished,
-// and not unready after having been Ready (nor on an unready node).
-bool grantable(const PodState& pod);
+// and not unready after having been Ready (nor on an unready node). `state` is what is known
+// beside the pod's record (its `record` member is not read), so a caller that holds the record
+// need not copy it.
+bool grantable(const PodRecord& record, const PodState& state);
+inline bool grantable(const PodState& pod) {
+  return grantable(pod.record, pod);
+}
 
 }  // namespace eslease::controller

@@ -67,8 +67,17 @@ void PodTracker::node_gone(const NodeRecord& node) {
 }
 
 PodState PodTracker::state_of(const PodRecord& pod) const {
-  PodState state;
+  PodState state = observed(pod);
   state.record = pod;
+  return state;
+}
+
+bool PodTracker::grantable(const PodRecord& pod) const {
+  return controller::grantable(pod, observed(pod));
+}
+
+PodState PodTracker::observed(const PodRecord& pod) const {
+  PodState state;
   std::lock_guard lock(mutex_);
   auto memory = pods_.find(pod.meta.key());
   const bool remembered = memory != pods_.end() && memory->second.uid == pod.meta.uid;

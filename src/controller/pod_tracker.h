@@ -40,6 +40,9 @@ class PodTracker {
 
   // The pod joined with what was observed about it and its node.
   PodState state_of(const PodRecord& pod) const;
+  // Whether a lock may be granted to the pod now (liveness' `grantable`), judged without
+  // copying its record: a metrics scrape asks this of every waiting claim's pod.
+  bool grantable(const PodRecord& pod) const;
   // When the pod named ns/name was seen gone, replaced or finished (for takeover latency).
   std::optional<MonoTime> death_seen_at(const std::string& pod_key) const;
   // This controller saw the pod ns/name with this UID go (deleted, or replaced under its
@@ -57,6 +60,8 @@ class PodTracker {
     MonoTime started_at{};   // first seen, or seen bound to its node
     bool scheduled = false;  // seen with a node
   };
+  // state_of without the record.
+  PodState observed(const PodRecord& pod) const;
   struct Death {
     MonoTime at{};
     std::string uid;

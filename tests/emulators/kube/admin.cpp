@@ -95,6 +95,7 @@ void ApiServer::handle_admin(const http::ServerRequest& request, http::ServerRes
     }
     return send_json(response, 200,
                      {{"requests", counters_.snapshot()},
+                      {"subresource_requests", subresource_counters_.snapshot()},
                       {"watches_open", watches},
                       {"kube_write_applied_unanswered", faults_.applied_unanswered()}});
   }

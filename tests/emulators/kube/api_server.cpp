@@ -118,6 +118,7 @@ void ApiServer::handle(const http::ServerRequest& request, http::ServerResponse&
     bool client_left = false;  // during an injected delay: a write served after it goes unanswered
     const std::string resource =
         call.type->group.empty() ? call.type->plural : call.type->plural + "." + call.type->group;
+    if (!call.subresource.empty()) subresource_counters_.count(call.verb, resource + "/" + call.subresource);
     if (auto fault = faults_.take(call.verb, resource)) {
       if (fault->latency.count() > 0) client_left = response.wait_closing(fault->latency);
       if (fault->drop) return response.drop_connection();

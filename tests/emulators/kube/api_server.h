@@ -170,6 +170,7 @@ class ApiServer : private GarbageCollectorTarget {
   std::string server_address_;
   FaultInjector faults_;
   RequestCounters counters_;
+  RequestCounters subresource_counters_;  // "<verb> <plural.group>/<subresource>": a status write's own count
   std::atomic<bool> shutting_down_{false};
   // Last: they use mutex_ and store_, so they are stopped (destroyed) before them.
   std::unique_ptr<SimulatedKubelet> kubelet_;

@@ -332,6 +332,17 @@ TEST_F(KubeCrudTest, FaultsAnswerErrorsThenClear) {
   EXPECT_EQ(stats.body["requests"]["list leases.coordination.k8s.io"], 2) << "counted by group too";
   EXPECT_FALSE(stats.body["requests"].contains("list leases.eslease.io"));
   EXPECT_EQ(stats.body["watches_open"], 0);
+  EXPECT_TRUE(stats.body["subresource_requests"].empty()) << "no subresource was called";
+}
+
+TEST_F(KubeCrudTest, StatusWritesAreCountedOnTheirOwnToo) {
+  call(api, "PATCH", "/api/v1/namespaces/default/pods/nobody/status", {{"status", {{"phase", "Running"}}}},
+       {{"Content-Type", "application/merge-patch+json"}});
+  call(api, "GET", "/api/v1/namespaces/default/pods/nobody");
+  auto stats = call(api, "GET", "/_emulator/stats");
+  EXPECT_EQ(stats.body["requests"]["patch pods"], 1) << "still counted under its resource";
+  EXPECT_EQ(stats.body["subresource_requests"]["patch pods/status"], 1);
+  EXPECT_EQ(stats.body["subresource_requests"].size(), 1U) << "a call to the object itself is not";
 }
 
 TEST_F(KubeCrudTest, DiscoveryDocuments) {
