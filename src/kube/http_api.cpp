@@ -1,6 +1,7 @@
 #include "kube/http_api.h"
 
 #include "common/text.h"
+#include "kube/answer_json.h"
 #include "kube/status.h"
 #include "kube/watch_decoder.h"
 
@@ -20,7 +21,7 @@ void add_query(std::string& url, const char* key, const std::string& value) {
 }
 
 Result<json> parse_body(const http::Response& response) {
-  json parsed = json::parse(response.body, nullptr, /*allow_exceptions=*/false);
+  json parsed = parse_answer(response.body);
   if (parsed.is_discarded() || !parsed.is_object()) {
     return make_error(ErrorCode::kProtocol, "API server answered with a body that is not a JSON object",
                       response.status);

@@ -1,5 +1,7 @@
 #include "kube/watch_decoder.h"
 
+#include "kube/answer_json.h"
+
 namespace eslease::kube {
 namespace {
 
@@ -19,7 +21,7 @@ bool is_blank(std::string_view line) {
 }  // namespace
 
 Result<WatchEvent> decode_watch_event(std::string_view line) {
-  json parsed = json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
+  json parsed = parse_answer(line);
   if (parsed.is_discarded())
     return make_error(ErrorCode::kProtocol, "watch stream: an event is not valid JSON");
   if (!parsed.is_object())

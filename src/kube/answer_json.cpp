@@ -1,0 +1,107 @@
+#include "kube/answer_json.h"
+
+#include <algorithm>
+
+namespace eslease::kube {
+
+namespace {
+
+constexpr std::string_view kKey = "\"managedFields\"";
+
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+std::size_t skip_space(std::string_view text, std::size_t at) {
+  while (at < text.size() && is_space(text[at])) ++at;
+  return at;
+}
+
+// The position just past the array that starts at `open` ('['), or npos when the text ends
+// inside it or closes a bracket with the other kind. Brackets inside strings do not count.
+std::size_t past_array(std::string_view text, std::size_t open) {
+  std::string closers;  // the closing brackets expected, innermost last
+  bool in_string = false;
+  for (std::size_t i = open; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;  // the escaped character, whatever it is
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[') {
+      closers.push_back(']');
+    } else if (c == '{') {
+      closers.push_back('}');
+    } else if (c == ']' || c == '}') {
+      if (closers.empty() || closers.back() != c) return std::string_view::npos;
+      closers.pop_back();
+      if (closers.empty()) return i + 1;
+    }
+  }
+  return std::string_view::npos;
+}
+
+// The span [begin, end) to cut for the key found at `key`, with one of the commas around it;
+// nullopt-like {0, 0} when the match is not a member with an array value.
+struct Span {
+  std::size_t begin = 0;
+  std::size_t end = 0;
+};
+
+Span member_at(std::string_view text, std::size_t key) {
+  // A member's key follows '{' or ','. Inside a string a quote is escaped, so the quoted key
+  // cannot match there; this check also refuses "...\"managedFields\"..." split oddly.
+  std::size_t before = key;
+  while (before > 0 && is_space(text[before - 1])) --before;
+  if (before == 0 || (text[before - 1] != '{' && text[before - 1] != ',')) return {};
+  std::size_t colon = skip_space(text, key + kKey.size());
+  if (colon >= text.size() || text[colon] != ':') return {};
+  const std::size_t value = skip_space(text, colon + 1);
+  if (value >= text.size() || text[value] != '[') return {};
+  const std::size_t end = past_array(text, value);
+  if (end == std::string_view::npos) return {};
+  // Take the comma after it; the last member takes the comma before it instead.
+  const std::size_t after = skip_space(text, end);
+  if (after < text.size() && text[after] == ',') return {key, after + 1};
+  if (text[before - 1] == ',') return {before - 1, end};
+  return {key, end};  // the only member
+}
+
+}  // namespace
+
+std::string_view without_managed_fields(std::string_view text, std::string& scratch) {
+  std::size_t found = text.find(kKey);
+  if (found == std::string_view::npos) return text;
+  scratch.clear();
+  std::size_t copied = 0;  // text before this was copied or cut
+  while (found != std::string_view::npos) {
+    Span span = member_at(text, found);
+    if (span.end == 0) {
+      found = text.find(kKey, found + kKey.size());
+      continue;
+    }
+    // A comma before it may have gone with the member before (a key given twice).
+    span.begin = std::max(span.begin, copied);
+    if (scratch.empty()) scratch.reserve(text.size());
+    scratch.append(text.substr(copied, span.begin - copied));
+    copied = span.end;
+    found = text.find(kKey, span.end);
+  }
+  if (copied == 0) return text;
+  scratch.append(text.substr(copied));
+  return scratch;
+}
+
+nlohmann::json parse_answer(std::string_view text) {
+  std::string scratch;
+  const std::string_view cut = without_managed_fields(text, scratch);
+  return nlohmann::json::parse(cut.begin(), cut.end(), nullptr, /*allow_exceptions=*/false);
+}
+
+}  // namespace eslease::kube
