@@ -46,10 +46,9 @@ class Controller {
   bool synced() const;
   bool leading() const { return leading_.load(); }
   // Reports the claims by phase and priority, as the claim index counts them (on every
-  // scrape), and the waiters and lock slots, which take a pass over every Lease: recounted on
-  // a scrape once the last recount is 20 times its own duration old, so scrapes cost at most a
-  // twentieth of a core however often they come (with 100,000 Leases a recount takes about
-  // 0.1 s; with a few hundred, every scrape recounts).
+  // scrape), and the waiters and lock slots, which take a pass over every Lease: recounted at
+  // the pace of `recount_pace_` (RecountPace), so with a few hundred Leases every scrape
+  // recounts and with 100,000 the two may be a few seconds old.
   void publish_claim_metrics();
   // Elasticsearch answers again after it could not be reached: every lock is looked at now,
   // not when its backoff ends.
