@@ -61,8 +61,14 @@ void LockEntry::ended() {
 
 void LockEntry::revoke(api::Reason why, std::optional<MonoTime> hand_over_at) {
   renewing_ = false;
+  const bool first = !revoked_;
   revoked_ = why;
-  if (hand_over_at) expires_at_ = std::max(expires_at_, *hand_over_at);
+  if (!hand_over_at) return;
+  // The session says when the validity published to the holder ends. A renewal of the
+  // documents after the renewal that listing followed (a tick's _bulk just before it) was
+  // never shown to the holder, so it does not hold the hand-over back; a later revocation
+  // never brings it forward.
+  expires_at_ = first ? *hand_over_at : std::max(expires_at_, *hand_over_at);
 }
 
 void LockEntry::released(MonoTime now) {

@@ -23,7 +23,14 @@ struct SessionKeeper::Namespace {
   // writer's), on our clock: published validity of an unlisted grant ends at most its lease
   // duration later.
   std::optional<MonoTime> renewal_at;
-  std::map<api::GrantRef, MonoTime> droppable_at;  // listed grants: when they may leave the list
+  // A grant the session lists: when the validity its holder was shown ends, decided once, as
+  // the listing is written (none: no renewal was published before it), and when the listing
+  // may go.
+  struct Listing {
+    std::optional<MonoTime> hand_over;
+    MonoTime droppable_at;
+  };
+  std::map<api::GrantRef, Listing> listings;
 };
 
 // What one tick learned about the grants of its namespace.
@@ -85,8 +92,7 @@ void SessionKeeper::forget_if_idle(const std::string& ns) {
   std::unique_lock held(n.mutex, std::try_to_lock);  // a session write under way: kept
   if (!held.owns_lock()) return;
   // A renewal whose outcome is unknown, or a listing, is remembered while it matters.
-  if (!n.object.resource_version.empty() || !n.object.revoked.empty() || !n.droppable_at.empty() ||
-      n.renewal_at)
+  if (!n.object.resource_version.empty() || !n.object.revoked.empty() || !n.listings.empty() || n.renewal_at)
     return;
   n.dropped = true;
   namespaces_.erase(it);
@@ -162,7 +168,10 @@ Status SessionKeeper::load(Namespace& n) {
     Millis duration = kLongestLease;
     if (auto lease = cluster_.lease(object_key(ns, g.lease)))
       duration = api::lease_duration(lease->spec.lease_duration_seconds);
-    n.droppable_at.emplace(g, now + duration + options_.keep_listed);
+    // Listed by another writer, after a renewal it may have shown: counted from now too.
+    const std::optional<MonoTime> hand_over =
+        n.renewal_at ? std::optional<MonoTime>(now + duration) : std::nullopt;
+    n.listings.emplace(g, Namespace::Listing{hand_over, now + duration + options_.keep_listed});
   }
   n.loaded = true;
   return {};
@@ -178,8 +187,8 @@ Status SessionKeeper::write(Namespace& n, std::optional<Renewal> renewal,
     if (renewal) next.renew_time = renewal->wall;
     const MonoTime now = clock_.monotonic();
     std::erase_if(next.revoked, [&](const api::GrantRef& g) {
-      auto it = n.droppable_at.find(g);
-      return it != n.droppable_at.end() && now >= it->second && !add.contains(g);
+      auto it = n.listings.find(g);
+      return it != n.listings.end() && now >= it->second.droppable_at && !add.contains(g);
     });
     for (const auto& [grant, duration] : add) next.revoked.insert(grant);
     // Without a session nothing was published, so nothing needs listing.
@@ -195,13 +204,16 @@ Status SessionKeeper::write(Namespace& n, std::optional<Renewal> renewal,
       // The validity published is counted from renewTime, read when the tick began (before
       // the documents' renewal): so is its hand-over, no later than the holders were shown.
       if (renewal) n.renewal_at = renewal->mono;
-      for (auto it = n.droppable_at.begin(); it != n.droppable_at.end();)
-        it = n.object.revoked.contains(it->first) ? std::next(it) : n.droppable_at.erase(it);
+      for (auto it = n.listings.begin(); it != n.listings.end();)
+        it = n.object.revoked.contains(it->first) ? std::next(it) : n.listings.erase(it);
       for (const auto& [grant, duration] : add) {
         // Hand-over: the latest renewal published before this listing, plus the grant's
-        // lease duration; a minute more before the listing may go.
-        const MonoTime hand_over = published_since.value_or(sent) + duration;
-        n.droppable_at[grant] = hand_over + options_.keep_listed;
+        // lease duration; a minute more before the listing may go. A grant listed before
+        // keeps the hand-over of its first listing: no version since has shown it a renewal.
+        std::optional<MonoTime> hand_over;
+        if (published_since) hand_over = *published_since + duration;
+        n.listings.emplace(grant, Namespace::Listing{hand_over, published_since.value_or(sent) + duration +
+                                                                    options_.keep_listed});
       }
       return {};
     }
@@ -233,11 +245,16 @@ Result<std::optional<MonoTime>> SessionKeeper::revoke(const std::string& ns, con
     if (Status written = write(n, std::nullopt, {{grant, lease_duration}}); !written.ok())
       return written.error();
   }
-  // Read after the listing was written: a renewal whose answer was lost, or another
-  // writer's seen while merging, counts as published before it.
-  const std::optional<MonoTime> published_since = n.renewal_at;
-  if (!published_since) return std::optional<MonoTime>();
-  return std::optional<MonoTime>(*published_since + lease_duration);
+  return hand_over_of(n, grant, lease_duration);
+}
+
+std::optional<MonoTime> SessionKeeper::hand_over_of(const Namespace& n, const api::GrantRef& grant,
+                                                    Millis lease_duration) {
+  if (auto it = n.listings.find(grant); it != n.listings.end()) return it->second.hand_over;
+  // Not listed as far as we know (cannot happen after a listing was written): the latest
+  // renewal we know of counts as published before it.
+  if (!n.renewal_at) return std::nullopt;
+  return *n.renewal_at + lease_duration;
 }
 
 void SessionKeeper::record_renewal(LockEntry& entry, const lock::BatchRenewal& result,
@@ -428,25 +445,20 @@ MonoTime SessionKeeper::write_session(
   const bool held = coverage.shortest.has_value();
   if (!held && n.object.resource_version.empty() && to_list.empty()) return MonoTime::max();
   const bool renew = held && (!waiting || forced);
-  const std::optional<MonoTime> published_since = n.renewal_at;
   if (Status written =
           write(n, renew ? std::optional<Renewal>(Renewal{renewal, started}) : std::nullopt, to_list);
       !written.ok())
     return clock_.monotonic() + options_.retry_after;
   coverage.renewed = renew;
-  for (const auto& [grant, lock_id] : listed_locks) {
-    std::optional<MonoTime> hand_over;
-    if (published_since) hand_over = *published_since + to_list[grant];
-    revoked[lock_id] = {grant, hand_over};
-  }
-  // Grants of ours another writer listed (seen while merging with its version): revocation is
-  // final, so they are revoked here too. Their holders were last shown a validity from a
-  // renewal published no later than the one the session shows now.
+  for (const auto& [grant, lock_id] : listed_locks)
+    revoked[lock_id] = {grant, hand_over_of(n, grant, to_list[grant])};
+  // Grants of ours listed before this write (by a revocation since the documents' renewal,
+  // or by another writer, seen while merging with its version): revocation is final, so they
+  // are revoked here too, handed over as their first listing said, not after this renewal,
+  // which their holders were never shown.
   for (const auto& [grant, lock_id] : listed_ours(n, coverage)) {
-    if (revoked.contains(lock_id)) continue;
-    std::optional<MonoTime> hand_over;
-    if (n.renewal_at) hand_over = *n.renewal_at + coverage.durations[grant];
-    revoked[lock_id] = {grant, hand_over};
+    if (!revoked.contains(lock_id))
+      revoked[lock_id] = {grant, hand_over_of(n, grant, coverage.durations[grant])};
   }
   if (!held) return retire(n) ? MonoTime::max() : clock_.monotonic() + options_.keep_listed;
   return clock_.monotonic() + (renew ? api::renewal_interval(shortest) : options_.retry_after);

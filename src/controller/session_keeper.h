@@ -116,6 +116,9 @@ class SessionKeeper {
   // The grants this tick renews or waits for that the session as last read lists (another
   // writer's listing, a split brain's): lock id by grant.
   static std::map<api::GrantRef, std::string> listed_ours(const Namespace& n, const Coverage& coverage);
+  // When the validity published to the holder of `grant`, listed in `n`, ends.
+  static std::optional<MonoTime> hand_over_of(const Namespace& n, const api::GrantRef& grant,
+                                              Millis lease_duration);
   // Deletes the session of a namespace that holds and lists nothing; true when it is gone.
   bool retire(Namespace& n);
 

@@ -64,6 +64,20 @@ TEST(LockEntry, RevocationIsFinalForItsGrantOnly) {
   EXPECT_FALSE(entry.revoked()) << "a new grant starts afresh";
 }
 
+// The session's hand-over is when the validity published to the holder ends; a renewal of
+// the document that the holder was never shown does not hold it back.
+TEST(LockEntry, ARevocationEndsTheGrantAtTheSessionsHandOver) {
+  LockEntry entry(kKey);
+  entry.granted(lock::HeldDocument{kKey, grant_version(1), kT0 + Millis(10000)});
+  entry.renewed(lock::HeldDocument{kKey, grant_version(2), kT0 + Millis(14000)});
+  entry.revoke(api::Reason::kPodNotReady, kT0 + Millis(10000));
+  EXPECT_EQ(entry.expires_at(), kT0 + Millis(10000));
+  entry.revoke(api::Reason::kPodNotReady, kT0 + Millis(9000));
+  EXPECT_EQ(entry.expires_at(), kT0 + Millis(10000)) << "a later revocation never brings it forward";
+  entry.revoke(api::Reason::kPodNotReady, kT0 + Millis(11000));
+  EXPECT_EQ(entry.expires_at(), kT0 + Millis(11000));
+}
+
 TEST(LockEntry, AnUnconfirmedRenewalIsRetriedUntilTheDeadlineThenRevoked) {
   LockEntry entry(kKey);
   const MonoTime deadline = kT0 + Millis(10000);

@@ -310,6 +310,34 @@ TEST_F(SessionKeeperTest, AHandOverCountsFromTheRenewTimePublishedNotFromTheSess
   EXPECT_EQ(**hand_over, tick_began_mono + kTtl) << "the published validity ends then, not 150 ms later";
 }
 
+// A revocation can come while a tick is under way: after the tick's _bulk renewed the grant's
+// document, before the tick writes its renewal. The listing comes first, so the holder was
+// never shown the tick's renewal, and the hand-over counts from the one before: neither the
+// renewed document nor the tick's listing of it holds the hand-over back by a tick.
+TEST_F(SessionKeeperTest, ARevocationDuringATickIsHandedOverAfterTheRenewalShownBeforeIt) {
+  const std::string token = grant("a", "claim-a");
+  keeper_->tick(kNs);
+  const MonoTime shown = clock_.monotonic();
+  clock_.advance(kTtl / 3);
+  std::optional<MonoTime> hand_over;
+  es_.before_each_bulk([&] {
+    es_.before_each_bulk(nullptr);
+    auto listed = keeper_->revoke(kNs, {"claim-a", token}, kTtl);
+    ASSERT_TRUE(listed.ok()) << listed.error().describe();
+    hand_over = *listed;
+  });
+  keeper_->tick_due();
+  ASSERT_TRUE(hand_over);
+  EXPECT_EQ(*hand_over, shown + kTtl);
+  EXPECT_TRUE(session()->lists({"claim-a", token}));
+  EXPECT_EQ(session()->renew_time, lock::to_millis(clock_.now())) << "the tick renewed the session";
+  // The reconcile that listed it now revokes it in the lock table.
+  LockTable::Handle a = table_.lock(*lock::make_lock_key(kNs, "a"));
+  a->revoke(api::Reason::kPodNotReady, *hand_over);
+  EXPECT_TRUE(a->revoked());
+  EXPECT_EQ(a->expires_at(), shown + kTtl) << "handed over when the validity its holder was shown ends";
+}
+
 // A renewal applied by the API server whose answer never came may have been seen by the
 // holder: the hand-over after a later listing is counted from it, not from the last renewal
 // the keeper knew had landed.
