@@ -67,8 +67,7 @@ class Controller::Caches final : public ClusterView {
   // status yet.)
   void for_each_lease(const std::string& ns,
                       const std::function<void(const LeaseRecord&)>& fn) const override {
-    for (const std::string& key : index_.leases_in(ns))
-      if (std::optional<LeaseRecord> lease = this->lease(key)) fn(*lease);
+    for (const std::string& key : index_.leases_in(ns)) read_lease(key, fn);
   }
 
   bool synced() const {

@@ -332,17 +332,24 @@ void SessionKeeper::renew_documents(const std::string& ns, WallTime renewal,
 }
 
 void SessionKeeper::check_published(const std::string& ns, WallTime renewal, Coverage& coverage) {
-  std::vector<std::pair<api::GrantRef, LeaseRecord>> shown;
+  // What each Lease shown Held says, copied out: the lock entries are taken outside the cache's lock.
+  struct Shown {
+    api::GrantRef grant;
+    Millis duration;
+    std::string lock_id;  // the document its status names
+  };
+  std::vector<Shown> shown;
   cluster_.for_each_lease(ns, [&](const LeaseRecord& lease) {
     if (lease.status.phase == Phase::kHeld && !lease.status.fencing_token.empty())
-      shown.emplace_back(api::GrantRef{lease.meta.name, lease.status.fencing_token}, lease);
+      shown.push_back(Shown{api::GrantRef{lease.meta.name, lease.status.fencing_token},
+                            api::lease_duration(lease.spec.lease_duration_seconds),
+                            lock::slot_document_id(lease.lock_id(), lease.status.slot.value_or(0))});
   });
-  for (const auto& [grant, lease] : shown) {
-    coverage.saw(grant, api::lease_duration(lease.spec.lease_duration_seconds));
+  for (const auto& [grant, duration, lock_id] : shown) {
+    coverage.saw(grant, duration);
     // Covered, waited for, or (stale: part of it is no longer renewed) listed by this tick.
     if (coverage.covered.contains(grant) || coverage.failed.contains(grant) || coverage.stale.contains(grant))
       continue;
-    const std::string lock_id = lock::slot_document_id(lease.lock_id(), lease.status.slot.value_or(0));
     std::optional<LockTable::Handle> entry = table_.try_lock(lock_id);
     if (!entry || !(*entry)->known()) {
       coverage.pending.emplace(grant, lock_id);  // not read yet, or being reconciled
