@@ -243,10 +243,12 @@ Result<WriteOutcome> HoldsAnnotation::write(const PodWrite& change, MonoTime now
   // a pod that lost the lock cannot.
   const bool can_wait = change.remove.empty() && !(change.holds && change.holds->empty());
   const json patch{{"metadata", metadata}};
+  kube::CallOptions call;
+  call.metadata_only = true;  // only the new resourceVersion is read
   auto patched = can_wait ? api_.patch_unless_busy(kube::resources::pods(), pod.meta.ns, pod.meta.name,
-                                                   kube::PatchType::kMerge, patch)
+                                                   kube::PatchType::kMerge, patch, false, call)
                           : kube::as_sent(api_.patch(kube::resources::pods(), pod.meta.ns, pod.meta.name,
-                                                     kube::PatchType::kMerge, patch));
+                                                     kube::PatchType::kMerge, patch, false, call));
   if (!patched.ok()) {
     if (patched.error().code == ErrorCode::kNotFound) return WriteOutcome::kSkipped;
     return patched.error();

@@ -70,10 +70,11 @@ Result<WriteOutcome> LeaseWriter::write_status(const LeaseRecord& lease, const L
   const json patch = status_patch(desired);
   kube::CallOptions call;
   call.hands_over = urgency == Urgency::kHandOver;
+  call.metadata_only = true;  // only the new resourceVersion is read
   auto patched =
       urgency == Urgency::kCanWait
           ? api_.patch_unless_busy(leases, lease.meta.ns, lease.meta.name, kube::PatchType::kMerge, patch,
-                                   /*status_subresource=*/true)
+                                   /*status_subresource=*/true, call)
           : kube::as_sent(api_.patch(leases, lease.meta.ns, lease.meta.name, kube::PatchType::kMerge, patch,
                                      /*status_subresource=*/true, call));
   if (!patched.ok()) {
@@ -96,9 +97,11 @@ Result<WriteOutcome> LeaseWriter::write_finalizer(const LeaseRecord& lease, bool
   std::erase(finalizers, std::string(api::kFinalizer));
   if (present) finalizers.push_back(api::kFinalizer);
   json patch = {{"metadata", {{"finalizers", finalizers}, {"resourceVersion", lease.meta.resource_version}}}};
-  // A finalizer never moves a lock: it can wait.
+  // A finalizer never moves a lock: it can wait. Its answer is not read.
+  kube::CallOptions call;
+  call.metadata_only = true;
   auto patched = api_.patch_unless_busy(kube::resources::eslease_leases(), lease.meta.ns, lease.meta.name,
-                                        kube::PatchType::kMerge, patch, /*status_subresource=*/false);
+                                        kube::PatchType::kMerge, patch, /*status_subresource=*/false, call);
   if (patched.ok() && !*patched) return WriteOutcome::kDeferred;
   if (patched.ok() || patched.error().code == ErrorCode::kNotFound) {
     if (!present) forget(lease.meta.uid);

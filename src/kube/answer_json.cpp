@@ -98,6 +98,58 @@ std::string_view without_managed_fields(std::string_view text, std::string& scra
   return scratch;
 }
 
+namespace {
+
+// The position just past the string whose opening quote is at `open`, or npos.
+std::size_t past_string(std::string_view text, std::size_t open) {
+  for (std::size_t i = open + 1; i < text.size(); ++i) {
+    if (text[i] == '\\') {
+      ++i;
+    } else if (text[i] == '"') {
+      return i + 1;
+    }
+  }
+  return std::string_view::npos;
+}
+
+// The position just past the value that starts at `at`, or npos when it is cut short.
+std::size_t past_value(std::string_view text, std::size_t at) {
+  if (at >= text.size()) return std::string_view::npos;
+  if (text[at] == '{' || text[at] == '[') return past_array(text, at);
+  if (text[at] == '"') return past_string(text, at);
+  const std::size_t end = text.find_first_of(",}] \t\n\r", at);  // a number, true, false, null
+  return end == at ? std::string_view::npos : end;
+}
+
+}  // namespace
+
+nlohmann::json parse_answer_metadata(std::string_view text) {
+  const nlohmann::json discarded = nlohmann::json::value_t::discarded;
+  std::size_t at = skip_space(text, 0);
+  if (at >= text.size() || text[at] != '{') return discarded;
+  std::string_view metadata;
+  at = skip_space(text, at + 1);
+  while (at < text.size() && text[at] != '}') {
+    if (text[at] != '"') return discarded;
+    const std::size_t key_end = past_string(text, at);
+    if (key_end == std::string_view::npos) return discarded;
+    const std::string_view key = text.substr(at, key_end - at);
+    const std::size_t colon = skip_space(text, key_end);
+    if (colon >= text.size() || text[colon] != ':') return discarded;
+    const std::size_t value = skip_space(text, colon + 1);
+    const std::size_t value_end = past_value(text, value);
+    if (value_end == std::string_view::npos) return discarded;
+    if (key == "\"metadata\"") metadata = text.substr(value, value_end - value);
+    at = skip_space(text, value_end);
+    if (at < text.size() && text[at] == ',') at = skip_space(text, at + 1);
+  }
+  if (at >= text.size() || skip_space(text, at + 1) != text.size()) return discarded;
+  if (metadata.empty()) return nlohmann::json::object();
+  nlohmann::json parsed = parse_answer(metadata);
+  if (!parsed.is_object()) return discarded;
+  return nlohmann::json{{"metadata", std::move(parsed)}};
+}
+
 nlohmann::json parse_answer(std::string_view text) {
   std::string scratch;
   const std::string_view cut = without_managed_fields(text, scratch);

@@ -20,6 +20,13 @@ namespace eslease::kube {
 // without exceptions.
 nlohmann::json parse_answer(std::string_view text);
 
+// Only the `metadata` of the object the text holds, as {"metadata": {...}} (without its
+// managedFields), for a caller that reads nothing else of an answer (the resourceVersion a
+// write produced). The rest is checked for balanced structure but not decoded: a status
+// write's answer is the whole object, and decoding it cost more than the write itself.
+// Discarded, as parse_answer, when the text is not an object or its metadata not valid JSON.
+nlohmann::json parse_answer_metadata(std::string_view text);
+
 // The text with those members cut out; `scratch` holds it when something was cut.
 std::string_view without_managed_fields(std::string_view text, std::string& scratch);
 

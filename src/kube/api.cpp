@@ -32,8 +32,8 @@ Result<std::optional<json>> Api::create_unless_busy(const Resource& r, const std
 
 Result<std::optional<json>> Api::patch_unless_busy(const Resource& r, const std::string& ns,
                                                    const std::string& name, PatchType type, const json& patch,
-                                                   bool status_subresource) {
-  return as_sent(this->patch(r, ns, name, type, patch, status_subresource));
+                                                   bool status_subresource, const CallOptions& call) {
+  return as_sent(this->patch(r, ns, name, type, patch, status_subresource, call));
 }
 
 Result<std::string> list_each(Api& api, const Resource& r, const std::string& ns, ListOptions options,

@@ -27,6 +27,9 @@ struct CallOptions {
   // can wait (Api::patch_unless_busy) is left for later, so in a burst of deaths the API
   // server serves the hand-overs first.
   bool hands_over = false;
+  // The caller reads only the answer's metadata (the resourceVersion its write produced): a
+  // client may leave the rest of the object undecoded.
+  bool metadata_only = false;
 };
 
 struct ListOptions {
@@ -105,7 +108,8 @@ class Api {
                                                          const json& object);
   virtual Result<std::optional<json>> patch_unless_busy(const Resource& r, const std::string& ns,
                                                         const std::string& name, PatchType type,
-                                                        const json& patch, bool status_subresource = false);
+                                                        const json& patch, bool status_subresource = false,
+                                                        const CallOptions& call = {});
   // Streams events until the server ends the stream (ok), the handler returns false (ok),
   // `stop` is requested (kCancelled), the stream stays silent past idle_timeout (kTimeout)
   // or fails. An HTTP error answer becomes its typed Error (410 kGone, ...). ERROR events

@@ -20,8 +20,8 @@ void add_query(std::string& url, const char* key, const std::string& value) {
   url += percent_encode(value);
 }
 
-Result<json> parse_body(const http::Response& response) {
-  json parsed = parse_answer(response.body);
+Result<json> parse_body(const http::Response& response, bool metadata_only = false) {
+  json parsed = metadata_only ? parse_answer_metadata(response.body) : parse_answer(response.body);
   if (parsed.is_discarded() || !parsed.is_object()) {
     return make_error(ErrorCode::kProtocol, "API server answered with a body that is not a JSON object",
                       response.status);
@@ -100,11 +100,11 @@ Result<http::Request> HttpApi::request(std::string method, std::string url, cons
   return req;
 }
 
-Result<json> HttpApi::call_json(const http::Request& req) {
+Result<json> HttpApi::call_json(const http::Request& req, bool metadata_only) {
   auto response = transport_.send(req);
   if (!response.ok()) return response.error();
   if (response->status / 100 != 2) return error_from_response(*response);
-  return parse_body(*response);
+  return parse_body(*response, metadata_only);
 }
 
 Result<json> HttpApi::get(const Resource& r, const std::string& ns, const std::string& name,
@@ -178,7 +178,7 @@ Result<json> HttpApi::patch(const Resource& r, const std::string& ns, const std:
   req->headers.emplace_back("Content-Type", type == PatchType::kMerge ? "application/merge-patch+json"
                                                                       : "application/json-patch+json");
   req->body = patch.dump(-1, ' ', false, json::error_handler_t::replace);
-  return call_json(std::move(req).value());
+  return call_json(std::move(req).value(), call.metadata_only);
 }
 
 Status HttpApi::remove(const Resource& r, const std::string& ns, const std::string& name,

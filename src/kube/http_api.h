@@ -48,7 +48,8 @@ class HttpApi final : public Api {
   std::string url(const Resource& r, const std::string& ns, const std::string& name = "",
                   const std::string& subresource = "") const;
   Result<http::Request> request(std::string method, std::string url, const CallOptions& call);
-  Result<json> call_json(const http::Request& request);
+  // The answer decoded; only its metadata when `metadata_only` (CallOptions).
+  Result<json> call_json(const http::Request& request, bool metadata_only = false);
   Result<json> write(const std::string& method, const Resource& r, const json& object,
                      const std::string& subresource, const CallOptions& call);
 

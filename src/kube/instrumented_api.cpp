@@ -179,8 +179,10 @@ Result<std::optional<json>> InstrumentedApi::create_unless_busy(const Resource& 
 
 Result<std::optional<json>> InstrumentedApi::patch_unless_busy(const Resource& r, const std::string& ns,
                                                                const std::string& name, PatchType type,
-                                                               const json& patch, bool status_subresource) {
-  return unless_busy("patch", [&] { return inner_.patch(r, ns, name, type, patch, status_subresource); });
+                                                               const json& patch, bool status_subresource,
+                                                               const CallOptions& call) {
+  return unless_busy("patch",
+                     [&] { return inner_.patch(r, ns, name, type, patch, status_subresource, call); });
 }
 
 Status InstrumentedApi::watch(const Resource& r, const std::string& ns, const WatchOptions& options,

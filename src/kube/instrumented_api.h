@@ -93,7 +93,8 @@ class InstrumentedApi final : public Api {
                                                  const json& object) override;
   Result<std::optional<json>> patch_unless_busy(const Resource& r, const std::string& ns,
                                                 const std::string& name, PatchType type, const json& patch,
-                                                bool status_subresource = false) override;
+                                                bool status_subresource = false,
+                                                const CallOptions& call = {}) override;
   // Only starting a watch takes a token; its events are never limited. The watch is
   // reported once: when its first event arrives (200, the time to get there), or, if none
   // came, when it ends (its status). A watch ended by `stop` before any event is not a

@@ -212,9 +212,9 @@ class MemoryApi final : public Api {
 
   Result<std::optional<json>> patch_unless_busy(const Resource& r, const std::string& ns,
                                                 const std::string& name, PatchType type, const json& patch,
-                                                bool status_subresource) override {
+                                                bool status_subresource, const CallOptions& call) override {
     if (left_for_later(r)) return std::optional<json>();
-    return as_sent(this->patch(r, ns, name, type, patch, status_subresource, {}));
+    return as_sent(this->patch(r, ns, name, type, patch, status_subresource, call));
   }
 
   Status watch(const Resource& r, const std::string&, const WatchOptions& options,

@@ -84,5 +84,26 @@ TEST(AnswerJsonTest, TextWithoutThemIsParsedAsItIs) {
   EXPECT_EQ(parse_answer(text)["code"], 410);
 }
 
+// A write's answer read for its resourceVersion: the metadata comes out (without its
+// managedFields) wherever it sits among the members, whatever the others hold.
+TEST(AnswerJsonTest, MetadataOnlyKeepsTheMetadataAndNothingElse) {
+  const json lease = lease_with_managed_fields();
+  EXPECT_EQ(parse_answer_metadata(lease.dump()), (json{{"metadata", without(lease)["metadata"]}}));
+  EXPECT_EQ(parse_answer_metadata(lease.dump(2)), (json{{"metadata", without(lease)["metadata"]}}))
+      << "indented";
+  const std::string last =
+      R"({"spec":{"a":[1,{"b":"}]\"{"}],"c":-1.5e3,"d":true,"e":null},"metadata":{"resourceVersion":"9"}})";
+  EXPECT_EQ(parse_answer_metadata(last)["metadata"]["resourceVersion"], "9");
+  EXPECT_EQ(parse_answer_metadata(R"({"kind":"Status"})"), json::object()) << "no metadata: nothing";
+}
+
+TEST(AnswerJsonTest, MetadataOnlyRefusesWhatIsNotAnObject) {
+  for (const char* text :
+       {"", "[]", "{", R"({"metadata":{"resourceVersion":"9"})", R"({"metadata":{"resourceVersion":"9"}}})",
+        R"({"spec":{"a":[}],"metadata":{}})", R"({"metadata":{"resourceVersion":"9",}})",
+        R"({"metadata" {}})", R"({"spec":"unterminated,"metadata":{}})", R"({"metadata":{}} x)"})
+    EXPECT_TRUE(parse_answer_metadata(text).is_discarded()) << text;
+}
+
 }  // namespace
 }  // namespace eslease::kube

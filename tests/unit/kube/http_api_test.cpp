@@ -96,6 +96,22 @@ TEST(HttpApiTest, WritesUseRightVerbsAndContentTypes) {
   EXPECT_EQ(nlohmann::json::parse(r[5].body)["preconditions"]["uid"], "u1");
 }
 
+// A writer that reads only the resourceVersion its write produced gets the metadata alone;
+// an answer that is not an object is refused as any other.
+TEST(HttpApiTest, AWriteReadForItsVersionGetsTheMetadataOnly) {
+  FakeTransport transport;
+  HttpApi api(config_with_token(), transport);
+  transport.push(200, R"({"metadata":{"name":"x","resourceVersion":"8"},"status":{"phase":"Held"}})");
+  transport.push(200, R"({"metadata":{"name":"x"},"status":)");
+  CallOptions call;
+  call.metadata_only = true;
+  auto patched = api.patch(resources::pods(), "d", "x", PatchType::kMerge, {{"a", 1}}, true, call);
+  ASSERT_TRUE(patched.ok());
+  EXPECT_EQ(*patched, (nlohmann::json{{"metadata", {{"name", "x"}, {"resourceVersion", "8"}}}}));
+  EXPECT_EQ(api.patch(resources::pods(), "d", "x", PatchType::kMerge, {{"a", 1}}, true, call).error().code,
+            ErrorCode::kProtocol);
+}
+
 TEST(HttpApiTest, TypedErrorsAndBadBodies) {
   FakeTransport transport;
   HttpApi api(config_with_token(), transport);
