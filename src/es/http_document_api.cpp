@@ -191,16 +191,17 @@ class HttpDocumentApi final : public DocumentApi {
     if (operations.empty()) return BulkResult{};
     std::string body;
     for (const BulkOperation& op : operations) {
-      json meta{{"_id", op.id}};
+      // The action line, written out: one per document of every renewal tick.
+      const char* action = op.type == BulkOperation::Type::kIndex    ? "{\"index\":{\"_id\":"
+                           : op.type == BulkOperation::Type::kCreate ? "{\"create\":{\"_id\":"
+                                                                     : "{\"delete\":{\"_id\":";
+      body += action;
+      body += json(op.id).dump();
       if (op.if_match) {
-        meta["if_seq_no"] = op.if_match->seq_no;
-        meta["if_primary_term"] = op.if_match->primary_term;
+        body += ",\"if_seq_no\":" + std::to_string(op.if_match->seq_no);
+        body += ",\"if_primary_term\":" + std::to_string(op.if_match->primary_term);
       }
-      const char* action = op.type == BulkOperation::Type::kIndex    ? "index"
-                           : op.type == BulkOperation::Type::kCreate ? "create"
-                                                                     : "delete";
-      body += json{{action, meta}}.dump();
-      body += '\n';
+      body += "}}\n";
       if (op.type != BulkOperation::Type::kDelete) {
         body += op.source.dump();
         body += '\n';

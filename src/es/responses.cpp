@@ -182,13 +182,12 @@ Result<BulkResult> parse_bulk(const http::Response& response, std::size_t expect
     result.id = string_field(item, "_id");
     const auto status = int_field(item, "status");
     if (!status) return make_error(ErrorCode::kProtocol, "Elasticsearch bulk item lacks a status");
-    const std::string type = error_type(json{{"error", item.value("error", json())}});
     if (*status == 200 || *status == 201) {
       auto version = version_of(item, "bulk item");
       if (!version.ok()) return version.error();
       result.status = WriteStatus::kApplied;
       result.version = *version;
-    } else if (*status == 409 && type == "version_conflict_engine_exception") {
+    } else if (*status == 409 && error_type(item) == "version_conflict_engine_exception") {
       result.status = WriteStatus::kConflict;
     } else if (*status == 404 && string_field(item, "result") == "not_found") {
       result.status = WriteStatus::kNotFound;
