@@ -50,7 +50,7 @@ lock::GrantRequest Reconciler::grant_request(const std::vector<LockEntry*>& entr
 }
 
 bool Reconciler::record_grant(const std::vector<LockEntry*>& entries, const lock::GrantOutcome& outcome,
-                              const Decision& decision, const LockWorld& world) {
+                              const Decision& decision) {
   if (!outcome.grant) {
     // Someone else wrote first (409), or part of it: decide again on what is there now.
     observer_.backend_conflict(decision.grant.takes_over() ? "take_over" : "acquire");
@@ -85,25 +85,26 @@ Status Reconciler::grant(const Group& group, Entries& entries, const Decision& d
   }
   auto outcome = lock::grant_one(store_, grant_request(taking, decision, world));
   if (!outcome.ok()) return outcome.error();
-  if (!record_grant(taking, *outcome, decision, world)) return {};
+  if (!record_grant(taking, *outcome, decision)) return {};
   for (LockEntry* entry : rest) {
     entry->ended();
     entry->count_end();
   }
-  announce_grant(taking.front()->key().id(), outcome->grant->token, decision, world, !end_counted);
+  announce_grant(taking.front()->key().id(), outcome->grant->token, decision, world.ns, world.now,
+                 !end_counted);
   recent.push_back(RecentGrant{plan.lease, plan.takeover_reason, plan.from_pod, world.now});
   return {};
 }
 
 void Reconciler::announce_grant(const std::string& lock_id, std::int64_t token, const Decision& decision,
-                                const LockWorld& world, bool ended_grant_expired) {
+                                const std::string& ns, WallTime decided_at, bool ended_grant_expired) {
   const MonoTime now = clock_.monotonic();
   const GrantPlan& plan = decision.grant;
-  sessions_.wake(world.ns, plan.ttl);  // published soon enough to be usable at once
-  observer_.granted(seconds_between(plan.waiting_since, world.now));
+  sessions_.wake(ns, plan.ttl);  // published soon enough to be usable at once
+  observer_.granted(seconds_between(plan.waiting_since, decided_at));
   if (plan.takeover_reason) {
     std::optional<MonoTime> seen = plan.dead_seen_at;
-    if (!seen) seen = tracker_.death_seen_at(object_key(world.ns, plan.from_pod));
+    if (!seen) seen = tracker_.death_seen_at(object_key(ns, plan.from_pod));
     std::optional<double> latency;
     if (seen) latency = std::chrono::duration<double>(now - *seen).count();
     observer_.taken_over(api::to_string(*plan.takeover_reason), latency);

@@ -104,15 +104,16 @@ class Reconciler {
   Entries take(const Group& group);
   Entries take_slots(const Group& group, const std::vector<std::int64_t>& slots);
   // Start-up (reconciler_prime.cpp): a batch of groups read in one request and their first
-  // grants on free slots written in one.
+  // grants on free slots written in one. A planned grant keeps what announcing it reads, not
+  // the world it was decided on: a batch plans a thousand of them before its write.
   struct PrimeGrant {
     const Group* group = nullptr;
     Decision decision;
-    LockWorld world;
+    WallTime decided_at{};
     lock::GrantRequest request;
   };
   std::vector<std::int64_t> prime_slots(const Group& group) const;
-  bool prime_batch(const std::vector<Group>& batch);
+  bool prime_batch(std::vector<Group>& batch);
   std::optional<PrimeGrant> plan_prime_grant(const Group& group, std::vector<lock::DocumentRead>* docs,
                                              MonoTime answered);
   void write_prime_grants(std::vector<PrimeGrant>& plans);
@@ -136,10 +137,10 @@ class Reconciler {
                                    const LockWorld& world) const;
   // Records a granting write's outcome in the entries; true when the write won.
   bool record_grant(const std::vector<LockEntry*>& entries, const lock::GrantOutcome& outcome,
-                    const Decision& decision, const LockWorld& world);
-  // Metrics, session wake-up and log of a grant made.
+                    const Decision& decision);
+  // Metrics, session wake-up and log of a grant made in namespace `ns`, decided at `decided_at`.
   void announce_grant(const std::string& lock_id, std::int64_t token, const Decision& decision,
-                      const LockWorld& world, bool ended_grant_expired);
+                      const std::string& ns, WallTime decided_at, bool ended_grant_expired);
 
   // Decides and acts until nothing is left to do; false when the reconcile ends here (still
   // changing after its steps, or leadership ended), with `outcome` saying why.

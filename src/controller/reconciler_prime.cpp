@@ -53,7 +53,7 @@ std::optional<Reconciler::PrimeGrant> Reconciler::plan_prime_grant(const Group& 
       std::none_of(taking.begin(), taking.end(), [](const LockEntry* e) { return e->document(); });
   if (!free) return std::nullopt;
   lock::GrantRequest request = grant_request(taking, decision, world);
-  return PrimeGrant{&group, std::move(decision), std::move(world), std::move(request)};
+  return PrimeGrant{&group, std::move(decision), world.now, std::move(request)};
 }
 
 void Reconciler::write_prime_grants(std::vector<PrimeGrant>& plans) {
@@ -70,13 +70,13 @@ void Reconciler::write_prime_grants(std::vector<PrimeGrant>& plans) {
       for (LockEntry* entry : taking) entry->outcome_unknown();
       continue;
     }
-    if (record_grant(taking, *outcomes[n], plan.decision, plan.world))
-      announce_grant(plan.group->keys.front().id(), outcomes[n]->grant->token, plan.decision, plan.world,
-                     false);
+    if (record_grant(taking, *outcomes[n], plan.decision))
+      announce_grant(plan.group->keys.front().id(), outcomes[n]->grant->token, plan.decision,
+                     plan.group->keys.front().ns(), plan.decided_at, false);
   }
 }
 
-bool Reconciler::prime_batch(const std::vector<Group>& batch) {
+bool Reconciler::prime_batch(std::vector<Group>& batch) {
   // One read of every slot of every lock of the batch.
   std::vector<lock::SlotRange> ranges;
   for (const Group& group : batch) {
@@ -95,10 +95,12 @@ bool Reconciler::prime_batch(const std::vector<Group>& batch) {
   const MonoTime answered = clock_.monotonic();
   std::vector<PrimeGrant> plans;
   std::size_t at = 0;
-  for (const Group& group : batch) {
+  for (Group& group : batch) {
     if (at + group.keys.size() > read->size()) break;
     if (auto plan = plan_prime_grant(group, &(*read)[at], answered)) plans.push_back(std::move(*plan));
     at += group.keys.size();
+    // Nothing reads a group's claims once it is planned: their copies go before the write.
+    std::vector<LeaseRecord>().swap(group.claims);
   }
   if (!plans.empty()) write_prime_grants(plans);
   return true;

@@ -140,17 +140,7 @@ class BeastTransport final : public Transport {
     const TlsOptions& tls = options_.tls;
     const bool has_cert = !tls.client_cert_file.empty() || !tls.client_cert_pem.empty();
     const bool has_key = !tls.client_key_file.empty() || !tls.client_key_pem.empty();
-    if (has_cert != has_key) {
-      tls_problem_ = "a client certificate needs both a certificate and a key";
-      return;
-    }
-    try {
-      tls_context_.emplace(ssl::context::tls_client);
-      configure_tls(*tls_context_, tls);
-    } catch (const std::exception& e) {
-      tls_problem_ = std::string("cannot load TLS material: ") + e.what();
-      tls_context_.reset();
-    }
+    if (has_cert != has_key) tls_problem_ = "a client certificate needs both a certificate and a key";
   }
 
   Result<Response> send(const Request& request) override {
@@ -257,11 +247,29 @@ class BeastTransport final : public Transport {
     return std::min(request.timeout, options_.max_timeout);
   }
 
-  Result<Target> checked_target(const Request& request) const {
+  Result<Target> checked_target(const Request& request) {
     auto target = parse_target(request.url);
     if (!target) return target.error();
-    if (target->https && tls_problem_) return make_error(ErrorCode::kInvalidArgument, *tls_problem_);
+    if (target->https && !tls_context()) return make_error(ErrorCode::kInvalidArgument, *tls_problem_);
     return target;
+  }
+
+  // The TLS context, made for the first https request: loading the system's certificate
+  // authorities costs about a megabyte of memory per transport, which a transport that only
+  // speaks plain HTTP (an Elasticsearch without TLS) never needs. nullptr, with tls_problem_
+  // saying why, when the material cannot be loaded.
+  ssl::context* tls_context() {
+    std::call_once(tls_loaded_, [this] {
+      if (tls_problem_) return;
+      try {
+        tls_context_.emplace(ssl::context::tls_client);
+        configure_tls(*tls_context_, options_.tls);
+      } catch (const std::exception& e) {
+        tls_problem_ = std::string("cannot load TLS material: ") + e.what();
+        tls_context_.reset();
+      }
+    });
+    return tls_context_ ? &*tls_context_ : nullptr;
   }
 
   // A pooled connection to the server when one is idle and still open, else a new one.
@@ -275,7 +283,7 @@ class BeastTransport final : public Transport {
         if (!connection->stale()) return connection;
       }
     }
-    auto connection = std::make_unique<Connection>(target, tls_context_ ? &*tls_context_ : nullptr);
+    auto connection = std::make_unique<Connection>(target, target.https ? tls_context() : nullptr);
     if (auto unconnected = connect(*connection, target, deadline)) {
       return make_error(unconnected->code, "connect to " + target.display + ": " + unconnected->message);
     }
@@ -415,7 +423,8 @@ class BeastTransport final : public Transport {
   }
 
   const TransportOptions options_;
-  std::optional<std::string> tls_problem_;
+  std::once_flag tls_loaded_;
+  std::optional<std::string> tls_problem_;  // written before tls_loaded_ is done, read after
   std::optional<ssl::context> tls_context_;
   std::mutex pool_mutex_;
   std::map<std::string, std::vector<Owned>> idle_;
