@@ -124,29 +124,29 @@ std::size_t past_value(std::string_view text, std::size_t at) {
 }  // namespace
 
 nlohmann::json parse_answer_metadata(std::string_view text) {
-  const nlohmann::json discarded = nlohmann::json::value_t::discarded;
+  auto discarded = [] { return nlohmann::json(nlohmann::json::value_t::discarded); };
   std::size_t at = skip_space(text, 0);
-  if (at >= text.size() || text[at] != '{') return discarded;
+  if (at >= text.size() || text[at] != '{') return discarded();
   std::string_view metadata;
   at = skip_space(text, at + 1);
   while (at < text.size() && text[at] != '}') {
-    if (text[at] != '"') return discarded;
+    if (text[at] != '"') return discarded();
     const std::size_t key_end = past_string(text, at);
-    if (key_end == std::string_view::npos) return discarded;
+    if (key_end == std::string_view::npos) return discarded();
     const std::string_view key = text.substr(at, key_end - at);
     const std::size_t colon = skip_space(text, key_end);
-    if (colon >= text.size() || text[colon] != ':') return discarded;
+    if (colon >= text.size() || text[colon] != ':') return discarded();
     const std::size_t value = skip_space(text, colon + 1);
     const std::size_t value_end = past_value(text, value);
-    if (value_end == std::string_view::npos) return discarded;
+    if (value_end == std::string_view::npos) return discarded();
     if (key == "\"metadata\"") metadata = text.substr(value, value_end - value);
     at = skip_space(text, value_end);
     if (at < text.size() && text[at] == ',') at = skip_space(text, at + 1);
   }
-  if (at >= text.size() || skip_space(text, at + 1) != text.size()) return discarded;
+  if (at >= text.size() || skip_space(text, at + 1) != text.size()) return discarded();
   if (metadata.empty()) return nlohmann::json::object();
   nlohmann::json parsed = parse_answer(metadata);
-  if (!parsed.is_object()) return discarded;
+  if (!parsed.is_object()) return discarded();
   return nlohmann::json{{"metadata", std::move(parsed)}};
 }
 
