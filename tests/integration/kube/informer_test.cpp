@@ -93,6 +93,9 @@ TEST_F(InformerIntegrationTest, RecoversFromADroppedWatch) {
   ASSERT_TRUE(informer.wait_for_sync(10s));
   churn(
       *api_, ns_, [&](const std::string& n) { return pod(n); }, 0, 10);
+  // Synced means listed; the watch that follows may not be open yet, and a drop before it
+  // opens drops nothing.
+  ASSERT_TRUE(wait_until([&] { return open_watches() >= 1; }, 10s));
   admin("POST", "/_emulator/watches/drop");
   churn(
       *api_, ns_, [&](const std::string& n) { return pod(n); }, 10, 20);

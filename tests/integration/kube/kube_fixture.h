@@ -87,7 +87,8 @@ class KubeFixture : public ::testing::Test {
 
   bool has_admin() const { return emulator_ != nullptr; }
 
-  // POST/DELETE to the emulator's /_emulator/ endpoints.
+  // GET/POST/DELETE to the emulator's /_emulator/ endpoints; the answer is kept in
+  // admin_answer_.
   void admin(const std::string& method, const std::string& path, const nlohmann::json& body = nullptr) {
     ASSERT_TRUE(emulator_);
     if (!admin_transport_) admin_transport_ = http::make_transport();
@@ -101,6 +102,13 @@ class KubeFixture : public ::testing::Test {
     auto response = admin_transport_->send(request);
     ASSERT_TRUE(response.ok()) << response.error().describe();
     ASSERT_EQ(response->status, 200) << response->body;
+    admin_answer_ = nlohmann::json::parse(response->body, nullptr, false);
+  }
+
+  // The watches the emulator serves now (its /_emulator/stats).
+  int open_watches() {
+    admin("GET", "/_emulator/stats");
+    return admin_answer_.is_object() ? admin_answer_.value("watches_open", 0) : 0;
   }
 
   nlohmann::json pod(const std::string& name, const std::string& phase = "Running") {
@@ -114,6 +122,7 @@ class KubeFixture : public ::testing::Test {
   std::unique_ptr<kubeemu::KubeEmulator> emulator_;
   std::unique_ptr<HttpApi> api_;
   std::unique_ptr<http::Transport> admin_transport_;
+  nlohmann::json admin_answer_;
   std::string ns_;
 };
 
