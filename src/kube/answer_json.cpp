@@ -17,23 +17,29 @@ std::size_t skip_space(std::string_view text, std::size_t at) {
   return at;
 }
 
-// The position just past the array that starts at `open` ('['), or npos when the text ends
-// inside it or closes a bracket with the other kind. Brackets inside strings do not count.
-std::size_t past_array(std::string_view text, std::size_t open) {
+// The position just past the string whose opening quote is at `open`, or npos.
+std::size_t past_string(std::string_view text, std::size_t open) {
+  for (std::size_t i = open + 1; i < text.size(); ++i) {
+    if (text[i] == '\\') {
+      ++i;  // the escaped character, whatever it is
+    } else if (text[i] == '"') {
+      return i + 1;
+    }
+  }
+  return std::string_view::npos;
+}
+
+// The position just past the array or object that starts at `open` ('[' or '{'), or npos
+// when the text ends inside it or closes a bracket with the other kind. Brackets inside
+// strings do not count.
+std::size_t past_bracketed(std::string_view text, std::size_t open) {
   std::string closers;  // the closing brackets expected, innermost last
-  bool in_string = false;
   for (std::size_t i = open; i < text.size(); ++i) {
     const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;  // the escaped character, whatever it is
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
     if (c == '"') {
-      in_string = true;
+      const std::size_t end = past_string(text, i);
+      if (end == std::string_view::npos) return end;
+      i = end - 1;
     } else if (c == '[') {
       closers.push_back(']');
     } else if (c == '{') {
@@ -64,7 +70,7 @@ Span member_at(std::string_view text, std::size_t key) {
   if (colon >= text.size() || text[colon] != ':') return {};
   const std::size_t value = skip_space(text, colon + 1);
   if (value >= text.size() || text[value] != '[') return {};
-  const std::size_t end = past_array(text, value);
+  const std::size_t end = past_bracketed(text, value);
   if (end == std::string_view::npos) return {};
   // Take the comma after it; the last member takes the comma before it instead.
   const std::size_t after = skip_space(text, end);
@@ -100,22 +106,10 @@ std::string_view without_managed_fields(std::string_view text, std::string& scra
 
 namespace {
 
-// The position just past the string whose opening quote is at `open`, or npos.
-std::size_t past_string(std::string_view text, std::size_t open) {
-  for (std::size_t i = open + 1; i < text.size(); ++i) {
-    if (text[i] == '\\') {
-      ++i;
-    } else if (text[i] == '"') {
-      return i + 1;
-    }
-  }
-  return std::string_view::npos;
-}
-
 // The position just past the value that starts at `at`, or npos when it is cut short.
 std::size_t past_value(std::string_view text, std::size_t at) {
   if (at >= text.size()) return std::string_view::npos;
-  if (text[at] == '{' || text[at] == '[') return past_array(text, at);
+  if (text[at] == '{' || text[at] == '[') return past_bracketed(text, at);
   if (text[at] == '"') return past_string(text, at);
   const std::size_t end = text.find_first_of(",}] \t\n\r", at);  // a number, true, false, null
   return end == at ? std::string_view::npos : end;
