@@ -11,11 +11,16 @@ namespace eslease::kubeemu {
 
 using nlohmann::json;
 
-void send_json(http::ServerResponse& response, int code, const json& body,
-               const std::vector<std::string>& warnings) {
+void send_json_text(http::ServerResponse& response, int code, std::string text,
+                    const std::vector<std::string>& warnings) {
   http::Headers headers = {{"Content-Type", "application/json"}, {"Cache-Control", "no-cache, private"}};
   for (const auto& warning : warnings) headers.emplace_back("Warning", "299 - " + json(warning).dump());
-  response.send(code, std::move(headers), body.dump(-1, ' ', false, json::error_handler_t::replace));
+  response.send(code, std::move(headers), std::move(text));
+}
+
+void send_json(http::ServerResponse& response, int code, const json& body,
+               const std::vector<std::string>& warnings) {
+  send_json_text(response, code, body.dump(-1, ' ', false, json::error_handler_t::replace), warnings);
 }
 
 void send_error(http::ServerResponse& response, const ApiError& error) {
@@ -313,10 +318,18 @@ bool ApiServer::handle_discovery(const std::vector<std::string>& segments, const
 }
 
 json ApiServer::present(const Call& call, const json& stored) const {
+  json relabelled;
+  const json& object = shown(call, stored, relabelled);
+  return &object == &stored ? stored : relabelled;
+}
+
+const json& ApiServer::shown(const Call& call, const json& stored, json& relabelled) const {
   if (!call.type->custom) return stored;
-  json object = stored;
-  object["apiVersion"] = call.type->group_version(call.version);
-  return object;
+  const std::string version = call.type->group_version(call.version);
+  if (const auto it = stored.find("apiVersion"); it != stored.end() && *it == version) return stored;
+  relabelled = stored;
+  relabelled["apiVersion"] = version;
+  return relabelled;
 }
 
 }  // namespace eslease::kubeemu

@@ -108,8 +108,10 @@ class ApiServer : private GarbageCollectorTarget {
   // stream closing. Returns whether the client is still there.
   bool stream_events(const Call& call, const WatchRequest& wanted, WatchStream& stream,
                      http::ServerResponse& response);
-  // An object as a watch event carries it: at the requested version, or as a Table.
-  nlohmann::json render_watched(const Call& call, const nlohmann::json& object) const;
+  // Writes `object` as a watch event of `type` carries it: at the requested version, or as a
+  // Table. Returns whether the client is still there.
+  bool send_watched(http::ServerResponse& response, const Call& call, const std::string& type,
+                    const nlohmann::json& object) const;
 
   // Writes (writes.cpp).
   void create(const Call& call, http::ServerResponse& response);
@@ -161,6 +163,10 @@ class ApiServer : private GarbageCollectorTarget {
   // The object as served at the requested version (custom resources are stored once and
   // relabelled, as with conversion strategy None).
   nlohmann::json present(const Call& call, const nlohmann::json& stored) const;
+  // The same without a copy when the stored object already reads so: `stored` itself, else
+  // the relabelled copy, kept in `relabelled`.
+  const nlohmann::json& shown(const Call& call, const nlohmann::json& stored,
+                              nlohmann::json& relabelled) const;
 
   ApiServerOptions options_;
   Clock& clock_;
@@ -178,6 +184,9 @@ class ApiServer : private GarbageCollectorTarget {
 };
 
 // Helpers shared by the handler files.
+// `text` is a serialized JSON body.
+void send_json_text(http::ServerResponse& response, int code, std::string text,
+                    const std::vector<std::string>& warnings = {});
 void send_json(http::ServerResponse& response, int code, const nlohmann::json& body,
                const std::vector<std::string>& warnings = {});
 void send_error(http::ServerResponse& response, const ApiError& error);

@@ -36,12 +36,17 @@ bool WatchStream::closed() const {
 }
 
 void WatchStream::deliver(const EventPtr& event) {
+  bool queued = false;
   {
     std::lock_guard lock(mutex_);
-    if (event->resource_id == resource_id_) queue_.push_back(event);
+    if (event->resource_id == resource_id_) {
+      queue_.push_back(event);
+      queued = true;
+    }
     progress_rv_ = event->resource_version;
   }
-  cv_.notify_all();
+  // Only an event wakes the reader (next() waits for one); progress is read when idle.
+  if (queued) cv_.notify_all();
 }
 
 // The counter starts above zero so that "0" keeps its special meaning ("any version").

@@ -147,9 +147,10 @@ std::optional<std::pair<const char*, ObjectPtr>> seen_as(const WatchEvent& event
 }
 
 // One line of a watch stream; false when the client has gone.
+// Written as text around the object's own serialization: an event is not worth a copy of it.
 bool write_watch_event(http::ServerResponse& response, const std::string& type, const json& object) {
-  return response.write_chunk(
-      json{{"type", type}, {"object", object}}.dump(-1, ' ', false, json::error_handler_t::replace) + "\n");
+  return response.write_chunk(R"({"object":)" + object.dump(-1, ' ', false, json::error_handler_t::replace) +
+                              R"(,"type":)" + json(type).dump() + "}\n");
 }
 
 json bookmark(const ResourceType& type, const std::string& version, std::uint64_t rv) {
@@ -189,10 +190,10 @@ void ApiServer::list(const Call& call, http::ServerResponse& response) {
   if (auto* error = std::get_if<ApiError>(&read)) return send_error(response, *error);
   const ListPage& page = std::get<ListPage>(read);
   const std::string rv = std::to_string(page.resource_version);
-  std::vector<json> items;
-  items.reserve(page.items.size());
-  for (const auto& object : page.items) items.push_back(present(call, *object));
   if (call.wants_table) {
+    std::vector<json> items;
+    items.reserve(page.items.size());
+    for (const auto& object : page.items) items.push_back(present(call, *object));
     return send_json(response, 200,
                      make_table(*call.type, call.version, items, rv, page.continue_token,
                                 include_object_of(call.param("includeObject")), clock_.now()));
@@ -200,11 +201,16 @@ void ApiServer::list(const Call& call, http::ServerResponse& response) {
   json metadata = {{"resourceVersion", rv}};
   if (!page.continue_token.empty()) metadata["continue"] = page.continue_token;
   if (page.remaining) metadata["remainingItemCount"] = *page.remaining;
-  json body = {{"kind", call.type->list_kind},
-               {"apiVersion", call.type->group_version(call.version)},
-               {"metadata", metadata},
-               {"items", std::move(items)}};
-  send_json(response, 200, body);
+  // The items are written one by one as text: a list of every object is not worth a copy of them.
+  std::string text =
+      R"({"apiVersion":)" + json(call.type->group_version(call.version)).dump() + R"(,"items":[)";
+  json relabelled;
+  for (std::size_t i = 0; i < page.items.size(); ++i) {
+    if (i > 0) text += ',';
+    text += shown(call, *page.items[i], relabelled).dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+  text += R"(],"kind":)" + json(call.type->list_kind).dump() + R"(,"metadata":)" + metadata.dump() + "}";
+  send_json_text(response, 200, std::move(text));
 }
 
 std::variant<ApiServer::WatchRequest, ApiError> ApiServer::watch_request(const Call& call) const {
@@ -269,7 +275,7 @@ void ApiServer::watch(const Call& call, http::ServerResponse& response) {
   bool alive = true;
   for (const auto& object : initial) {
     if (!wanted.filter.matches(*object)) continue;
-    if (!(alive = write_watch_event(response, "ADDED", render_watched(call, *object)))) break;
+    if (!(alive = send_watched(response, call, "ADDED", *object))) break;
   }
   if (alive && wanted.initial_events_end && wanted.bookmarks) {
     json end = bookmark(*call.type, call.version, start_rv);
@@ -304,17 +310,20 @@ bool ApiServer::stream_events(const Call& call, const WatchRequest& wanted, Watc
     }
     if (!call.ns.empty() && event->ns != call.ns) continue;
     if (auto seen = seen_as(*event, wanted.filter)) {
-      alive = write_watch_event(response, seen->first, render_watched(call, *seen->second));
+      alive = send_watched(response, call, seen->first, *seen->second);
     }
   }
   return alive;
 }
 
-json ApiServer::render_watched(const Call& call, const json& object) const {
-  json shown = present(call, object);
-  if (!call.wants_table) return shown;
-  return make_table(*call.type, call.version, {shown}, "", "", include_object_of(call.param("includeObject")),
-                    clock_.now());
+bool ApiServer::send_watched(http::ServerResponse& response, const Call& call, const std::string& type,
+                             const json& object) const {
+  json relabelled;
+  const json& at_version = shown(call, object, relabelled);
+  if (!call.wants_table) return write_watch_event(response, type, at_version);
+  return write_watch_event(response, type,
+                           make_table(*call.type, call.version, {at_version}, "", "",
+                                      include_object_of(call.param("includeObject")), clock_.now()));
 }
 
 }  // namespace eslease::kubeemu

@@ -278,14 +278,14 @@ std::variant<std::pair<int, json>, ApiError> ApiServer::commit_update(
   // An update that changes nothing is not written: no new resourceVersion, no event, and
   // managedFields stay as they were.
   next["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"];
-  json old_relabelled = present(call, old);
+  json relabelled;
+  const json& old_shown = shown(call, old, relabelled);
   next["metadata"]["managedFields"] =
       old["metadata"].contains("managedFields") ? old["metadata"]["managedFields"] : json();
   if (next["metadata"]["managedFields"].is_null()) next["metadata"].erase("managedFields");
   // An apply that changes no value may still change who owns what; a new time alone is no change.
   const bool ownership_changed = applied && !same_ownership(read_managed_fields(old), *applied);
-  if (next == old_relabelled && !clear_fields && !ownership_changed)
-    return std::make_pair(200, old_relabelled);
+  if (next == old_shown && !clear_fields && !ownership_changed) return std::make_pair(200, old_shown);
   if (applied) {
     write_managed_fields(next, *applied);
   } else if (clear_fields) {
@@ -354,22 +354,23 @@ void ApiServer::patch(const Call& call, http::ServerResponse& response) {
                 {{"FieldValueForbidden", "Forbidden: may not be specified for non-apply patch", "force"}}));
   }
   std::vector<std::string> warnings;
-  std::lock_guard lock(mutex_);
-  auto current = store_.get(call.type->id(), call.ns, call.name);
-  if (!current) return send_error(response, not_found(call.type->group, call.type->plural, call.name));
-  json target = present(call, *current);
-  if (type == PatchType::kStrategicMerge) {
-    json patch = json::parse(call.request->body, nullptr, false);
-    if (patch.is_discarded())
-      return send_error(response, bad_request("error decoding patch: invalid character in patch body"));
-    if (auto error = strategic_merge(target, patch, list_types(call))) return send_error(response, *error);
-  } else if (auto error = apply_patch(type, call.request->body, target)) {
-    return send_error(response, *error);
-  }
-  if (!target.is_object() || !target.contains("metadata") || !target["metadata"].is_object()) {
-    return send_error(response, patch_rejected());
-  }
-  auto result = commit_update(call, current, std::move(target), warnings);
+  // The answer is written once the store is free again.
+  auto result = [&]() -> std::variant<std::pair<int, json>, ApiError> {
+    std::lock_guard lock(mutex_);
+    auto current = store_.get(call.type->id(), call.ns, call.name);
+    if (!current) return not_found(call.type->group, call.type->plural, call.name);
+    json target = present(call, *current);
+    if (type == PatchType::kStrategicMerge) {
+      json patch = json::parse(call.request->body, nullptr, false);
+      if (patch.is_discarded()) return bad_request("error decoding patch: invalid character in patch body");
+      if (auto error = strategic_merge(target, patch, list_types(call))) return *error;
+    } else if (auto error = apply_patch(type, call.request->body, target)) {
+      return *error;
+    }
+    if (!target.is_object() || !target.contains("metadata") || !target["metadata"].is_object())
+      return patch_rejected();
+    return commit_update(call, current, std::move(target), warnings);
+  }();
   if (auto* error = std::get_if<ApiError>(&result)) return send_error(response, *error);
   auto& [code, body] = std::get<std::pair<int, json>>(result);
   send_json(response, code, body, warnings);
