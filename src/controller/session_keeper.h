@@ -54,6 +54,9 @@ struct SessionOptions {
   Millis keep_listed{std::chrono::minutes(1)};
   std::function<void(const std::string& lock_id)> enqueue;  // a lock needs a reconcile
   std::function<void(bool available)> backend_answered;     // Elasticsearch reachable or not
+  // Documents a tick renews at a time (the store's _bulk size): only these wait for it, so a
+  // reconcile of a held lock waits for one _bulk, not for the whole namespace's renewal.
+  std::size_t renewal_batch = lock::StoreOptions{}.max_bulk_items;
 };
 
 class SessionKeeper {
@@ -102,8 +105,12 @@ class SessionKeeper {
   Status write(Namespace& n, std::optional<Renewal> renewal, const std::map<api::GrantRef, Millis>& add);
   // Plans a tick of `ns` at `at` unless an earlier one is planned. Under mutex_.
   void schedule(const std::string& ns, MonoTime at);
+  // Renews every grant held in `ns`, a batch at a time.
+  void renew_held(const std::string& ns, WallTime renewal, Coverage& coverage);
+  // Renews the grants of one batch, whole: a grant with documents outside the batch is left
+  // to a later one, its documents added to `spread` (when given; else it is judged here).
   void renew_documents(const std::string& ns, WallTime renewal, std::vector<LockTable::Handle>& held,
-                       Coverage& coverage);
+                       Coverage& coverage, std::set<std::string>* spread);
   // One document's answer in the tick's _bulk, counted into the coverage.
   void record_renewal(LockEntry& entry, const lock::BatchRenewal& result, const api::GrantRef& grant,
                       MonoTime after, Coverage& coverage);

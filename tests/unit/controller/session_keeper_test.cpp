@@ -28,9 +28,13 @@ class SessionKeeperTest : public ::testing::Test {
   void SetUp() override {
     ours_ = store("replica-a");
     theirs_ = store("replica-b");
+    make_keeper(SessionOptions{}.renewal_batch);
+  }
+  void make_keeper(std::size_t renewal_batch) {
     SessionOptions options;
     options.identity = "replica-a";
     options.enqueue = [this](const std::string& id) { enqueued_.push_back(id); };
+    options.renewal_batch = renewal_batch;
     keeper_ = std::make_unique<SessionKeeper>(table_, *ours_, api_, view_, observer_, clock_, options);
   }
 
@@ -81,6 +85,15 @@ class SessionKeeperTest : public ::testing::Test {
     view_.sync_from(api_);
   }
 
+  // Grants locks a, b and c, then lets 5 s pass: the moment a tick now renews them to.
+  WallTime three_grants_renewed_later() {
+    grant("a", "claim-a");
+    grant("b", "claim-b");
+    grant("c", "claim-c");
+    clock_.advance(Millis(5000));
+    return lock::to_millis(clock_.now());
+  }
+
   std::optional<api::Session> session() {
     auto got = api_.get(kube::resources::coordination_leases(), kNs, api::kSessionName, {});
     if (!got.ok()) return std::nullopt;
@@ -109,11 +122,7 @@ class SessionKeeperTest : public ::testing::Test {
 };
 
 TEST_F(SessionKeeperTest, ATickRenewsEveryGrantInOneBulkAndWritesTheSessionOnce) {
-  grant("a", "claim-a");
-  grant("b", "claim-b");
-  grant("c", "claim-c");
-  clock_.advance(Millis(5000));
-  const WallTime renewal = lock::to_millis(clock_.now());
+  const WallTime renewal = three_grants_renewed_later();
   const int bulks = es_.calls("bulk");
   keeper_->tick(kNs);
   EXPECT_EQ(es_.calls("bulk"), bulks + 1);
@@ -132,6 +141,41 @@ TEST_F(SessionKeeperTest, ATickRenewsEveryGrantInOneBulkAndWritesTheSessionOnce)
   EXPECT_EQ(es_.calls("bulk"), bulks + 2);
   EXPECT_EQ(session_writes(), 2);
   EXPECT_EQ(session()->renew_time, lock::to_millis(clock_.now()));
+}
+
+// A reconcile of a held lock waits for the renewal of its own batch of documents, not for the
+// whole namespace's: with 20,000 held locks a tick takes seconds, and every reconcile that
+// touched a held lock stood still for all of it.
+TEST_F(SessionKeeperTest, ATickLocksOneBatchAtATimeSoAReconcileWaitsForOneBulkOnly) {
+  make_keeper(1);
+  const WallTime renewal = three_grants_renewed_later();
+  const int bulks = es_.calls("bulk");
+  std::vector<bool> a_free;  // during each _bulk: could a reconcile take lock a?
+  es_.before_each_bulk([&] { a_free.push_back(table_.try_lock(kNs + "/a").has_value()); });
+  keeper_->tick(kNs);
+  es_.before_each_bulk(nullptr);
+  EXPECT_EQ(es_.calls("bulk"), bulks + 3) << "one _bulk per batch";
+  EXPECT_EQ(a_free, (std::vector<bool>{false, true, true})) << "lock a is taken only for its own renewal";
+  EXPECT_EQ(session()->renew_time, renewal);
+  for (const char* lock : {"a", "b", "c"}) EXPECT_EQ(document(lock).renewed_at, renewal) << lock;
+}
+
+// The documents of one grant are renewed in one batch, whichever batches their ids fall in: a
+// grant is renewed whole or not at all.
+TEST_F(SessionKeeperTest, AGrantWhoseDocumentsFallInTwoBatchesIsRenewedWhole) {
+  make_keeper(2);
+  const std::string set = grant_set({"a", "z"}, "claim-set");  // ids batch/a and batch/z
+  grant("b", "claim-b");
+  grant("m", "claim-m");  // batches by id: [a b] [m z]
+  clock_.advance(Millis(5000));
+  const WallTime renewal = lock::to_millis(clock_.now());
+  const int bulks = es_.calls("bulk");
+  keeper_->tick(kNs);
+  EXPECT_EQ(es_.calls("bulk"), bulks + 3) << "b, then m, then the set's two documents together";
+  EXPECT_FALSE(session()->lists({"claim-set", set}));
+  EXPECT_EQ(session()->renew_time, renewal);
+  for (const char* lock : {"a", "z", "b", "m"}) EXPECT_EQ(document(lock).renewed_at, renewal) << lock;
+  EXPECT_TRUE(enqueued_.empty());
 }
 
 // A grant is usable at once (the design's "Fit for use"): a short Lease granted in a
