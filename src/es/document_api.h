@@ -17,6 +17,20 @@
 
 namespace eslease::es {
 
+// A document's _source as sent: JSON text. A JSON value converts to it (serialized once); a
+// writer that serializes its documents itself (the lock store, one per held lock every tick)
+// hands over its text with from_text. The text is sent as it is.
+struct Source {
+  Source() = default;
+  Source(const nlohmann::json& value) : text(value.dump()) {}  // NOLINT(google-explicit-constructor)
+  static Source from_text(std::string json_text) {
+    Source source;
+    source.text = std::move(json_text);
+    return source;
+  }
+  std::string text;
+};
+
 // A document's version on its shard: Elasticsearch's optimistic-concurrency pair.
 struct Version {
   std::int64_t seq_no = -1;
@@ -52,7 +66,7 @@ struct BulkOperation {
   enum class Type { kIndex, kCreate, kDelete };
   Type type = Type::kIndex;
   std::string id;
-  nlohmann::json source;            // ignored for kDelete
+  Source source;                    // ignored for kDelete
   std::optional<Version> if_match;  // if_seq_no / if_primary_term
 };
 
@@ -103,10 +117,10 @@ class DocumentApi {
 
   // PUT /{index}/_create/{id}: applies only when the document is absent.
   virtual Result<WriteResult> create(const std::string& index, const std::string& id,
-                                     const nlohmann::json& source) = 0;
+                                     const Source& source) = 0;
   // PUT /{index}/_doc/{id}[?if_seq_no=&if_primary_term=].
-  virtual Result<WriteResult> index(const std::string& index, const std::string& id,
-                                    const nlohmann::json& source, std::optional<Version> if_match) = 0;
+  virtual Result<WriteResult> index(const std::string& index, const std::string& id, const Source& source,
+                                    std::optional<Version> if_match) = 0;
   // GET /{index}/_doc/{id} (realtime). A missing index reads as a missing document.
   virtual Result<GetResult> get(const std::string& index, const std::string& id) = 0;
   // POST /{index}/_mget {"ids": [...]} (realtime): one result per id, in order. The default

@@ -135,15 +135,15 @@ class HttpDocumentApi final : public DocumentApi {
     return {};
   }
 
-  Result<WriteResult> create(const std::string& index, const std::string& id, const json& source) override {
-    return write(Call{"create", "PUT", "/" + segment(index) + "/_create/" + segment(id), source.dump(),
+  Result<WriteResult> create(const std::string& index, const std::string& id, const Source& source) override {
+    return write(Call{"create", "PUT", "/" + segment(index) + "/_create/" + segment(id), source.text,
                       "application/json", true});
   }
 
-  Result<WriteResult> index(const std::string& index, const std::string& id, const json& source,
+  Result<WriteResult> index(const std::string& index, const std::string& id, const Source& source,
                             std::optional<Version> if_match) override {
     return write(Call{"index", "PUT",
-                      "/" + segment(index) + "/_doc/" + segment(id) + if_match_query(if_match), source.dump(),
+                      "/" + segment(index) + "/_doc/" + segment(id) + if_match_query(if_match), source.text,
                       "application/json", true});
   }
 
@@ -203,7 +203,7 @@ class HttpDocumentApi final : public DocumentApi {
       }
       body += "}}\n";
       if (op.type != BulkOperation::Type::kDelete) {
-        body += op.source.dump();
+        body += op.source.text;
         body += '\n';
       }
     }

@@ -3,6 +3,7 @@
 #include <array>
 #include <utility>
 
+#include "common/json_text.h"
 #include "common/text.h"
 
 namespace eslease::lock {
@@ -114,29 +115,28 @@ WallTime to_millis(WallTime t) {
   return std::chrono::floor<std::chrono::milliseconds>(t);
 }
 
-json to_json(const LockDocument& doc) {
-  json out{{"lock", doc.lock},
-           {"lease", doc.lease},
-           {"leaseUID", doc.lease_uid},
-           {"holder", doc.holder},
-           {"holderUID", doc.holder_uid},
-           {"node", doc.node},
-           {"priority", doc.priority},
-           {"acquiredAt", format_rfc3339_millis(doc.acquired_at)},
-           {"renewedAt", format_rfc3339_millis(doc.renewed_at)},
-           {"expiresAt", format_rfc3339_millis(doc.expires_at)},
-           {"ttlMillis", doc.ttl_millis},
-           {"fencingToken", doc.fencing_token},
-           {"transitions", doc.transitions},
-           {"writer", doc.writer},
-           {"slot", doc.slot},
-           {"capacity", doc.capacity},
-           {"access", to_string(doc.access)}};
-  if (!doc.grant.empty()) {
-    out["grant"] = doc.grant;
-    out["grantDocs"] = doc.grant_docs;
-  }
-  return out;
+es::Source source_of(const LockDocument& doc) {
+  // Members in name order, as a JSON object of the same document would print them.
+  json_text::ObjectWriter out;
+  out.add("access", to_string(doc.access))
+      .add("acquiredAt", format_rfc3339_millis(doc.acquired_at))
+      .add("capacity", doc.capacity)
+      .add("expiresAt", format_rfc3339_millis(doc.expires_at))
+      .add("fencingToken", doc.fencing_token);
+  if (!doc.grant.empty()) out.add("grant", doc.grant).add("grantDocs", doc.grant_docs);
+  out.add("holder", doc.holder)
+      .add("holderUID", doc.holder_uid)
+      .add("lease", doc.lease)
+      .add("leaseUID", doc.lease_uid)
+      .add("lock", doc.lock)
+      .add("node", doc.node)
+      .add("priority", doc.priority)
+      .add("renewedAt", format_rfc3339_millis(doc.renewed_at))
+      .add("slot", doc.slot)
+      .add("transitions", doc.transitions)
+      .add("ttlMillis", doc.ttl_millis)
+      .add("writer", doc.writer);
+  return es::Source::from_text(out.finish());
 }
 
 Result<LockDocument> parse_lock_document(const json& source) {

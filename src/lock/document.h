@@ -72,7 +72,9 @@ struct LockDocument {
 // The document's id: slot_document_id(doc.lock, doc.slot).
 std::string document_id(const LockDocument& doc);
 
-nlohmann::json to_json(const LockDocument& doc);
+// The document as written to Elasticsearch: JSON text, serialized directly (a renewal tick
+// writes one per held lock).
+es::Source source_of(const LockDocument& doc);
 // kProtocol with the field's name when the source does not hold a valid lock document.
 Result<LockDocument> parse_lock_document(const nlohmann::json& source);
 

@@ -96,7 +96,7 @@ class EsLockStore final : public LockStore {
         const Renewal& r = renewals[i];
         docs.push_back(renewal_document(r.held.state, effective_ttl(r), r.renewed_at));
         operations.push_back(es::BulkOperation{es::BulkOperation::Type::kIndex, document_id(docs.back()),
-                                               to_json(docs.back()), r.held.state.version});
+                                               source_of(docs.back()), r.held.state.version});
       }
       const MonoTime sent = clock_.monotonic();
       auto bulk = api_.bulk(options_.index, operations);

@@ -309,7 +309,7 @@ void write_batch(const GrantContext& context, const std::vector<Attempt*>& batch
     for (std::size_t i = 0; i < a->docs.size(); ++i) {
       const auto& replaces = a->request->writes[i].replaces;
       ops.push_back(BulkOperation{replaces ? BulkOperation::Type::kIndex : BulkOperation::Type::kCreate,
-                                  a->ids[i], to_json(a->docs[i]),
+                                  a->ids[i], source_of(a->docs[i]),
                                   replaces ? std::optional(replaces->version) : std::nullopt});
     }
   }

@@ -121,17 +121,18 @@ class FakeDocumentApi final : public es::DocumentApi {
   }
 
   Result<es::WriteResult> create(const std::string&, const std::string& id,
-                                 const nlohmann::json& source) override {
+                                 const es::Source& source) override {
     std::lock_guard lock(mutex_);
     return with_faults("create", id, [&] {
       if (index_.docs.count(id)) return conflict();
-      return applied(id, source, "created");
+      return applied(id, nlohmann::json::parse(source.text), "created");
     });
   }
-  Result<es::WriteResult> index(const std::string&, const std::string& id, const nlohmann::json& source,
+  Result<es::WriteResult> index(const std::string&, const std::string& id, const es::Source& source,
                                 std::optional<es::Version> if_match) override {
     std::lock_guard lock(mutex_);
-    return with_faults("index", id, [&] { return index_locked(id, source, if_match); });
+    return with_faults("index", id,
+                       [&] { return index_locked(id, nlohmann::json::parse(source.text), if_match); });
   }
   Result<es::GetResult> get(const std::string&, const std::string& id) override {
     std::lock_guard lock(mutex_);
@@ -182,10 +183,12 @@ class FakeDocumentApi final : public es::DocumentApi {
     es::BulkResult out;
     for (const auto& op : operations) {
       ids_seen_.push_back(op.id);
-      es::WriteResult w = op.type == es::BulkOperation::Type::kDelete ? remove_locked(op.id, op.if_match)
-                          : op.type == es::BulkOperation::Type::kCreate
-                              ? (index_.docs.count(op.id) ? conflict() : applied(op.id, op.source, "created"))
-                              : index_locked(op.id, op.source, op.if_match);
+      es::WriteResult w =
+          op.type == es::BulkOperation::Type::kDelete ? remove_locked(op.id, op.if_match)
+          : op.type == es::BulkOperation::Type::kCreate
+              ? (index_.docs.count(op.id) ? conflict()
+                                          : applied(op.id, nlohmann::json::parse(op.source.text), "created"))
+              : index_locked(op.id, nlohmann::json::parse(op.source.text), op.if_match);
       out.items.push_back(es::BulkItemResult{op.id, w.status, w.version, std::nullopt});
     }
     if (fault) return fault->error;

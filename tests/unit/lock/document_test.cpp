@@ -24,6 +24,11 @@ LockDocument sample() {
   return doc;
 }
 
+// The document as Elasticsearch receives it, read back as a JSON value.
+json as_json(const LockDocument& doc) {
+  return json::parse(source_of(doc).text);
+}
+
 TEST(FencingToken, IsPrimaryTermHighAndSeqNoLow) {
   EXPECT_EQ(*fencing_token_of(es::Version{15, 1}), 4294967311LL);
   EXPECT_EQ(*fencing_token_of(es::Version{0, 2}), 2LL << 32);
@@ -66,7 +71,7 @@ TEST(FencingToken, AGrantWrittenInAnEpochReadsTheSameWhateverTheReaderKnows) {
 
 TEST(LockDocumentJson, RoundTripsEveryField) {
   const LockDocument doc = sample();
-  const json j = to_json(doc);
+  const json j = as_json(doc);
   for (const char* field :
        {"lock", "lease", "leaseUID", "holder", "holderUID", "node", "priority", "acquiredAt", "renewedAt",
         "expiresAt", "ttlMillis", "fencingToken", "transitions", "writer", "slot", "capacity", "access"}) {
@@ -81,8 +86,19 @@ TEST(LockDocumentJson, RoundTripsEveryField) {
   EXPECT_EQ(back->transitions, 3);
 }
 
+// The text written directly is the text a JSON value of the document prints, for a grant of
+// one document and for one of several.
+TEST(LockDocumentJson, TheTextWrittenIsWhatTheDocumentsJsonValuePrints) {
+  LockDocument doc = sample();
+  EXPECT_EQ(source_of(doc).text, as_json(doc).dump());
+  doc.grant = "g-1";
+  doc.grant_docs = {"batch/nightly-report#2", "batch/other"};
+  doc.access = Access::kShared;
+  EXPECT_EQ(source_of(doc).text, as_json(doc).dump());
+}
+
 TEST(LockDocumentJson, MalformedDocumentsAreProtocolErrors) {
-  const json good = to_json(sample());
+  const json good = as_json(sample());
   for (const char* field : {"lock", "leaseUID", "holder", "acquiredAt", "ttlMillis", "fencingToken"}) {
     json missing = good;
     missing.erase(field);
@@ -163,7 +179,7 @@ TEST(SlotDocuments, SlotZeroIsTheLocksOwnDocument) {
 }
 
 TEST(SlotDocuments, ADocumentWrittenBeforeShapesIsSlotZeroOfCapacityOneExclusive) {
-  json old = to_json(sample());
+  json old = as_json(sample());
   for (const char* field : {"slot", "capacity", "access"}) old.erase(field);
   auto doc = parse_lock_document(old);
   ASSERT_TRUE(doc.ok()) << doc.error().describe();
@@ -181,7 +197,7 @@ TEST(SlotDocuments, ShapeAndGrantFieldsRoundTrip) {
   doc.access = Access::kShared;
   doc.grant = "g-1";
   doc.grant_docs = {"batch/nightly-report#2", "batch/other"};
-  const json j = to_json(doc);
+  const json j = as_json(doc);
   EXPECT_EQ(j["access"], "Shared");
   EXPECT_EQ(j["grantDocs"], (json{"batch/nightly-report#2", "batch/other"}));
   auto back = parse_lock_document(j);
@@ -201,7 +217,7 @@ TEST(SlotDocuments, MalformedShapesAreProtocolErrors) {
   LockDocument doc = sample();
   doc.capacity = 3;
   doc.slot = 1;
-  const json good = to_json(doc);
+  const json good = as_json(doc);
   const std::vector<std::pair<const char*, json>> bad{
       {"slot", 3},   {"slot", -1},       {"capacity", 0},        {"capacity", 1001}, {"access", "Read"},
       {"access", 1}, {"grantDocs", "x"}, {"grantDocs", json{1}}, {"grant", "g"},  // a grant id without its

@@ -49,7 +49,7 @@ class GrantsTest : public ::testing::Test {
     doc.lease_uid = "uid-" + holder;
     doc.holder = holder;
     doc.ttl_millis = 10000;
-    api_.put_raw(id, to_json(doc));
+    api_.put_raw(id, nlohmann::json::parse(source_of(doc).text));
   }
 
   FakeDocumentApi api_;
