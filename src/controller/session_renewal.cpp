@@ -77,15 +77,15 @@ void SessionKeeper::renew_documents(const std::string& ns, WallTime renewal,
     coverage.saw(grant, Millis(doc.doc.ttl_millis));
     // A grant is renewed whole or not at all: one of several documents that is no longer
     // renewed (revoked, replaced) means the grant is over; its reconcile revokes the rest.
-    const bool whole = std::all_of(doc.doc.grant_docs.begin(), doc.doc.grant_docs.end(),
-                                   [&](const std::string& id) { return renewing_ids.contains(id); });
     const bool in_batch = std::all_of(doc.doc.grant_docs.begin(), doc.doc.grant_docs.end(),
                                       [&](const std::string& id) { return batch_ids.contains(id); });
-    if (!whole && !in_batch && spread) {
+    if (!in_batch && spread) {
       spread->insert(entry->id());
       spread->insert(doc.doc.grant_docs.begin(), doc.doc.grant_docs.end());
       continue;
     }
+    const bool whole = std::all_of(doc.doc.grant_docs.begin(), doc.doc.grant_docs.end(),
+                                   [&](const std::string& id) { return renewing_ids.contains(id); });
     if (!whole) {
       coverage.stale.emplace(grant, entry->id());
       if (options_.enqueue) options_.enqueue(entry->key().id());

@@ -18,9 +18,13 @@ void send_json_text(http::ServerResponse& response, int code, std::string text,
   response.send(code, std::move(headers), std::move(text));
 }
 
+std::string to_text(const json& value) {
+  return value.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 void send_json(http::ServerResponse& response, int code, const json& body,
                const std::vector<std::string>& warnings) {
-  send_json_text(response, code, body.dump(-1, ' ', false, json::error_handler_t::replace), warnings);
+  send_json_text(response, code, to_text(body), warnings);
 }
 
 void send_error(http::ServerResponse& response, const ApiError& error) {
@@ -319,8 +323,8 @@ bool ApiServer::handle_discovery(const std::vector<std::string>& segments, const
 
 json ApiServer::present(const Call& call, const json& stored) const {
   json relabelled;
-  const json& object = shown(call, stored, relabelled);
-  return &object == &stored ? stored : relabelled;
+  if (&shown(call, stored, relabelled) == &stored) return stored;
+  return relabelled;
 }
 
 const json& ApiServer::shown(const Call& call, const json& stored, json& relabelled) const {

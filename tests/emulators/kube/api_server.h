@@ -184,6 +184,8 @@ class ApiServer : private GarbageCollectorTarget {
 };
 
 // Helpers shared by the handler files.
+// A JSON value as the API server prints it (invalid UTF-8 replaced, not refused).
+std::string to_text(const nlohmann::json& value);
 // `text` is a serialized JSON body.
 void send_json_text(http::ServerResponse& response, int code, std::string text,
                     const std::vector<std::string>& warnings = {});

@@ -149,8 +149,7 @@ std::optional<std::pair<const char*, ObjectPtr>> seen_as(const WatchEvent& event
 // One line of a watch stream; false when the client has gone.
 // Written as text around the object's own serialization: an event is not worth a copy of it.
 bool write_watch_event(http::ServerResponse& response, const std::string& type, const json& object) {
-  return response.write_chunk(R"({"object":)" + object.dump(-1, ' ', false, json::error_handler_t::replace) +
-                              R"(,"type":)" + json(type).dump() + "}\n");
+  return response.write_chunk(R"({"object":)" + to_text(object) + R"(,"type":)" + json(type).dump() + "}\n");
 }
 
 json bookmark(const ResourceType& type, const std::string& version, std::uint64_t rv) {
@@ -207,7 +206,7 @@ void ApiServer::list(const Call& call, http::ServerResponse& response) {
   json relabelled;
   for (std::size_t i = 0; i < page.items.size(); ++i) {
     if (i > 0) text += ',';
-    text += shown(call, *page.items[i], relabelled).dump(-1, ' ', false, json::error_handler_t::replace);
+    text += to_text(shown(call, *page.items[i], relabelled));
   }
   text += R"(],"kind":)" + json(call.type->list_kind).dump() + R"(,"metadata":)" + metadata.dump() + "}";
   send_json_text(response, 200, std::move(text));
