@@ -1,10 +1,46 @@
 #include "controller/claim_index.h"
 
+#include <algorithm>
+
 namespace eslease::controller {
+
+namespace {
+
+// Whether `now` is indexed exactly as `claim` (its locks, pod, selector and priority): most
+// changes are to a status, and move only the counts.
+bool indexed_alike(const std::vector<std::string>& lock_ids, const std::string& pod_key,
+                   const std::optional<LabelSelector>& selector, Priority priority, const LeaseRecord& now) {
+  if (now.spec.lock_name.empty()) return lock_ids.empty() && priority == now.spec.priority;
+  return priority == now.spec.priority && selector == now.spec.selector &&
+         pod_key ==
+             (now.spec.pod_name.empty() ? std::string() : object_key(now.meta.ns, now.spec.pod_name)) &&
+         lock_ids == now.lock_ids();
+}
+
+std::vector<std::string> sorted_unique(std::vector<std::string> ids) {
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
+
+}  // namespace
 
 std::vector<std::string> ClaimIndex::lease_changed(const LeaseRecord* before, const LeaseRecord* now) {
   std::set<std::string> touched;
   std::lock_guard lock(mutex_);
+  if (before && now && before->meta.uid == now->meta.uid) {
+    const std::string key = now->meta.key();
+    if (auto it = leases_.find(key); it != leases_.end()) {
+      IndexedLease& claim = it->second;
+      if (indexed_alike(claim.lock_ids, claim.pod_key, claim.selector, claim.priority, *now)) {
+        forget_arrival_once_queued(*now);
+        uncount(key, claim);
+        count(key, *now);
+        claim.phase = now->status.phase;
+        return sorted_unique(claim.lock_ids);
+      }
+    }
+  }
   if (before) {
     const std::string key = before->meta.key();
     if (auto it = leases_.find(key); it != leases_.end())
@@ -12,9 +48,7 @@ std::vector<std::string> ClaimIndex::lease_changed(const LeaseRecord* before, co
     remove(key);
   }
   if (before && (!now || now->meta.uid != before->meta.uid)) arrivals_.erase(before->meta.uid);
-  if (now &&
-      (now->status.queued_at || (now->status.phase != Phase::kNone && now->status.phase != Phase::kPending)))
-    arrivals_.erase(now->meta.uid);
+  if (now) forget_arrival_once_queued(*now);
   if (now) {
     add(now->meta.key(), *now);
     if (!now->spec.lock_name.empty()) {
@@ -25,13 +59,28 @@ std::vector<std::string> ClaimIndex::lease_changed(const LeaseRecord* before, co
   return {touched.begin(), touched.end()};
 }
 
+void ClaimIndex::forget_arrival_once_queued(const LeaseRecord& lease) {
+  if (lease.status.queued_at || (lease.status.phase != Phase::kNone && lease.status.phase != Phase::kPending))
+    arrivals_.erase(lease.meta.uid);
+}
+
+void ClaimIndex::uncount(const std::string& lease_key, const IndexedLease& claim) {
+  if (auto c = counts_.find({claim.phase, claim.priority}); c != counts_.end() && --c->second <= 0)
+    counts_.erase(c);
+  unserved_.erase(lease_key);
+}
+
+void ClaimIndex::count(const std::string& lease_key, const LeaseRecord& lease) {
+  ++counts_[{lease.status.phase, lease.spec.priority}];
+  const bool unserved = lease.status.phase == Phase::kPending || lease.status.phase == Phase::kNone;
+  if (unserved && !lease.being_deleted) unserved_.insert(lease_key);
+}
+
 void ClaimIndex::remove(const std::string& lease_key) {
   auto it = leases_.find(lease_key);
   if (it == leases_.end()) return;
   const IndexedLease& claim = it->second;
-  if (auto c = counts_.find({claim.phase, claim.priority}); c != counts_.end() && --c->second <= 0)
-    counts_.erase(c);
-  unserved_.erase(lease_key);
+  uncount(lease_key, claim);
   for (const std::string& lock_id : claim.lock_ids) {
     if (auto l = by_lock_.find(lock_id); l != by_lock_.end()) {
       l->second.erase(lease_key);
@@ -54,9 +103,7 @@ void ClaimIndex::remove(const std::string& lease_key) {
 }
 
 void ClaimIndex::add(const std::string& lease_key, const LeaseRecord& lease) {
-  ++counts_[{lease.status.phase, lease.spec.priority}];
-  const bool unserved = lease.status.phase == Phase::kPending || lease.status.phase == Phase::kNone;
-  if (unserved && !lease.being_deleted) unserved_.insert(lease_key);
+  count(lease_key, lease);
   if (lease.spec.lock_name.empty()) {
     leases_[lease_key] = IndexedLease{{}, "", std::nullopt, lease.status.phase, lease.spec.priority};
     return;
@@ -76,6 +123,7 @@ std::vector<std::string> ClaimIndex::locks() const {
   std::vector<std::string> out;
   out.reserve(by_lock_.size());
   for (const auto& [id, leases] : by_lock_) out.push_back(id);
+  std::sort(out.begin(), out.end());
   return out;
 }
 

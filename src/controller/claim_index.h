@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "controller/model.h"
@@ -64,17 +65,24 @@ class ClaimIndex {
   };
   void remove(const std::string& lease_key);
   void add(const std::string& lease_key, const LeaseRecord& lease);
+  // Counting a Lease by phase and priority, and among the unserved, undone and done.
+  void uncount(const std::string& lease_key, const IndexedLease& claim);
+  void count(const std::string& lease_key, const LeaseRecord& lease);
+  // A claim's arrival is kept until its status records one (or it no longer waits).
+  void forget_arrival_once_queued(const LeaseRecord& lease);
 
   mutable std::mutex mutex_;
-  std::map<std::string, IndexedLease> leases_;                    // by lease key
-  std::map<std::string, std::set<std::string>> by_lock_;          // lock id -> lease keys
-  std::map<std::string, std::map<std::string, int>> by_pod_;      // pod key -> lock id -> claims
-  std::map<std::string, std::set<std::string>> elections_by_ns_;  // ns -> lease keys
-  std::map<std::string, std::string> holder_of_;                  // lock id -> pod key
-  std::map<std::string, std::set<std::string>> held_by_;          // pod key -> lock ids
-  std::map<std::pair<Phase, Priority>, int> counts_;              // Leases, only counts above 0
-  std::set<std::string> unserved_;                                // lease keys, see unserved_leases()
-  std::map<std::string, WallTime> arrivals_;                      // by Lease UID, see arrived()
+  // Hashed where nothing walks the keys in order: at 100,000 Leases every event looks up
+  // several of these, and a tree of strings costs a cache miss per level.
+  std::map<std::string, IndexedLease> leases_;                              // by lease key, ns by ns
+  std::unordered_map<std::string, std::set<std::string>> by_lock_;          // lock id -> lease keys
+  std::unordered_map<std::string, std::map<std::string, int>> by_pod_;      // pod key -> lock id -> claims
+  std::unordered_map<std::string, std::set<std::string>> elections_by_ns_;  // ns -> lease keys
+  std::unordered_map<std::string, std::string> holder_of_;                  // lock id -> pod key
+  std::unordered_map<std::string, std::set<std::string>> held_by_;          // pod key -> lock ids
+  std::map<std::pair<Phase, Priority>, int> counts_;                        // Leases, only counts above 0
+  std::set<std::string> unserved_;                      // lease keys, see unserved_leases()
+  std::unordered_map<std::string, WallTime> arrivals_;  // by Lease UID, see arrived()
   WallTime last_arrival_{};
 };
 

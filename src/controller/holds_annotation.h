@@ -18,6 +18,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 
 #include "common/result.h"
 #include "controller/cluster_view.h"
@@ -96,9 +97,9 @@ class HoldsAnnotation {
   std::mutex mutex_;
   // What each pod holds: pod key -> Lease name -> its lock and token; and per lock, the
   // pods with an entry for it or whose annotation its last reconcile could not write.
-  std::map<std::string, std::map<std::string, Hold>> holds_;
-  std::map<std::string, std::set<std::string>> holders_;
-  std::map<std::string, Written> written_;  // by pod UID
+  std::unordered_map<std::string, std::map<std::string, Hold>> holds_;
+  std::unordered_map<std::string, std::set<std::string>> holders_;
+  std::unordered_map<std::string, Written> written_;  // by pod UID
   // Holder labels a pod may still carry because the patch taking them away failed: lock ->
   // pod key -> label keys. The lock gives these keys to no pod until they are gone.
   std::map<std::string, std::map<std::string, std::set<std::string>>> unlabel_pending_;

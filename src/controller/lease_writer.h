@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 
 #include "common/clock.h"
 #include "common/result.h"
@@ -79,11 +80,11 @@ class LeaseWriter {
   kube::Api& api_;
   mutable std::mutex mutex_;
   // By Lease UID: our last status write while the cache has not shown it.
-  mutable std::map<std::string, Written> pending_;
+  mutable std::unordered_map<std::string, Written> pending_;
   // By Lease UID: the resourceVersion of our last status write, and when we last overwrote
   // a status someone else wrote.
-  std::map<std::string, std::string> last_version_;
-  std::map<std::string, MonoTime> corrected_at_;
+  std::unordered_map<std::string, std::string> last_version_;
+  std::unordered_map<std::string, MonoTime> corrected_at_;
 };
 
 // The resourceVersion an API write answered with (empty if the answer has none).

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 
 #include "common/clock.h"
 #include "controller/liveness.h"
@@ -82,9 +83,9 @@ class PodTracker {
   const Millis heartbeat_grace_;
   mutable std::mutex mutex_;
   std::map<std::string, Heartbeat> heartbeats_;           // by node name
-  std::map<std::string, PodMemory> pods_;                 // by ns/name
+  std::unordered_map<std::string, PodMemory> pods_;       // by ns/name
   std::map<std::string, std::optional<MonoTime>> nodes_;  // unready since, by node name
-  std::map<std::string, Death> deaths_;                   // pod key -> its last pod seen gone or replaced
+  std::unordered_map<std::string, Death> deaths_;         // pod key -> its last pod seen gone or replaced
   // Every death recorded, oldest first, so forgetting the old ones never scans the young.
   std::deque<std::pair<MonoTime, std::string>> death_order_;
 };

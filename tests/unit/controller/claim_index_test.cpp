@@ -74,6 +74,31 @@ TEST(ClaimIndexCounts, ALeaseThatMovesToAnotherLockIsCountedOnce) {
   EXPECT_TRUE(index.claims_of("ns/one").empty());
 }
 
+// A status change moves only the counts; a change of the claim's pod or priority (same
+// Lease, same locks) re-indexes it: the new pod's events wake the lock, the old pod's no longer.
+TEST(ClaimIndex, AStatusChangeKeepsTheClaimIndexedAndAChangeOfItsPodReindexesIt) {
+  ClaimIndex index;
+  const LeaseRecord pending = lease("a", Phase::kPending);
+  index.lease_changed(nullptr, &pending);
+  const LeaseRecord held = lease("a", Phase::kHeld);
+  EXPECT_EQ(index.lease_changed(&pending, &held), std::vector<std::string>{"ns/lock"});
+  EXPECT_EQ(index.claims_of("ns/lock"), std::vector<std::string>{"ns/a"});
+  PodRecord old_pod;
+  old_pod.meta.ns = "ns";
+  old_pod.meta.name = "pod-a";
+  EXPECT_EQ(index.locks_for_pod(nullptr, &old_pod), std::vector<std::string>{"ns/lock"});
+
+  LeaseRecord moved = held;
+  moved.spec.pod_name = "pod-b";
+  moved.spec.priority = Priority::kBackground;
+  EXPECT_EQ(index.lease_changed(&held, &moved), std::vector<std::string>{"ns/lock"});
+  PodRecord new_pod = old_pod;
+  new_pod.meta.name = "pod-b";
+  EXPECT_EQ(index.locks_for_pod(nullptr, &new_pod), std::vector<std::string>{"ns/lock"});
+  EXPECT_TRUE(index.locks_for_pod(nullptr, &old_pod).empty());
+  EXPECT_EQ(index.counts().by_phase_priority, (Counts{{{"Held", "Background"}, 1}}));
+}
+
 // Claims created in the same second are queued in the order the watch delivered them: each
 // arrival is kept to the microsecond and strictly after the one before, until the claim's status
 // records it (queuedAt) or it is served.
