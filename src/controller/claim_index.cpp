@@ -68,12 +68,14 @@ void ClaimIndex::uncount(const std::string& lease_key, const IndexedLease& claim
   if (auto c = counts_.find({claim.phase, claim.priority}); c != counts_.end() && --c->second <= 0)
     counts_.erase(c);
   unserved_.erase(lease_key);
+  held_.erase(lease_key);
 }
 
 void ClaimIndex::count(const std::string& lease_key, const LeaseRecord& lease) {
   ++counts_[{lease.status.phase, lease.spec.priority}];
   const bool unserved = lease.status.phase == Phase::kPending || lease.status.phase == Phase::kNone;
   if (unserved && !lease.being_deleted) unserved_.insert(lease_key);
+  if (lease.status.phase == Phase::kHeld) held_.insert(lease_key);
 }
 
 void ClaimIndex::remove(const std::string& lease_key) {
@@ -127,12 +129,12 @@ std::vector<std::string> ClaimIndex::locks() const {
   return out;
 }
 
-std::vector<std::string> ClaimIndex::leases_in(const std::string& ns) const {
+std::vector<std::string> ClaimIndex::held_in(const std::string& ns) const {
   const std::string prefix = ns + "/";  // keys are ns/name, in order: the namespace's are together
   std::lock_guard lock(mutex_);
   std::vector<std::string> out;
-  for (auto it = leases_.lower_bound(prefix); it != leases_.end() && it->first.starts_with(prefix); ++it)
-    out.push_back(it->first);
+  for (auto it = held_.lower_bound(prefix); it != held_.end() && it->starts_with(prefix); ++it)
+    out.push_back(*it);
   return out;
 }
 

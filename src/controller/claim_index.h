@@ -30,8 +30,8 @@ class ClaimIndex {
 
   // Every lock with at least one claim.
   std::vector<std::string> locks() const;
-  // Keys (ns/name) of every Lease of namespace `ns`, claiming a lock or not.
-  std::vector<std::string> leases_in(const std::string& ns) const;
+  // Keys (ns/name) of the Leases of namespace `ns` shown Held, as last seen.
+  std::vector<std::string> held_in(const std::string& ns) const;
   // Lease keys (ns/name) claiming `lock_id`.
   std::vector<std::string> claims_of(const std::string& lock_id) const;
   // Locks a change to this pod may concern: named by a claim, selectable by an election
@@ -74,7 +74,7 @@ class ClaimIndex {
   mutable std::mutex mutex_;
   // Hashed where nothing walks the keys in order: at 100,000 Leases every event looks up
   // several of these, and a tree of strings costs a cache miss per level.
-  std::map<std::string, IndexedLease> leases_;                              // by lease key, ns by ns
+  std::unordered_map<std::string, IndexedLease> leases_;                    // by lease key
   std::unordered_map<std::string, std::set<std::string>> by_lock_;          // lock id -> lease keys
   std::unordered_map<std::string, std::map<std::string, int>> by_pod_;      // pod key -> lock id -> claims
   std::unordered_map<std::string, std::set<std::string>> elections_by_ns_;  // ns -> lease keys
@@ -82,6 +82,7 @@ class ClaimIndex {
   std::unordered_map<std::string, std::set<std::string>> held_by_;          // pod key -> lock ids
   std::map<std::pair<Phase, Priority>, int> counts_;                        // Leases, only counts above 0
   std::set<std::string> unserved_;                      // lease keys, see unserved_leases()
+  std::set<std::string> held_;                          // lease keys, ns by ns, see held_in()
   std::unordered_map<std::string, WallTime> arrivals_;  // by Lease UID, see arrived()
   WallTime last_arrival_{};
 };

@@ -22,10 +22,11 @@ class ClusterView {
   virtual bool read_pod(const std::string& key, const std::function<void(const PodRecord&)>& fn) const = 0;
   virtual void for_each_pod(const std::string& ns, const std::function<void(const PodRecord&)>& fn) const = 0;
   virtual void for_each_lease(const std::function<void(const LeaseRecord&)>& fn) const = 0;
-  // The Leases of namespace `ns` only, at a cost that does not grow with the other namespaces;
-  // each is read in place, as by read_lease.
-  virtual void for_each_lease(const std::string& ns,
-                              const std::function<void(const LeaseRecord&)>& fn) const = 0;
+  // The Leases of namespace `ns` shown Held, at a cost that grows with those alone; each is
+  // read in place, as by read_lease. Which ones may lag the cache by the event being applied
+  // (as if read a moment earlier): `fn` sees each one's latest state and checks its phase.
+  virtual void for_each_held_lease(const std::string& ns,
+                                   const std::function<void(const LeaseRecord&)>& fn) const = 0;
 };
 
 }  // namespace eslease::controller

@@ -62,12 +62,11 @@ class Controller::Caches final : public ClusterView {
       informer->cache().for_each([&](const std::string&, const LeaseRecord& lease) { fn(lease); });
     }
   }
-  // The claim index knows the keys of a namespace's Leases; the cache has their latest state.
-  // (The index learns of a new Lease just after the cache does; a Lease that new shows no
-  // status yet.)
-  void for_each_lease(const std::string& ns,
-                      const std::function<void(const LeaseRecord&)>& fn) const override {
-    for (const std::string& key : index_.leases_in(ns)) read_lease(key, fn);
+  // The claim index knows which Leases of a namespace show Held; the cache has their latest
+  // state. (The index learns of each change just after the cache does.)
+  void for_each_held_lease(const std::string& ns,
+                           const std::function<void(const LeaseRecord&)>& fn) const override {
+    for (const std::string& key : index_.held_in(ns)) read_lease(key, fn);
   }
 
   bool synced() const {

@@ -119,7 +119,7 @@ void SessionKeeper::check_published(const std::string& ns, WallTime renewal, Cov
     std::string lock_id;  // the document its status names
   };
   std::vector<Shown> shown;
-  cluster_.for_each_lease(ns, [&](const LeaseRecord& lease) {
+  cluster_.for_each_held_lease(ns, [&](const LeaseRecord& lease) {
     if (lease.status.phase == Phase::kHeld && !lease.status.fencing_token.empty())
       shown.push_back(Shown{api::GrantRef{lease.meta.name, lease.status.fencing_token},
                             api::lease_duration(lease.spec.lease_duration_seconds),

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "es/bulk_answer.h"
+
 namespace eslease::es {
 namespace {
 
@@ -165,10 +167,15 @@ Result<GetResult> parse_get(const http::Response& response) {
 
 Result<BulkResult> parse_bulk(const http::Response& response, std::size_t expected_items) {
   if (response.status != 200) return error_from_response(response, "bulk");
+  if (std::optional<BulkResult> plain = read_plain_bulk_answer(response.body, expected_items)) return *plain;
   auto body = parse_object(response.body, "bulk");
   if (!body.ok()) return body.error();
-  auto items = body->find("items");
-  if (items == body->end() || !items->is_array() || items->size() != expected_items) {
+  return bulk_result_of(*body, expected_items);
+}
+
+Result<BulkResult> bulk_result_of(const json& body, std::size_t expected_items) {
+  auto items = body.find("items");
+  if (items == body.end() || !items->is_array() || items->size() != expected_items) {
     return make_error(ErrorCode::kProtocol, "Elasticsearch bulk answer does not hold one item per operation");
   }
   BulkResult out;

@@ -102,23 +102,29 @@ class EsLockStore final : public LockStore {
       auto bulk = api_.bulk(options_.index, operations);
       for (std::size_t i = begin; i < end; ++i) {
         const Renewal& r = renewals[i];
-        BatchRenewal renewal{BatchRenewal::Result::kFailed, r.held, std::nullopt, std::nullopt};
-        const LockDocument& doc = docs[i - begin];
+        LockDocument& doc = docs[i - begin];
+        // Most renewals are applied: the held document is copied only when one is not.
+        BatchRenewal renewal{BatchRenewal::Result::kFailed, std::nullopt, std::nullopt, std::nullopt};
+        auto failed = [&](const Error& error) {
+          renewal.held = r.held;
+          renewal.error = error;
+        };
         if (!bulk.ok()) {
-          renewal.error = bulk.error();
+          failed(bulk.error());
         } else if (i - begin >= bulk->items.size()) {
-          renewal.error = make_error(ErrorCode::kProtocol, "the _bulk answer lacks an item");
+          failed(make_error(ErrorCode::kProtocol, "the _bulk answer lacks an item"));
         } else if (const es::BulkItemResult& item = bulk->items[i - begin]; item.error) {
-          renewal.error = item.error;
+          failed(*item.error);
         } else if (item.status == WriteStatus::kApplied) {
-          auto state = make_state(doc, item.version);
+          auto state = make_state(std::move(doc), item.version);
           if (state.ok()) {
             renewal.result = BatchRenewal::Result::kRenewed;
             renewal.held = hold(r.held.key, std::move(*state), holder_deadline(sent, effective_ttl(r)));
           } else {
-            renewal.error = state.error();
+            failed(state.error());
           }
         } else {
+          renewal.held = r.held;
           settle_renewal(r, doc, sent, renewal);
         }
         out.push_back(std::move(renewal));

@@ -1,6 +1,6 @@
 // The claim index's counts of Leases by phase and priority (the eslease_claims gauge): they
 // follow every add, change and deletion, as the Lease was last seen, whatever the deletion
-// event carries. And the Leases of one namespace, for the session of that namespace.
+// event carries. And the Leases of one namespace shown Held, for the session of that namespace.
 #include "controller/claim_index.h"
 
 #include <gtest/gtest.h>
@@ -129,7 +129,7 @@ TEST(ClaimIndex, ArrivalsAreStrictlyOrderedUntilTheStatusRecordsThem) {
   EXPECT_FALSE(index.arrival_of(second.meta.uid));
 }
 
-TEST(ClaimIndex, LeasesInANamespaceAreThoseOfThatNamespaceOnly) {
+TEST(ClaimIndex, TheHeldLeasesOfANamespaceAreThoseOfThatNamespaceShownHeld) {
   ClaimIndex index;
   std::vector<LeaseRecord> leases;
   for (const char* ns : {"ns", "ns-2", "n", "other"}) {
@@ -137,13 +137,20 @@ TEST(ClaimIndex, LeasesInANamespaceAreThoseOfThatNamespaceOnly) {
     l.meta.ns = ns;
     leases.push_back(l);
   }
-  leases.push_back(lease("b", Phase::kNone, Priority::kForeground, ""));  // no lock name: listed too
+  leases.push_back(lease("b", Phase::kPending));
+  leases.push_back(lease("c", Phase::kHeld, Priority::kForeground, ""));  // no lock name: counted too
   for (const LeaseRecord& l : leases) index.lease_changed(nullptr, &l);
-  EXPECT_EQ(index.leases_in("ns"), (std::vector<std::string>{"ns/a", "ns/b"}));
-  EXPECT_EQ(index.leases_in("n"), std::vector<std::string>{"n/a"});
+  EXPECT_EQ(index.held_in("ns"), (std::vector<std::string>{"ns/a", "ns/c"}));
+  EXPECT_EQ(index.held_in("n"), std::vector<std::string>{"n/a"});
   index.lease_changed(&leases[0], nullptr);
-  EXPECT_EQ(index.leases_in("ns"), std::vector<std::string>{"ns/b"});
-  EXPECT_TRUE(index.leases_in("missing").empty());
+  EXPECT_EQ(index.held_in("ns"), std::vector<std::string>{"ns/c"});
+  const LeaseRecord granted = lease("b", Phase::kHeld);
+  index.lease_changed(&leases[4], &granted);
+  EXPECT_EQ(index.held_in("ns"), (std::vector<std::string>{"ns/b", "ns/c"}));
+  const LeaseRecord released = lease("b", Phase::kReleased);
+  index.lease_changed(&granted, &released);
+  EXPECT_EQ(index.held_in("ns"), std::vector<std::string>{"ns/c"});
+  EXPECT_TRUE(index.held_in("missing").empty());
 }
 
 }  // namespace

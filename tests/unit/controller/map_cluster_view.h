@@ -32,10 +32,10 @@ class MapClusterView final : public ClusterView {
   void for_each_lease(const std::function<void(const LeaseRecord&)>& fn) const override {
     for (const auto& [key, lease] : leases_) fn(lease);
   }
-  void for_each_lease(const std::string& ns,
-                      const std::function<void(const LeaseRecord&)>& fn) const override {
+  void for_each_held_lease(const std::string& ns,
+                           const std::function<void(const LeaseRecord&)>& fn) const override {
     for (const auto& [key, lease] : leases_)
-      if (lease.meta.ns == ns) fn(lease);
+      if (lease.meta.ns == ns && lease.status.phase == Phase::kHeld) fn(lease);
   }
 
   void sync_from(kube::Api& api) {
