@@ -198,11 +198,11 @@ class Cluster:
     def namespace(self, ns):
         call("POST", self.kube + "/api/v1/namespaces", namespace(ns))
 
-    def create_pods(self, ns, names, node=None, threads=8, timeout=300):
-        """Creates pods (on `node`, else wherever the scheduler puts them) and waits until the
-        kubelet reports them all Ready."""
+    def create_pods(self, ns, names, node=None, threads=8, timeout=300, labels=None):
+        """Creates pods (on `node`, else wherever the scheduler puts them; with `labels`, else
+        app=worker) and waits until the kubelet reports them all Ready."""
         def create(name):
-            obj = pod(name, ns)
+            obj = pod(name, ns, labels)
             if node:
                 obj["spec"]["nodeName"] = node
             call("POST", "%s/api/v1/namespaces/%s/pods" % (self.kube, ns), obj)
