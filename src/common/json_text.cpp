@@ -8,12 +8,16 @@ void append_string(std::string& out, std::string_view text) {
   static constexpr std::string_view kLetters = "bfnrt";
   static constexpr std::string_view kHex = "0123456789abcdef";
   out += '"';
-  for (const char c : text) {
+  // Bytes that need no escape (nearly all) are copied a run at a time.
+  std::size_t run = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
     const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(text.data() + run, i - run);
+    run = i + 1;
     if (c == '"' || c == '\\') {
       out += '\\';
-      out += c;
-    } else if (byte >= 0x20) {
       out += c;
     } else if (const std::size_t named = kNamed.find(c); named != std::string_view::npos) {
       out += '\\';
@@ -24,6 +28,7 @@ void append_string(std::string& out, std::string_view text) {
       out += kHex[byte & 0xfU];
     }
   }
+  out.append(text.data() + run, text.size() - run);
   out += '"';
 }
 

@@ -17,6 +17,7 @@ void append_string(std::string& out, std::string_view text);
 // A JSON object's members, in the order they are added.
 class ObjectWriter {
  public:
+  ObjectWriter() { out_.reserve(512); }  // a lock document's size: written without regrowing
   ObjectWriter& add(std::string_view key, std::string_view value);
   ObjectWriter& add(std::string_view key, std::int64_t value);
   ObjectWriter& add(std::string_view key, const std::vector<std::string>& values);

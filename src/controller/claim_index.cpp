@@ -67,8 +67,9 @@ void ClaimIndex::forget_arrival_once_queued(const LeaseRecord& lease) {
 void ClaimIndex::uncount(const std::string& lease_key, const IndexedLease& claim) {
   if (auto c = counts_.find({claim.phase, claim.priority}); c != counts_.end() && --c->second <= 0)
     counts_.erase(c);
-  unserved_.erase(lease_key);
-  held_.erase(lease_key);
+  // Looked up only where the Lease was counted: each is a tree of up to every Lease.
+  if (claim.phase == Phase::kPending || claim.phase == Phase::kNone) unserved_.erase(lease_key);
+  if (claim.phase == Phase::kHeld) held_.erase(lease_key);
 }
 
 void ClaimIndex::count(const std::string& lease_key, const LeaseRecord& lease) {
