@@ -205,17 +205,26 @@ void ApiServer::remove_collection(const Call& call, http::ServerResponse& respon
   if (auto* error = std::get_if<ApiError>(&parsed)) return send_error(response, *error);
   // Applied to every object, as DeleteCollection passes them to each Delete.
   const json& options = std::get<json>(parsed);
-  std::lock_guard lock(mutex_);
+  std::vector<std::pair<std::string, std::string>> matched;  // namespace, name
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& object : store_.list(call.type->id(), call.ns))
+      if (filter.matches(*object))
+        matched.emplace_back(meta_string(*object, "namespace"), meta_string(*object, "name"));
+  }
+  // One at a time, the store free between them, as the API server deletes each item of the
+  // collection on its own: watchers see each deletion as it happens, and other requests are
+  // served meanwhile. One gone in between is left out.
   json items = json::array();
-  for (const auto& object : store_.list(call.type->id(), call.ns)) {
-    if (!filter.matches(*object)) continue;
-    auto result =
-        delete_object(call, meta_string(*object, "namespace"), meta_string(*object, "name"), options);
+  for (const auto& [ns, name] : matched) {
+    std::lock_guard lock(mutex_);
+    auto result = delete_object(call, ns, name, options);
     if (auto* ok = std::get_if<std::pair<int, json>>(&result);
         ok && ok->second.value("kind", "") != "Status") {
       items.push_back(ok->second);
     }
   }
+  std::lock_guard lock(mutex_);
   send_json(response, 200,
             {{"kind", call.type->list_kind},
              {"apiVersion", call.type->group_version(call.version)},
