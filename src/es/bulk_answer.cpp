@@ -42,8 +42,11 @@ class PlainBulkReader {
   bool string(json::string_t& value) {
     if (skipping_ > 0) return true;
     if (depth_ == 4) {
-      if (key_ == "_id") items.back().id = std::move(value);
-      if (key_ == "result") items.back().result = std::move(value);
+      if (key_ == "_id") {
+        items.back().id = std::move(value);
+      } else if (key_ == "result") {
+        items.back().result = std::move(value);
+      }
       return true;
     }
     if (depth_ == 5) {
