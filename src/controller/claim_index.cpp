@@ -6,17 +6,6 @@ namespace eslease::controller {
 
 namespace {
 
-// Whether `now` is indexed exactly as `claim` (its locks, pod, selector and priority): most
-// changes are to a status, and move only the counts.
-bool indexed_alike(const std::vector<std::string>& lock_ids, const std::string& pod_key,
-                   const std::optional<LabelSelector>& selector, Priority priority, const LeaseRecord& now) {
-  if (now.spec.lock_name.empty()) return lock_ids.empty() && priority == now.spec.priority;
-  return priority == now.spec.priority && selector == now.spec.selector &&
-         pod_key ==
-             (now.spec.pod_name.empty() ? std::string() : object_key(now.meta.ns, now.spec.pod_name)) &&
-         lock_ids == now.lock_ids();
-}
-
 std::vector<std::string> sorted_unique(std::vector<std::string> ids) {
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
@@ -30,9 +19,10 @@ std::vector<std::string> ClaimIndex::lease_changed(const LeaseRecord* before, co
   std::lock_guard lock(mutex_);
   if (before && now && before->meta.uid == now->meta.uid) {
     const std::string key = now->meta.key();
+    // Most changes are to a status: they move only the counts.
     if (auto it = leases_.find(key); it != leases_.end()) {
       IndexedLease& claim = it->second;
-      if (indexed_alike(claim.lock_ids, claim.pod_key, claim.selector, claim.priority, *now)) {
+      if (claim.indexed_as(indexed(*now))) {
         forget_arrival_once_queued(*now);
         uncount(key, claim);
         count(key, *now);
@@ -48,8 +38,8 @@ std::vector<std::string> ClaimIndex::lease_changed(const LeaseRecord* before, co
     remove(key);
   }
   if (before && (!now || now->meta.uid != before->meta.uid)) arrivals_.erase(before->meta.uid);
-  if (now) forget_arrival_once_queued(*now);
   if (now) {
+    forget_arrival_once_queued(*now);
     add(now->meta.key(), *now);
     if (!now->spec.lock_name.empty()) {
       const std::vector<std::string> ids = now->lock_ids();
@@ -105,14 +95,18 @@ void ClaimIndex::remove(const std::string& lease_key) {
   leases_.erase(it);
 }
 
+ClaimIndex::IndexedLease ClaimIndex::indexed(const LeaseRecord& lease) {
+  IndexedLease claim{{}, "", std::nullopt, lease.status.phase, lease.spec.priority};
+  if (lease.spec.lock_name.empty()) return claim;  // counted only
+  claim.lock_ids = lease.lock_ids();
+  claim.selector = lease.spec.selector;
+  if (!lease.spec.pod_name.empty()) claim.pod_key = object_key(lease.meta.ns, lease.spec.pod_name);
+  return claim;
+}
+
 void ClaimIndex::add(const std::string& lease_key, const LeaseRecord& lease) {
   count(lease_key, lease);
-  if (lease.spec.lock_name.empty()) {
-    leases_[lease_key] = IndexedLease{{}, "", std::nullopt, lease.status.phase, lease.spec.priority};
-    return;
-  }
-  IndexedLease claim{lease.lock_ids(), "", lease.spec.selector, lease.status.phase, lease.spec.priority};
-  if (!lease.spec.pod_name.empty()) claim.pod_key = object_key(lease.meta.ns, lease.spec.pod_name);
+  IndexedLease claim = indexed(lease);
   for (const std::string& lock_id : claim.lock_ids) {
     if (!claim.pod_key.empty()) ++by_pod_[claim.pod_key][lock_id];
     by_lock_[lock_id].insert(lease_key);

@@ -62,10 +62,17 @@ class ClaimIndex {
     std::optional<LabelSelector> selector;
     Phase phase = Phase::kNone;
     Priority priority = Priority::kForeground;
+    // Indexed the same way (locks, pod, selector, priority): only the phase may differ.
+    bool indexed_as(const IndexedLease& other) const {
+      return lock_ids == other.lock_ids && pod_key == other.pod_key && selector == other.selector &&
+             priority == other.priority;
+    }
   };
+  // What the index keeps of `lease`.
+  static IndexedLease indexed(const LeaseRecord& lease);
   void remove(const std::string& lease_key);
   void add(const std::string& lease_key, const LeaseRecord& lease);
-  // Counting a Lease by phase and priority, and among the unserved, undone and done.
+  // Counting a Lease by phase and priority, and among the unserved and the held.
   void uncount(const std::string& lease_key, const IndexedLease& claim);
   void count(const std::string& lease_key, const LeaseRecord& lease);
   // A claim's arrival is kept until its status records one (or it no longer waits).
