@@ -49,8 +49,9 @@ bool LockEntry::forgettable() const {
   return known_ && !document_ && malformed_.empty() && !renewing_ && !held_ && !revoked_;
 }
 
-void LockEntry::adopted() {
+void LockEntry::adopted(std::int64_t grant_token) {
   held_ = lock::HeldDocument{key_, *document_, expires_at_};
+  held_->state.token = grant_token;  // what its renewals write to the document
   renewing_ = true;
 }
 

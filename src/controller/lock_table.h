@@ -63,8 +63,9 @@ class LockEntry {
   // (the namespace's session ticks say when).
   void granted(const lock::HeldDocument& held) { hold(held); }
   void renewed(const lock::HeldDocument& held) { hold(held); }
-  // A grant this controller did not make (found at start-up) is renewed from now on.
-  void adopted();
+  // A grant this controller did not make (found at start-up) is renewed from now on, under
+  // the grant's token: the largest of its documents' (each was read with its own version's).
+  void adopted(std::int64_t grant_token);
   // We stop renewing the document's grant for good. It is handed over once it expires, and
   // no earlier than `hand_over_at`: when the validity published to its holder ends.
   void revoke(api::Reason why, std::optional<MonoTime> hand_over_at = std::nullopt);

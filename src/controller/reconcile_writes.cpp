@@ -180,12 +180,16 @@ Status Reconciler::carry_out(const Group& group, Entries& entries, const Decisio
       return revoke(entries_of(group, entries, decision.subject), decision, world);
     case Action::kAdopt: {
       const std::vector<LockEntry*> concerned = entries_of(group, entries, decision.subject);
-      for (LockEntry* entry : concerned) entry->adopted();
+      // The grant's token is the largest of its documents' (the one its Lease shows): the
+      // granting controller renewed every document with it, and so does this one.
+      std::int64_t token = 0;
+      for (const LockEntry* entry : concerned)
+        if (entry->document()) token = std::max(token, entry->document()->token);
+      for (LockEntry* entry : concerned) entry->adopted(token);
       if (!concerned.empty() && concerned.front()->document()) {
         sessions_.wake(world.ns, Millis(concerned.front()->document()->doc.ttl_millis));
-        log::info("adopted existing grant", {{"lock", concerned.front()->key().id()},
-                                             {"slots", concerned.size()},
-                                             {"token", concerned.front()->document()->token}});
+        log::info("adopted existing grant",
+                  {{"lock", concerned.front()->key().id()}, {"slots", concerned.size()}, {"token", token}});
       }
       return {};
     }

@@ -94,5 +94,31 @@ TEST_F(ReconcilerPrimeTest, AHeldLockIsLeftToItsReconcile) {
   EXPECT_TRUE(fresh.try_lock(kLock).value()->renewing());
 }
 
+// A set's documents each carry the version their write got; the grant's token is the largest.
+// A new leader that adopts the set renews every document with that one token, as the leader
+// that granted it would have: no document shows another token than the Lease.
+TEST_F(ReconcilerPrimeTest, AnAdoptedSetIsRenewedWithItsGrantsTokenOnEveryDocument) {
+  add_pod("pod-s");
+  add_claim("set", "pod-s", 0, {{"lockNames", {"report", "archive", "ledger"}}});
+  ASSERT_NO_FATAL_FAILURE(reconcile_all({"report", "archive", "ledger"}));
+  const std::string held = token("set");
+  ASSERT_NE(std::to_string(document("report")->token), held) << "written by the grant: the versions differ";
+  // A new leader, before the one that granted it ever renewed it.
+  LockTable fresh;
+  SessionOptions options;
+  options.identity = "controller-b";
+  std::unique_ptr<lock::LockStore> store = make_store("controller-b");
+  SessionKeeper sessions(fresh, *store, api_, view_, observer_, clock_, options);
+  Reconciler successor(view_, index_, tracker_, fresh, *store, sessions, api_, nullptr, observer_, clock_);
+  for (const char* lock : {"batch/report", "batch/archive", "batch/ledger"})
+    ASSERT_TRUE(successor.reconcile(lock).status.ok()) << lock;
+  clock_.advance(std::chrono::seconds(1));
+  sessions.tick("batch");
+  sync();
+  EXPECT_EQ(token("set"), held);
+  for (const char* lock : {"report", "archive", "ledger"})
+    EXPECT_EQ(std::to_string(document(lock)->token), held) << lock;
+}
+
 }  // namespace
 }  // namespace eslease::controller

@@ -304,7 +304,10 @@ TEST_F(SessionKeeperTest, AGrantNotYetAdoptedIsWaitedForBeforeTheSessionIsRenewe
   successor.tick(kNs);
   EXPECT_EQ(session()->renew_time, first);
   EXPECT_FALSE(session()->lists({"claim-a", token}));
-  fresh.lock(key)->adopted();
+  {
+    LockTable::Handle entry = fresh.lock(key);
+    entry->adopted(entry->document()->token);
+  }
   clock_.advance(Millis(1000));
   successor.tick(kNs);
   EXPECT_GT(*session()->renew_time, first);
