@@ -12,6 +12,11 @@ std::vector<std::string> sorted_unique(std::vector<std::string> ids) {
   return ids;
 }
 
+// The namespace of a Lease key (ns/name).
+std::string namespace_of(const std::string& lease_key) {
+  return lease_key.substr(0, lease_key.find('/'));
+}
+
 }  // namespace
 
 std::vector<std::string> ClaimIndex::lease_changed(const LeaseRecord* before, const LeaseRecord* now) {
@@ -59,14 +64,17 @@ void ClaimIndex::uncount(const std::string& lease_key, const IndexedLease& claim
     counts_.erase(c);
   // Looked up only where the Lease was counted: each is a tree of up to every Lease.
   if (claim.phase == Phase::kPending || claim.phase == Phase::kNone) unserved_.erase(lease_key);
-  if (claim.phase == Phase::kHeld) held_.erase(lease_key);
+  if (claim.phase == Phase::kHeld) {
+    auto ns = held_.find(namespace_of(lease_key));
+    if (ns != held_.end() && ns->second.erase(lease_key) && ns->second.empty()) held_.erase(ns);
+  }
 }
 
 void ClaimIndex::count(const std::string& lease_key, const LeaseRecord& lease) {
   ++counts_[{lease.status.phase, lease.spec.priority}];
   const bool unserved = lease.status.phase == Phase::kPending || lease.status.phase == Phase::kNone;
   if (unserved && !lease.being_deleted) unserved_.insert(lease_key);
-  if (lease.status.phase == Phase::kHeld) held_.insert(lease_key);
+  if (lease.status.phase == Phase::kHeld) held_[namespace_of(lease_key)].insert(lease_key);
 }
 
 void ClaimIndex::remove(const std::string& lease_key) {
@@ -125,12 +133,10 @@ std::vector<std::string> ClaimIndex::locks() const {
 }
 
 std::vector<std::string> ClaimIndex::held_in(const std::string& ns) const {
-  const std::string prefix = ns + "/";  // keys are ns/name, in order: the namespace's are together
   std::lock_guard lock(mutex_);
-  std::vector<std::string> out;
-  for (auto it = held_.lower_bound(prefix); it != held_.end() && it->starts_with(prefix); ++it)
-    out.push_back(*it);
-  return out;
+  auto held = held_.find(ns);
+  if (held == held_.end()) return {};
+  return {held->second.begin(), held->second.end()};
 }
 
 std::vector<std::string> ClaimIndex::claims_of(const std::string& lock_id) const {

@@ -11,6 +11,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "controller/model.h"
@@ -30,7 +31,7 @@ class ClaimIndex {
 
   // Every lock with at least one claim.
   std::vector<std::string> locks() const;
-  // Keys (ns/name) of the Leases of namespace `ns` shown Held, as last seen.
+  // Keys (ns/name) of the Leases of namespace `ns` shown Held, as last seen, in no order.
   std::vector<std::string> held_in(const std::string& ns) const;
   // Lease keys (ns/name) claiming `lock_id`.
   std::vector<std::string> claims_of(const std::string& lock_id) const;
@@ -50,8 +51,8 @@ class ClaimIndex {
 
   // Every Lease seen, counted as it was last seen.
   ClaimCounts counts() const;
-  // Keys of the Leases not served yet (Pending, or no phase) and not being deleted: the
-  // candidates for waiters, kept so that counting them does not walk every Lease.
+  // Keys of the Leases not served yet (Pending, or no phase) and not being deleted, in no
+  // order: the candidates for waiters, kept so that counting them does not walk every Lease.
   std::vector<std::string> unserved_leases() const;
 
  private:
@@ -88,9 +89,9 @@ class ClaimIndex {
   std::unordered_map<std::string, std::string> holder_of_;                  // lock id -> pod key
   std::unordered_map<std::string, std::set<std::string>> held_by_;          // pod key -> lock ids
   std::map<std::pair<Phase, Priority>, int> counts_;                        // Leases, only counts above 0
-  std::set<std::string> unserved_;                      // lease keys, see unserved_leases()
-  std::set<std::string> held_;                          // lease keys, ns by ns, see held_in()
-  std::unordered_map<std::string, WallTime> arrivals_;  // by Lease UID, see arrived()
+  std::unordered_set<std::string> unserved_;  // lease keys, see unserved_leases()
+  std::unordered_map<std::string, std::unordered_set<std::string>> held_;  // ns -> lease keys, see held_in()
+  std::unordered_map<std::string, WallTime> arrivals_;                     // by Lease UID, see arrived()
   WallTime last_arrival_{};
 };
 

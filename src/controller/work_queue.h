@@ -14,9 +14,10 @@
 #include <map>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <stop_token>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "common/clock.h"
 
@@ -53,11 +54,12 @@ class WorkQueue {
   mutable std::mutex mutex_;
   std::condition_variable_any cv_;
   std::deque<std::string> ready_;
-  std::set<std::string> dirty_;                          // queued or to be queued once processing ends
-  std::set<std::string> processing_;                     // handed to a worker
-  std::map<std::string, MonoTime> waiting_;              // delayed key -> due time
+  // Hashed where nothing walks the keys in order: a cold start queues every lock at once.
+  std::unordered_set<std::string> dirty_;                // queued or to be queued once processing ends
+  std::unordered_set<std::string> processing_;           // handed to a worker
+  std::unordered_map<std::string, MonoTime> waiting_;    // delayed key -> due time
   std::multimap<MonoTime, std::string> waiting_by_due_;  // the same, by due time
-  std::map<std::string, int> failures_;
+  std::unordered_map<std::string, int> failures_;
   bool shutting_down_ = false;
 };
 

@@ -3,6 +3,7 @@
 // event carries. And the Leases of one namespace shown Held, for the session of that namespace.
 #include "controller/claim_index.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 namespace eslease::controller {
@@ -34,7 +35,8 @@ TEST(ClaimIndexCounts, LeasesAreCountedByPhaseAndPriorityWithoutAStatusAsPending
   EXPECT_EQ(
       counts.by_phase_priority,
       (Counts{{{"Held", "Foreground"}, 1}, {{"Pending", "Background"}, 2}, {{"Invalid", "Foreground"}, 1}}));
-  EXPECT_EQ(index.unserved_leases(), (std::vector<std::string>{"ns/b", "ns/c"})) << "the waiter candidates";
+  EXPECT_THAT(index.unserved_leases(), testing::UnorderedElementsAre("ns/b", "ns/c"))
+      << "the waiter candidates";
 }
 
 TEST(ClaimIndexCounts, AChangeMovesTheLeaseAndADeletionRemovesItAsLastSeen) {
@@ -140,13 +142,13 @@ TEST(ClaimIndex, TheHeldLeasesOfANamespaceAreThoseOfThatNamespaceShownHeld) {
   leases.push_back(lease("b", Phase::kPending));
   leases.push_back(lease("c", Phase::kHeld, Priority::kForeground, ""));  // no lock name: counted too
   for (const LeaseRecord& l : leases) index.lease_changed(nullptr, &l);
-  EXPECT_EQ(index.held_in("ns"), (std::vector<std::string>{"ns/a", "ns/c"}));
+  EXPECT_THAT(index.held_in("ns"), testing::UnorderedElementsAre("ns/a", "ns/c"));
   EXPECT_EQ(index.held_in("n"), std::vector<std::string>{"n/a"});
   index.lease_changed(&leases[0], nullptr);
   EXPECT_EQ(index.held_in("ns"), std::vector<std::string>{"ns/c"});
   const LeaseRecord granted = lease("b", Phase::kHeld);
   index.lease_changed(&leases[4], &granted);
-  EXPECT_EQ(index.held_in("ns"), (std::vector<std::string>{"ns/b", "ns/c"}));
+  EXPECT_THAT(index.held_in("ns"), testing::UnorderedElementsAre("ns/b", "ns/c"));
   const LeaseRecord released = lease("b", Phase::kReleased);
   index.lease_changed(&granted, &released);
   EXPECT_EQ(index.held_in("ns"), std::vector<std::string>{"ns/c"});
