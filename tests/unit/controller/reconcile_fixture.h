@@ -68,6 +68,25 @@ class ReconcileFixture : public ::testing::Test {
     reconciler_ = std::make_unique<Reconciler>(view_, index_, tracker_, table_, store, *sessions_, api_,
                                                events_.get(), observer_, clock_);
   }
+  // Another controller over the same cluster and index (a new leader), that knows nothing of
+  // the documents yet.
+  struct Replica {
+    LockTable table;
+    std::unique_ptr<lock::LockStore> store;
+    std::unique_ptr<SessionKeeper> sessions;
+    std::unique_ptr<Reconciler> reconciler;
+  };
+  std::unique_ptr<Replica> replica(const std::string& identity) {
+    auto r = std::make_unique<Replica>();
+    r->store = make_store(identity);
+    SessionOptions options;
+    options.identity = identity;
+    r->sessions =
+        std::make_unique<SessionKeeper>(r->table, *r->store, api_, view_, observer_, clock_, options);
+    r->reconciler = std::make_unique<Reconciler>(view_, index_, tracker_, r->table, *r->store, *r->sessions,
+                                                 api_, nullptr, observer_, clock_);
+    return r;
+  }
   // Events are recorded from now on, to an API of their own that is always free.
   void record_events() {
     events_ = std::make_unique<kube::EventRecorder>(events_api_, clock_);

@@ -77,21 +77,16 @@ TEST_F(ReconcilerPrimeTest, AHeldLockIsLeftToItsReconcile) {
   ASSERT_TRUE(reconcile().status.ok());
   const std::string held = token("a");
   // A new leader: it knows nothing of the documents.
-  LockTable fresh;
-  SessionOptions options;
-  options.identity = "controller-b";
-  std::unique_ptr<lock::LockStore> store = make_store("controller-b");
-  SessionKeeper sessions(fresh, *store, api_, view_, observer_, clock_, options);
-  Reconciler successor(view_, index_, tracker_, fresh, *store, sessions, api_, nullptr, observer_, clock_);
+  std::unique_ptr<Replica> successor = replica("controller-b");
   const int bulks = es_.calls("bulk");
-  successor.prime({kLock});
+  successor->reconciler->prime({kLock});
   EXPECT_EQ(es_.calls("bulk"), bulks) << "nothing granted";
   const int total = es_.total_calls();
-  ASSERT_TRUE(successor.reconcile(kLock).status.ok());
+  ASSERT_TRUE(successor->reconciler->reconcile(kLock).status.ok());
   EXPECT_EQ(es_.total_calls(), total) << "adopted: renewed by the session, not re-granted";
   sync();
   EXPECT_EQ(token("a"), held);
-  EXPECT_TRUE(fresh.try_lock(kLock).value()->renewing());
+  EXPECT_TRUE(successor->table.try_lock(kLock).value()->renewing());
 }
 
 // A set's documents each carry the version their write got; the grant's token is the largest.
@@ -104,16 +99,11 @@ TEST_F(ReconcilerPrimeTest, AnAdoptedSetIsRenewedWithItsGrantsTokenOnEveryDocume
   const std::string held = token("set");
   ASSERT_NE(std::to_string(document("report")->token), held) << "written by the grant: the versions differ";
   // A new leader, before the one that granted it ever renewed it.
-  LockTable fresh;
-  SessionOptions options;
-  options.identity = "controller-b";
-  std::unique_ptr<lock::LockStore> store = make_store("controller-b");
-  SessionKeeper sessions(fresh, *store, api_, view_, observer_, clock_, options);
-  Reconciler successor(view_, index_, tracker_, fresh, *store, sessions, api_, nullptr, observer_, clock_);
+  std::unique_ptr<Replica> successor = replica("controller-b");
   for (const char* lock : {"batch/report", "batch/archive", "batch/ledger"})
-    ASSERT_TRUE(successor.reconcile(lock).status.ok()) << lock;
+    ASSERT_TRUE(successor->reconciler->reconcile(lock).status.ok()) << lock;
   clock_.advance(std::chrono::seconds(1));
-  sessions.tick("batch");
+  successor->sessions->tick("batch");
   sync();
   EXPECT_EQ(token("set"), held);
   for (const char* lock : {"report", "archive", "ledger"})
