@@ -161,6 +161,28 @@ std::optional<GrantVerdict> revoke_a_broken_grant(const Situation& s) {
              "part of the grant to " + s.holder_pod + " is no longer ours to renew");
 }
 
+// Two replicas that both believed they led may each grant one claim (different slots of a
+// semaphore, or a set's locks one after the other); Lease status writes are conditional, so
+// one of them is recorded first, and the other replica decides again on it. When the Lease
+// records a later grant of the claim that still stands, ours (its holder never told of it:
+// its status write lost) is revoked and ends after its validity like every revoked grant, so
+// the tokens a Lease shows only grow. A recorded grant that is older than ours is not one to
+// give way to: it is ending (revoked or expired), or it is the one to give way.
+std::optional<GrantVerdict> give_way_to_the_recorded_grant(const Situation& s) {
+  if (!s.ours() || !s.owner) return std::nullopt;
+  const LeaseRecord& lease = *s.owner->lease;
+  if (lease.status.phase != Phase::kHeld) return std::nullopt;
+  const bool later_recorded =
+      std::any_of(s.world.grants.begin(), s.world.grants.end(), [&](const GrantView& g) {
+        return g.state.doc.lease_uid == lease.meta.uid && g.state.token > s.grant.state.token && !g.revoked &&
+               s.world.mono < g.expires_at && std::to_string(g.state.token) == lease.status.fencing_token;
+      });
+  if (!later_recorded) return std::nullopt;
+  return act("give_way_to_the_recorded_grant", Action::kRevoke, Reason::kClaimMoved,
+             "the claim's Lease records another grant of it (token " + lease.status.fencing_token +
+                 "), made by another controller");
+}
+
 // A Lease deleted by anyone else (an operator's kubectl delete) or gone without a trace is
 // no proof that its holder stopped: the grant is revoked and ends once the validity
 // published to the holder has ended.
@@ -218,12 +240,18 @@ std::optional<GrantVerdict> end_when_it_expires(const Situation& s) {
   return end_now(rule, s, why, true, std::nullopt, true);
 }
 
-constexpr std::array<Rule, 10> kRules = {
-    respect_a_foreign_lock,        release_what_its_holder_let_go,
-    end_a_confirmed_death,         revoke_a_broken_grant,
-    revoke_when_its_claim_is_gone, revoke_when_its_claim_moved_on,
-    revoke_a_presumed_death,       keep_a_live_holder,
-    adopt_a_recorded_grant,        end_when_it_expires,
+constexpr std::array<Rule, 11> kRules = {
+    respect_a_foreign_lock,
+    release_what_its_holder_let_go,
+    end_a_confirmed_death,
+    revoke_a_broken_grant,
+    give_way_to_the_recorded_grant,
+    revoke_when_its_claim_is_gone,
+    revoke_when_its_claim_moved_on,
+    revoke_a_presumed_death,
+    keep_a_live_holder,
+    adopt_a_recorded_grant,
+    end_when_it_expires,
 };
 
 }  // namespace

@@ -15,6 +15,10 @@
 //                                         or, with liveness takeover off, it is only no longer
 //                                         renewed
 //   revoke_a_broken_grant                 part of it is no longer ours to renew: it is over
+//   give_way_to_the_recorded_grant        its claim's Lease shows another grant of the claim,
+//                                         which is on the locks too (two replicas that both
+//                                         believed they led each granted it): the Lease's
+//                                         stands, ours is revoked
 //   revoke_when_its_claim_is_gone         the owning Lease was deleted by someone else, or
 //                                         vanished: no proof the holder stopped, so it is
 //                                         revoked, to end after its validity

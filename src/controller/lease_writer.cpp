@@ -28,13 +28,37 @@ void LeaseWriter::overlay(LeaseRecord& lease, MonoTime now) const {
   }
 }
 
+bool LeaseWriter::written_by_another_locked(const LeaseRecord& lease) const {
+  const std::string& uid = lease.meta.uid;
+  if (lease.status.phase == Phase::kNone || pending_.contains(uid)) return false;
+  const auto ours = last_write_.find(uid);
+  return ours == last_write_.end() || ours->second.version != lease.meta.resource_version ||
+         !ours->second.status_ours;
+}
+
+bool LeaseWriter::written_by_another(const LeaseRecord& lease) const {
+  std::lock_guard lock(mutex_);
+  return written_by_another_locked(lease);
+}
+
+std::string LeaseWriter::precondition(const LeaseRecord& lease) const {
+  const auto ours = last_write_.find(lease.meta.uid);
+  // The cache still shows the version our last write was decided on: that write came after it.
+  if (ours != last_write_.end() && ours->second.base == lease.meta.resource_version &&
+      !ours->second.version.empty())
+    return ours->second.version;
+  return lease.meta.resource_version;
+}
+
+void LeaseWriter::wrote(const LeaseRecord& lease, const std::string& version, bool status_ours) {
+  last_write_[lease.meta.uid] = LastWrite{lease.meta.resource_version, version, status_ours};
+}
+
 bool LeaseWriter::may_write(const LeaseRecord& lease, MonoTime now, std::optional<MonoTime>& retry_at,
                             bool& correcting) {
   std::lock_guard lock(mutex_);
   const std::string& uid = lease.meta.uid;
-  const auto ours = last_version_.find(uid);
-  correcting = lease.status.phase != Phase::kNone && !pending_.contains(uid) &&
-               (ours == last_version_.end() || ours->second != lease.meta.resource_version);
+  correcting = written_by_another_locked(lease);
   if (!correcting) return true;
   if (auto last = corrected_at_.find(uid);
       last != corrected_at_.end() && now < last->second + kCorrectionPace) {
@@ -67,7 +91,11 @@ Result<WriteOutcome> LeaseWriter::write_status(const LeaseRecord& lease, const L
   compared.lock = lease.status.lock;
   if (compared == lease.status || !may_write(lease, now, retry_at, correcting)) return WriteOutcome::kSkipped;
   const auto& leases = kube::resources::eslease_leases();
-  const json patch = status_patch(desired);
+  json patch = status_patch(desired);
+  {
+    std::lock_guard lock(mutex_);
+    patch["metadata"] = {{"resourceVersion", precondition(lease)}};
+  }
   kube::CallOptions call;
   call.hands_over = urgency == Urgency::kHandOver;
   call.metadata_only = true;  // only the new resourceVersion is read
@@ -79,6 +107,12 @@ Result<WriteOutcome> LeaseWriter::write_status(const LeaseRecord& lease, const L
                                      /*status_subresource=*/true, call));
   if (!patched.ok()) {
     if (patched.error().code == ErrorCode::kNotFound) return WriteOutcome::kSkipped;
+    if (patched.error().code == ErrorCode::kConflict) {
+      // Written since the version decided on (another replica, the holder's release, a spec
+      // change): the watch brings it, and the claim is decided again on it.
+      log::debug("Lease changed since it was read; deciding again", {{"lease", lease.meta.key()}});
+      return WriteOutcome::kConflict;
+    }
     log::warn("cannot write Lease status",
               {{"lease", lease.meta.key()}, {"error", patched.error().describe()}});
     return patched.error();
@@ -88,7 +122,7 @@ Result<WriteOutcome> LeaseWriter::write_status(const LeaseRecord& lease, const L
   if (correcting) corrected_at_[lease.meta.uid] = now;
   const std::string version = resource_version_of(**patched);
   pending_[lease.meta.uid] = Written{desired, OwnWriteMark{lease.meta.resource_version, version, now}};
-  last_version_[lease.meta.uid] = version;
+  wrote(lease, version, /*status_ours=*/true);
   return WriteOutcome::kSent;
 }
 
@@ -96,21 +130,30 @@ Result<WriteOutcome> LeaseWriter::write_finalizer(const LeaseRecord& lease, bool
   std::vector<std::string> finalizers = lease.finalizers;
   std::erase(finalizers, std::string(api::kFinalizer));
   if (present) finalizers.push_back(api::kFinalizer);
-  json patch = {{"metadata", {{"finalizers", finalizers}, {"resourceVersion", lease.meta.resource_version}}}};
+  std::string version;
+  {
+    std::lock_guard lock(mutex_);
+    version = precondition(lease);
+  }
+  json patch = {{"metadata", {{"finalizers", finalizers}, {"resourceVersion", version}}}};
   // A finalizer never moves a lock: it can wait. Its answer is not read.
   kube::CallOptions call;
   call.metadata_only = true;
   auto patched = api_.patch_unless_busy(kube::resources::eslease_leases(), lease.meta.ns, lease.meta.name,
                                         kube::PatchType::kMerge, patch, /*status_subresource=*/false, call);
   if (patched.ok() && !*patched) return WriteOutcome::kDeferred;
+  if (patched.ok() && present) {
+    std::lock_guard lock(mutex_);
+    wrote(lease, resource_version_of(**patched), !written_by_another_locked(lease));
+  }
   if (patched.ok() || patched.error().code == ErrorCode::kNotFound) {
     if (!present) forget(lease.meta.uid);
     return patched.ok() ? WriteOutcome::kSent : WriteOutcome::kSkipped;
   }
-  // A conflict only means our cache was behind; the requeue retries on the newer version.
-  if (patched.error().code != ErrorCode::kConflict)
-    log::warn(present ? "cannot add the Lease finalizer" : "cannot remove the Lease finalizer",
-              {{"lease", lease.meta.key()}, {"error", patched.error().describe()}});
+  // A conflict only means our cache was behind: decided again on the newer version.
+  if (patched.error().code == ErrorCode::kConflict) return WriteOutcome::kConflict;
+  log::warn(present ? "cannot add the Lease finalizer" : "cannot remove the Lease finalizer",
+            {{"lease", lease.meta.key()}, {"error", patched.error().describe()}});
   return patched.error();
 }
 
@@ -123,7 +166,7 @@ void LeaseWriter::seen(const std::string& uid, const std::string& version) {
 void LeaseWriter::forget(const std::string& uid) {
   std::lock_guard lock(mutex_);
   pending_.erase(uid);
-  last_version_.erase(uid);
+  last_write_.erase(uid);
   corrected_at_.erase(uid);
 }
 

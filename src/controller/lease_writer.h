@@ -4,6 +4,12 @@
 // on the cache is the truth again, so a status another writer put there (a second replica
 // that also believes it leads, a hand edit) is seen and put right, at most once per
 // kCorrectionPace so two replicas cannot overwrite each other as fast as the API answers.
+//
+// Every write is conditional on the resourceVersion it was decided on: the cached one, or,
+// while the cache has not shown our own last write of the Lease, the version that write
+// produced (a grant's status follows its finalizer in one reconcile). A writer whose view is
+// behind (a second replica, a cache that skipped a version) gets a conflict and decides again
+// on what is there, so it never writes a status over one it has not seen.
 #pragma once
 
 #include <map>
@@ -27,6 +33,7 @@ enum class WriteOutcome {
   kSent,
   kSkipped,   // nothing written now: already so, the object is gone, or the write waits for a pace
   kDeferred,  // a write that can wait, not sent while the client is busy (kube::Api::patch_unless_busy)
+  kConflict,  // the Lease changed since the version decided on: decided again once the cache shows it
 };
 
 // Whether writing `desired` over `now` grants the lock (Held with a new token).
@@ -58,9 +65,13 @@ class LeaseWriter {
   Result<WriteOutcome> write_status(const LeaseRecord& lease, const LeaseStatus& desired, Urgency urgency,
                                     MonoTime now, std::optional<MonoTime>& retry_at);
   // Adds or removes the eslease.io/release finalizer, conditional on the cached
-  // resourceVersion, so another writer's finalizer is never lost (a conflict is retried on
-  // the newer version by the caller's requeue). It can wait: deferred while the client is busy.
+  // resourceVersion, so another writer's finalizer is never lost (kConflict: decided again on
+  // the newer version). It can wait: deferred while the client is busy.
   Result<WriteOutcome> write_finalizer(const LeaseRecord& lease, bool present);
+
+  // The Lease's cached status was written by someone else (another replica, a hand edit), not
+  // by our last write of it.
+  bool written_by_another(const LeaseRecord& lease) const;
 
   // The informer delivered `version` of the Lease `uid`: once it is the one our write
   // produced, our memory of that write is dropped.
@@ -76,14 +87,25 @@ class LeaseWriter {
   // False when the write must wait for the correction pace; `correcting` says whether it
   // would overwrite someone else's status (the pace starts when such a write is sent).
   bool may_write(const LeaseRecord& lease, MonoTime now, std::optional<MonoTime>& retry_at, bool& correcting);
+  // The resourceVersion a write to `lease` is conditional on. Needs mutex_.
+  std::string precondition(const LeaseRecord& lease) const;
+  bool written_by_another_locked(const LeaseRecord& lease) const;
+  // Records our write of `lease` that produced `version`; `status_ours` says whether the
+  // status at that version is ours. Needs mutex_.
+  void wrote(const LeaseRecord& lease, const std::string& version, bool status_ours);
 
   kube::Api& api_;
   mutable std::mutex mutex_;
   // By Lease UID: our last status write while the cache has not shown it.
   mutable std::unordered_map<std::string, Written> pending_;
-  // By Lease UID: the resourceVersion of our last status write, and when we last overwrote
-  // a status someone else wrote.
-  std::unordered_map<std::string, std::string> last_version_;
+  // By Lease UID: our last write (status or finalizer): the version it was decided on and the
+  // one it produced; and when we last overwrote a status someone else wrote.
+  struct LastWrite {
+    std::string base;     // the cached resourceVersion it was decided on
+    std::string version;  // the resourceVersion it produced
+    bool status_ours = true;
+  };
+  std::unordered_map<std::string, LastWrite> last_write_;
   std::unordered_map<std::string, MonoTime> corrected_at_;
 };
 

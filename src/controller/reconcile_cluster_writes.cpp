@@ -36,13 +36,26 @@ std::vector<const LeaseRecord*> in_token_order(const LockWorld& world, const Dec
   return in_order;
 }
 
+// One holder is recorded per lock in the claim index: the first grant's on it.
+void record_holders(const LockWorld& world, ClaimIndex& index) {
+  for (const LockShape& lock : world.locks) {
+    const GrantView* holder = nullptr;
+    for (const GrantView& grant : world.grants)
+      if (!holder && std::any_of(grant.slots.begin(), grant.slots.end(),
+                                 [&](const SlotRef& ref) { return ref.lock == lock.name; }))
+        holder = &grant;
+    index.set_holder(object_key(world.ns, lock.name), holder ? holder->state.doc.holder : "");
+  }
+}
+
 }  // namespace
 
-Result<WriteOutcome> Reconciler::update_holds(const LockWorld& world, const Decision& decision) {
+Result<WriteOutcome> Reconciler::update_holds(const LockWorld& world,
+                                              const std::map<std::string, LeaseStatus>& statuses) {
   // The annotation is kept per lock, each Lease's under the lock it is filed under (its first).
   Result<WriteOutcome> result = WriteOutcome::kSent;
   for (const LockShape& lock : world.locks) {
-    Result<WriteOutcome> one = holds_.update(world, lock.name, decision.statuses);
+    Result<WriteOutcome> one = holds_.update(world, lock.name, statuses);
     if (!one.ok() && result.ok()) result = one;
     if (one.ok() && result.ok() && *one == WriteOutcome::kDeferred) result = one;
   }
@@ -53,10 +66,11 @@ Status Reconciler::write_to_cluster(const LockWorld& world, const Decision& deci
                                     std::optional<MonoTime>& retry_at) {
   Status result;
   bool deferred = false;  // a write was left for when the rate limit is free: not an error
-  // Keeps the first error and notes a deferral; true when the write went out.
+  // Keeps the first error and notes a write left for later; true when the write went out.
   auto note = [&](const Result<WriteOutcome>& written) {
     if (!written.ok() && result.ok()) result = written.error();
-    deferred = deferred || (written.ok() && *written == WriteOutcome::kDeferred);
+    deferred = deferred ||
+               (written.ok() && (*written == WriteOutcome::kDeferred || *written == WriteOutcome::kConflict));
     return written.ok() && *written == WriteOutcome::kSent;
   };
   auto listed = [](const std::vector<std::string>& names, const std::string& name) {
@@ -69,6 +83,9 @@ Status Reconciler::write_to_cluster(const LockWorld& world, const Decision& deci
   // Grants first: in a burst of hand-overs the successors are told before anyone else. An
   // event goes with its status: one whose status waits is planned again when that is retried.
   std::set<std::string> not_written;
+  // Grants whose status met a newer version of the Lease: until decided again on it, the
+  // holder pod is told what the Lease shows, not this grant (another replica's may stand).
+  std::optional<std::map<std::string, LeaseStatus>> told;
   const std::vector<const LeaseRecord*> in_order = in_token_order(world, decision);
   for (const bool grants : {true, false}) {
     for (const LeaseRecord* claim : in_order) {
@@ -80,7 +97,12 @@ Status Reconciler::write_to_cluster(const LockWorld& world, const Decision& deci
           lease.status, desired->second, shown_holder_health(world, lease).health == Health::kConfirmedDead);
       const Result<WriteOutcome> written =
           leases_.write_status(lease, desired->second, urgency, world.mono, retry_at);
-      if (!written.ok() || *written == WriteOutcome::kDeferred) not_written.insert(lease.meta.name);
+      if (!written.ok() || *written == WriteOutcome::kDeferred || *written == WriteOutcome::kConflict)
+        not_written.insert(lease.meta.name);
+      if (grants && written.ok() && *written == WriteOutcome::kConflict) {
+        if (!told) told = decision.statuses;
+        (*told)[lease.meta.name] = lease.status;
+      }
       // Counted with the write that shows it, so a claim is counted once, whoever leads. A
       // try-lock (acquireTimeoutSeconds 0) that finds the lock taken did not give up waiting:
       // skipping is what it asked for, and no alert should fire on it.
@@ -90,18 +112,8 @@ Status Reconciler::write_to_cluster(const LockWorld& world, const Decision& deci
     }
   }
   record_events(world, decision, not_written);
-  if (options_.holds_annotation) note(update_holds(world, decision));
-  if (world.documents_known) {
-    // One holder is recorded per lock: the first grant's on it.
-    for (const LockShape& lock : world.locks) {
-      const GrantView* holder = nullptr;
-      for (const GrantView& grant : world.grants)
-        if (!holder && std::any_of(grant.slots.begin(), grant.slots.end(),
-                                   [&](const SlotRef& ref) { return ref.lock == lock.name; }))
-          holder = &grant;
-      index_.set_holder(object_key(world.ns, lock.name), holder ? holder->state.doc.holder : "");
-    }
-  }
+  if (options_.holds_annotation) note(update_holds(world, told ? *told : decision.statuses));
+  if (world.documents_known) record_holders(world, index_);
   if (deferred && (!retry_at || world.mono + kDeferredWritesRequeue < *retry_at))
     retry_at = world.mono + kDeferredWritesRequeue;
   return result;

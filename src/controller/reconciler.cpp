@@ -1,6 +1,7 @@
 #include "controller/reconciler.h"
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 #include <set>
 
@@ -160,6 +161,33 @@ Reconciler::Entries Reconciler::take(const Group& group) {
   entries = take_slots(group, slots);
   read_unknown(group, entries);
   return entries;
+}
+
+void Reconciler::catch_up(const Group& group, Entries& entries) {
+  bool behind = false;
+  for (const LeaseRecord& lease : group.claims) {
+    std::int64_t shown = 0;
+    const std::string& text = lease.status.fencing_token;
+    if (lease.status.phase != Phase::kHeld || lease.being_deleted ||
+        std::from_chars(text.data(), text.data() + text.size(), shown).ec != std::errc())
+      continue;
+    std::int64_t known = 0;  // the latest token of the claim's locks' documents we know
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      if (!lease.spec.claims_lock(group.keys[i].name())) continue;
+      for (const LockTable::Handle& entry : entries[i])
+        if (entry->known() && entry->document()) known = std::max(known, entry->document()->token);
+    }
+    if (shown <= known || !leases_.written_by_another(lease)) continue;
+    std::lock_guard lock(caught_up_mutex_);
+    auto [checked, first] = caught_up_.try_emplace(lease.meta.uid, lease.meta.resource_version);
+    if (!first && checked->second == lease.meta.resource_version) continue;
+    checked->second = lease.meta.resource_version;
+    behind = true;
+  }
+  if (!behind) return;
+  for (auto& slots : entries)
+    for (LockTable::Handle& entry : slots) entry->outcome_unknown();
+  read_unknown(group, entries);
 }
 
 std::vector<lock::LockKey> Reconciler::unseen_locks(const Group& group, const Entries& entries) const {
@@ -381,6 +409,7 @@ ReconcileOutcome Reconciler::reconcile(const std::string& lock_id, std::stop_tok
         more.insert(more.end(), unseen.begin(), unseen.end());
         continue;
       }
+      catch_up(group, entries);
       if (!run_steps(group, entries, world, decision, outcome, stop)) return outcome;
       if (!world.documents_known && outcome.status.ok())
         outcome.status =

@@ -16,10 +16,12 @@
 
 #include <atomic>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <stop_token>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "common/clock.h"
@@ -57,8 +59,9 @@ class Reconciler {
   // backoff: the documents keep moving under it.
   static constexpr int kMaxSteps = 4;  // e.g. release a deleted claim's lock, then grant it to the next
   // A reconcile that left writes for later because the client's rate limit was busy
-  // (kube::Api::patch_unless_busy) runs again this much later: later than the event
-  // thread's poll (EventRecorder), as each retry is a whole reconcile of the lock.
+  // (kube::Api::patch_unless_busy), or met a Lease changed since it was read, runs again this
+  // much later (the watch event of the change normally brings it sooner): later than the
+  // event thread's poll (EventRecorder), as each retry is a whole reconcile of the lock.
   static constexpr Millis kDeferredWritesRequeue{500};
 
   // `events` may be null (no events are recorded).
@@ -81,7 +84,11 @@ class Reconciler {
   // Informer deliveries: a Lease or pod version arrived, or the object left the cache.
   void lease_seen(const std::string& uid, const std::string& version) { leases_.seen(uid, version); }
   void pod_seen(const std::string& uid, const std::string& version) { holds_.seen(uid, version); }
-  void forget_lease(const std::string& uid) { leases_.forget(uid); }
+  void forget_lease(const std::string& uid) {
+    leases_.forget(uid);
+    std::lock_guard lock(caught_up_mutex_);
+    caught_up_.erase(uid);
+  }
   void forget_pod(const std::string& uid) { holds_.forget(uid); }
 
  private:
@@ -118,6 +125,12 @@ class Reconciler {
                                              MonoTime answered);
   void write_prime_grants(std::vector<PrimeGrant>& plans);
   void read_unknown(const Group& group, Entries& entries);
+  // A claim's Lease shows Held under a token later than every document of its locks we know,
+  // and someone else wrote that status: another controller (a second replica that also
+  // believed it led) granted it, and our entries are behind. They are read again, once per
+  // version of such a Lease, so that the decision sees that grant (grant_rules.h:
+  // give_way_to_the_recorded_grant) instead of writing an older one over it.
+  void catch_up(const Group& group, Entries& entries);
   // Locks a grant's documents name that the group does not decide: the group grows by them.
   std::vector<lock::LockKey> unseen_locks(const Group& group, const Entries& entries) const;
   LockWorld gather(const Group& group, const Entries& entries, const std::vector<RecentGrant>& recent) const;
@@ -147,8 +160,10 @@ class Reconciler {
   bool run_steps(const Group& group, Entries& entries, LockWorld& world, Decision& decision,
                  ReconcileOutcome& outcome, std::stop_token stop);
 
-  // The holds annotation of every lock of the world, each with the claims filed under it.
-  Result<WriteOutcome> update_holds(const LockWorld& world, const Decision& decision);
+  // The holds annotation of every lock of the world, each with the claims filed under it, as
+  // `statuses` show them.
+  Result<WriteOutcome> update_holds(const LockWorld& world,
+                                    const std::map<std::string, LeaseStatus>& statuses);
   // `retry_at` is moved earlier when a status write waits for the correction pace or a
   // write that can wait was left for later (reconcile_cluster_writes.cpp).
   Status write_to_cluster(const LockWorld& world, const Decision& decision,
@@ -173,6 +188,9 @@ class Reconciler {
   LeaseWriter leases_;
   HoldsAnnotation holds_;
   ReconcileGates gates_;
+  // By Lease UID: the version of the Lease catch_up last read the documents for.
+  std::mutex caught_up_mutex_;
+  std::unordered_map<std::string, std::string> caught_up_;
 };
 
 }  // namespace eslease::controller

@@ -187,6 +187,12 @@ class MemoryApi final : public Api {
     auto& objects = store_[kind_of(r)];
     auto it = objects.find(ns.empty() ? name : ns + "/" + name);
     if (it == objects.end()) return make_error(ErrorCode::kNotFound, name + " not found", 404);
+    // A resourceVersion in the patch is a precondition, as the API server makes it.
+    if (patch.contains("metadata") && patch["metadata"].is_object()) {
+      const std::string rv = meta_string(patch, "resourceVersion");
+      if (!rv.empty() && rv != meta_string(it->second, "resourceVersion"))
+        return make_error(ErrorCode::kConflict, "the object has been modified", 409);
+    }
     it->second.merge_patch(patch);
     it->second["metadata"]["resourceVersion"] = std::to_string(++rv_);
     writes_.emplace_back("patch", patch);

@@ -336,6 +336,30 @@ const std::vector<RuleCase>& cases() {
          w.pod_seen_gone("pod-h");
        },
        "end_a_confirmed_death", Action::kRelease, true, Reason::kPodDeleted},
+      // Two controllers that both believed they led each granted "holder" (another slot);
+      // its Lease records the other, later grant: ours gives way.
+      {"GrantItsLeaseShowsALaterGrantInsteadOfIsGivenUp",
+       [](World& w) {
+         held_with_a_waiter(w);
+         w.grant_on({{"report", 1}}, "holder", "pod-h", 4294967400, 1, Access::kExclusive, false);
+         w.status_held("holder", "pod-h", 4294967400);
+       },
+       "give_way_to_the_recorded_grant", Action::kRevoke, false, Reason::kClaimMoved},
+      {"RecordedGrantOlderThanOursIsNoReasonToGiveWay",
+       [](World& w) {
+         held_with_a_waiter(w);
+         w.grant_on({{"report", 1}}, "holder", "pod-h", 4294967200, 1, Access::kExclusive, false);
+         w.status_held("holder", "pod-h", 4294967200);
+       },
+       "keep_a_live_holder", Action::kNone},
+      {"RecordedGrantThatIsRevokedIsNoReasonToGiveWay",
+       [](World& w) {
+         held_with_a_waiter(w);
+         w.grant_on({{"report", 1}}, "holder", "pod-h", 4294967400, 1, Access::kExclusive, false).revoked =
+             Reason::kPodNotReady;
+         w.status_held("holder", "pod-h", 4294967400);
+       },
+       "keep_a_live_holder", Action::kNone},
       {"GrantNobodyRenewsIsHandedOverAsExpired",
        [](World& w) {
          held_with_a_waiter(w);
