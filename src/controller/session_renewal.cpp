@@ -1,6 +1,7 @@
 // A tick's renewal of the documents it holds, a batch at a time, and its check of what the
 // Leases show against it (SessionKeeper; the session write itself is in session_keeper.cpp).
 #include <algorithm>
+#include <unordered_set>
 
 #include "common/log.h"
 #include "controller/claim_queue.h"
@@ -62,9 +63,13 @@ void SessionKeeper::renew_held(const std::string& ns, WallTime renewal, Coverage
 void SessionKeeper::renew_documents(const std::string& ns, WallTime renewal,
                                     std::vector<LockTable::Handle>& held, Coverage& coverage,
                                     std::set<std::string>* spread) {
-  std::set<std::string> batch_ids;
-  std::set<std::string> renewing_ids;
+  // The documents of grants of several documents (only those name others): which are in this
+  // batch, and which of those we renew.
+  std::unordered_set<std::string> batch_ids;
+  std::unordered_set<std::string> renewing_ids;
   for (const LockTable::Handle& entry : held) {
+    const std::optional<lock::LockState>& doc = entry->document();
+    if (!doc || doc->doc.grant_docs.empty()) continue;
     batch_ids.insert(entry->id());
     if (entry->renewing() && entry->held()) renewing_ids.insert(entry->id());
   }
