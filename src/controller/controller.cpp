@@ -1,7 +1,6 @@
 #include "controller/controller.h"
 
 #include <algorithm>
-#include <charconv>
 #include <map>
 #include <thread>
 
@@ -113,10 +112,8 @@ namespace {
 lock::IssuedBefore issued_before(const ClusterView& cluster) {
   lock::IssuedBefore out;
   auto count = [&out](const std::string& text) {
-    std::int64_t token = 0;
-    const char* end = text.data() + text.size();
-    if (auto parsed = std::from_chars(text.data(), end, token); parsed.ec == std::errc() && parsed.ptr == end)
-      out.largest_token = std::max(out.largest_token, token);
+    if (std::optional<std::int64_t> token = parse_fencing_token(text))
+      out.largest_token = std::max(out.largest_token, *token);
   };
   cluster.for_each_lease([&](const LeaseRecord& lease) {
     count(lease.status.fencing_token);

@@ -136,9 +136,7 @@ std::optional<GrantVerdict> release_what_its_holder_let_go(const Situation& s) {
 // The grant its owning Lease shows Held with its token: the namespace's session publishes
 // validity to it until it is listed there.
 bool recorded_in_status(const Situation& s) {
-  const LeaseStatus* status = s.owner ? &s.owner->lease->status : nullptr;
-  return status && status->phase == Phase::kHeld &&
-         status->fencing_token == std::to_string(s.grant.state.token);
+  return s.owner && s.owner->lease->status.shows_held(s.grant.state.token);
 }
 
 std::optional<GrantVerdict> end_a_confirmed_death(const Situation& s) {
@@ -171,11 +169,10 @@ std::optional<GrantVerdict> revoke_a_broken_grant(const Situation& s) {
 std::optional<GrantVerdict> give_way_to_the_recorded_grant(const Situation& s) {
   if (!s.ours() || !s.owner) return std::nullopt;
   const LeaseRecord& lease = *s.owner->lease;
-  if (lease.status.phase != Phase::kHeld) return std::nullopt;
   const bool later_recorded =
       std::any_of(s.world.grants.begin(), s.world.grants.end(), [&](const GrantView& g) {
         return g.state.doc.lease_uid == lease.meta.uid && g.state.token > s.grant.state.token && !g.revoked &&
-               s.world.mono < g.expires_at && std::to_string(g.state.token) == lease.status.fencing_token;
+               s.world.mono < g.expires_at && lease.status.shows_held(g.state.token);
       });
   if (!later_recorded) return std::nullopt;
   return act("give_way_to_the_recorded_grant", Action::kRevoke, Reason::kClaimMoved,

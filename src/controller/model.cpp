@@ -1,6 +1,7 @@
 #include "controller/model.h"
 
 #include <algorithm>
+#include <charconv>
 
 namespace eslease::controller {
 
@@ -8,6 +9,18 @@ const Condition* LeaseStatus::condition(const std::string& type) const {
   for (const Condition& c : conditions)
     if (c.type == type) return &c;
   return nullptr;
+}
+
+bool LeaseStatus::shows_held(std::int64_t token) const {
+  return phase == Phase::kHeld && fencing_token == std::to_string(token);
+}
+
+std::optional<std::int64_t> parse_fencing_token(std::string_view text) {
+  std::int64_t token = 0;
+  const char* end = text.data() + text.size();
+  auto parsed = std::from_chars(text.data(), end, token);
+  if (parsed.ec != std::errc() || parsed.ptr != end) return std::nullopt;
+  return token;
 }
 
 bool LeaseRecord::has_finalizer() const {

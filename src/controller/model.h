@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -79,8 +80,14 @@ struct LeaseStatus {
   std::vector<Condition> conditions;
 
   const Condition* condition(const std::string& type) const;
+  // Shown Held under fencing token `token`.
+  bool shows_held(std::int64_t token) const;
   friend bool operator==(const LeaseStatus&, const LeaseStatus&) = default;
 };
+
+// A fencing token as a Lease shows it (status.fencingToken, the eslease.io/released
+// annotation): nullopt when the text is not a whole decimal number.
+std::optional<std::int64_t> parse_fencing_token(std::string_view text);
 
 struct LeaseSpec {
   // spec.lockName, or the first lock of spec.lockNames: the lock a set's status.slot and holds

@@ -1,7 +1,6 @@
 #include "controller/reconciler.h"
 
 #include <algorithm>
-#include <charconv>
 #include <map>
 #include <set>
 
@@ -166,18 +165,15 @@ Reconciler::Entries Reconciler::take(const Group& group) {
 void Reconciler::catch_up(const Group& group, Entries& entries) {
   bool behind = false;
   for (const LeaseRecord& lease : group.claims) {
-    std::int64_t shown = 0;
-    const std::string& text = lease.status.fencing_token;
-    if (lease.status.phase != Phase::kHeld || lease.being_deleted ||
-        std::from_chars(text.data(), text.data() + text.size(), shown).ec != std::errc())
-      continue;
+    const std::optional<std::int64_t> shown = parse_fencing_token(lease.status.fencing_token);
+    if (lease.status.phase != Phase::kHeld || lease.being_deleted || !shown) continue;
     std::int64_t known = 0;  // the latest token of the claim's locks' documents we know
     for (std::size_t i = 0; i < entries.size(); ++i) {
       if (!lease.spec.claims_lock(group.keys[i].name())) continue;
       for (const LockTable::Handle& entry : entries[i])
         if (entry->known() && entry->document()) known = std::max(known, entry->document()->token);
     }
-    if (shown <= known || !leases_.written_by_another(lease)) continue;
+    if (*shown <= known || !leases_.written_by_another(lease)) continue;
     std::lock_guard lock(caught_up_mutex_);
     auto [checked, first] = caught_up_.try_emplace(lease.meta.uid, lease.meta.resource_version);
     if (!first && checked->second == lease.meta.resource_version) continue;
