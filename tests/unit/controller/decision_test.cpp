@@ -488,6 +488,39 @@ TEST_P(Rows, GrantFoundAtStartUpIsAdoptedWhenTheStatusRecordsIt) {
   EXPECT_EQ(d.requeue_at, kM0 + seconds(25));
 }
 
+// Two controllers that both believed they led each granted the claim; its Lease records the
+// later grant. Ours gives way (revoked, to end after its validity) and the recorded one is
+// adopted, in claim and in election mode. The other grant is placed on slots beside ours,
+// above the capacity, so that the rule is judged alone whatever the shape.
+TEST_P(Rows, AGrantItsLeaseDoesNotRecordGivesWayToTheLaterOneItDoes) {
+  for (const bool election : {false, true}) {
+    World w{GetParam()};
+    const std::string pod = election ? "reporter-1" : "pod-h";
+    if (election) {
+      w.election("holder", "reporter");
+      w.pod(pod, "reporter");
+    } else {
+      w.claim("holder", pod);
+      w.pod(pod);
+    }
+    GrantView& ours = w.held("holder", pod, 4294967300);
+    std::vector<SlotRef> beside = ours.slots;
+    for (SlotRef& ref : beside) ref.slot += w.shape_capacity();
+    const std::vector<SlotRef> our_slots = ours.slots;
+    w.grant_on(beside, "holder", pod, 4294967400, w.shape_capacity(), w.shape_access(), false);
+    w.status_held("holder", pod, 4294967400);
+    const Decision d = w.decide();
+    ASSERT_EQ(d.action, Action::kRevoke) << election;
+    EXPECT_STREQ(d.rule, "give_way_to_the_recorded_grant") << election;
+    EXPECT_EQ(d.subject, our_slots) << election;
+
+    w.grant("holder").revoked = Reason::kClaimMoved;  // ours, the first of its grants
+    const Decision next = w.decide();
+    EXPECT_EQ(next.action, Action::kAdopt) << election;
+    EXPECT_EQ(next.subject, beside) << election;
+  }
+}
+
 TEST_P(Rows, MalformedDocumentBlocksGrantsWithAClearCondition) {
   world.claim("a", "pod-a");
   world.pod("pod-a");
