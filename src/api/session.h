@@ -7,6 +7,8 @@
 #pragma once
 
 #include <compare>
+#include <cstddef>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -30,6 +32,15 @@ struct GrantRef {
   std::string token;
   // NOLINTNEXTLINE(modernize-use-nullptr): clang-tidy 14 misreads a defaulted <=>.
   auto operator<=>(const GrantRef&) const = default;
+};
+
+// For the tables a renewal tick keeps of every grant of a namespace.
+struct GrantRefHash {
+  std::size_t operator()(const GrantRef& grant) const noexcept {
+    const std::size_t lease = std::hash<std::string_view>{}(grant.lease);
+    return lease ^
+           (std::hash<std::string_view>{}(grant.token) + 0x9e3779b97f4a7c15ULL + (lease << 6) + (lease >> 2));
+  }
 };
 
 struct Session {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdio>
+#include <chrono>
 #include <ctime>
 #include <sstream>
 
@@ -162,28 +162,44 @@ std::string printable(std::string_view in, std::size_t max_bytes) {
 
 namespace {
 
-// RFC 3339 in UTC with `digits` fractional digits (0, 3 or 6).
+// `value` as `width` decimal digits at `out` (value < 10^width).
+void put_digits(char* out, long long value, int width) {
+  for (int i = width - 1; i >= 0; --i) {
+    out[i] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  }
+}
+
+// RFC 3339 in UTC with `digits` fractional digits (0, 3 or 6). Written digit by digit: a
+// renewal tick formats three times per held document. A WallTime (nanoseconds since 1970 in
+// 64 bits) lies within the years 1677 to 2262, so four digits of year always hold it.
 std::string format_utc(WallTime t, int digits) {
   using namespace std::chrono;
-  const auto since_epoch = t.time_since_epoch();
-  auto secs = duration_cast<seconds>(since_epoch);
-  auto micros = duration_cast<microseconds>(since_epoch - secs).count();
-  if (micros < 0) {
-    micros += 1'000'000;
-    secs -= seconds(1);
-  }
-  std::time_t tt = static_cast<std::time_t>(secs.count());
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  char buf[64];
-  const int written = std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d", tm.tm_year + 1900,
-                                    tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
-  std::string out(buf, static_cast<std::size_t>(std::max(written, 0)));
+  const auto micros_since_epoch = floor<microseconds>(t.time_since_epoch());
+  const sys_days day = floor<days>(sys_time<microseconds>(micros_since_epoch));
+  const year_month_day date(day);
+  const hh_mm_ss<microseconds> time(micros_since_epoch - day.time_since_epoch());
+  const int year = static_cast<int>(date.year());
+  char buf[32];  // YYYY-MM-DDTHH:MM:SS.ffffffZ
+  put_digits(buf, year, 4);
+  buf[4] = '-';
+  put_digits(buf + 5, static_cast<unsigned>(date.month()), 2);
+  buf[7] = '-';
+  put_digits(buf + 8, static_cast<unsigned>(date.day()), 2);
+  buf[10] = 'T';
+  put_digits(buf + 11, time.hours().count(), 2);
+  buf[13] = ':';
+  put_digits(buf + 14, time.minutes().count(), 2);
+  buf[16] = ':';
+  put_digits(buf + 17, time.seconds().count(), 2);
+  std::size_t size = 19;
   if (digits > 0) {
-    std::snprintf(buf, sizeof buf, ".%06lld", static_cast<long long>(micros));
-    out.append(buf, 1 + static_cast<std::size_t>(digits));
+    buf[size++] = '.';
+    put_digits(buf + size, time.subseconds().count() / (digits == 3 ? 1000 : 1), digits);
+    size += static_cast<std::size_t>(digits);
   }
-  return out + "Z";
+  buf[size++] = 'Z';
+  return std::string(buf, size);
 }
 
 }  // namespace
@@ -305,6 +321,12 @@ std::string object_key(std::string_view ns, std::string_view name) {
   key.reserve(ns.size() + 1 + name.size());
   if (!ns.empty()) key.append(ns).append("/");
   return key.append(name);
+}
+
+bool is_object_key(std::string_view key, std::string_view ns, std::string_view name) {
+  if (ns.empty()) return key == name;
+  return key.size() == ns.size() + 1 + name.size() && key.starts_with(ns) && key[ns.size()] == '/' &&
+         key.ends_with(name);
 }
 
 std::string format_columns(const std::vector<std::vector<std::string>>& rows) {

@@ -52,6 +52,8 @@ std::string join(const std::vector<std::string>& parts, std::string_view separat
 // a namespaced thing everywhere, as the informer caches' keys, a lock's document id and the
 // lease and holder a lock document names.
 std::string object_key(std::string_view ns, std::string_view name);
+// key == object_key(ns, name), without building it.
+bool is_object_key(std::string_view key, std::string_view ns, std::string_view name);
 
 // Rows as left-aligned columns two spaces apart, one line each, as kubectl prints tables.
 std::string format_columns(const std::vector<std::vector<std::string>>& rows);

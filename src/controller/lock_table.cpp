@@ -31,10 +31,11 @@ void LockEntry::read_malformed(std::string problem) {
   malformed_ = std::move(problem);
 }
 
-void LockEntry::hold(const lock::HeldDocument& held) {
+void LockEntry::hold(lock::HeldDocument held) {
   const bool new_grant = !held_ || held_->state.token != held.state.token;
-  held_ = held;
-  document_ = held.state;
+  expires_at_ = held.valid_until;
+  held_ = std::move(held);
+  document_ = held_->state;
   known_ = true;
   malformed_.clear();
   renewing_ = true;
@@ -42,7 +43,6 @@ void LockEntry::hold(const lock::HeldDocument& held) {
     revoked_.reset();
     end_counted_ = false;
   }
-  expires_at_ = held.valid_until;
 }
 
 bool LockEntry::forgettable() const {

@@ -15,6 +15,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "api/lease_api.h"
@@ -61,8 +62,8 @@ class LockEntry {
   // --- what we wrote ----------------------------------------------------------------------
   // We granted the lock (acquire or takeover) or renewed our grant: renew it from now on
   // (the namespace's session ticks say when).
-  void granted(const lock::HeldDocument& held) { hold(held); }
-  void renewed(const lock::HeldDocument& held) { hold(held); }
+  void granted(lock::HeldDocument held) { hold(std::move(held)); }
+  void renewed(lock::HeldDocument held) { hold(std::move(held)); }
   // A grant this controller did not make (found at start-up) is renewed from now on, under
   // the grant's token: the largest of its documents' (each was read with its own version's).
   void adopted(std::int64_t grant_token);
@@ -86,7 +87,7 @@ class LockEntry {
   bool renewal_not_confirmed(const std::optional<lock::LockState>& still_ours, MonoTime now);
 
  private:
-  void hold(const lock::HeldDocument& held);
+  void hold(lock::HeldDocument held);
 
   lock::LockKey key_;
   std::int64_t slot_ = 0;

@@ -303,7 +303,7 @@ MonoTime SessionKeeper::write_session(
   // then would publish their holders validity again.
   std::map<api::GrantRef, Millis> to_list;
   std::map<api::GrantRef, std::string> listed_locks;  // listed by this write
-  auto list_all = [&](const std::map<api::GrantRef, std::string>& grants) {
+  auto list_all = [&](const auto& grants) {
     for (const auto& [grant, lock_id] : grants) {
       to_list[grant] = coverage.durations[grant];
       if (!n.object.lists(grant)) listed_locks[grant] = lock_id;
@@ -340,10 +340,15 @@ MonoTime SessionKeeper::write_session(
 
 std::map<api::GrantRef, std::string> SessionKeeper::listed_ours(const Namespace& n,
                                                                 const Coverage& coverage) {
+  // The listed grants are few; the grants a tick saw may be every grant of the namespace.
   std::map<api::GrantRef, std::string> listed;
-  for (const auto* grants : {&coverage.covered, &coverage.failed, &coverage.pending}) {
-    for (const auto& [grant, lock_id] : *grants)
-      if (n.object.lists(grant)) listed.emplace(grant, lock_id);
+  for (const api::GrantRef& grant : n.object.revoked) {
+    for (const auto* grants : {&coverage.covered, &coverage.failed, &coverage.pending}) {
+      if (auto found = grants->find(grant); found != grants->end()) {
+        listed.emplace(grant, found->second);
+        break;
+      }
+    }
   }
   return listed;
 }

@@ -112,7 +112,7 @@ class SessionKeeper {
   void renew_documents(const std::string& ns, WallTime renewal, std::vector<LockTable::Handle>& held,
                        Coverage& coverage, std::set<std::string>* spread);
   // One document's answer in the tick's _bulk, counted into the coverage.
-  void record_renewal(LockEntry& entry, const lock::BatchRenewal& result, const api::GrantRef& grant,
+  void record_renewal(LockEntry& entry, lock::BatchRenewal& result, const api::GrantRef& grant,
                       MonoTime after, Coverage& coverage);
   void check_published(const std::string& ns, WallTime renewal, Coverage& coverage);
   // Under the namespace's mutex: lists what must be listed and, when every grant shown is

@@ -1,6 +1,9 @@
 // A tick's renewal of the documents it holds, a batch at a time, and its check of what the
 // Leases show against it (SessionKeeper; the session write itself is in session_keeper.cpp).
 #include <algorithm>
+#include <array>
+#include <charconv>
+#include <string_view>
 #include <unordered_set>
 
 #include "common/log.h"
@@ -8,12 +11,23 @@
 #include "controller/session_coverage.h"
 
 namespace eslease::controller {
+namespace {
 
-void SessionKeeper::record_renewal(LockEntry& entry, const lock::BatchRenewal& result,
-                                   const api::GrantRef& grant, MonoTime after, Coverage& coverage) {
+// `text` is `token` as the session names it (std::to_string's digits), read without building
+// a string: a tick compares every grant its namespace's Leases show.
+bool token_is(std::string_view text, std::int64_t token) {
+  std::array<char, 24> digits{};
+  const auto written = std::to_chars(digits.data(), digits.data() + digits.size(), token);
+  return text == std::string_view(digits.data(), static_cast<std::size_t>(written.ptr - digits.data()));
+}
+
+}  // namespace
+
+void SessionKeeper::record_renewal(LockEntry& entry, lock::BatchRenewal& result, const api::GrantRef& grant,
+                                   MonoTime after, Coverage& coverage) {
   switch (result.result) {
     case lock::BatchRenewal::Result::kRenewed:
-      entry.renewed(*result.held);
+      entry.renewed(std::move(*result.held));
       coverage.covered.emplace(grant, entry.id());
       coverage.any_answer = true;
       break;
@@ -75,10 +89,11 @@ void SessionKeeper::renew_documents(const std::string& ns, WallTime renewal,
   }
   std::vector<lock::Renewal> batch;
   std::vector<LockEntry*> renewing;
+  std::vector<api::GrantRef> renewing_grants;
   for (LockTable::Handle& entry : held) {
     if (!entry->renewing() || !entry->held()) continue;
     const lock::LockState& doc = entry->held()->state;
-    const api::GrantRef grant{name_of(doc.doc.lease), std::to_string(doc.token)};
+    api::GrantRef grant{name_of(doc.doc.lease), std::to_string(doc.token)};
     coverage.saw(grant, Millis(doc.doc.ttl_millis));
     // A grant is renewed whole or not at all: one of several documents that is no longer
     // renewed (revoked, replaced) means the grant is over; its reconcile revokes the rest.
@@ -92,25 +107,23 @@ void SessionKeeper::renew_documents(const std::string& ns, WallTime renewal,
     const bool whole = std::all_of(doc.doc.grant_docs.begin(), doc.doc.grant_docs.end(),
                                    [&](const std::string& id) { return renewing_ids.contains(id); });
     if (!whole) {
-      coverage.stale.emplace(grant, entry->id());
+      coverage.stale.emplace(std::move(grant), entry->id());
       if (options_.enqueue) options_.enqueue(entry->key().id());
       continue;
     }
     if (doc.doc.renewed_at >= renewal) {
-      coverage.covered.emplace(grant, entry->id());  // written at or after the tick's moment
+      coverage.covered.emplace(std::move(grant), entry->id());  // written at or after the tick's moment
       continue;
     }
     batch.push_back(lock::Renewal{*entry->held(), Millis(0), renewal});
     renewing.push_back(&*entry);
+    renewing_grants.push_back(std::move(grant));
   }
   if (batch.empty()) return;
   std::vector<lock::BatchRenewal> results = store_.renew_all(batch);
   const MonoTime after = clock_.monotonic();
-  for (std::size_t i = 0; i < renewing.size() && i < results.size(); ++i) {
-    const lock::LockState& doc = batch[i].held.state;
-    record_renewal(*renewing[i], results[i], api::GrantRef{name_of(doc.doc.lease), std::to_string(doc.token)},
-                   after, coverage);
-  }
+  for (std::size_t i = 0; i < renewing.size() && i < results.size(); ++i)
+    record_renewal(*renewing[i], results[i], renewing_grants[i], after, coverage);
   // A grant is renewed only when every one of its documents is.
   for (const auto& [grant, id] : coverage.failed) coverage.covered.erase(grant);
   for (const auto& [grant, id] : coverage.stale) coverage.covered.erase(grant);
@@ -142,7 +155,7 @@ void SessionKeeper::check_published(const std::string& ns, WallTime renewal, Cov
     }
     const auto& doc = (*entry)->document();
     const bool same_grant =
-        doc && doc->doc.lease == object_key(ns, grant.lease) && std::to_string(doc->token) == grant.token;
+        doc && is_object_key(doc->doc.lease, ns, grant.lease) && token_is(grant.token, doc->token);
     if (same_grant && (*entry)->renewing() && doc->doc.renewed_at >= renewal) {
       coverage.covered.emplace(grant, lock_id);  // granted after the tick's moment
     } else if (same_grant && !(*entry)->revoked()) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <mutex>
 
+#include "common/json_text.h"
 #include "common/log.h"
 #include "common/text.h"
 #include "es/responses.h"
@@ -196,10 +197,12 @@ class HttpDocumentApi final : public DocumentApi {
                            : op.type == BulkOperation::Type::kCreate ? "{\"create\":{\"_id\":"
                                                                      : "{\"delete\":{\"_id\":";
       body += action;
-      body += json(op.id).dump();
+      json_text::append_string(body, op.id);
       if (op.if_match) {
-        body += ",\"if_seq_no\":" + std::to_string(op.if_match->seq_no);
-        body += ",\"if_primary_term\":" + std::to_string(op.if_match->primary_term);
+        body += ",\"if_seq_no\":";
+        body += std::to_string(op.if_match->seq_no);
+        body += ",\"if_primary_term\":";
+        body += std::to_string(op.if_match->primary_term);
       }
       body += "}}\n";
       if (op.type != BulkOperation::Type::kDelete) {

@@ -62,6 +62,24 @@ TEST(Rfc3339, FormatsAndParsesUtcTimes) {
   EXPECT_EQ(parse_rfc3339("2027-01-15T08:00:00.123000456Z"), t + std::chrono::nanoseconds(456));
 }
 
+TEST(Rfc3339, FormatsEveryDateAsParsedBack) {
+  using namespace std::chrono;
+  // A leap day, the last instant of a year, the epoch, and a day before it.
+  EXPECT_EQ(format_rfc3339_millis(sys_days(2024y / February / 29) + 23h + 59min + 59s + 999ms),
+            "2024-02-29T23:59:59.999Z");
+  EXPECT_EQ(format_rfc3339_micros(sys_days(2026y / December / 31) + 23h + 59min + 59s + 999'999us),
+            "2026-12-31T23:59:59.999999Z");
+  EXPECT_EQ(format_rfc3339_millis(system_clock::time_point{}), "1970-01-01T00:00:00.000Z");
+  EXPECT_EQ(format_rfc3339_millis(system_clock::time_point{} - 1ms), "1969-12-31T23:59:59.999Z");
+  // Milliseconds are cut, not rounded, as the documents store them.
+  EXPECT_EQ(format_rfc3339_millis(sys_days(2027y / March / 1) + 999'999us), "2027-03-01T00:00:00.999Z");
+  // Every day of a few years reads back as the instant formatted.
+  for (sys_days day = sys_days(2023y / January / 1); day < sys_days(2029y / January / 1); day += days(1)) {
+    const WallTime t = day + 13h + 7min + 5s + 42ms;
+    EXPECT_EQ(parse_rfc3339(format_rfc3339_millis(t)), t) << format_rfc3339_millis(t);
+  }
+}
+
 TEST(Rfc3339, RejectsMalformedInput) {
   for (const char* bad : {"", "2027-01-15", "2027-01-15T08:00:00", "2027-13-15T08:00:00Z",
                           "2027-01-15T08:00:00.Z", "2027-01-15T08:00:00Zjunk", "garbage-garbage-garbage"}) {
@@ -117,6 +135,16 @@ TEST(Columns, AlignsEachColumnToItsWidestCell) {
 TEST(ObjectKey, NamesANamespacedObjectByNamespaceAndName) {
   EXPECT_EQ(object_key("batch", "nightly-report"), "batch/nightly-report");
   EXPECT_EQ(object_key("", "node-1"), "node-1") << "a cluster-scoped object is named alone";
+}
+
+TEST(ObjectKey, TellsWhetherAKeyNamesAnObject) {
+  EXPECT_TRUE(is_object_key("batch/nightly-report", "batch", "nightly-report"));
+  EXPECT_TRUE(is_object_key("node-1", "", "node-1"));
+  EXPECT_FALSE(is_object_key("batch/nightly-report", "batch", "nightly"));
+  EXPECT_FALSE(is_object_key("batch/nightly-report", "batc", "h/nightly-report")) << "split elsewhere";
+  EXPECT_FALSE(is_object_key("batchXnightly-report", "batch", "nightly-report"));
+  EXPECT_FALSE(is_object_key("batch/nightly-report", "", "nightly-report"));
+  EXPECT_FALSE(is_object_key("other/nightly-report", "batch", "nightly-report"));
 }
 
 }  // namespace
