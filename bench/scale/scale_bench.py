@@ -105,17 +105,18 @@ def converge(env, args, controller, t0, timeout):
     Returns (seconds from t0, or None after `timeout`; the controller's peak RSS in KiB)."""
     leases_url = env.kube_url + "/apis/eslease.io/v1alpha1/namespaces/%s/leases" % NS
     peak = 0
-    # The controller's own claim counts follow its watch of the Leases, so they reach the
-    # target once the API holds every status; a scrape is far cheaper for the emulator
-    # than listing 10,000 Leases, which would slow down what is measured.
-    # (A Lease without a status yet counts as Pending there, so the API has the last word;
-    # and since every Lease needs a status write first, the list waits until the emulator has
-    # counted as many (the emulators are fresh: every status write is the controller's). At
-    # 100,000 Leases one list costs the emulator seconds.)
+    # Every Lease needs a status write first, so nothing is looked at until the emulator has
+    # counted as many (the emulators are fresh: every status write is the controller's).
+    # Then the controller's own claim counts, which follow its watch of the Leases: a scrape
+    # is far cheaper for the emulator than listing every Lease (at 100,000 Leases one list
+    # costs it seconds), but not free for the controller (its waiters gauge reads every
+    # waiting Lease and its pod), so it is not asked twice a second for the whole run: the
+    # probe would weigh on what it measures. A Lease without a status yet counts as Pending
+    # there, so the API has the last word.
     target = (args.locks, args.leases - args.locks)
     while True:
         peak = max(peak, rss_kib(controller.proc.pid))
-        if claims(env, controller) == target and status_writes(env) >= args.leases:
+        if status_writes(env) >= args.leases and claims(env, controller) == target:
             phases = [i.get("status", {}).get("phase") for i in get(leases_url)["items"]]
             if (phases.count("Held"), phases.count("Pending")) == target:
                 return time.monotonic() - t0, max(peak, rss_kib(controller.proc.pid))
