@@ -7,6 +7,7 @@
 // overlapping locks never wait for each other in a cycle. Only locks in use are remembered.
 #pragma once
 
+#include <algorithm>
 #include <condition_variable>
 #include <mutex>
 #include <set>
@@ -47,12 +48,15 @@ class ReconcileGates {
   Passage enter(const std::vector<std::string>& lock_ids) {
     std::set<std::string> ids(lock_ids.begin(), lock_ids.end());
     std::unique_lock lock(mutex_);
-    bool waited = false;
-    free_.wait(lock, [&] {
-      for (const std::string& id : ids)
-        if (busy_.contains(id)) return !(waited = true);
-      return true;
-    });
+    auto all_free = [&] {
+      return std::none_of(ids.begin(), ids.end(), [&](const std::string& id) { return busy_.contains(id); });
+    };
+    const bool waited = !all_free();
+    if (waited) {
+      ++waiting_;
+      free_.wait(lock, all_free);
+      --waiting_;
+    }
     busy_.insert(ids.begin(), ids.end());
     return Passage(*this, std::move(ids), waited);
   }
@@ -61,6 +65,11 @@ class ReconcileGates {
   std::size_t held() const {
     std::lock_guard lock(mutex_);
     return busy_.size();
+  }
+  // How many reconciles wait to enter now.
+  std::size_t waiting() const {
+    std::lock_guard lock(mutex_);
+    return waiting_;
   }
 
  private:
@@ -75,6 +84,7 @@ class ReconcileGates {
   mutable std::mutex mutex_;
   std::condition_variable free_;
   std::set<std::string> busy_;
+  std::size_t waiting_ = 0;
 };
 
 }  // namespace eslease::controller

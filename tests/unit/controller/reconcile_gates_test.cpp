@@ -19,16 +19,14 @@ TEST(ReconcileGates, OverlappingLocksWaitAndDisjointOnesPass) {
     EXPECT_EQ(gates.held(), 3U);
     EXPECT_FALSE(other.waited());
   }
-  std::atomic<bool> started{false};
   std::atomic<bool> entered{false};
   std::atomic<bool> waited{false};
   std::thread overlapping([&] {
-    started = true;
     const ReconcileGates::Passage passage = gates.enter({"ns/c", "ns/b"});
     waited = passage.waited();
     entered = true;
   });
-  ASSERT_TRUE(testing::wait_until([&] { return started.load(); }));
+  ASSERT_TRUE(testing::wait_until([&] { return gates.waiting() == 1; })) << "it waits at the gate of ns/b";
   // It waits for ns/b and holds nothing meanwhile: ns/c stays free for others.
   for (int i = 0; i < 100; ++i) {
     const ReconcileGates::Passage c = gates.enter({"ns/c"});
@@ -39,6 +37,7 @@ TEST(ReconcileGates, OverlappingLocksWaitAndDisjointOnesPass) {
   EXPECT_TRUE(entered.load());
   EXPECT_TRUE(waited.load()) << "it knows another reconcile went first, and reads its claims again";
   EXPECT_EQ(gates.held(), 0U) << "nothing is remembered once left";
+  EXPECT_EQ(gates.waiting(), 0U);
 }
 
 }  // namespace
