@@ -116,7 +116,7 @@ const PodState* election_pod(const LockWorld& world, const LeaseRecord& lease,
 const ClaimView* ClaimQueue::owner_of(const LockWorld& world, const GrantView& grant) const {
   const lock::LockDocument& doc = grant.state.doc;
   for (const ClaimView& c : claims)
-    if (c.lease->meta.uid == doc.lease_uid && object_key(world.ns, c.lease->meta.name) == doc.lease)
+    if (c.lease->meta.uid == doc.lease_uid && is_object_key(doc.lease, world.ns, c.lease->meta.name))
       return &c;
   return nullptr;
 }

@@ -1,6 +1,7 @@
 #include "controller/model.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 
 namespace eslease::controller {
@@ -12,7 +13,7 @@ const Condition* LeaseStatus::condition(const std::string& type) const {
 }
 
 bool LeaseStatus::shows_held(std::int64_t token) const {
-  return phase == Phase::kHeld && fencing_token == std::to_string(token);
+  return phase == Phase::kHeld && names_fencing_token(fencing_token, token);
 }
 
 std::optional<std::int64_t> parse_fencing_token(std::string_view text) {
@@ -21,6 +22,12 @@ std::optional<std::int64_t> parse_fencing_token(std::string_view text) {
   auto parsed = std::from_chars(text.data(), end, token);
   if (parsed.ec != std::errc() || parsed.ptr != end) return std::nullopt;
   return token;
+}
+
+bool names_fencing_token(std::string_view text, std::int64_t token) {
+  std::array<char, 24> digits{};  // an int64's 19 digits and its sign
+  const auto written = std::to_chars(digits.data(), digits.data() + digits.size(), token);
+  return text == std::string_view(digits.data(), static_cast<std::size_t>(written.ptr - digits.data()));
 }
 
 bool LeaseRecord::has_finalizer() const {

@@ -88,6 +88,9 @@ struct LeaseStatus {
 // A fencing token as a Lease shows it (status.fencingToken, the eslease.io/released
 // annotation): nullopt when the text is not a whole decimal number.
 std::optional<std::int64_t> parse_fencing_token(std::string_view text);
+// `text` is `token` written as the controller writes it (its decimal digits, no sign for a
+// positive token, no leading zeros): how a status or a session names a grant. Builds no string.
+bool names_fencing_token(std::string_view text, std::int64_t token);
 
 struct LeaseSpec {
   // spec.lockName, or the first lock of spec.lockNames: the lock a set's status.slot and holds

@@ -265,7 +265,7 @@ void SessionKeeper::tick(const std::string& ns) {
   // Lease status, and hands them over no earlier than the validity they were shown.
   for (const auto& [document_id, listed] : revoked) {
     if (std::optional<LockTable::Handle> entry = table_.lock_existing(document_id)) {
-      if ((*entry)->document() && std::to_string((*entry)->document()->token) == listed.first.token)
+      if ((*entry)->document() && names_fencing_token(listed.first.token, (*entry)->document()->token))
         (*entry)->revoke((*entry)->revoked().value_or(api::Reason::kRenewalFailed), listed.second);
     }
     // The lock's reconcile revokes the grant's other documents, if it has any.

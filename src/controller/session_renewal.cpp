@@ -1,9 +1,6 @@
 // A tick's renewal of the documents it holds, a batch at a time, and its check of what the
 // Leases show against it (SessionKeeper; the session write itself is in session_keeper.cpp).
 #include <algorithm>
-#include <array>
-#include <charconv>
-#include <string_view>
 #include <unordered_set>
 
 #include "common/log.h"
@@ -11,17 +8,6 @@
 #include "controller/session_coverage.h"
 
 namespace eslease::controller {
-namespace {
-
-// `text` is `token` as the session names it (std::to_string's digits), read without building
-// a string: a tick compares every grant its namespace's Leases show.
-bool token_is(std::string_view text, std::int64_t token) {
-  std::array<char, 24> digits{};
-  const auto written = std::to_chars(digits.data(), digits.data() + digits.size(), token);
-  return text == std::string_view(digits.data(), static_cast<std::size_t>(written.ptr - digits.data()));
-}
-
-}  // namespace
 
 void SessionKeeper::record_renewal(LockEntry& entry, lock::BatchRenewal& result, const api::GrantRef& grant,
                                    MonoTime after, Coverage& coverage) {
@@ -155,7 +141,7 @@ void SessionKeeper::check_published(const std::string& ns, WallTime renewal, Cov
     }
     const auto& doc = (*entry)->document();
     const bool same_grant =
-        doc && is_object_key(doc->doc.lease, ns, grant.lease) && token_is(grant.token, doc->token);
+        doc && is_object_key(doc->doc.lease, ns, grant.lease) && names_fencing_token(grant.token, doc->token);
     if (same_grant && (*entry)->renewing() && doc->doc.renewed_at >= renewal) {
       coverage.covered.emplace(grant, lock_id);  // granted after the tick's moment
     } else if (same_grant && !(*entry)->revoked()) {
