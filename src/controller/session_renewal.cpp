@@ -46,6 +46,9 @@ void SessionKeeper::renew_held(const std::string& ns, WallTime renewal, Coverage
   // Each batch is locked for its own _bulk only: a reconcile of one of its locks waits for
   // that renewal (an entry gone meanwhile, released and forgotten, is not made again).
   const std::vector<std::string> ids = table_.renewing_ids(ns);
+  // Nearly every grant is covered: sized once rather than rehashed as it fills.
+  coverage.covered.reserve(ids.size());
+  coverage.durations.reserve(ids.size());
   const std::size_t batch = std::max<std::size_t>(1, options_.renewal_batch);
   std::set<std::string> spread;  // documents of grants that span batches: renewed together, last
   for (std::size_t begin = 0; begin < ids.size(); begin += batch) {

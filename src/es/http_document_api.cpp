@@ -13,6 +13,10 @@ namespace {
 
 using nlohmann::json;
 
+// A _bulk action line and the newline after its source, at their longest, less the document
+// id: {"create":{"_id":,"if_seq_no":<19 digits>,"if_primary_term":<19 digits>}}\n plus \n.
+constexpr std::size_t kActionLineBytes = 100;
+
 struct Host {
   std::string base_url;  // no trailing slash
   MonoTime skip_until{};
@@ -191,6 +195,11 @@ class HttpDocumentApi final : public DocumentApi {
   Result<BulkResult> bulk(const std::string& index, const std::vector<BulkOperation>& operations) override {
     if (operations.empty()) return BulkResult{};
     std::string body;
+    // Sized once, so a renewal tick's body is not copied through every doubling as it grows.
+    std::size_t size = 0;
+    for (const BulkOperation& op : operations)
+      size += kActionLineBytes + op.id.size() + op.source.text.size();
+    body.reserve(size);
     for (const BulkOperation& op : operations) {
       // The action line, written out: one per document of every renewal tick.
       const char* action = op.type == BulkOperation::Type::kIndex    ? "{\"index\":{\"_id\":"
@@ -234,10 +243,11 @@ class HttpDocumentApi final : public DocumentApi {
   }
 
  private:
-  Result<WriteResult> write(const Call& call) {
-    auto answer = execute(call);
+  Result<WriteResult> write(Call call) {
+    const std::string op = call.op;
+    auto answer = execute(std::move(call));
     if (!answer.ok()) return answer.error();
-    auto result = parse_write(answer->response, call.op);
+    auto result = parse_write(answer->response, op);
     if (!result.ok()) return result.error();
     result->earlier_attempt_may_have_applied = answer->earlier_attempt_may_have_applied;
     return result;
@@ -273,33 +283,40 @@ class HttpDocumentApi final : public DocumentApi {
                         std::chrono::duration_cast<std::chrono::milliseconds>(clock_.monotonic() - started));
   }
 
-  // `call` to `host`, with the Authorization header when there are credentials.
-  http::Request make_request(const Call& call, std::size_t host,
-                             const std::optional<std::string>& authorization) {
+  // `call` as a request, its body moved in: a renewal tick's _bulk is hundreds of kilobytes,
+  // and every attempt sends the same body. The host and the Authorization header are set per attempt.
+  http::Request make_request(Call& call) {
     http::Request request;
     request.method = call.method;
-    request.url = base_url(host) + call.path;
-    request.body = call.body;
     request.timeout = options_.request_timeout;
     request.headers.emplace_back("Accept", "application/json");
     if (!call.body.empty()) request.headers.emplace_back("Content-Type", call.content_type);
-    if (authorization) request.headers.emplace_back("Authorization", *authorization);
+    request.body = std::move(call.body);
     return request;
+  }
+
+  // Points `request` at `host` and sets its Authorization header (none without credentials).
+  void address(http::Request& request, const Call& call, std::size_t host,
+               const std::optional<std::string>& authorization) {
+    request.url = base_url(host) + call.path;
+    std::erase_if(request.headers, [](const auto& header) { return header.first == "Authorization"; });
+    if (authorization) request.headers.emplace_back("Authorization", *authorization);
   }
 
   // Sends `call`, retrying connection errors and 429/502/503/504 within the attempt and
   // time bounds, each retry on the next healthy host. A timeout is never retried: the
   // outcome is unknown and the caller decides how to resolve it.
-  Result<Answer> execute(const Call& call) {
+  Result<Answer> execute(Call call) {
     Backoff backoff(options_.backoff);
     const MonoTime started = clock_.monotonic();
     bool may_have_applied = false;
     bool reread_credentials = false;
+    http::Request request = make_request(call);
     for (int attempt = 1;; ++attempt) {
       auto authorization = credentials_.authorization();
       if (!authorization.ok()) return authorization.error();
       const std::size_t host = pick_host();
-      const http::Request request = make_request(call, host, *authorization);
+      address(request, call, host, *authorization);
       const MonoTime sent = clock_.monotonic();
       auto result = transport_.send(request);
       Error failure;
@@ -317,7 +334,7 @@ class HttpDocumentApi final : public DocumentApi {
         may_have_applied = may_have_applied || call.write;
         failure.message = "cannot reach Elasticsearch for " + call.op + ": " + failure.message;
       } else {
-        const http::Response& response = *result;
+        http::Response& response = *result;
         observe(call.op, response.status, sent);
         if (response.status == 401 && !reread_credentials) {
           // The secret may have rotated between our read and the server's: read it again once.
@@ -326,7 +343,7 @@ class HttpDocumentApi final : public DocumentApi {
           auto fresh = credentials_.authorization();
           if (fresh.ok() && *fresh != *authorization) continue;
         }
-        if (!retryable_status(response.status)) return Answer{response, may_have_applied};
+        if (!retryable_status(response.status)) return Answer{std::move(response), may_have_applied};
         failure = error_from_response(response, call.op);
         if (response.status != 429) mark_failed(host);
         // A gateway (502/504) may have forwarded the request before failing.
