@@ -193,9 +193,21 @@ ClaimCounts ClaimIndex::counts() const {
   return out;
 }
 
-std::vector<std::string> ClaimIndex::unserved_leases() const {
+std::vector<ClaimIndex::UnservedClaim> ClaimIndex::unserved_claims() const {
   std::lock_guard lock(mutex_);
-  return {unserved_.begin(), unserved_.end()};
+  std::vector<UnservedClaim> out;
+  out.reserve(unserved_.size());
+  for (const std::string& key : unserved_) {
+    const auto found = leases_.find(key);
+    if (found == leases_.end() || found->second.lock_ids.empty()) continue;
+    const IndexedLease& claim = found->second;
+    if (claim.selector) {
+      out.push_back(UnservedClaim{"", namespace_of(key), claim.selector});
+    } else {
+      out.push_back(UnservedClaim{claim.pod_key, "", std::nullopt});
+    }
+  }
+  return out;
 }
 
 void ClaimIndex::arrived(const std::string& uid, WallTime at) {

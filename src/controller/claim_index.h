@@ -51,9 +51,17 @@ class ClaimIndex {
 
   // Every Lease seen, counted as it was last seen.
   ClaimCounts counts() const;
-  // Keys of the Leases not served yet (Pending, or no phase) and not being deleted, in no
-  // order: the candidates for waiters, kept so that counting them does not walk every Lease.
-  std::vector<std::string> unserved_leases() const;
+  // What serves a claim not served yet: the pod it names, or (election) its namespace and
+  // selector.
+  struct UnservedClaim {
+    std::string pod_key;  // claim mode: ns/pod; empty in election mode
+    std::string ns;       // election mode only
+    std::optional<LabelSelector> selector;
+  };
+  // The claims of the Leases with a lock name not served yet (Pending, or no phase) and not
+  // being deleted, in no order: the candidates for waiters, kept so that counting them reads
+  // neither every Lease nor any of them.
+  std::vector<UnservedClaim> unserved_claims() const;
 
  private:
   // What the index keeps of one Lease (a Lease without a lock name is only counted).

@@ -30,8 +30,9 @@ void Controller::publish_claim_metrics() {
 
 int Controller::count_waiters() const {
   // A waiter is a claim that can be served: a claim whose pod is gone, finished or unready
-  // (election: no live pod matches) waits for a live pod, not for the lock. Read in place: a
-  // recount copies no Lease, and a pod only when an election claim's selector is matched.
+  // (election: no live pod matches) waits for a live pod, not for the lock. The claims come from
+  // the claim index, the pods are read in place: a recount reads no Lease, and copies a pod
+  // only when an election claim's selector is matched.
   std::map<std::string, std::vector<PodRecord>> live_pods;  // by namespace, read once
   auto live_in = [&](const std::string& ns) -> const std::vector<PodRecord>& {
     const auto found = live_pods.find(ns);
@@ -43,25 +44,14 @@ int Controller::count_waiters() const {
     return live;
   };
   int waiters = 0;
-  for (const std::string& key : index_.unserved_leases()) {
-    std::string pod_key;
-    std::optional<LabelSelector> selector;
-    std::string ns;
-    cluster().read_lease(key, [&](const LeaseRecord& lease) {
-      if (lease.being_deleted || lease.spec.lock_name.empty()) return;
-      ns = lease.meta.ns;
-      if (lease.spec.election_mode())
-        selector = lease.spec.selector;
-      else
-        pod_key = object_key(lease.meta.ns, lease.spec.pod_name);
-    });
+  for (const ClaimIndex::UnservedClaim& claim : index_.unserved_claims()) {
     bool live = false;
-    if (selector) {
-      const auto& pods = live_in(ns);
+    if (claim.selector) {
+      const auto& pods = live_in(claim.ns);
       live = std::any_of(pods.begin(), pods.end(),
-                         [&](const PodRecord& pod) { return selector->matches(pod.labels); });
-    } else if (!pod_key.empty()) {
-      cluster().read_pod(pod_key, [&](const PodRecord& pod) { live = tracker_.grantable(pod); });
+                         [&](const PodRecord& pod) { return claim.selector->matches(pod.labels); });
+    } else if (!claim.pod_key.empty()) {
+      cluster().read_pod(claim.pod_key, [&](const PodRecord& pod) { live = tracker_.grantable(pod); });
     }
     waiters += live ? 1 : 0;
   }

@@ -11,6 +11,14 @@ namespace {
 
 using Counts = std::map<std::pair<std::string, std::string>, int>;
 
+// The pods the unserved claims name (claim mode), or "election:<ns>" for an election claim.
+std::vector<std::string> unserved(const ClaimIndex& index) {
+  std::vector<std::string> out;
+  for (const ClaimIndex::UnservedClaim& claim : index.unserved_claims())
+    out.push_back(claim.selector ? "election:" + claim.ns : claim.pod_key);
+  return out;
+}
+
 LeaseRecord lease(const std::string& name, Phase phase, Priority priority = Priority::kForeground,
                   const std::string& lock = "lock") {
   LeaseRecord out;
@@ -35,8 +43,8 @@ TEST(ClaimIndexCounts, LeasesAreCountedByPhaseAndPriorityWithoutAStatusAsPending
   EXPECT_EQ(
       counts.by_phase_priority,
       (Counts{{{"Held", "Foreground"}, 1}, {{"Pending", "Background"}, 2}, {{"Invalid", "Foreground"}, 1}}));
-  EXPECT_THAT(index.unserved_leases(), testing::UnorderedElementsAre("ns/b", "ns/c"))
-      << "the waiter candidates";
+  EXPECT_THAT(unserved(index), testing::UnorderedElementsAre("ns/pod-b", "ns/pod-c"))
+      << "the waiter candidates, by the pod each waits for";
 }
 
 TEST(ClaimIndexCounts, AChangeMovesTheLeaseAndADeletionRemovesItAsLastSeen) {
@@ -46,13 +54,26 @@ TEST(ClaimIndexCounts, AChangeMovesTheLeaseAndADeletionRemovesItAsLastSeen) {
   const LeaseRecord held = lease("a", Phase::kHeld);
   index.lease_changed(&pending, &held);
   EXPECT_EQ(index.counts().by_phase_priority, (Counts{{{"Held", "Foreground"}, 1}}));
-  EXPECT_TRUE(index.unserved_leases().empty());
+  EXPECT_TRUE(unserved(index).empty());
 
   // The deletion event may carry a later state than the one counted: the counted one goes.
   const LeaseRecord released = lease("a", Phase::kReleased);
   index.lease_changed(&released, nullptr);
   EXPECT_EQ(index.counts().by_phase_priority, Counts{});
-  EXPECT_TRUE(index.unserved_leases().empty());
+  EXPECT_TRUE(unserved(index).empty());
+}
+
+TEST(ClaimIndexCounts, AnUnservedElectionClaimWaitsForItsSelectorInItsNamespace) {
+  ClaimIndex index;
+  LeaseRecord election = lease("e", Phase::kPending);
+  election.spec.pod_name.clear();
+  election.spec.selector = LabelSelector{{LabelRequirement{"app", LabelRequirement::Operator::kIn, {"web"}}}};
+  index.lease_changed(nullptr, &election);
+  const std::vector<ClaimIndex::UnservedClaim> claims = index.unserved_claims();
+  ASSERT_EQ(claims.size(), 1U);
+  EXPECT_EQ(claims[0].ns, "ns");
+  EXPECT_EQ(claims[0].selector, election.spec.selector);
+  EXPECT_TRUE(claims[0].pod_key.empty());
 }
 
 TEST(ClaimIndexCounts, ALeaseWithoutALockNameIsCountedButWakesNoLock) {
