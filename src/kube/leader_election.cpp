@@ -1,13 +1,12 @@
 #include "kube/leader_election.h"
 
 #include <cmath>
-#include <cstdio>
-#include <ctime>
 #include <random>
 #include <sstream>
 #include <thread>
 
 #include "common/log.h"
+#include "common/text.h"
 
 namespace eslease::kube {
 namespace {
@@ -44,22 +43,6 @@ json spec_from(const LeaderRecord& record) {
 }
 
 }  // namespace
-
-std::string format_micro_time(WallTime t) {
-  auto micros = std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
-  std::time_t seconds = static_cast<std::time_t>(micros / 1'000'000);
-  long fraction = static_cast<long>(micros % 1'000'000);
-  if (fraction < 0) {
-    fraction += 1'000'000;
-    --seconds;
-  }
-  std::tm tm{};
-  gmtime_r(&seconds, &tm);
-  char buffer[64];  // room for any int fields, which the compiler cannot rule out
-  std::snprintf(buffer, sizeof buffer, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, fraction);
-  return buffer;
-}
 
 Status validate(const LeaderElectionConfig& config) {
   auto invalid = [](const char* message) { return make_error(ErrorCode::kInvalidArgument, message); };
@@ -115,7 +98,7 @@ bool LeaderElector::try_acquire_or_renew(std::chrono::milliseconds request_timeo
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_.monotonic());
     return CallOptions{std::max(left, std::chrono::milliseconds(1))};
   };
-  const std::string now = format_micro_time(clock_.now());
+  const std::string now = format_rfc3339_micros(clock_.now());
   LeaderRecord desired;
   desired.holder = config_.identity;
   desired.lease_duration_seconds = std::max<int>(
@@ -200,7 +183,7 @@ bool LeaderElector::release() {
     object = observed_object_;
     record.transitions = observed_->transitions;
   }
-  const std::string now = format_micro_time(clock_.now());
+  const std::string now = format_rfc3339_micros(clock_.now());
   record.lease_duration_seconds = 1;
   record.acquire_time = now;
   record.renew_time = now;

@@ -68,9 +68,6 @@ struct LeaderRecord {
   bool operator==(const LeaderRecord&) const = default;
 };
 
-// RFC 3339 with microseconds in UTC, Kubernetes' MicroTime.
-std::string format_micro_time(WallTime t);
-
 class LeaderElector {
  public:
   // Every duration is measured on `clock`, which must outlive the elector.

@@ -4,6 +4,7 @@
 
 #include <regex>
 
+#include "common/text.h"
 #include "support/fake_clock.h"
 #include "support/log_capture.h"
 #include "support/memory_api.h"
@@ -220,8 +221,9 @@ TEST(LeaderElectionTest, ReleaseOnCancelClearsHolder) {
 }
 
 TEST(LeaderElectionTest, MicroTimeFormat) {
+  // The renewTime the elector writes: Kubernetes' MicroTime.
   auto t = std::chrono::system_clock::from_time_t(1'800'000'000) + std::chrono::microseconds(42);
-  EXPECT_EQ(format_micro_time(t), "2027-01-15T08:00:00.000042Z");
+  EXPECT_EQ(format_rfc3339_micros(t), "2027-01-15T08:00:00.000042Z");
 }
 
 }  // namespace
