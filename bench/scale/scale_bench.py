@@ -124,9 +124,8 @@ def converge(env, args, controller, t0, timeout):
         peak = max(peak, rss_kib(controller.proc.pid))
         if status_writes(env) >= args.leases:
             seen_at = time.monotonic() - t0
-            before = {"controller": cpu_seconds(controller.proc.pid) - probing,
-                      "kube_emulator": cpu_seconds(kube_pid)}
             scraped_from = cpu_seconds(controller.proc.pid)
+            before = {"controller": scraped_from - probing, "kube_emulator": cpu_seconds(kube_pid)}
             counted = claims(env, controller)
             probing += cpu_seconds(controller.proc.pid) - scraped_from
             if counted == target:
