@@ -4,6 +4,11 @@
 
 namespace eslease {
 
+std::uint64_t jitter_seed() {
+  thread_local std::mt19937_64 seeds{std::random_device{}()};
+  return seeds();
+}
+
 Backoff::Backoff(BackoffPolicy policy, std::uint64_t seed)
     : policy_(policy), rng_(seed), current_ms_(static_cast<double>(policy.initial.count())) {}
 

@@ -17,9 +17,14 @@ struct BackoffPolicy {
   double multiplier = 2.0;
 };
 
+// A seed for a Backoff's jitter, different at each call. Reading the system's entropy
+// (std::random_device) costs a system call, too much for one per Elasticsearch request: it
+// seeds one generator per thread, which hands out the seeds.
+std::uint64_t jitter_seed();
+
 class Backoff {
  public:
-  explicit Backoff(BackoffPolicy policy, std::uint64_t seed = std::random_device{}());
+  explicit Backoff(BackoffPolicy policy, std::uint64_t seed = jitter_seed());
 
   // The next delay: uniform in [cap/2, cap] where cap grows from initial to max.
   Millis next();

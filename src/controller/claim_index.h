@@ -97,9 +97,9 @@ class ClaimIndex {
   std::unordered_map<std::string, std::string> holder_of_;                  // lock id -> pod key
   std::unordered_map<std::string, std::set<std::string>> held_by_;          // pod key -> lock ids
   std::map<std::pair<Phase, Priority>, int> counts_;                        // Leases, only counts above 0
-  std::unordered_set<std::string> unserved_;  // lease keys, see unserved_leases()
+  std::unordered_set<std::string> unserved_;  // lease keys, see unserved_claims()
   std::unordered_map<std::string, std::unordered_set<std::string>> held_;  // ns -> lease keys, see held_in()
-  std::unordered_map<std::string, WallTime> arrivals_;                     // by Lease UID, see arrived()
+  std::unordered_map<std::string, WallTime> arrivals_;                     // by Lease UID, see arrival_of()
   WallTime last_arrival_{};
 };
 

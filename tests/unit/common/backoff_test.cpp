@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <thread>
+#include <vector>
+
 namespace eslease {
 namespace {
 
@@ -23,6 +27,23 @@ TEST(Backoff, ResetStartsOver) {
   backoff.reset();
   EXPECT_LE(backoff.next(), Millis(10));
   EXPECT_EQ(backoff.attempts(), 1);
+}
+
+// Clients that retry together must not retry in step: every Backoff gets its own seed, on
+// every thread, without reading the system's entropy each time.
+TEST(Backoff, SeedsDifferFromCallToCallAndFromThreadToThread) {
+  std::set<std::uint64_t> here;
+  for (int i = 0; i < 1000; ++i) here.insert(jitter_seed());
+  EXPECT_EQ(here.size(), 1000u);
+  std::vector<std::uint64_t> there;
+  std::thread([&] {
+    for (int i = 0; i < 1000; ++i) there.push_back(jitter_seed());
+  }).join();
+  for (std::uint64_t seed : there) EXPECT_FALSE(here.contains(seed));
+
+  std::set<Millis::rep> first_delays;
+  for (int i = 0; i < 20; ++i) first_delays.insert(Backoff({.initial = Millis(10000)}).next().count());
+  EXPECT_GT(first_delays.size(), 1u);
 }
 
 }  // namespace
