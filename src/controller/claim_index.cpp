@@ -28,7 +28,7 @@ std::vector<std::string> ClaimIndex::lease_changed(const LeaseRecord* before, co
     if (auto it = leases_.find(key); it != leases_.end()) {
       IndexedLease& claim = it->second;
       if (claim.indexed_as(indexed(*now))) {
-        forget_arrival_once_queued(*now);
+        forget_arrival_once_served(*now);
         uncount(key, claim);
         count(key, *now);
         claim.phase = now->status.phase;
@@ -44,7 +44,7 @@ std::vector<std::string> ClaimIndex::lease_changed(const LeaseRecord* before, co
   }
   if (before && (!now || now->meta.uid != before->meta.uid)) arrivals_.erase(before->meta.uid);
   if (now) {
-    forget_arrival_once_queued(*now);
+    forget_arrival_once_served(*now);
     add(now->meta.key(), *now);
     if (!now->spec.lock_name.empty()) {
       const std::vector<std::string> ids = now->lock_ids();
@@ -54,8 +54,8 @@ std::vector<std::string> ClaimIndex::lease_changed(const LeaseRecord* before, co
   return {touched.begin(), touched.end()};
 }
 
-void ClaimIndex::forget_arrival_once_queued(const LeaseRecord& lease) {
-  if (lease.status.queued_at || (lease.status.phase != Phase::kNone && lease.status.phase != Phase::kPending))
+void ClaimIndex::forget_arrival_once_served(const LeaseRecord& lease) {
+  if (lease.status.phase != Phase::kNone && lease.status.phase != Phase::kPending)
     arrivals_.erase(lease.meta.uid);
 }
 

@@ -45,7 +45,7 @@ class ClaimIndex {
   // The Lease `uid` arrived through the watch (not a list) now: its place in the queue among
   // claims created in the same second, in the order the API server created them (a watch
   // delivers them in that order). Arrivals are kept to the microsecond, strictly increasing,
-  // until its status records one (status.queuedAt) or it is served.
+  // while the claim waits (its status records the same instant as status.queuedAt).
   void arrived(const std::string& uid, WallTime at);
   std::optional<WallTime> arrival_of(const std::string& uid) const;
 
@@ -84,8 +84,10 @@ class ClaimIndex {
   // Counting a Lease by phase and priority, and among the unserved and the held.
   void uncount(const std::string& lease_key, const IndexedLease& claim);
   void count(const std::string& lease_key, const LeaseRecord& lease);
-  // A claim's arrival is kept until its status records one (or it no longer waits).
-  void forget_arrival_once_queued(const LeaseRecord& lease);
+  // A claim's arrival is kept while it waits, also once its status records it (queuedAt): a
+  // reconcile that read the Lease just before the watch brought that status, and asks for the
+  // arrival just after, still ranks the claim where it came instead of at its creation second.
+  void forget_arrival_once_served(const LeaseRecord& lease);
 
   mutable std::mutex mutex_;
   // Hashed where nothing walks the keys in order: at 100,000 Leases every event looks up

@@ -123,9 +123,8 @@ TEST(ClaimIndex, AStatusChangeKeepsTheClaimIndexedAndAChangeOfItsPodReindexesIt)
 }
 
 // Claims created in the same second are queued in the order the watch delivered them: each
-// arrival is kept to the microsecond and strictly after the one before, until the claim's status
-// records it (queuedAt) or it is served.
-TEST(ClaimIndex, ArrivalsAreStrictlyOrderedUntilTheStatusRecordsThem) {
+// arrival is kept to the microsecond and strictly after the one before, while the claim waits.
+TEST(ClaimIndex, ArrivalsAreStrictlyOrderedWhileTheClaimsWait) {
   ClaimIndex index;
   const LeaseRecord first = lease("a", Phase::kNone);
   const LeaseRecord second = lease("b", Phase::kNone);
@@ -141,15 +140,34 @@ TEST(ClaimIndex, ArrivalsAreStrictlyOrderedUntilTheStatusRecordsThem) {
   EXPECT_EQ(*index.arrival_of(second.meta.uid) - *index.arrival_of(first.meta.uid),
             std::chrono::microseconds(1));
 
-  LeaseRecord recorded = first;
-  recorded.status.phase = Phase::kPending;
-  recorded.status.queued_at = index.arrival_of(first.meta.uid);
-  index.lease_changed(&first, &recorded);
-  EXPECT_FALSE(index.arrival_of(first.meta.uid)) << "its status keeps it from now on";
   LeaseRecord served = second;
   served.status.phase = Phase::kHeld;
   index.lease_changed(&second, &served);
-  EXPECT_FALSE(index.arrival_of(second.meta.uid));
+  EXPECT_FALSE(index.arrival_of(second.meta.uid)) << "served: it no longer waits";
+}
+
+// A reconcile may read a Lease from the cache just before the watch brings the status that
+// records its arrival (queuedAt), and ask for the arrival just after: the arrival must still be
+// there, or the claim would be ranked at its creation second, ahead of every claim that came in
+// that second (a lock set then went to a claim created after the one it was owed to).
+TEST(ClaimIndex, AnArrivalOutlivesTheStatusThatRecordsItWhileTheClaimWaits) {
+  ClaimIndex index;
+  const LeaseRecord created = lease("a", Phase::kNone);
+  index.lease_changed(nullptr, &created);
+  index.arrived(created.meta.uid, WallTime{} + std::chrono::hours(500000));
+  const std::optional<WallTime> arrival = index.arrival_of(created.meta.uid);
+  ASSERT_TRUE(arrival);
+
+  LeaseRecord recorded = created;
+  recorded.status.phase = Phase::kPending;
+  recorded.status.queued_at = arrival;
+  index.lease_changed(&created, &recorded);
+  EXPECT_EQ(index.arrival_of(created.meta.uid), arrival);
+
+  LeaseRecord gone_again = recorded;
+  gone_again.meta.uid = "another-uid";  // deleted and created again under the same name
+  index.lease_changed(&recorded, &gone_again);
+  EXPECT_FALSE(index.arrival_of(created.meta.uid));
 }
 
 TEST(ClaimIndex, TheHeldLeasesOfANamespaceAreThoseOfThatNamespaceShownHeld) {
