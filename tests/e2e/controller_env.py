@@ -6,6 +6,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -215,8 +216,7 @@ class Environment:
         self.simulate_kubelet = simulate_kubelet
         self.kube_args = list(kube_args)
         self.source = source_dir
-        self.workdir = tempfile.TemporaryDirectory(prefix="eslease-ctl-")
-        self.dir = self.workdir.name
+        self.dir = tempfile.mkdtemp(prefix="eslease-ctl-")
         self.processes = []
         self.controllers = []
         self.stopped_logs = {}  # process name -> its output, kept when the processes stop
@@ -238,7 +238,7 @@ class Environment:
             self.kubectl("apply", "-f", os.path.join(self.source, "crds"))
             self.kubectl("wait", "--for=condition=Established", "crd/leases.eslease.io", "--timeout=30s")
         except Exception:
-            self.stop()
+            self.stop(keep_logs=True)
             raise
         return self
 
@@ -249,11 +249,12 @@ class Environment:
         try:
             self.start_controller()
         except Exception:
-            self.stop()
+            self.stop(keep_logs=True)
             raise
         return self
 
-    def stop(self):
+    def stop(self, keep_logs=False):
+        """Stops every process; their directory goes, or stays (`keep_logs`) with their logs."""
         reports = []
         for p in reversed(self.processes):
             p.stop()
@@ -264,7 +265,10 @@ class Environment:
                 if at >= 0:
                     reports.append("%s: %s" % (p.name, text[at:at + 3000]))
         self.processes = []
-        self.workdir.cleanup()
+        if keep_logs:
+            print("environment kept, with its processes' logs: %s" % self.dir, file=sys.stderr)
+        else:
+            shutil.rmtree(self.dir, ignore_errors=True)
         # A sanitizer build of any process (ESLEASE_SANITIZE) fails the test that ran it.
         if reports:
             raise AssertionError("sanitizer report:\n" + "\n".join(reports))
@@ -279,8 +283,9 @@ class Environment:
     def __enter__(self):
         return self.start()
 
-    def __exit__(self, *exc):
-        self.stop()
+    def __exit__(self, exc_type, *exc):
+        # A run that failed keeps its processes' logs for whoever reads the failure.
+        self.stop(keep_logs=exc_type is not None)
         return False
 
     def _spawn(self, name, argv, env=None):
