@@ -4,9 +4,21 @@
 
 namespace eslease {
 
+namespace {
+
+std::mt19937_64& jitter_engine() {
+  thread_local std::mt19937_64 engine{std::random_device{}()};
+  return engine;
+}
+
+}  // namespace
+
 std::uint64_t jitter_seed() {
-  thread_local std::mt19937_64 seeds{std::random_device{}()};
-  return seeds();
+  return jitter_engine()();
+}
+
+double jitter(double low, double high) {
+  return std::uniform_real_distribution<double>(low, high)(jitter_engine());
 }
 
 Backoff::Backoff(BackoffPolicy policy, std::uint64_t seed)

@@ -17,10 +17,13 @@ struct BackoffPolicy {
   double multiplier = 2.0;
 };
 
-// A seed for a Backoff's jitter, different at each call. Reading the system's entropy
-// (std::random_device) costs a system call, too much for one per Elasticsearch request: it
-// seeds one generator per thread, which hands out the seeds.
+// Jitter spreads retries and watch timeouts; it needs no secrecy. Reading the system's
+// entropy (std::random_device) costs a system call, too much for one per Elasticsearch
+// request: it seeds one generator per thread, once, and both of these draw from it.
+// A seed for a Backoff's jitter, different at each call.
 std::uint64_t jitter_seed();
+// A uniform draw from [low, high).
+double jitter(double low, double high);
 
 class Backoff {
  public:

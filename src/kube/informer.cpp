@@ -1,7 +1,6 @@
 #include "kube/informer.h"
 
-#include <random>
-
+#include "common/backoff.h"
 #include "common/log.h"
 #include "kube/status.h"
 
@@ -181,12 +180,8 @@ Informer::WatchOutcome Informer::watch_once(std::stop_token stop) {
   watch_options.field_selector = options_.field_selector;
   watch_options.allow_bookmarks = true;
   watch_options.idle_timeout = options_.idle_timeout;
-  {
-    thread_local std::mt19937 rng{std::random_device{}()};
-    std::uniform_real_distribution<double> factor(1.0, 2.0);
-    watch_options.timeout_seconds =
-        static_cast<int>(static_cast<double>(options_.min_watch_timeout.count()) * factor(rng));
-  }
+  watch_options.timeout_seconds =
+      static_cast<int>(static_cast<double>(options_.min_watch_timeout.count()) * jitter(1.0, 2.0));
   outcome.status = api_.watch(
       resource_, options_.ns, watch_options,
       [&](const WatchEvent& event) {

@@ -1,10 +1,10 @@
 #include "kube/leader_election.h"
 
 #include <cmath>
-#include <random>
 #include <sstream>
 #include <thread>
 
+#include "common/backoff.h"
 #include "common/log.h"
 #include "common/text.h"
 
@@ -210,10 +210,8 @@ void LeaderElector::maybe_report_transition() {
 }
 
 std::chrono::milliseconds LeaderElector::jittered_retry() {
-  thread_local std::mt19937 rng{std::random_device{}()};
-  std::uniform_real_distribution<double> jitter(0.0, kJitterFactor);
-  return std::chrono::milliseconds(
-      static_cast<std::int64_t>(static_cast<double>(config_.retry_period.count()) * (1.0 + jitter(rng))));
+  return std::chrono::milliseconds(static_cast<std::int64_t>(
+      static_cast<double>(config_.retry_period.count()) * (1.0 + jitter(0.0, kJitterFactor))));
 }
 
 std::optional<MonoTime> LeaderElector::acquire(std::stop_token stop) {
