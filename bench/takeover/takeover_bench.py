@@ -268,6 +268,7 @@ def takeover_floor_steps(env, lease_name, args, repetitions=100):
                            ("lease_write_seen", shown - written), ("together", shown - gone)):
             steps[step].append(took)
     es.call("DELETE", "/" + index)
+    es.connection.close()
     return {"floor_steps": {step: summary(times) for step, times in steps.items()}}
 
 
@@ -276,15 +277,8 @@ def write_floor(es_url, writes=200):
     makes it: `writes` in a row on one document, over one kept-alive connection, into an index
     that syncs its translog before answering (the default) and into one that does not. The
     difference is the sync's share of a takeover's time."""
-    url = urllib.parse.urlsplit(es_url)
-    connection = http.client.HTTPConnection(url.hostname, url.port, timeout=60)
-
-    def call(method, path, body=None):
-        connection.request(method, path, body=None if body is None else json.dumps(body),
-                           headers={"Content-Type": "application/json"})
-        response = connection.getresponse()
-        return json.loads(response.read() or b"null")
-
+    es = KeptAliveConnection(es_url)
+    call = es.call
     out = {}
     for durability in ("request", "async"):
         index = "takeover-bench-floor-" + durability
@@ -299,7 +293,7 @@ def write_floor(es_url, writes=200):
         call("DELETE", "/" + index)
         out["translog_" + durability] = summary(seconds)
     out["translog_sync_p50_ms"] = round(out["translog_request"]["p50_ms"] - out["translog_async"]["p50_ms"], 3)
-    connection.close()
+    es.connection.close()
     return out
 
 
