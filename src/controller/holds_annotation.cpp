@@ -269,7 +269,7 @@ Result<WriteOutcome> HoldsAnnotation::write(const PodWrite& change, MonoTime now
 
 void HoldsAnnotation::seen(const std::string& uid, const std::string& version) {
   std::lock_guard lock(mutex_);
-  if (auto it = written_.find(uid); it != written_.end() && it->second.mark.version == version)
+  if (auto it = written_.find(uid); it != written_.end() && it->second.mark.superseded_by(version))
     written_.erase(it);
 }
 

@@ -40,8 +40,8 @@ class HoldsAnnotation {
   Result<WriteOutcome> update(const LockWorld& world, const std::string& lock_name,
                               const std::map<std::string, LeaseStatus>& statuses);
 
-  // The informer delivered `version` of the pod `uid`: once it is the one our write
-  // produced, our memory of that write is dropped.
+  // The informer delivered `version` of the pod `uid`: once a version after the one our
+  // write produced arrives, our memory of that write is dropped (OwnWriteMark::superseded_by).
   void seen(const std::string& uid, const std::string& version);
   // The pod left the cache.
   void forget(const std::string& uid);

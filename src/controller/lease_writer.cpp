@@ -159,7 +159,7 @@ Result<WriteOutcome> LeaseWriter::write_finalizer(const LeaseRecord& lease, bool
 
 void LeaseWriter::seen(const std::string& uid, const std::string& version) {
   std::lock_guard lock(mutex_);
-  if (auto it = pending_.find(uid); it != pending_.end() && it->second.mark.version == version)
+  if (auto it = pending_.find(uid); it != pending_.end() && it->second.mark.superseded_by(version))
     pending_.erase(it);
 }
 

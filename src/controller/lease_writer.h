@@ -73,8 +73,8 @@ class LeaseWriter {
   // by our last write of it.
   bool written_by_another(const LeaseRecord& lease) const;
 
-  // The informer delivered `version` of the Lease `uid`: once it is the one our write
-  // produced, our memory of that write is dropped.
+  // The informer delivered `version` of the Lease `uid`: once a version after the one our
+  // write produced arrives, our memory of that write is dropped (OwnWriteMark::superseded_by).
   void seen(const std::string& uid, const std::string& version);
   // The Lease left the cache.
   void forget(const std::string& uid);

@@ -1,8 +1,9 @@
 // What a writer remembers of its own write to one object until its informer cache shows it.
 // The answer to a write can come before the watch event, and a reconcile that reads the older
 // cached version would make the same write again; so the cache is overlaid with our write
-// until it shows what we wrote, the watch delivers the version our write produced, or the
-// cache has shown another version than the one the write was decided on for kOwnWriteMemory.
+// until it shows what we wrote, the watch delivers a version after the one our write
+// produced, or the cache has shown another version than the one the write was decided on for
+// kOwnWriteMemory.
 // A watch delivers our writes within milliseconds of that other version: a memory that old
 // belongs to a version the cache skipped (a re-list) or overtook before the write's answer
 // came back, and must not hide for ever what another writer (a second replica, a hand edit)
@@ -24,8 +25,22 @@ struct OwnWriteMark {
   std::string version;  // the resourceVersion our write produced
   MonoTime at{};        // when its answer came
 
+  bool delivered = false;  // the informer has delivered `version`
+
   bool expired(const std::string& cached_version, MonoTime now) const {
     return cached_version != base && now - at >= kOwnWriteMemory;
+  }
+  // The informer delivered `delivered_version` of the object: true when the memory can go.
+  // The version our write produced does not end it: a reconcile may have copied the object
+  // from the cache just before, and without the memory would decide on that older version
+  // (and the write conditioned on ours would go through). A version after ours, or a reader
+  // that finds the cache showing what we wrote, ends it.
+  bool superseded_by(const std::string& delivered_version) {
+    if (delivered_version == version) {
+      delivered = true;
+      return false;
+    }
+    return delivered;
   }
 };
 

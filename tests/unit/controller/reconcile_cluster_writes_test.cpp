@@ -15,6 +15,15 @@ using nlohmann::json;
 
 using ReconcileClusterWritesTest = fixture::ReconcileFixture;
 
+// The status and annotation writes made: what a writer remembers until its cache shows it (the
+// finalizer's patch is conditional on the version, so a real API server refuses a repeated one).
+int remembered_writes(const kube::testing::MemoryApi& api) {
+  int n = 0;
+  for (const auto& [verb, body] : api.writes())
+    if (body.contains("status") || body.value("/metadata/annotations"_json_pointer, json()).is_object()) ++n;
+  return n;
+}
+
 TEST_F(ReconcileClusterWritesTest, AWriteDeferredByABusyRateLimitIsRetriedWithoutAnError) {
   add_pod("worker-a");
   add_claim("claim-a", "worker-a", 0);
@@ -152,21 +161,38 @@ TEST_F(ReconcileClusterWritesTest, AnOverwriteTheCacheShowsBeforeOurWriteIsPutRi
 TEST_F(ReconcileClusterWritesTest, ALaggingCacheNeverCausesTheSameWriteTwice) {
   add_pod("worker-a");
   add_claim("claim-a", "worker-a", 0);
-  // Status and annotation writes (the finalizer's patch is conditional on the version, so a
-  // real API server refuses a repeated one).
-  auto remembered_writes = [&] {
-    int n = 0;
-    for (const auto& [verb, body] : api_.writes())
-      if (body.contains("status") || body.value("/metadata/annotations"_json_pointer, json()).is_object())
-        ++n;
-    return n;
-  };
   ASSERT_TRUE(reconciler_->reconcile(kLock).status.ok());  // the cache does not see this write
-  const int writes = remembered_writes();
+  const int writes = remembered_writes(api_);
   ASSERT_EQ(writes, 2);
   clock_.advance(kOwnWriteMemory * 3);
   ASSERT_TRUE(reconciler_->reconcile(kLock).status.ok());
-  EXPECT_EQ(remembered_writes(), writes);
+  EXPECT_EQ(remembered_writes(api_), writes);
+}
+
+// The watch can deliver our write between a reconcile's read of the cache and its use of what
+// it read: that reconcile still sees our write, so it neither decides on the older version nor
+// makes the write again.
+TEST_F(ReconcileClusterWritesTest, AReadJustBeforeTheWatchDeliversOurWriteStillSeesIt) {
+  add_pod("worker-a");
+  add_claim("claim-a", "worker-a", 0);
+  ASSERT_TRUE(reconciler_->reconcile(kLock).status.ok());  // the cache does not see this write
+  ASSERT_EQ(remembered_writes(api_), 2);
+  // The informer delivers both writes, but the next reconcile reads the versions before them,
+  // as one that copied the objects a moment earlier would.
+  const json lease = *api_.get(kube::resources::eslease_leases(), "batch", "claim-a", {});
+  const json pod = *api_.get(kube::resources::pods(), "batch", "worker-a", {});
+  reconciler_->lease_seen(lease["metadata"]["uid"], lease["metadata"]["resourceVersion"]);
+  reconciler_->pod_seen(pod["metadata"]["uid"], pod["metadata"]["resourceVersion"]);
+  ASSERT_TRUE(reconciler_->reconcile(kLock).status.ok());
+  EXPECT_EQ(remembered_writes(api_), 2);
+  // Once the cache shows our writes, and then another writer's, the cache is the truth again.
+  sync();
+  ASSERT_TRUE(api_.patch(kube::resources::eslease_leases(), "batch", "claim-a", kube::PatchType::kMerge,
+                         {{"status", {{"queuePosition", 7}}}}, true, {})
+                  .ok());
+  sync();
+  ASSERT_TRUE(reconcile().status.ok());
+  EXPECT_EQ(status("claim-a"), lease["status"]);
 }
 
 // Grants made in one reconcile are shown in the order they were made: a watcher sees the
