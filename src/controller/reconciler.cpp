@@ -97,10 +97,6 @@ Reconciler::Group Reconciler::group_of(const lock::LockKey& key,
   return group;
 }
 
-Reconciler::Entries Reconciler::take_slots(const Group& group, const std::vector<std::int64_t>& slots) {
-  return table_.lock_all(group.keys, slots);
-}
-
 void Reconciler::read_unknown(const Group& group, Entries& entries) {
   std::vector<lock::SlotRange> ranges;
   std::vector<std::size_t> which;
@@ -136,12 +132,17 @@ void Reconciler::read_unknown(const Group& group, Entries& entries) {
   }
 }
 
-Reconciler::Entries Reconciler::take(const Group& group) {
+std::vector<std::int64_t> Reconciler::slots_to_take(const Group& group) const {
   std::vector<std::int64_t> slots;
   slots.reserve(group.keys.size());
   for (std::size_t i = 0; i < group.keys.size(); ++i)
     slots.push_back(std::max(group.shapes[i].capacity, table_.slots_in_use(group.keys[i].id())));
-  Entries entries = take_slots(group, slots);
+  return slots;
+}
+
+Reconciler::Entries Reconciler::take(const Group& group) {
+  std::vector<std::int64_t> slots = slots_to_take(group);
+  Entries entries = table_.lock_all(group.keys, slots);
   read_unknown(group, entries);
   // A document stating a larger capacity (a direct-mode holder's, one left from an earlier
   // capacity) has holders on slots beside it: those are read and decided on too, all taken
@@ -157,7 +158,7 @@ Reconciler::Entries Reconciler::take(const Group& group) {
   }
   if (!larger) return entries;
   entries.clear();
-  entries = take_slots(group, slots);
+  entries = table_.lock_all(group.keys, slots);
   read_unknown(group, entries);
   return entries;
 }

@@ -109,7 +109,9 @@ class Reconciler {
   // Takes every slot entry of the group in the order of their ids, reads those not known, and
   // again with more slots when a document states a larger capacity than was taken.
   Entries take(const Group& group);
-  Entries take_slots(const Group& group, const std::vector<std::int64_t>& slots);
+  // How many slot documents of each of the group's locks are taken: its capacity, or more
+  // where a lock still has documents above it (left from a larger capacity).
+  std::vector<std::int64_t> slots_to_take(const Group& group) const;
   // Start-up (reconciler_prime.cpp): a batch of groups read in one request and their first
   // grants on free slots written in one. A planned grant keeps what announcing it reads, not
   // the world it was decided on: a batch plans a thousand of them before its write.
@@ -119,7 +121,6 @@ class Reconciler {
     WallTime decided_at{};
     lock::GrantRequest request;
   };
-  std::vector<std::int64_t> prime_slots(const Group& group) const;
   bool prime_batch(std::vector<Group>& batch);
   std::optional<PrimeGrant> plan_prime_grant(const Group& group, std::vector<lock::DocumentRead>* docs,
                                              MonoTime answered);

@@ -14,19 +14,12 @@ constexpr std::size_t kPrimeBatchDocuments = 1000;
 
 }  // namespace
 
-std::vector<std::int64_t> Reconciler::prime_slots(const Group& group) const {
-  std::vector<std::int64_t> slots;
-  for (std::size_t i = 0; i < group.keys.size(); ++i)
-    slots.push_back(std::max(group.shapes[i].capacity, table_.slots_in_use(group.keys[i].id())));
-  return slots;
-}
-
 // The group's slots as read (`docs`: one vector per lock of the group, in order), and its first
 // grant if it falls on free slots alone; anything else is left to the group's reconcile.
 std::optional<Reconciler::PrimeGrant> Reconciler::plan_prime_grant(const Group& group,
                                                                    std::vector<lock::DocumentRead>* docs,
                                                                    MonoTime answered) {
-  Entries entries = take_slots(group, prime_slots(group));
+  Entries entries = table_.lock_all(group.keys, slots_to_take(group));
   for (std::size_t i = 0; i < entries.size(); ++i) {
     for (std::size_t k = 0; k < entries[i].size() && k < docs[i].size(); ++k) {
       LockTable::Handle& slot = entries[i][k];
@@ -40,7 +33,7 @@ std::optional<Reconciler::PrimeGrant> Reconciler::plan_prime_grant(const Group& 
   }
   // A grant reaching beyond the group, or a capacity larger than read: its own reconcile.
   if (!unseen_locks(group, entries).empty()) return std::nullopt;
-  const std::vector<std::int64_t> taken = prime_slots(group);
+  const std::vector<std::int64_t> taken = slots_to_take(group);
   for (std::size_t i = 0; i < entries.size(); ++i)
     for (const LockTable::Handle& entry : entries[i])
       if (entry->document() && entry->document()->doc.capacity > taken[i]) return std::nullopt;
@@ -63,7 +56,7 @@ void Reconciler::write_prime_grants(std::vector<PrimeGrant>& plans) {
   std::vector<Result<lock::GrantOutcome>> outcomes = store_.grant(requests);
   for (std::size_t n = 0; n < plans.size() && n < outcomes.size(); ++n) {
     const PrimeGrant& plan = plans[n];
-    Entries entries = take_slots(*plan.group, prime_slots(*plan.group));
+    Entries entries = table_.lock_all(plan.group->keys, slots_to_take(*plan.group));
     const std::vector<LockEntry*> taking = entries_of(*plan.group, entries, plan.decision.grant.slots);
     if (!outcomes[n].ok()) {
       note_error(outcomes[n].error());
@@ -80,7 +73,7 @@ bool Reconciler::prime_batch(std::vector<Group>& batch) {
   // One read of every slot of every lock of the batch.
   std::vector<lock::SlotRange> ranges;
   for (const Group& group : batch) {
-    const std::vector<std::int64_t> slots = prime_slots(group);
+    const std::vector<std::int64_t> slots = slots_to_take(group);
     for (std::size_t i = 0; i < group.keys.size(); ++i)
       ranges.push_back(lock::SlotRange{group.keys[i], slots[i]});
   }
@@ -117,7 +110,7 @@ void Reconciler::prime(const std::vector<std::string>& lock_ids) {
     Group group = group_of(*key);
     for (const lock::LockKey& k : group.keys) covered.insert(k.id());
     std::size_t slots = 0;
-    for (std::int64_t s : prime_slots(group)) slots += static_cast<std::size_t>(s);
+    for (std::int64_t s : slots_to_take(group)) slots += static_cast<std::size_t>(s);
     if (!batch.empty() && documents + slots > kPrimeBatchDocuments) {
       if (!prime_batch(batch)) return;
       batch.clear();
