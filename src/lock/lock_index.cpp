@@ -32,8 +32,8 @@ Error with_context(Error error, const std::string& context) {
   return error;
 }
 
-}  // namespace
-
+// The _meta.eslease of an index as read: what it records about tokens. kProtocol when the
+// record is there but malformed (a tokenEpoch that is not a non-negative integer).
 Result<IndexTokens> tokens_of(const es::IndexDescription& described) {
   IndexTokens tokens;
   tokens.exists = true;
@@ -59,17 +59,15 @@ Result<IndexTokens> tokens_of(const es::IndexDescription& described) {
   return tokens;
 }
 
+}  // namespace
+
 LockIndex::LockIndex(es::DocumentApi& api, std::string name, TokenGuard& guard)
     : api_(api), name_(std::move(name)), guard_(guard) {}
-
-Result<std::optional<es::IndexDescription>> LockIndex::read() {
-  return api_.describe_index(name_);
-}
 
 Status LockIndex::prepare(bool check_tokens) {
   // Read first and create only a missing index: a restart against an existing index then
   // sends no create that Elasticsearch would answer with a 400 (resource_already_exists).
-  auto described = read();
+  auto described = api_.describe_index(name_);
   if (!described.ok()) return with_context(described.error(), "cannot read lock index " + name_);
   // Which server answers, for the controller's log (the tool logs warnings only, and saves the
   // request): eslease relies on nothing that differs between them.
@@ -83,7 +81,7 @@ Status LockIndex::prepare(bool check_tokens) {
     auto created = api_.ensure_index(name_, definition_in_epoch(0));
     if (!created.ok()) return with_context(created.error(), "cannot create lock index " + name_);
     if (*created) log::info("created lock index", {{"index", name_}});
-    described = read();
+    described = api_.describe_index(name_);
   }
   if (!described.ok()) {
     log::warn("cannot read the lock index now; it is checked before the first grant",
@@ -143,7 +141,7 @@ Status LockIndex::check() {
   std::optional<es::IndexDescription> described = std::exchange(described_, std::nullopt);
   for (int round = 0; round < kMaxRounds; ++round) {
     if (!described) {
-      auto read_now = read();
+      auto read_now = api_.describe_index(name_);
       if (!read_now.ok()) return fail(read_now.error());
       if (!*read_now) {
         auto plan = guard_.plan(IndexTokens{});
@@ -188,7 +186,7 @@ Result<std::int64_t> LockIndex::record(const es::IndexDescription& described, st
   for (int round = 0; round < kMaxRounds; ++round) {
     meta[kMetaKey] = {{"tokenEpoch", epoch}, {"indexUUID", described.uuid}};
     if (Status put = api_.put_mapping(name_, json{{"_meta", meta}}); !put.ok()) return put.error();
-    auto back = read();
+    auto back = api_.describe_index(name_);
     if (!back.ok()) return back.error();
     if (!*back || (*back)->uuid != described.uuid)
       return make_error(ErrorCode::kConflict,

@@ -19,16 +19,10 @@
 
 namespace eslease::lock {
 
-// The _meta.eslease of an index as read: what it records about tokens. kProtocol when the
-// record is there but malformed (a tokenEpoch that is not a non-negative integer).
-Result<IndexTokens> tokens_of(const es::IndexDescription& described);
-
 class LockIndex {
  public:
   // `api` and `guard` must outlive the index.
   LockIndex(es::DocumentApi& api, std::string name, TokenGuard& guard);
-
-  const std::string& name() const { return name_; }
 
   // Creates the index when missing; gives an existing index eslease's fields when it lacks
   // them (one a write auto-created); refuses one that maps them otherwise. With
@@ -43,7 +37,6 @@ class LockIndex {
 
  private:
   Status check();
-  Result<std::optional<es::IndexDescription>> read();
   // Adds eslease's fields to a mapping that lacks them; kInvalid when one is mapped otherwise.
   // Sets `foreign` when the mapping was not eslease's.
   Status fit_mapping(const es::IndexDescription& described, bool& foreign);
