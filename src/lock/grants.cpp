@@ -69,6 +69,19 @@ std::vector<Written> write_documents(const GrantContext& context, const std::vec
   return out;
 }
 
+// kInvalidArgument when the grantee cannot be written.
+Status validate_grantee(const Grantee& grantee) {
+  if (auto s = validate_identity("leaseUID", grantee.lease_uid, false); !s.ok()) return s;
+  if (auto s = validate_identity("holder", grantee.holder, false); !s.ok()) return s;
+  if (auto s = validate_identity("lease", grantee.lease, true); !s.ok()) return s;
+  if (auto s = validate_identity("holderUID", grantee.holder_uid, true); !s.ok()) return s;
+  if (auto s = validate_identity("node", grantee.node, true); !s.ok()) return s;
+  if (auto s = validate_identity("priority", grantee.priority, true); !s.ok()) return s;
+  if (grantee.ttl <= Millis(0))
+    return make_error(ErrorCode::kInvalidArgument, "the lock TTL must be positive");
+  return {};
+}
+
 Status check_request(const GrantRequest& request) {
   if (request.writes.empty() || request.writes.size() > kMaxGrantDocuments) {
     return make_error(ErrorCode::kInvalidArgument,
@@ -131,10 +144,24 @@ Attempt prepare_attempt(const GrantContext& context, const GrantRequest& request
   const bool several = request.writes.size() > 1;
   const std::string id = several ? random_id("g-", 4) : std::string();
   for (const SlotWrite& write : request.writes) a.ids.push_back(slot_document_id(write.key.id(), write.slot));
+  const Grantee& grantee = request.grantee;
   for (const SlotWrite& write : request.writes) {
-    LockDocument doc =
-        granted_document(write.key, request.grantee, now, context.guard.epoch(),
-                         write.replaces ? write.replaces->doc.transitions + 1 : 1, context.writer);
+    LockDocument doc;
+    doc.lock = write.key.id();
+    doc.lease = grantee.lease;
+    doc.lease_uid = grantee.lease_uid;
+    doc.holder = grantee.holder;
+    doc.holder_uid = grantee.holder_uid;
+    doc.node = grantee.node;
+    doc.priority = grantee.priority;
+    doc.acquired_at = now;
+    doc.renewed_at = now;
+    doc.expires_at = now + grantee.ttl;
+    doc.ttl_millis = grantee.ttl.count();
+    // "This base plus the version's own pair": document.h.
+    doc.fencing_token = epoch_base(context.guard.epoch());
+    doc.transitions = write.replaces ? write.replaces->doc.transitions + 1 : 1;
+    doc.writer = context.writer;
     doc.slot = write.slot;
     doc.capacity = request.capacity;
     doc.access = api::effective_access(request.capacity, request.access);
@@ -366,38 +393,6 @@ WallTime write_time(Clock& clock, const std::function<bool(WallTime)>& taken) {
     now = to_millis(clock.now());
   }
   return now;
-}
-
-Status validate_grantee(const Grantee& grantee) {
-  if (auto s = validate_identity("leaseUID", grantee.lease_uid, false); !s.ok()) return s;
-  if (auto s = validate_identity("holder", grantee.holder, false); !s.ok()) return s;
-  if (auto s = validate_identity("lease", grantee.lease, true); !s.ok()) return s;
-  if (auto s = validate_identity("holderUID", grantee.holder_uid, true); !s.ok()) return s;
-  if (auto s = validate_identity("node", grantee.node, true); !s.ok()) return s;
-  if (auto s = validate_identity("priority", grantee.priority, true); !s.ok()) return s;
-  if (grantee.ttl <= Millis(0))
-    return make_error(ErrorCode::kInvalidArgument, "the lock TTL must be positive");
-  return {};
-}
-
-LockDocument granted_document(const LockKey& key, const Grantee& grantee, WallTime now, std::int64_t epoch,
-                              std::int64_t transitions, const std::string& writer) {
-  LockDocument doc;
-  doc.lock = key.id();
-  doc.lease = grantee.lease;
-  doc.lease_uid = grantee.lease_uid;
-  doc.holder = grantee.holder;
-  doc.holder_uid = grantee.holder_uid;
-  doc.node = grantee.node;
-  doc.priority = grantee.priority;
-  doc.acquired_at = now;
-  doc.renewed_at = now;
-  doc.expires_at = now + grantee.ttl;
-  doc.ttl_millis = grantee.ttl.count();
-  doc.fencing_token = epoch_base(epoch);  // "this base plus the version's own pair": document.h
-  doc.transitions = transitions;
-  doc.writer = writer;
-  return doc;
 }
 
 std::vector<Result<GrantOutcome>> write_grants(const GrantContext& context,

@@ -43,10 +43,6 @@ struct GrantContext {
   std::size_t max_bulk_items;
 };
 
-// A realtime read of document `id` as a lock state: nullopt when absent, kProtocol when it is
-// not the lock document of that id. Its token counts among those issued before.
-DocumentRead lock_state_of(const std::string& id, const es::GetResult& got, TokenGuard& guard);
-
 // Realtime reads of documents: one GET for one id, else ceil(n / max_bulk_items) _mget.
 Result<std::vector<DocumentRead>> read_documents(const GrantContext& context,
                                                  const std::vector<std::string>& ids);
@@ -58,14 +54,6 @@ Result<std::vector<DocumentRead>> read_documents(const GrantContext& context,
 // write whose answer was lost is recognised as ours (`same_write`) and a new grant is never
 // taken for an old one: while the clock has not moved on, it waits (about a millisecond).
 WallTime write_time(Clock& clock, const std::function<bool(WallTime)>& taken);
-
-// kInvalidArgument when the grantee cannot be written.
-Status validate_grantee(const Grantee& grantee);
-
-// The document granting `key` to `grantee` from `now`, as every write of a grant fills it; the
-// caller adds what differs (slot, shape, the grant's id).
-LockDocument granted_document(const LockKey& key, const Grantee& grantee, WallTime now, std::int64_t epoch,
-                              std::int64_t transitions, const std::string& writer);
 
 // The grants themselves; the caller has checked that grants may go ahead
 // (LockIndex::ready_to_grant). A request that cannot be a grant is its kInvalidArgument.

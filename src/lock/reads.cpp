@@ -4,7 +4,10 @@
 #include "lock/grants.h"
 
 namespace eslease::lock {
+namespace {
 
+// A realtime read of document `id` as a lock state: nullopt when absent, kProtocol when it is
+// not the lock document of that id. Its token counts among those issued before.
 DocumentRead lock_state_of(const std::string& id, const es::GetResult& got, TokenGuard& guard) {
   if (!got.found) return std::optional<LockState>();
   auto doc = parse_lock_document(got.source);
@@ -22,6 +25,8 @@ DocumentRead lock_state_of(const std::string& id, const es::GetResult& got, Toke
   guard.saw(state->token);
   return std::optional<LockState>(std::move(*state));
 }
+
+}  // namespace
 
 Result<std::vector<DocumentRead>> read_documents(const GrantContext& context,
                                                  const std::vector<std::string>& ids) {
