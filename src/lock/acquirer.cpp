@@ -146,8 +146,7 @@ class Rounds {
       request = GrantRequest{writes_if_free(claim_.keys, claim_.shape), claim_.grantee, claim_.shape.capacity,
                              claim_.shape.access};
     } else if (auto read = next_read(); !read.ok()) {
-      if (!worth_another_round(read.error())) return Result<HeldGrant>(read.error());
-      last_error_ = read.error();
+      return failed(read.error());
     } else if (Decided done = plan(std::move(*read), round, request)) {
       return done;
     }
@@ -176,9 +175,8 @@ class Rounds {
         return Result<HeldGrant>(make_error(ErrorCode::kInvalid, plan.why));
       case ClaimPlan::Kind::kOwn: {
         auto own = take_back(store_, std::move(plan.own), claim_.grantee.ttl);
-        if (own.ok() && *own) return Result<HeldGrant>(std::move(**own));
-        if (!own.ok() && !worth_another_round(own.error())) return Result<HeldGrant>(own.error());
-        if (!own.ok()) last_error_ = own.error();
+        if (!own.ok()) return failed(own.error());
+        if (*own) return Result<HeldGrant>(std::move(**own));
         return std::nullopt;
       }
       case ClaimPlan::Kind::kGrant:
@@ -195,12 +193,8 @@ class Rounds {
 
   Decided write(const GrantRequest& request, Round& round) {
     auto outcome = grant_one(store_, request);
-    if (outcome.ok() && outcome->grant) return Result<HeldGrant>(std::move(*outcome->grant));
-    if (!outcome.ok()) {
-      if (!worth_another_round(outcome.error())) return Result<HeldGrant>(outcome.error());
-      last_error_ = outcome.error();
-      return std::nullopt;
-    }
+    if (!outcome.ok()) return failed(outcome.error());
+    if (outcome->grant) return Result<HeldGrant>(std::move(*outcome->grant));
     // Someone moved first, or a first unread attempt met holders: decide again at once, on
     // what the attempt read back when that covers every slot of the claim.
     if (++immediate_retries_ <= 3) {
@@ -208,6 +202,13 @@ class Rounds {
         known_ = SlotsRead{as_read(claim_, std::move(outcome->current)), outcome->observed_at};
       round.again_at_once = true;
     }
+    return std::nullopt;
+  }
+
+  // An error ends the claim unless another round may succeed; then it is kept for giving up.
+  Decided failed(const Error& error) {
+    if (!worth_another_round(error)) return Result<HeldGrant>(error);
+    last_error_ = error;
     return std::nullopt;
   }
 
