@@ -24,45 +24,37 @@ Apply text(std::string ConnectionSettings::*field) {
   };
 }
 
-Apply host() {
-  return [](ConnectionSettings& s, const std::string& v) -> Status {
-    if (v.empty()) return invalid("needs a value");
-    es::ClientOptions probe;
-    probe.hosts = {v};
-    // The Elasticsearch client's own rules (scheme, no credentials in the URL), so a URL
-    // accepted here is one the client accepts.
-    if (auto checked = es::validate(probe); !checked.ok()) return checked.error();
-    s.hosts.push_back(v);
-    return {};
-  };
+Status host(ConnectionSettings& s, const std::string& v) {
+  if (v.empty()) return invalid("needs a value");
+  es::ClientOptions probe;
+  probe.hosts = {v};
+  // The Elasticsearch client's own rules (scheme, no credentials in the URL), so a URL
+  // accepted here is one the client accepts.
+  if (auto checked = es::validate(probe); !checked.ok()) return checked.error();
+  s.hosts.push_back(v);
+  return {};
 }
 
-Apply index() {
-  return [](ConnectionSettings& s, const std::string& v) -> Status {
-    if (auto checked = validate_index_name(v); !checked.ok()) return checked.error();
-    s.index = v;
-    return {};
-  };
+Status index(ConnectionSettings& s, const std::string& v) {
+  if (auto checked = validate_index_name(v); !checked.ok()) return checked.error();
+  s.index = v;
+  return {};
 }
 
-Apply skip_tls_verify() {
-  return [](ConnectionSettings& s, const std::string& v) -> Status {
-    auto skip = parse_bool(v);
-    if (!skip.ok()) return skip.error();
-    s.insecure_skip_tls_verify = *skip;
-    return {};
-  };
+Status skip_tls_verify(ConnectionSettings& s, const std::string& v) {
+  auto skip = parse_bool(v);
+  if (!skip.ok()) return skip.error();
+  s.insecure_skip_tls_verify = *skip;
+  return {};
 }
 
-Apply request_timeout() {
-  return [](ConnectionSettings& s, const std::string& v) -> Status {
-    auto d = parse_duration(v);
-    if (!d.ok()) return invalid(d.error().message);
-    if (*d < kMinRequestTimeout)
-      return invalid("must be at least " + format_duration(kMinRequestTimeout) + ", not \"" + v + "\"");
-    s.request_timeout = *d;
-    return {};
-  };
+Status request_timeout(ConnectionSettings& s, const std::string& v) {
+  auto d = parse_duration(v);
+  if (!d.ok()) return invalid(d.error().message);
+  if (*d < kMinRequestTimeout)
+    return invalid("must be at least " + format_duration(kMinRequestTimeout) + ", not \"" + v + "\"");
+  s.request_timeout = *d;
+  return {};
 }
 
 es::ClientOptions client_options(const ConnectionSettings& s) {
@@ -81,9 +73,9 @@ const std::vector<ConnectionFlag>& connection_flags() {
   static const S defaults;
   static const std::vector<ConnectionFlag> flags = {
       {"es", Kind::kList, "URL", "",
-       "an Elasticsearch URL, e.g. https://es-0:9200; repeat for several, tried in order", host()},
+       "an Elasticsearch URL, e.g. https://es-0:9200; repeat for several, tried in order", host},
       {"index", Kind::kText, "NAME", defaults.index,
-       "the lock index, created with a strict mapping when missing", index()},
+       "the lock index, created with a strict mapping when missing", index},
       {"es-ca-file", Kind::kText, "FILE", "the system's CAs",
        "PEM bundle that verifies the servers' TLS certificates", text(&S::ca_file)},
       {"es-username", Kind::kText, "NAME", "none",
@@ -95,9 +87,9 @@ const std::vector<ConnectionFlag>& connection_flags() {
       {"es-bearer-token-file", Kind::kText, "FILE", "none", "file holding a bearer token",
        text(&S::bearer_token_file)},
       {"es-insecure-skip-tls-verify", Kind::kBool, "", defaults.insecure_skip_tls_verify ? "true" : "false",
-       "do not verify TLS certificates (tests only, never in production)", skip_tls_verify()},
+       "do not verify TLS certificates (tests only, never in production)", skip_tls_verify},
       {"es-timeout", Kind::kDuration, "D", format_duration(defaults.request_timeout),
-       "timeout of one Elasticsearch request", request_timeout()},
+       "timeout of one Elasticsearch request", request_timeout},
   };
   return flags;
 }
