@@ -142,42 +142,31 @@ es::Source source_of(const LockDocument& doc) {
 Result<LockDocument> parse_lock_document(const json& source) {
   if (!source.is_object()) return make_error(ErrorCode::kProtocol, "lock document is not a JSON object");
   LockDocument doc;
-  struct StringField {
-    const char* name;
-    std::string* target;
-    bool required;
+  // Field by field; the first missing or malformed one is the error.
+  std::optional<Error> error;
+  const auto take = [&error](auto parsed, auto& target) {
+    if (error) return;
+    if (parsed.ok()) {
+      target = std::move(*parsed);
+    } else {
+      error = parsed.error();
+    }
   };
-  for (const StringField& f :
-       {StringField{"lock", &doc.lock, true}, StringField{"lease", &doc.lease, false},
-        StringField{"leaseUID", &doc.lease_uid, true}, StringField{"holder", &doc.holder, true},
-        StringField{"holderUID", &doc.holder_uid, false}, StringField{"node", &doc.node, false},
-        StringField{"priority", &doc.priority, false}, StringField{"writer", &doc.writer, false}}) {
-    auto value = string_at(source, f.name, f.required);
-    if (!value.ok()) return value.error();
-    *f.target = std::move(*value);
-  }
-  struct TimeField {
-    const char* name;
-    WallTime* target;
-  };
-  for (const TimeField& f :
-       {TimeField{"acquiredAt", &doc.acquired_at}, TimeField{"renewedAt", &doc.renewed_at},
-        TimeField{"expiresAt", &doc.expires_at}}) {
-    auto value = time_at(source, f.name);
-    if (!value.ok()) return value.error();
-    *f.target = *value;
-  }
-  struct IntField {
-    const char* name;
-    std::int64_t* target;
-  };
-  for (const IntField& f :
-       {IntField{"ttlMillis", &doc.ttl_millis}, IntField{"fencingToken", &doc.fencing_token},
-        IntField{"transitions", &doc.transitions}}) {
-    auto value = int_at(source, f.name);
-    if (!value.ok()) return value.error();
-    *f.target = *value;
-  }
+  take(string_at(source, "lock", true), doc.lock);
+  take(string_at(source, "lease", false), doc.lease);
+  take(string_at(source, "leaseUID", true), doc.lease_uid);
+  take(string_at(source, "holder", true), doc.holder);
+  take(string_at(source, "holderUID", false), doc.holder_uid);
+  take(string_at(source, "node", false), doc.node);
+  take(string_at(source, "priority", false), doc.priority);
+  take(string_at(source, "writer", false), doc.writer);
+  take(time_at(source, "acquiredAt"), doc.acquired_at);
+  take(time_at(source, "renewedAt"), doc.renewed_at);
+  take(time_at(source, "expiresAt"), doc.expires_at);
+  take(int_at(source, "ttlMillis"), doc.ttl_millis);
+  take(int_at(source, "fencingToken"), doc.fencing_token);
+  take(int_at(source, "transitions"), doc.transitions);
+  if (error) return *error;
   if (doc.ttl_millis <= 0) return malformed("ttlMillis");
   if (auto shape = parse_shape(source, doc); !shape.ok()) return shape.error();
   return doc;
