@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <utility>
 
 #include "common/duration.h"
 #include "common/text.h"
@@ -56,23 +57,6 @@ std::vector<LockSlots> sighted(const std::vector<LockKey>& keys,
     locks.push_back(std::move(lock));
   }
   return locks;
-}
-
-// Every slot of the claim's locks, read in one request.
-Result<std::vector<std::vector<std::optional<LockState>>>> read_claim(LockStore& store, const Claim& claim) {
-  std::vector<SlotRange> ranges;
-  for (const LockKey& key : claim.keys) ranges.push_back(SlotRange{key, claim.shape.capacity});
-  auto read = store.read_slots(ranges);
-  if (!read.ok()) return read.error();
-  std::vector<std::vector<std::optional<LockState>>> out;
-  for (auto& lock : *read) {
-    out.emplace_back();
-    for (DocumentRead& doc : lock) {
-      if (!doc.ok()) return doc.error();
-      out.back().push_back(std::move(*doc));
-    }
-  }
-  return out;
 }
 
 // A failed attempt that wrote every slot of the claim's locks read them all back: the same
@@ -153,15 +137,24 @@ class Rounds {
     return request ? write(*request, round) : std::nullopt;
   }
 
+  // What the last failed attempt read back, else every slot of the claim's locks, read in one
+  // request.
   Result<SlotsRead> next_read() {
-    if (known_) {
-      SlotsRead read = std::move(*known_);
-      known_.reset();
-      return read;
+    if (known_) return *std::exchange(known_, std::nullopt);
+    std::vector<SlotRange> ranges;
+    for (const LockKey& key : claim_.keys) ranges.push_back(SlotRange{key, claim_.shape.capacity});
+    auto read = store_.read_slots(ranges);
+    if (!read.ok()) return read.error();
+    SlotsRead out;
+    for (auto& lock : *read) {
+      out.slots.emplace_back();
+      for (DocumentRead& doc : lock) {
+        if (!doc.ok()) return doc.error();
+        out.slots.back().push_back(std::move(*doc));
+      }
     }
-    auto fresh = read_claim(store_, claim_);
-    if (!fresh.ok()) return fresh.error();
-    return SlotsRead{std::move(*fresh), clock_.monotonic()};
+    out.answered = clock_.monotonic();
+    return out;
   }
 
   // Decides on the slots as read; sets `request` when there is a grant to write.
