@@ -93,8 +93,6 @@ Status check_request(const GrantRequest& request) {
   if (Status grantee = validate_grantee(request.grantee); !grantee.ok()) return grantee;
   std::set<std::string> seen;
   for (const SlotWrite& write : request.writes) {
-    if (write.key.name().find('#') != std::string::npos)
-      return make_error(ErrorCode::kInvalidArgument, "lock name " + write.key.name() + " contains '#'");
     if (write.slot < 0 || write.slot >= request.capacity)
       return make_error(ErrorCode::kInvalidArgument, "slot " + std::to_string(write.slot) + " of " +
                                                          write.key.id() + " is outside capacity " +

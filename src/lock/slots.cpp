@@ -73,8 +73,6 @@ Status check_claim(const std::vector<LockKey>& keys, const ClaimShape& shape) {
     return make_error(ErrorCode::kInvalidArgument, "capacity must be 1 to " + std::to_string(kMaxCapacity));
   std::set<std::string> seen;
   for (const LockKey& key : keys) {
-    if (key.name().find('#') != std::string::npos)
-      return make_error(ErrorCode::kInvalidArgument, "lock name " + key.name() + " must not contain '#'");
     if (!seen.insert(key.id()).second)
       return make_error(ErrorCode::kInvalidArgument, "lock " + key.name() + " is named twice in the set");
   }
