@@ -26,25 +26,6 @@ bool has_control_characters(std::string_view value) {
   return false;
 }
 
-Status check_text(std::string_view what, std::string_view value, std::size_t max_bytes, bool allow_empty) {
-  if (value.empty()) {
-    if (allow_empty) return {};
-    return make_error(ErrorCode::kInvalidArgument, std::string(what) + " must not be empty");
-  }
-  if (value.size() > max_bytes) {
-    return make_error(ErrorCode::kInvalidArgument, std::string(what) + " is " + std::to_string(value.size()) +
-                                                       " bytes long; at most " + std::to_string(max_bytes) +
-                                                       " are allowed");
-  }
-  if (!is_valid_utf8(value)) {
-    return make_error(ErrorCode::kInvalidArgument, std::string(what) + " is not valid UTF-8");
-  }
-  if (has_control_characters(value)) {
-    return make_error(ErrorCode::kInvalidArgument, std::string(what) + " contains control characters");
-  }
-  return {};
-}
-
 }  // namespace
 
 Status validate_lock_name(std::string_view name) {
@@ -92,7 +73,22 @@ Result<LockKey> parse_lock_id(std::string_view id) {
 }
 
 Status validate_identity(std::string_view what, std::string_view value, bool allow_empty) {
-  return check_text(what, value, kMaxIdentityBytes, allow_empty);
+  if (value.empty()) {
+    if (allow_empty) return {};
+    return make_error(ErrorCode::kInvalidArgument, std::string(what) + " must not be empty");
+  }
+  if (value.size() > kMaxIdentityBytes) {
+    return make_error(ErrorCode::kInvalidArgument, std::string(what) + " is " + std::to_string(value.size()) +
+                                                       " bytes long; at most " +
+                                                       std::to_string(kMaxIdentityBytes) + " are allowed");
+  }
+  if (!is_valid_utf8(value)) {
+    return make_error(ErrorCode::kInvalidArgument, std::string(what) + " is not valid UTF-8");
+  }
+  if (has_control_characters(value)) {
+    return make_error(ErrorCode::kInvalidArgument, std::string(what) + " contains control characters");
+  }
+  return {};
 }
 
 Status validate_index_name(std::string_view index) {
