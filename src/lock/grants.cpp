@@ -113,13 +113,6 @@ WallTime grant_time(Clock& clock, const GrantRequest& request) {
   });
 }
 
-Error undone_grant(std::int64_t token, std::int64_t floor) {
-  return make_error(ErrorCode::kGrantsPaused, "the new grant's fencing token " + std::to_string(token) +
-                                                  " is not larger than token " + std::to_string(floor) +
-                                                  " issued before: the lock index was re-created or "
-                                                  "restored; the grant was undone");
-}
-
 // One request on its way: what it writes and what is known of each write.
 struct Attempt {
   const GrantRequest* request = nullptr;
@@ -274,7 +267,11 @@ Result<GrantOutcome> keep(const GrantContext& context, const Attempt& a) {
          {"token", held.token},
          {"largest_known", a.floor},
          {"deleted", deleted ? "yes" : "no"}});
-    return undone_grant(held.token, a.floor);
+    return make_error(ErrorCode::kGrantsPaused, "the new grant's fencing token " +
+                                                    std::to_string(held.token) +
+                                                    " is not larger than token " + std::to_string(a.floor) +
+                                                    " issued before: the lock index was re-created or "
+                                                    "restored; the grant was undone");
   }
   for (std::size_t i = 0; i < a.docs.size(); ++i) {
     auto state = make_state(a.docs[i], *a.written[i]);
