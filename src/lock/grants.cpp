@@ -345,15 +345,9 @@ void write_batch(const GrantContext& context, const std::vector<Attempt*>& batch
     a->answers.assign(answers.begin() + static_cast<std::ptrdiff_t>(at),
                       answers.begin() + static_cast<std::ptrdiff_t>(at + a->docs.size()));
     at += a->docs.size();
-    bool all = true;
-    for (std::size_t i = 0; i < a->docs.size(); ++i) {
-      if (a->answers[i].applied()) {
-        a->written[i] = a->answers[i].version;
-      } else {
-        all = false;
-      }
-    }
-    if (all) {
+    for (std::size_t i = 0; i < a->docs.size(); ++i)
+      if (a->answers[i].applied()) a->written[i] = a->answers[i].version;
+    if (std::all_of(a->answers.begin(), a->answers.end(), [](const Written& w) { return w.applied(); })) {
       a->outcome = keep(context, *a);
     } else {
       unsettled.push_back(a);
