@@ -27,7 +27,6 @@
 
 #include "common/clock.h"
 #include "es/document_api.h"
-#include "lock/lock_index.h"
 #include "lock/lock_store.h"
 #include "lock/token_guard.h"
 
