@@ -1,6 +1,7 @@
 #include "lock/document.h"
 
 #include <array>
+#include <limits>
 #include <utility>
 
 #include "common/json_text.h"
@@ -51,11 +52,16 @@ Result<std::string> string_at(const json& source, const char* field, bool requir
   return it->get<std::string>();
 }
 
-Result<std::int64_t> int_at(const json& source, const char* field) {
+// An integer field from `low` to `high`. A missing one is malformed unless `absent` stands for
+// it (a field lock shapes added).
+Result<std::int64_t> int_at(const json& source, const char* field, std::int64_t low = 0,
+                            std::int64_t high = std::numeric_limits<std::int64_t>::max(),
+                            std::optional<std::int64_t> absent = std::nullopt) {
   auto it = source.find(field);
+  if (absent && (it == source.end() || it->is_null())) return *absent;
   if (it == source.end() || !it->is_number_integer()) return malformed(field);
   const auto value = it->get<std::int64_t>();
-  if (value < 0) return malformed(field);
+  if (value < low || value > high) return malformed(field);
   return value;
 }
 
@@ -65,40 +71,6 @@ Result<WallTime> time_at(const json& source, const char* field) {
   auto parsed = parse_rfc3339(*text);
   if (!parsed) return malformed(field);
   return to_millis(*parsed);
-}
-
-// The shape fields, absent from documents written before shapes existed.
-Status parse_shape(const json& source, LockDocument& doc) {
-  auto number = [&](const char* field, std::int64_t& target, std::int64_t low, std::int64_t high) -> Status {
-    auto it = source.find(field);
-    if (it == source.end() || it->is_null()) return {};
-    if (!it->is_number_integer() || it->get<std::int64_t>() < low || it->get<std::int64_t>() > high)
-      return malformed(field);
-    target = it->get<std::int64_t>();
-    return {};
-  };
-  if (auto s = number("capacity", doc.capacity, 1, kMaxCapacity); !s.ok()) return s;
-  if (auto s = number("slot", doc.slot, 0, doc.capacity - 1); !s.ok()) return s;
-  auto access = string_at(source, "access", false);
-  if (!access.ok()) return access.error();
-  if (const std::optional<Access> parsed = api::parse_access(*access)) {
-    doc.access = *parsed;
-  } else if (!access->empty()) {
-    return malformed("access");
-  }
-  auto grant = string_at(source, "grant", false);
-  if (!grant.ok()) return grant.error();
-  doc.grant = std::move(*grant);
-  if (auto it = source.find("grantDocs"); it != source.end() && !it->is_null()) {
-    if (!it->is_array()) return malformed("grantDocs");
-    for (const json& id : *it) {
-      if (!id.is_string()) return malformed("grantDocs");
-      doc.grant_docs.push_back(id.get<std::string>());
-    }
-  }
-  if (doc.grant.empty() != doc.grant_docs.empty())
-    return malformed(doc.grant.empty() ? "grant" : "grantDocs");
-  return {};
 }
 
 }  // namespace
@@ -168,7 +140,28 @@ Result<LockDocument> parse_lock_document(const json& source) {
   take(int_at(source, "transitions"), doc.transitions);
   if (error) return *error;
   if (doc.ttl_millis <= 0) return malformed("ttlMillis");
-  if (auto shape = parse_shape(source, doc); !shape.ok()) return shape.error();
+  // The shape fields, absent from documents written before shapes existed.
+  std::string access;
+  take(int_at(source, "capacity", 1, kMaxCapacity, doc.capacity), doc.capacity);
+  take(int_at(source, "slot", 0, doc.capacity - 1, doc.slot), doc.slot);
+  take(string_at(source, "access", false), access);
+  if (error) return *error;
+  if (const std::optional<Access> parsed = api::parse_access(access)) {
+    doc.access = *parsed;
+  } else if (!access.empty()) {
+    return malformed("access");
+  }
+  take(string_at(source, "grant", false), doc.grant);
+  if (error) return *error;
+  if (auto it = source.find("grantDocs"); it != source.end() && !it->is_null()) {
+    if (!it->is_array()) return malformed("grantDocs");
+    for (const json& id : *it) {
+      if (!id.is_string()) return malformed("grantDocs");
+      doc.grant_docs.push_back(id.get<std::string>());
+    }
+  }
+  if (doc.grant.empty() != doc.grant_docs.empty())
+    return malformed(doc.grant.empty() ? "grant" : "grantDocs");
   return doc;
 }
 
