@@ -18,11 +18,6 @@ std::string names_of(const std::vector<LockKey>& keys) {
   return join(ids, ", ");
 }
 
-// The documents a claim that takes whole locks writes: every slot it reads.
-bool takes_whole_locks(const ClaimShape& shape) {
-  return shape.access == Access::kExclusive;
-}
-
 // The claimant's own grant, renewed: nullopt when it was lost meanwhile (read again).
 Result<std::optional<HeldGrant>> take_back(LockStore& store, std::vector<HeldDocument> own, Millis ttl) {
   GrantRenewal renewed = renew_grant(store, grant_of(std::move(own)), ttl);
@@ -99,7 +94,7 @@ class Rounds {
         options_(options),
         deadline_(options.wait >= kWaitForever ? MonoTime::max() : clock.monotonic() + options.wait),
         backoff_(options.backoff),
-        read_first_(!takes_whole_locks(claim_.shape)) {}
+        read_first_(claim_.shape.access != Access::kExclusive) {}
 
   Result<HeldGrant> run(const std::stop_token& stop) {
     for (;;) {
@@ -191,7 +186,7 @@ class Rounds {
     // Someone moved first, or a first unread attempt met holders: decide again at once, on
     // what the attempt read back when that covers every slot of the claim.
     if (++immediate_retries_ <= 3) {
-      if (takes_whole_locks(claim_.shape))
+      if (claim_.shape.access == Access::kExclusive)
         known_ = SlotsRead{as_read(claim_, std::move(outcome->current)), outcome->observed_at};
       round.again_at_once = true;
     }
