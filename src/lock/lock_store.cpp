@@ -40,7 +40,6 @@ GrantRenewal renew_grant(LockStore& store, const HeldGrant& held, Millis ttl) {
   const std::vector<BatchRenewal> results = store.renew_all(renewals);
   GrantRenewal out;
   std::vector<HeldDocument> still_ours;
-  bool failed = false;
   for (std::size_t i = 0; i < held.docs.size(); ++i) {
     const BatchRenewal* r = i < results.size() ? &results[i] : nullptr;
     if (r && r->result == BatchRenewal::Result::kLost) {
@@ -50,10 +49,8 @@ GrantRenewal renew_grant(LockStore& store, const HeldGrant& held, Millis ttl) {
       }
       continue;
     }
-    if ((!r || r->result == BatchRenewal::Result::kFailed) && !failed) {
-      failed = true;
+    if ((!r || r->result == BatchRenewal::Result::kFailed) && !out.error)
       out.error = r && r->error ? *r->error : make_error(ErrorCode::kInternal, "renewal not confirmed");
-    }
     still_ours.push_back(r && r->held ? *r->held : held.docs[i]);
   }
   HeldGrant next = grant_of(std::move(still_ours));
@@ -66,7 +63,7 @@ GrantRenewal renew_grant(LockStore& store, const HeldGrant& held, Millis ttl) {
     out.result = GrantRenewal::Result::kLost;
     return out;
   }
-  out.result = failed ? GrantRenewal::Result::kFailed : GrantRenewal::Result::kRenewed;
+  out.result = out.error ? GrantRenewal::Result::kFailed : GrantRenewal::Result::kRenewed;
   out.grant = std::move(next);
   return out;
 }
