@@ -24,7 +24,8 @@ class EsLockStore final : public LockStore {
         clock_(clock),
         options_(std::move(options)),
         guard_(clock, options_.on_fencing),
-        index_(api, options_.index, guard_) {}
+        index_(api, options_.index, guard_),
+        context_{api, options_.index, clock, guard_, options_.writer, options_.max_bulk_items} {}
 
   Status prepare() override { return index_.prepare(!options_.awaits_token_history); }
 
@@ -43,7 +44,7 @@ class EsLockStore final : public LockStore {
                           "a lock has 1 to " + std::to_string(kMaxCapacity) + " slots to read");
       for (std::int64_t k = 0; k < lock.slots; ++k) ids.push_back(slot_document_id(lock.key.id(), k));
     }
-    auto read = read_documents(context(), ids);
+    auto read = read_documents(context_, ids);
     if (!read.ok()) return read.error();
     std::vector<std::vector<DocumentRead>> out(locks.size());
     std::size_t at = 0;
@@ -75,11 +76,11 @@ class EsLockStore final : public LockStore {
   std::vector<Result<GrantOutcome>> grant(const std::vector<GrantRequest>& requests) override {
     if (Status ready = index_.ready_to_grant(); !ready.ok())
       return std::vector<Result<GrantOutcome>>(requests.size(), Result<GrantOutcome>(ready.error()));
-    return write_grants(context(), requests);
+    return write_grants(context_, requests);
   }
 
   Result<ReleaseOutcome> release(const HeldGrant& held, ReleaseScope scope) override {
-    return release_held_grant(context(), held, scope);
+    return release_held_grant(context_, held, scope);
   }
 
   std::vector<BatchRenewal> renew_all(const std::vector<Renewal>& renewals) override {
@@ -134,10 +135,6 @@ class EsLockStore final : public LockStore {
   }
 
  private:
-  GrantContext context() {
-    return GrantContext{api_, options_.index, clock_, guard_, options_.writer, options_.max_bulk_items};
-  }
-
   // A renewal whose holder may believe it holds until `valid_until`.
   HeldDocument hold(const LockKey& key, LockState state, MonoTime valid_until) {
     guard_.handed_out(valid_until);
@@ -163,7 +160,7 @@ class EsLockStore final : public LockStore {
 
   // After a renewal that did not plainly apply: read the document and compare.
   void settle_renewal(const Renewal& r, const LockDocument& doc, MonoTime sent, BatchRenewal& renewal) {
-    auto read = read_documents(context(), {document_id(doc)});
+    auto read = read_documents(context_, {document_id(doc)});
     if (!read.ok()) {
       renewal.error = read.error();
       return;
@@ -198,6 +195,7 @@ class EsLockStore final : public LockStore {
   StoreOptions options_;
   TokenGuard guard_;
   LockIndex index_;
+  const GrantContext context_;  // the grant functions' view of the above
 };
 
 Status checked(StoreOptions& options) {
