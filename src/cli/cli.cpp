@@ -28,11 +28,7 @@ int run_cli(const std::vector<std::string>& args, Environment& env) {
     env.out << "eslease " << ESLEASE_VERSION << "\n";
     return kExitOk;
   }
-  if (options.mode == Mode::kKubernetes) {
-    KubeEnvironment kube_env{env.out,    env.err,       env.clock,        env.connect_kube,
-                             env.getenv, env.read_file, env.catch_signals};
-    return run_kubernetes_mode(options, kube_env);
-  }
+  if (options.mode == Mode::kKubernetes) return run_kubernetes_mode(options, env);
   return run_direct_mode(options, env);
 }
 

@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "api/session.h"
+#include "cli/cli.h"
 #include "cli/exit_codes.h"
 #include "cli/lease_client.h"
 #include "cli/lease_hold.h"
@@ -34,7 +35,7 @@ bool is_try_lock(const Options& o) {
 
 struct Invocation {
   const Options& options;
-  KubeEnvironment& env;
+  Environment& env;
   kube::Api& api;
   Messages& messages;
   PodIdentitySources sources;
@@ -417,17 +418,17 @@ KubeConnector kubernetes_connector() {
   };
 }
 
-int run_kubernetes_mode(const Options& options, KubeEnvironment& env) {
+int run_kubernetes_mode(const Options& options, Environment& env) {
   Messages messages(env.err);
   if (auto names = check_names(options); !names.ok()) {
     messages.say(names.error().message);
     return kExitUsage;
   }
-  if (!env.connect) {
+  if (!env.connect_kube) {
     messages.say("Kubernetes mode is not available here; give --es URL for direct mode");
     return kExitUsage;
   }
-  auto connection = env.connect(options.kube);
+  auto connection = env.connect_kube(options.kube);
   if (!connection.ok()) {
     messages.say(connection.error().message);
     return connection.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitFailed;

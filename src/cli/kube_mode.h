@@ -5,13 +5,10 @@
 #pragma once
 
 #include <functional>
-#include <iosfwd>
 #include <memory>
 #include <string>
 
 #include "cli/options.h"
-#include "cli/pod_identity.h"
-#include "common/clock.h"
 #include "common/result.h"
 #include "kube/api.h"
 
@@ -28,17 +25,9 @@ using KubeConnector = std::function<Result<KubeConnection>(const KubeOptions&)>;
 
 KubeConnector kubernetes_connector();
 
-struct KubeEnvironment {
-  std::ostream& out;
-  std::ostream& err;
-  Clock& clock;
-  KubeConnector connect;
-  Getenv getenv;
-  ReadSmallFile read_file;
-  bool catch_signals = true;  // SIGINT/SIGTERM end a wait and clean up (tests turn it off)
-};
+struct Environment;  // cli.h
 
 // Runs a parsed Kubernetes-mode invocation; returns the exit code.
-int run_kubernetes_mode(const Options& options, KubeEnvironment& env);
+int run_kubernetes_mode(const Options& options, Environment& env);
 
 }  // namespace eslease::cli
