@@ -195,8 +195,8 @@ WaitOutcome wait_until_held(kube::Api& api, Clock& clock, const json& created, c
   if (control.failure()) return WaitOutcome{WaitResult::kFailed, {}, control.failure()->message};
   FollowOptions follow;
   follow.resource_version = mine.resource_version;
-  const Status followed = follow_lease(
-      api, clock, mine.ns, mine.name, follow,
+  const Status followed = follow_object(
+      api, clock, kube::resources::eslease_leases(), mine.ns, mine.name, follow,
       [&](const std::optional<json>& lease) { return wait.observe(lease); },
       [&](const Error& error) { wait.on_error(error); }, control.token());
   WaitOutcome& outcome = wait.outcome();
@@ -305,8 +305,8 @@ DeleteOutcome delete_and_wait(kube::Api& api, Clock& clock, const std::string& n
     return false;
   };
   const FollowErrorObserver on_error = [&](const Error& error) { last_error = error.message; };
-  const Status followed =
-      follow_lease(api, clock, ns, name, FollowOptions{}, observe, on_error, control.token());
+  const Status followed = follow_object(api, clock, kube::resources::eslease_leases(), ns, name,
+                                        FollowOptions{}, observe, on_error, control.token());
   if (gone) {
     outcome.result = DeleteResult::kGone;
     return outcome;

@@ -41,13 +41,6 @@ Status follow_object(kube::Api& api, Clock& clock, const kube::Resource& resourc
                      const std::string& name, const FollowOptions& options, const ObjectObserver& observe,
                      const FollowErrorObserver& on_error, std::stop_token stop);
 
-inline Status follow_lease(kube::Api& api, Clock& clock, const std::string& ns, const std::string& name,
-                           const FollowOptions& options, const ObjectObserver& observe,
-                           const FollowErrorObserver& on_error, std::stop_token stop) {
-  return follow_object(api, clock, kube::resources::eslease_leases(), ns, name, options, observe, on_error,
-                       std::move(stop));
-}
-
 // Errors that no retry will fix.
 bool is_permanent(const Error& error);
 
