@@ -19,6 +19,7 @@
 #include "common/text.h"
 #include "kube/config.h"
 #include "kube/http_api.h"
+#include "lock/names.h"
 
 namespace eslease::cli {
 namespace {
@@ -121,7 +122,7 @@ Claimant identify_claimant(Invocation& s) {
   }
   for (const Status& check :
        {validate_object_name("pod name (from " + identity->name_source + ")", identity->name),
-        validate_namespace_name(identity->ns)}) {
+        lock::validate_namespace(identity->ns)}) {
     if (!check.ok()) {
       s.messages.say(check.error().message);
       return {kExitUsage, {}};
@@ -348,7 +349,7 @@ int command_status(Invocation& s) {
 // Each lock of a set by the one rule of both modes (direct mode's make_lock_key applies it).
 Status validate_lock_names(const std::vector<std::string>& locks) {
   for (const std::string& lock : locks) {
-    if (auto st = validate_lock_name(lock); !st.ok()) return st;
+    if (auto st = lock::validate_lock_name(lock); !st.ok()) return st;
   }
   return {};
 }
@@ -356,7 +357,7 @@ Status validate_lock_names(const std::vector<std::string>& locks) {
 // Names are checked before anything is contacted.
 Status check_names(const Options& o) {
   if (o.ns_given) {
-    if (auto st = validate_namespace_name(o.ns); !st.ok()) return st;
+    if (auto st = lock::validate_namespace(o.ns); !st.ok()) return st;
   }
   if (!o.kube.pod.empty()) {
     if (auto st = validate_object_name("pod name", o.kube.pod); !st.ok()) return st;
@@ -371,12 +372,12 @@ Status check_names(const Options& o) {
       // A lock set as acquire takes it, else a Lease, or a lock (this pod's claim on it).
       if (o.locks.size() > 1) return validate_lock_names(o.locks);
       if (validate_object_name("Lease name", o.lock).ok()) return {};
-      if (Status lock = validate_lock_name(o.lock); !lock.ok()) {
-        return make_error(ErrorCode::kInvalidArgument, lock.error().message + "; nor is it a Lease name");
+      if (Status as_lock = lock::validate_lock_name(o.lock); !as_lock.ok()) {
+        return make_error(ErrorCode::kInvalidArgument, as_lock.error().message + "; nor is it a Lease name");
       }
       return {};
     case Command::kStatus:
-      return o.lock.empty() ? Status() : validate_lock_name(o.lock);
+      return o.lock.empty() ? Status() : lock::validate_lock_name(o.lock);
     default:
       return {};
   }

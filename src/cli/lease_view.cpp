@@ -10,7 +10,6 @@
 #include "common/json_fields.h"
 #include "common/text.h"
 #include "kube/resource.h"
-#include "lock/names.h"
 
 namespace eslease::cli {
 namespace {
@@ -253,20 +252,12 @@ std::string default_lease_name(const std::vector<std::string>& locks, const std:
   return "eslease-" + hex_digits(fnv1a(set + pod), 16);
 }
 
-Status validate_lock_name(const std::string& lock) {
-  return lock::validate_lock_name(lock);
-}
-
 Status validate_object_name(const std::string& what, const std::string& name) {
   if (is_dns_subdomain(name)) return {};
   return make_error(ErrorCode::kInvalidArgument,
                     "invalid " + what + " '" + printable(name) +
                         "': use at most 253 lower-case letters, digits, '-' and '.', each dot-separated "
                         "part starting and ending with a letter or digit");
-}
-
-Status validate_namespace_name(const std::string& ns) {
-  return lock::validate_namespace(ns);
 }
 
 }  // namespace eslease::cli

@@ -106,9 +106,8 @@ nlohmann::json make_claim(const ClaimRequest& request);
 // on the same locks is refused by the API (AlreadyExists) instead of queueing behind the first.
 std::string default_lease_name(const std::vector<std::string>& locks, const std::string& pod);
 
-// Checks done before anything is contacted, with messages naming the flag or argument.
-Status validate_lock_name(const std::string& lock);                             // the CRD's lockName rule
-Status validate_object_name(const std::string& what, const std::string& name);  // DNS subdomain
-Status validate_namespace_name(const std::string& ns);                          // DNS label
+// Checked before anything is contacted, with a message naming the flag or argument: a DNS
+// subdomain. Lock names and namespaces follow lock/names.h.
+Status validate_object_name(const std::string& what, const std::string& name);
 
 }  // namespace eslease::cli

@@ -11,6 +11,7 @@
 #include "cli/pod_identity.h"
 #include "cli/status_report.h"
 #include "common/text.h"
+#include "lock/names.h"
 #include "unit/cli/claim_request.h"
 
 namespace eslease::cli {
@@ -187,15 +188,15 @@ TEST(LeaseView, DefaultNamesOfSetsAreValidAndDoNotDependOnTheOrder) {
 }
 
 TEST(LeaseView, NamesAreCheckedWithReadableMessages) {
-  EXPECT_TRUE(validate_lock_name("nightly_report.v2").ok());
+  EXPECT_TRUE(lock::validate_lock_name("nightly_report.v2").ok());
   for (const std::string& bad :
        std::vector<std::string>{"", "Upper", "-x", "x-", "a/b", "line\nbreak", std::string(254, 'a')}) {
-    auto s = validate_lock_name(bad);
+    auto s = lock::validate_lock_name(bad);
     ASSERT_FALSE(s.ok()) << bad;
     EXPECT_EQ(s.error().message.find('\n'), std::string::npos) << "control characters are not echoed";
   }
-  EXPECT_NE(validate_lock_name("l\xc3\xbc"
-                               "ck")
+  EXPECT_NE(lock::validate_lock_name("l\xc3\xbc"
+                                     "ck")
                 .error()
                 .message.find("'l\xc3\xbc"
                               "ck'"),
@@ -204,8 +205,8 @@ TEST(LeaseView, NamesAreCheckedWithReadableMessages) {
   EXPECT_TRUE(validate_object_name("Lease name", "a.b-c").ok());
   EXPECT_FALSE(validate_object_name("Lease name", "a_b").ok());
   EXPECT_FALSE(validate_object_name("Lease name", "a..b").ok());
-  EXPECT_TRUE(validate_namespace_name("batch-1").ok());
-  EXPECT_FALSE(validate_namespace_name("a.b").ok());
+  EXPECT_TRUE(lock::validate_namespace("batch-1").ok());
+  EXPECT_FALSE(lock::validate_namespace("a.b").ok());
 }
 
 PodIdentitySources sources(std::map<std::string, std::string> env, std::map<std::string, std::string> files) {
