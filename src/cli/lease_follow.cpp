@@ -37,7 +37,7 @@ class Follower {
         observe_(observe),
         on_error_(on_error),
         stop_(std::move(stop)),
-        retry_(BackoffPolicy{options.retry_initial, options.retry_max, 2.0}),
+        retry_(BackoffPolicy{Millis(200), Millis(2000), 2.0}),
         resource_version_(options.resource_version) {}
 
   Status run() {

@@ -23,8 +23,6 @@ struct FollowOptions {
   // A stream silent this long is given up and the Lease read again. Renewals and bookmarks
   // keep a healthy stream talking.
   Millis idle_timeout{std::chrono::seconds(60)};
-  Millis retry_initial{200};
-  Millis retry_max{2000};
   // Where to start watching, when the caller has just read or written the Lease.
   std::string resource_version;
 };
