@@ -237,9 +237,7 @@ int command_run(Invocation& s) {
   const Millis ttl = api::lease_duration(v.lease_duration_seconds);
   const Millis grace = kube_grace(s.options, ttl);
   const Millis margin = kube_safety_margin(s.options, ttl);
-  LeaseHoldOptions hold_options;
-  hold_options.safety_margin = margin;
-  auto hold = make_lease_hold(s.api, s.env.clock, claimed.lease, claimed.pod_uid, hold_options, s.messages);
+  auto hold = make_lease_hold(s.api, s.env.clock, claimed.lease, claimed.pod_uid, margin, s.messages);
   // Checked again here: without --ttl the duration is the Lease's, defaulted by the API server.
   if (Status slack = check_run_slack(ttl, grace, margin); !slack.ok()) {
     s.messages.say(slack.error().message + "; not running the command");

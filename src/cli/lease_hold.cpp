@@ -16,15 +16,15 @@ using nlohmann::json;
 
 class SessionLeaseHold final : public LeaseHold {
  public:
-  SessionLeaseHold(kube::Api& api, Clock& clock, const json& held, std::string pod_uid,
-                   LeaseHoldOptions options, Messages& messages)
+  SessionLeaseHold(kube::Api& api, Clock& clock, const json& held, std::string pod_uid, Millis safety_margin,
+                   Messages& messages)
       : api_(api),
         clock_(clock),
         granted_(decode_lease_view(held)),
         grant_{granted_.name, granted_.fencing_token},
         lease_duration_(api::lease_duration(granted_.lease_duration_seconds)),
         pod_uid_(std::move(pod_uid)),
-        options_(options),
+        safety_margin_(safety_margin),
         messages_(messages) {
     observe_lease(granted_);
     // The session is renewed every third of the shortest lease duration of the namespace; a
@@ -92,7 +92,7 @@ class SessionLeaseHold final : public LeaseHold {
   void finish(bool) override {
     stop_following();
     WaitSettings settings;
-    settings.limit = options_.release_wait;
+    settings.limit = Millis(10000);     // for the controller to release the lock
     settings.catch_signals = false;     // signals are still the supervisor's; this wait is bounded instead
     settings.let_go_of_a_grant = true;  // the command and all it started are gone
     settings.granted_token = granted_.fencing_token;
@@ -152,8 +152,8 @@ class SessionLeaseHold final : public LeaseHold {
     } else {
       message += "the validity " + session + " published for it (until " +
                  format_rfc3339_millis(*latest_validity_) + ") did not cover the next " +
-                 format_duration(needed + options_.safety_margin) +
-                 " (--grace plus --safety-margin) within " + format_duration(limit);
+                 format_duration(needed + safety_margin_) + " (--grace plus --safety-margin) within " +
+                 format_duration(limit);
     }
     return message +
            "; eslease-controller renews the session after a grant and every third of the "
@@ -218,9 +218,9 @@ class SessionLeaseHold final : public LeaseHold {
                   granted_.name + " with token " + granted_.fencing_token + ")");
     }
     const auto deadline =
-        api::holder_deadline(session, grant_, lease_duration_, options_.safety_margin, wall_now, mono_now);
+        api::holder_deadline(session, grant_, lease_duration_, safety_margin_, wall_now, mono_now);
     if (!deadline) return;
-    latest_validity_ = deadline->wall + options_.safety_margin;
+    latest_validity_ = deadline->wall + safety_margin_;
     state_.confirmed_until = deadline->mono;
     has_validity_ = true;
     changed_.notify_all();
@@ -232,7 +232,7 @@ class SessionLeaseHold final : public LeaseHold {
   const api::GrantRef grant_;
   const Millis lease_duration_;
   const std::string pod_uid_;
-  const LeaseHoldOptions options_;
+  const Millis safety_margin_;
   Messages& messages_;
   std::mutex mutex_;
   std::condition_variable_any changed_;
@@ -250,9 +250,9 @@ class SessionLeaseHold final : public LeaseHold {
 }  // namespace
 
 std::unique_ptr<LeaseHold> make_lease_hold(kube::Api& api, Clock& clock, const json& held,
-                                           const std::string& pod_uid, const LeaseHoldOptions& options,
+                                           const std::string& pod_uid, Millis safety_margin,
                                            Messages& messages) {
-  return std::make_unique<SessionLeaseHold>(api, clock, held, pod_uid, options, messages);
+  return std::make_unique<SessionLeaseHold>(api, clock, held, pod_uid, safety_margin, messages);
 }
 
 }  // namespace eslease::cli

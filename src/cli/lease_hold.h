@@ -18,11 +18,6 @@
 
 namespace eslease::cli {
 
-struct LeaseHoldOptions {
-  Millis safety_margin{2000};
-  Millis release_wait{10000};  // how long to wait for the controller to release at the end
-};
-
 class LeaseHold : public Hold {
  public:
   // Waits until a session version gives the grant a validity that ends later than `needed`
@@ -31,9 +26,10 @@ class LeaseHold : public Hold {
   virtual Status wait_until_confirmed(Millis needed, Millis limit) = 0;
 };
 
-// `held` is the Lease as wait_until_held returned it (phase Held).
+// `held` is the Lease as wait_until_held returned it (phase Held); the grant is confirmed
+// until `safety_margin` before the validity the session publishes ends.
 std::unique_ptr<LeaseHold> make_lease_hold(kube::Api& api, Clock& clock, const nlohmann::json& held,
-                                           const std::string& pod_uid, const LeaseHoldOptions& options,
+                                           const std::string& pod_uid, Millis safety_margin,
                                            Messages& messages);
 
 }  // namespace eslease::cli

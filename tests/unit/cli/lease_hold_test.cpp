@@ -40,7 +40,7 @@ TEST(LeaseHold, WaitsForAValidityOnItsClockUntilItsLimit) {
   api.put_object(kube::resources::coordination_leases(), api::session_object(session));
   std::ostringstream err;
   Messages messages(err);
-  auto hold = make_lease_hold(api, clock, held, "pod-uid", LeaseHoldOptions{}, messages);
+  auto hold = make_lease_hold(api, clock, held, "pod-uid", Millis(2000), messages);
 
   const MonoTime start = clock.monotonic();
   std::optional<Status> waited;
@@ -87,7 +87,7 @@ TEST(LeaseHold, AValidityThatEndedIsNamedWhenTheGrantIsNotConfirmed) {
   api.put_object(kube::resources::coordination_leases(), api::session_object(session));
   std::ostringstream err;
   Messages messages(err);
-  auto hold = make_lease_hold(api, clock, held, "pod-uid", LeaseHoldOptions{Millis(1000)}, messages);
+  auto hold = make_lease_hold(api, clock, held, "pod-uid", Millis(1000), messages);
   ASSERT_TRUE(wait_until([&] { return api.watch_calls().size() == 2; }));
   std::optional<Status> waited;
   std::jthread waiter([&] { waited = hold->wait_until_confirmed(Millis(2000), Millis(6000)); });
