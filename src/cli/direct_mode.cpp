@@ -30,14 +30,6 @@ std::vector<std::string> ids_of(const std::vector<lock::LockKey>& keys) {
   return ids;
 }
 
-// The locks a grant holds, each once, in the order of its documents.
-std::vector<std::string> lock_ids_of(const lock::HeldGrant& grant) {
-  std::vector<std::string> ids;
-  for (const lock::HeldDocument& doc : grant.docs)
-    if (std::find(ids.begin(), ids.end(), doc.key.id()) == ids.end()) ids.push_back(doc.key.id());
-  return ids;
-}
-
 // "token T, ttl D", and on a lock of capacity N the access (and a Shared holder's slot).
 std::string describe(const lock::HeldGrant& grant, const Options& options) {
   std::string out = "token " + std::to_string(grant.token) + ", ttl " + format_duration(options.ttl);

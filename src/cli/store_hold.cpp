@@ -15,20 +15,12 @@
 namespace eslease::cli {
 namespace {
 
-// "default/a, default/b": the locks of a grant, each once, for messages.
-std::string names_of(const lock::HeldGrant& grant) {
-  std::vector<std::string> ids;
-  for (const lock::HeldDocument& doc : grant.docs)
-    if (std::find(ids.begin(), ids.end(), doc.key.id()) == ids.end()) ids.push_back(doc.key.id());
-  return join(ids, ", ");
-}
-
 class StoreHold final : public Hold {
  public:
   StoreHold(lock::LockStore& store, Clock& clock, lock::HeldGrant grant, Millis ttl, std::ostream& err)
       : store_(store),
         clock_(clock),
-        name_(names_of(grant)),
+        name_(join(lock_ids_of(grant), ", ")),
         ttl_(ttl),
         grant_(std::move(grant)),
         err_(err),
@@ -144,6 +136,13 @@ class StoreHold final : public Hold {
 };
 
 }  // namespace
+
+std::vector<std::string> lock_ids_of(const lock::HeldGrant& grant) {
+  std::vector<std::string> ids;
+  for (const lock::HeldDocument& doc : grant.docs)
+    if (std::find(ids.begin(), ids.end(), doc.key.id()) == ids.end()) ids.push_back(doc.key.id());
+  return ids;
+}
 
 std::unique_ptr<Hold> make_store_hold(lock::LockStore& store, Clock& clock, lock::HeldGrant grant, Millis ttl,
                                       std::ostream& err) {

@@ -4,6 +4,8 @@
 
 #include <iosfwd>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "cli/supervisor.h"
 #include "common/clock.h"
@@ -16,6 +18,9 @@ namespace eslease::cli {
 // unknown outcome) never keeps the supervisor from stopping the command at the grant's
 // deadline; a renewal that comes back after that deadline revives nothing. The grant is lost
 // when any of its documents is; it is released at the end unless lost.
+// The locks a grant holds, each once, in the order of its documents: "default/a".
+std::vector<std::string> lock_ids_of(const lock::HeldGrant& grant);
+
 std::unique_ptr<Hold> make_store_hold(lock::LockStore& store, Clock& clock, lock::HeldGrant grant, Millis ttl,
                                       std::ostream& err);
 
