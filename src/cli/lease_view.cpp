@@ -22,15 +22,10 @@ using json_fields::string_at;
 using json_fields::time_at;
 
 std::string describe_selector(const json& selector) {
-  std::string out;
-  const auto add = [&out](const std::string& part) {
-    if (!out.empty()) out += ",";
-    out += part;
-  };
+  std::vector<std::string> parts;
   if (const json* labels = find(selector, "matchLabels"); labels != nullptr && labels->is_object()) {
-    for (const auto& [key, value] : labels->items()) {
-      add(key + "=" + (value.is_string() ? value.get<std::string>() : value.dump()));
-    }
+    for (const auto& [key, value] : labels->items())
+      parts.push_back(key + "=" + (value.is_string() ? value.get<std::string>() : value.dump()));
   }
   if (const json* expressions = find(selector, "matchExpressions");
       expressions != nullptr && expressions->is_array()) {
@@ -45,14 +40,14 @@ std::string describe_selector(const json& selector) {
       const std::string op = string_at(e, "operator");
       const std::string key = string_at(e, "key");
       if (op == "Exists")
-        add(key);
+        parts.push_back(key);
       else if (op == "DoesNotExist")
-        add("!" + key);
+        parts.push_back("!" + key);
       else
-        add(key + " " + to_lower(op) + " (" + values + ")");
+        parts.push_back(key + " " + to_lower(op) + " (" + values + ")");
     }
   }
-  return out.empty() ? "(all pods)" : out;
+  return parts.empty() ? "(all pods)" : join(parts, ",");
 }
 
 bool is_alnum_lower(char c) {
