@@ -10,6 +10,7 @@
 #include "common/json_fields.h"
 #include "common/text.h"
 #include "kube/resource.h"
+#include "lock/names.h"
 
 namespace eslease::cli {
 namespace {
@@ -50,28 +51,13 @@ std::string describe_selector(const json& selector) {
   return parts.empty() ? "(all pods)" : join(parts, ",");
 }
 
-bool is_alnum_lower(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
-
-// One DNS-1123 label: lower-case alphanumerics and '-', starting and ending alphanumeric.
-bool is_dns_label(std::string_view s, std::size_t max) {
-  if (s.empty() || s.size() > max) return false;
-  if (!is_alnum_lower(s.front()) || !is_alnum_lower(s.back())) return false;
-  for (char c : s) {
-    if (!is_alnum_lower(c) && c != '-') return false;
-  }
-  return true;
-}
-
+// Dot-separated DNS-1123 labels: each the rule a namespace follows (at most 63 lower-case
+// alphanumerics and '-', starting and ending alphanumeric).
 bool is_dns_subdomain(std::string_view s) {
   if (s.empty() || s.size() > 253) return false;
-  std::size_t start = 0;
-  for (;;) {
+  for (std::size_t start = 0;;) {
     const std::size_t dot = s.find('.', start);
-    if (!is_dns_label(s.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start),
-                      63))
-      return false;
+    if (!lock::validate_namespace(s.substr(start, dot - start)).ok()) return false;
     if (dot == std::string_view::npos) return true;
     start = dot + 1;
   }
