@@ -26,12 +26,6 @@ const std::map<std::string, Command>& command_words() {
   return kCommands;
 }
 
-std::string command_word(Command command) {
-  for (const auto& [word, each] : command_words())
-    if (each == command) return word;
-  return "";
-}
-
 Result<Command> parse_command(const std::string& word) {
   const std::map<std::string, Command>& kCommands = command_words();
   auto it = kCommands.find(word);
@@ -58,12 +52,12 @@ Status check_kubernetes_timings(const Options& options) {
   return {};
 }
 
-// Flags of one command alone.
-const std::map<std::string_view, Command> kCommandOfFlag = {{"listen", Command::kSidecar},
-                                                            {"file", Command::kSidecar},
-                                                            {"on-grant", Command::kSidecar},
-                                                            {"on-loss", Command::kSidecar},
-                                                            {"hold-at-least", Command::kRun}};
+// Flags of one command alone, by that command's word.
+const std::map<std::string_view, std::string> kCommandOfFlag = {{"listen", "sidecar"},
+                                                                {"file", "sidecar"},
+                                                                {"on-grant", "sidecar"},
+                                                                {"on-loss", "sidecar"},
+                                                                {"hold-at-least", "run"}};
 
 // A flag of the other mode, or of another command, is a mistake worth stopping for: it would
 // otherwise be ignored.
@@ -80,8 +74,8 @@ Status check_flag_modes(const Options& options, const std::vector<const ToolFlag
                          " is for direct mode and needs --es URL; in Kubernetes mode the holder is a pod "
                          "(--pod) and the controller talks to Elasticsearch");
     if (auto only = kCommandOfFlag.find(flag->syntax.name);
-        only != kCommandOfFlag.end() && only->second != options.command)
-      return usage_error(name + " is only for " + command_word(only->second));
+        only != kCommandOfFlag.end() && command_words().at(only->second) != options.command)
+      return usage_error(name + " is only for " + only->second);
   }
   return {};
 }
