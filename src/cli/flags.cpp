@@ -23,18 +23,12 @@ Status check_duration_flag(const std::string& flag, const std::string& value, Mi
 // ----------------------------------------------------------------------------------------
 // Setters: one per kind of value.
 
-// A Kubernetes-mode value taken as it is; what it names is checked once the pod is known.
-Set kube_text(std::string KubeOptions::*field) {
-  return [field](ArgsRead& read, const std::string& value) {
-    read.options.kube.*field = value;
-    return Status();
-  };
-}
-
-// A sidecar value taken as it is.
-Set sidecar_text(std::string SidecarFlags::*field) {
-  return [field](ArgsRead& read, const std::string& value) {
-    read.options.sidecar.*field = value;
+// A Kubernetes-mode or sidecar value taken as it is; what it names is checked once the pod
+// is known.
+template <class Group>
+Set text(Group Options::*group, std::string Group::*field) {
+  return [group, field](ArgsRead& read, const std::string& value) {
+    read.options.*group.*field = value;
     return Status();
   };
 }
@@ -137,23 +131,27 @@ std::vector<ToolFlag> kubernetes_flags() {
        mode,
        "API server access",
        "the in-cluster service account inside a pod, else $KUBECONFIG's first file, else ~/.kube/config",
-       kube_text(&KubeOptions::kubeconfig)},
-      {{"context", 0, true, "NAME"}, mode, "kubeconfig context", "", kube_text(&KubeOptions::context)},
+       text(&Options::kube, &KubeOptions::kubeconfig)},
+      {{"context", 0, true, "NAME"},
+       mode,
+       "kubeconfig context",
+       "",
+       text(&Options::kube, &KubeOptions::context)},
       {{"pod", 0, true, "NAME"},
        mode,
        "the pod that claims the lock",
        "POD_NAME, else --podinfo-dir",
-       kube_text(&KubeOptions::pod)},
+       text(&Options::kube, &KubeOptions::pod)},
       {{"podinfo-dir", 0, true, "DIR"},
        mode,
        "downward-API files name, namespace and uid",
        kDefaultPodinfoDir,
-       kube_text(&KubeOptions::podinfo_dir)},
+       text(&Options::kube, &KubeOptions::podinfo_dir)},
       {{"lease", 0, true, "NAME"},
        mode,
        "acquire, run: the Lease to create",
        "LOCK-POD",
-       kube_text(&KubeOptions::lease)},
+       text(&Options::kube, &KubeOptions::lease)},
       {{"priority", 0, true, "P"},
        mode,
        "acquire, run: Foreground or Background",
@@ -198,17 +196,17 @@ std::vector<ToolFlag> sidecar_flags() {
        mode,
        "sidecar: keep the /holds JSON in this file (replaced by an atomic rename)",
        "",
-       sidecar_text(&SidecarFlags::file)},
+       text(&Options::sidecar, &SidecarFlags::file)},
       {{"on-grant", 0, true, "CMD"},
        mode,
        "sidecar: run CMD (/bin/sh -c) when the pod is granted a lock, with the grant in its environment",
        "",
-       sidecar_text(&SidecarFlags::on_grant)},
+       text(&Options::sidecar, &SidecarFlags::on_grant)},
       {{"on-loss", 0, true, "CMD"},
        mode,
        "sidecar: run CMD (/bin/sh -c) when a grant stops being reported",
        "",
-       sidecar_text(&SidecarFlags::on_loss)},
+       text(&Options::sidecar, &SidecarFlags::on_loss)},
   };
 }
 
