@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <string_view>
 
 extern char** environ;
@@ -16,11 +17,8 @@ ChildCommand::ChildCommand(const std::vector<std::string>& command,
   for (const std::string& arg : command) storage_.push_back(arg);
   const std::size_t env_start = storage_.size();
   const auto replaced = [&environment](std::string_view entry) {
-    for (const auto& [name, value] : environment) {
-      if (entry.size() > name.size() && entry.substr(0, name.size()) == name && entry[name.size()] == '=')
-        return true;
-    }
-    return false;
+    return std::any_of(environment.begin(), environment.end(),
+                       [entry](const auto& variable) { return entry.starts_with(variable.first + "="); });
   };
   for (char** e = environ; *e != nullptr; ++e) {
     std::string_view entry(*e);
