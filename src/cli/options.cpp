@@ -1,5 +1,6 @@
 #include "cli/options.h"
 
+#include <algorithm>
 #include <map>
 
 #include "api/lease_api.h"
@@ -102,12 +103,9 @@ Status check_kubernetes_flags(const Options& options, const std::string& command
 
 // Lock sets and shapes, the same in both modes: the locks distinct.
 Status check_lock_shape(const Options& options) {
-  for (std::size_t i = 0; i < options.locks.size(); ++i) {
-    for (std::size_t j = 0; j < i; ++j) {
-      if (options.locks[i] == options.locks[j])
-        return usage_error("lock " + options.locks[i].substr(0, 64) +
-                           " is named twice; a lock set names each lock once");
-    }
+  for (auto lock = options.locks.begin(); lock != options.locks.end(); ++lock) {
+    if (std::find(options.locks.begin(), lock, *lock) != lock)
+      return usage_error("lock " + lock->substr(0, 64) + " is named twice; a lock set names each lock once");
   }
   if (options.access_given && options.command != Command::kAcquire && options.command != Command::kRun)
     return usage_error("--shared and --exclusive are for acquire and run");
