@@ -44,6 +44,17 @@ std::int64_t token_of(const std::vector<lock::LockState>& grant) {
   return token;
 }
 
+// The lock ids a grant's documents name: its set, or its one lock.
+std::vector<std::string> grant_locks(const lock::LockDocument& doc) {
+  if (doc.grant_docs.empty()) return {doc.lock};
+  std::vector<std::string> locks;
+  for (const std::string& id : doc.grant_docs) {
+    std::string lock = id.substr(0, id.find('#'));
+    if (std::find(locks.begin(), locks.end(), lock) == locks.end()) locks.push_back(std::move(lock));
+  }
+  return locks;
+}
+
 // The SET column: a set's locks by name, "-" for a grant on one lock.
 std::string set_of(const lock::LockDocument& doc) {
   const std::vector<std::string> locks = grant_locks(doc);
@@ -67,16 +78,6 @@ json holder_json(const std::vector<lock::LockState>& grant) {
 }
 
 }  // namespace
-
-std::vector<std::string> grant_locks(const lock::LockDocument& doc) {
-  if (doc.grant_docs.empty()) return {doc.lock};
-  std::vector<std::string> locks;
-  for (const std::string& id : doc.grant_docs) {
-    std::string lock = id.substr(0, id.find('#'));
-    if (std::find(locks.begin(), locks.end(), lock) == locks.end()) locks.push_back(std::move(lock));
-  }
-  return locks;
-}
 
 std::vector<std::vector<lock::LockState>> by_grant(const std::vector<lock::LockState>& docs) {
   std::vector<std::vector<lock::LockState>> grants;

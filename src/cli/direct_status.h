@@ -22,8 +22,6 @@ struct LockHolders {
 
 // Documents grouped by the grant that wrote them, in the order of each grant's first document.
 std::vector<std::vector<lock::LockState>> by_grant(const std::vector<lock::LockState>& docs);
-// The lock ids a grant's documents name: its set, or its one lock.
-std::vector<std::string> grant_locks(const lock::LockDocument& doc);
 
 // Every lock `docs` (documents of any locks, in lock and slot order) hold.
 std::vector<LockHolders> lock_holders(const std::vector<lock::LockState>& docs);
