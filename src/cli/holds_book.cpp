@@ -74,8 +74,7 @@ void HoldsBook::judge(Tracked& t, WallTime wall_now, MonoTime mono_now) {
   // A grant whose deadline passed while it was reported is over for good: what relied on it
   // was told to stop, and a process that could not watch must not believe in it again.
   if (t.confirmed && t.deadline && mono_now >= *t.deadline)
-    over_.try_emplace(
-        grant_of(t), "the validity published for Lease " + t.lease.name + " ended before a renewal was seen");
+    over_.try_emplace(grant_of(t), why_not(t, mono_now));
   if (!session_) return;
   const api::GrantRef grant = grant_of(t);
   if (session_->lists(grant)) {
