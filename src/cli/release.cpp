@@ -12,11 +12,6 @@ std::string who_i_am(const std::optional<PodIdentity>& me) {
   return "this tool acts for pod " + me->name + " (from " + me->name_source + ")";
 }
 
-std::string holder_of(const LeaseView& v) {
-  if (!v.holder_pod.empty()) return v.holder_pod;
-  return v.pod_name;
-}
-
 std::string describe_claim(const LeaseView& v) {
   const std::string pods = v.pod_name.empty() ? "pods " + v.selector : "pod " + v.pod_name;
   return v.name + " (" + pods + ", " + (v.phase.empty() ? "no status yet" : v.phase) + ")";
@@ -153,7 +148,7 @@ int release_by_lock_name(kube::Api& api, Clock& clock, const ReleaseRequest& req
 
 ReleasePlan plan_release(const LeaseView& lease, const std::optional<PodIdentity>& me, bool force) {
   ReleasePlan plan;
-  const std::string holder = holder_of(lease);
+  const std::string holder = lease.holder_pod.empty() ? lease.pod_name : lease.holder_pod;
   const std::string holder_uid = lease.held() ? lease.holder_uid : std::string();
   plan.by_holder = me && !holder.empty() && me->ns == lease.ns && me->name == holder &&
                    (me->uid.empty() || holder_uid.empty() || me->uid == holder_uid);
