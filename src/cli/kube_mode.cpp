@@ -49,10 +49,6 @@ struct Claimed {
   std::string pod_uid;
 };
 
-int exit_for_signal(int signal_number) {
-  return 128 + signal_number;
-}
-
 // Deletes a claim that will not be used (it may have been granted meanwhile: no command ran
 // under it, so it is let go); says so, or says how to clean up by hand.
 void withdraw(Invocation& s, const LeaseView& claim) {
@@ -200,7 +196,7 @@ Claimed wait_for_grant(Invocation& s, const json& created, const std::string& po
     case WaitResult::kTimedOut:
       return {kExitWaitTimedOut, {}, {}};
     case WaitResult::kInterrupted:
-      return {exit_for_signal(outcome.signal), {}, {}};
+      return {128 + outcome.signal, {}, {}};
     default:
       return {kExitFailed, {}, {}};
   }
