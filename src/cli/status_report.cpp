@@ -38,7 +38,7 @@ json optional_time(const std::optional<WallTime>& t) {
   return t ? json(format_rfc3339_millis(*t)) : json(nullptr);
 }
 
-json claim_json(const LeaseView& v, WallTime now) {
+json claim_json(const LeaseView& v) {
   json out{{"lease", v.name},
            {"pod", v.pod_name.empty() ? json(nullptr) : json(v.pod_name)},
            {"priority", v.priority},
@@ -158,7 +158,7 @@ json lock_reports_json(const std::vector<LockReport>& reports, WallTime now) {
   for (const LockReport& r : reports) {
     json holders = json::array();
     for (const LeaseView& v : r.holders) {
-      json h = claim_json(v, now);
+      json h = claim_json(v);
       h["pod"] = v.holder_pod.empty() ? h["pod"] : json(v.holder_pod);
       h["podUID"] = v.holder_uid;
       h["fencingToken"] = v.fencing_token;
@@ -173,7 +173,7 @@ json lock_reports_json(const std::vector<LockReport>& reports, WallTime now) {
     json queue = json::array();
     for (std::size_t i = 0; i < r.queue.size(); ++i) {
       const LeaseView& v = r.queue[i];
-      json q = claim_json(v, now);
+      json q = claim_json(v);
       q["access"] = v.access;
       q["order"] = i;  // claims listed ahead of it: 0 first, as queuePosition counts
       q["queuePosition"] = v.queue_position ? json(*v.queue_position) : json(nullptr);
@@ -184,7 +184,7 @@ json lock_reports_json(const std::vector<LockReport>& reports, WallTime now) {
     }
     json ended = json::array();
     for (const LeaseView& v : r.ended) {
-      json e = claim_json(v, now);
+      json e = claim_json(v);
       if (!v.held_message.empty()) e["message"] = v.held_message;
       ended.push_back(std::move(e));
     }
