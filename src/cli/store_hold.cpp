@@ -40,13 +40,9 @@ class StoreHold final : public Hold {
     // Said here, on the supervisor's thread, which owns stderr while the command runs.
     err_ << messages_.str();
     messages_.str("");
-    State state;
-    state.lost = lost_;
-    state.why = why_;
     // A grant taken by someone else gives the command its grace: there is nothing left to
     // protect by killing it sooner.
-    state.confirmed_until = lost_ ? MonoTime::max() : grant_.valid_until;
-    return state;
+    return State{lost_, why_, lost_ ? MonoTime::max() : grant_.valid_until};
   }
 
   void finish(bool lost) override {
