@@ -15,19 +15,19 @@ void WorkQueue::add(const std::string& key) {
 void WorkQueue::add_locked(const std::string& key) {
   if (shutting_down_ || dirty_.count(key)) return;
   dirty_.insert(key);
-  if (auto it = waiting_.find(key); it != waiting_.end()) {
-    auto range = waiting_by_due_.equal_range(it->second);
-    for (auto w = range.first; w != range.second; ++w) {
-      if (w->second == key) {
-        waiting_by_due_.erase(w);
-        break;
-      }
-    }
-    waiting_.erase(it);
-  }
+  unschedule_locked(key);
   if (processing_.count(key)) return;  // queued again by done()
   ready_.push_back(key);
   cv_.notify_one();
+}
+
+void WorkQueue::unschedule_locked(const std::string& key) {
+  auto it = waiting_.find(key);
+  if (it == waiting_.end()) return;
+  auto range = waiting_by_due_.equal_range(it->second);
+  auto w = std::find_if(range.first, range.second, [&](const auto& entry) { return entry.second == key; });
+  if (w != range.second) waiting_by_due_.erase(w);
+  waiting_.erase(it);
 }
 
 void WorkQueue::add_after(const std::string& key, Millis delay) {
@@ -38,16 +38,9 @@ void WorkQueue::add_after(const std::string& key, Millis delay) {
   std::lock_guard lock(mutex_);
   if (shutting_down_ || dirty_.count(key)) return;  // already due now
   const MonoTime due = clock_.monotonic() + delay;
-  if (auto it = waiting_.find(key); it != waiting_.end()) {
-    if (it->second <= due) return;  // an earlier wake-up is already planned
-    auto range = waiting_by_due_.equal_range(it->second);
-    for (auto w = range.first; w != range.second; ++w) {
-      if (w->second == key) {
-        waiting_by_due_.erase(w);
-        break;
-      }
-    }
-  }
+  if (auto it = waiting_.find(key); it != waiting_.end() && it->second <= due)
+    return;  // an earlier wake-up is already planned
+  unschedule_locked(key);
   waiting_[key] = due;
   waiting_by_due_.emplace(due, key);
   cv_.notify_all();

@@ -46,6 +46,8 @@ class WorkQueue {
 
  private:
   void add_locked(const std::string& key);
+  // Drops the key's planned wake-up, if it has one.
+  void unschedule_locked(const std::string& key);
   // Moves due delayed keys to the ready queue; returns the next due time, if any.
   std::optional<MonoTime> promote_due_locked(MonoTime now);
 
