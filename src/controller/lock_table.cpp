@@ -73,14 +73,12 @@ void LockEntry::revoke(api::Reason why, std::optional<MonoTime> hand_over_at) {
 }
 
 void LockEntry::released(MonoTime now) {
-  renewing_ = false;
-  held_.reset();
+  ended();
   read(std::nullopt, now);
 }
 
 void LockEntry::lost() {
-  renewing_ = false;
-  held_.reset();
+  ended();
   known_ = false;
 }
 
