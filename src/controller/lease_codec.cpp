@@ -199,12 +199,8 @@ LeaseStatus decode_status(const json& object) {
   return status;
 }
 
-std::string format_time(WallTime t) {
-  return format_rfc3339_millis(t);
-}
-
 json optional_time(const std::optional<WallTime>& t) {
-  return t ? json(format_time(*t)) : json(nullptr);
+  return t ? json(format_rfc3339_millis(*t)) : json(nullptr);
 }
 
 }  // namespace
@@ -297,19 +293,20 @@ json status_patch(const LeaseStatus& status) {
   if (status.last_takeover) {
     s["lastTakeover"] = {{"fromPod", status.last_takeover->from_pod},
                          {"reason", status.last_takeover->reason},
-                         {"time", format_time(status.last_takeover->time)}};
+                         {"time", format_rfc3339_millis(status.last_takeover->time)}};
   } else {
     s["lastTakeover"] = nullptr;
   }
   s["observedGeneration"] = status.observed_generation;
   json conditions = json::array();
   for (const Condition& c : status.conditions) {
-    conditions.push_back({{"type", c.type},
-                          {"status", c.status},
-                          {"reason", c.reason},
-                          {"message", c.message},
-                          {"lastTransitionTime", format_time(c.last_transition_time.value_or(WallTime{}))},
-                          {"observedGeneration", c.observed_generation}});
+    conditions.push_back(
+        {{"type", c.type},
+         {"status", c.status},
+         {"reason", c.reason},
+         {"message", c.message},
+         {"lastTransitionTime", format_rfc3339_millis(c.last_transition_time.value_or(WallTime{}))},
+         {"observedGeneration", c.observed_generation}});
   }
   s["conditions"] = std::move(conditions);
   return json{{"status", std::move(s)}};
