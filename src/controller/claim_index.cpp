@@ -94,8 +94,7 @@ void ClaimIndex::remove(const std::string& lease_key) {
     }
   }
   if (claim.selector) {
-    const std::string ns = lease_key.substr(0, lease_key.find('/'));
-    if (auto e = elections_by_ns_.find(ns); e != elections_by_ns_.end()) {
+    if (auto e = elections_by_ns_.find(namespace_of(lease_key)); e != elections_by_ns_.end()) {
       e->second.erase(lease_key);
       if (e->second.empty()) elections_by_ns_.erase(e);
     }
