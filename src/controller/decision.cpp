@@ -134,11 +134,7 @@ void plan_grant(const SlotGrant& served, const ClaimView& claim, const PodState&
   d.rule = "serve_the_next_claims";
   d.action_message = "grant " + std::to_string(g.slots.size()) + " slot(s) to " + g.lease;
   for (const Judged& j : judged) {
-    if (!j.verdict.ends_now || !j.verdict.handed_over) continue;
-    const bool replaced = std::any_of(j.grant->slots.begin(), j.grant->slots.end(), [&](const SlotRef& ref) {
-      return std::find(g.slots.begin(), g.slots.end(), ref) != g.slots.end();
-    });
-    if (!replaced) continue;
+    if (!j.verdict.ends_now || !j.verdict.handed_over || !share_a_slot(j.grant->slots, g.slots)) continue;
     // A hand-over (a dead or expired holder) is the new grant's status.lastTakeover; a grant
     // its holder let go of is simply written over.
     g.takeover_reason = j.verdict.reason;
@@ -228,6 +224,10 @@ WallTime waiting_since(const LeaseRecord& lease) {
   const Condition* held = lease.status.condition(api::kConditionHeld);
   if (!held) return queued;
   return api::waiting_since(held->status, held->reason, held->last_transition_time, queued);
+}
+
+bool share_a_slot(const std::vector<SlotRef>& a, const std::vector<SlotRef>& b) {
+  return std::find_first_of(a.begin(), a.end(), b.begin(), b.end()) != a.end();
 }
 
 Decision decide(const LockWorld& world) {

@@ -180,4 +180,7 @@ HolderHealth shown_holder_health(const LockWorld& world, const LeaseRecord& leas
 // How long a claim has waited counts from here: its creation, or when it last lost the lock.
 WallTime waiting_since(const LeaseRecord& lease);
 
+// Whether a grant on slots `a` and one on slots `b` share a slot: the later is written over the other.
+bool share_a_slot(const std::vector<SlotRef>& a, const std::vector<SlotRef>& b);
+
 }  // namespace eslease::controller

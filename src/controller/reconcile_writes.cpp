@@ -74,10 +74,7 @@ Status Reconciler::grant(const Group& group, Entries& entries, const Decision& d
   std::vector<LockEntry*> rest;
   bool end_counted = false;
   for (const GrantView& old : world.grants) {
-    const bool replaced = std::any_of(old.slots.begin(), old.slots.end(), [&](const SlotRef& ref) {
-      return std::find(plan.slots.begin(), plan.slots.end(), ref) != plan.slots.end();
-    });
-    if (!replaced) continue;
+    if (!share_a_slot(old.slots, plan.slots)) continue;
     for (LockEntry* entry : entries_of(group, entries, old.slots)) {
       end_counted = end_counted || entry->end_counted();
       if (std::find(taking.begin(), taking.end(), entry) == taking.end()) rest.push_back(entry);
