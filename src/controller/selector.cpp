@@ -19,6 +19,11 @@ Error invalid(const std::string& message) {
   return make_error(ErrorCode::kInvalidArgument, "podSelector: " + message);
 }
 
+bool valid_label_value(const std::string& value) {
+  static const std::regex pattern("^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$");
+  return value.size() <= 63 && std::regex_match(value, pattern);
+}
+
 }  // namespace
 
 // A DNS-1123 subdomain prefix (at most 253) plus '/' and a name of at most 63 characters.
@@ -33,15 +38,6 @@ bool valid_label_key(const std::string& key) {
   }
   return !local.empty() && local.size() <= 63 && std::regex_match(local, name);
 }
-
-namespace {
-
-bool valid_label_value(const std::string& value) {
-  static const std::regex pattern("^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$");
-  return value.size() <= 63 && std::regex_match(value, pattern);
-}
-
-}  // namespace
 
 bool LabelSelector::matches(const Labels& labels) const {
   for (const LabelRequirement& r : requirements) {
