@@ -68,9 +68,9 @@ std::string name_of(const std::string& holder) {
   return slash == std::string::npos ? holder : holder.substr(slash + 1);
 }
 
-std::tuple<Priority, WallTime, WallTime, const std::string&> queue_rank(const ClaimView& claim,
-                                                                        WallTime waiting_since) {
-  return {claim.lease->spec.priority, waiting_since, claim.lease->creation_time, claim.lease->meta.name};
+std::tuple<Priority, WallTime, WallTime, const std::string&> queue_rank(const ClaimView& claim) {
+  return {claim.lease->spec.priority, claim.waiting_since, claim.lease->creation_time,
+          claim.lease->meta.name};
 }
 
 void CapacityOf::consider(const LeaseRecord& claim) {

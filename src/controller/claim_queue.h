@@ -38,11 +38,7 @@ struct ClaimView {
 };
 
 // The one ordering of waiting claims.
-std::tuple<Priority, WallTime, WallTime, const std::string&> queue_rank(const ClaimView& claim,
-                                                                        WallTime waiting_since);
-inline auto queue_rank(const ClaimView& claim) {
-  return queue_rank(claim, claim.waiting_since);
-}
+std::tuple<Priority, WallTime, WallTime, const std::string&> queue_rank(const ClaimView& claim);
 
 struct ClaimQueue {
   std::vector<ClaimView> claims;  // every claim, in queue order
