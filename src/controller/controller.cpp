@@ -70,18 +70,16 @@ class Controller::Caches final : public ClusterView {
 
   bool synced() const {
     auto all_synced = [](const auto& informers) {
-      for (const auto& [ns, informer] : informers)
-        if (!informer->has_synced()) return false;
-      return true;
+      return std::all_of(informers.begin(), informers.end(),
+                         [](const auto& i) { return i.second->has_synced(); });
     };
     return all_synced(leases) && all_synced(pods) && (!nodes || nodes->has_synced());
   }
   // Waits until every informer has delivered its first list; false when stopped first.
   bool wait_for_sync(std::stop_token stop) const {
     auto all_synced = [&](const auto& informers) {
-      for (const auto& [ns, informer] : informers)
-        if (!informer->wait_for_sync(Millis::max(), stop)) return false;
-      return true;
+      return std::all_of(informers.begin(), informers.end(),
+                         [&](const auto& i) { return i.second->wait_for_sync(Millis::max(), stop); });
     };
     return all_synced(leases) && all_synced(pods) && (!nodes || nodes->wait_for_sync(Millis::max(), stop));
   }
