@@ -68,12 +68,11 @@ class Projector {
   }
 
   void add_backend_condition(const LeaseRecord& lease, LeaseStatus& s) {
-    const LeaseStatus& prev = lease.status;
     if (!w_.grants_refused.empty()) {
       backend_unavailable(lease, s, Reason::kTokensUnproven, w_.grants_refused);
     } else if (w_.backend_available) {
-      s.conditions.push_back(condition(prev, api::kConditionBackendAvailable, "True",
-                                       Reason::kBackendReachable, "Elasticsearch answers", lease.generation));
+      s.conditions.push_back(condition(lease, api::kConditionBackendAvailable, "True",
+                                       Reason::kBackendReachable, "Elasticsearch answers"));
     } else {
       backend_unavailable(lease, s, Reason::kBackendUnavailable, "Elasticsearch cannot be reached; retrying");
     }
@@ -82,10 +81,8 @@ class Projector {
  private:
   // BackendAvailable=False, with a Warning event when the reason is new.
   void backend_unavailable(const LeaseRecord& lease, LeaseStatus& s, Reason why, const std::string& message) {
-    const LeaseStatus& prev = lease.status;
-    s.conditions.push_back(
-        condition(prev, api::kConditionBackendAvailable, "False", why, message, lease.generation));
-    const Condition* old = prev.condition(api::kConditionBackendAvailable);
+    s.conditions.push_back(condition(lease, api::kConditionBackendAvailable, "False", why, message));
+    const Condition* old = lease.status.condition(api::kConditionBackendAvailable);
     if (!old || old->status != "False" || old->reason != api::to_string(why))
       event(lease, true, why, message);
   }
@@ -105,8 +102,7 @@ class Projector {
     const LeaseRecord& lease = *c.lease;
     LeaseStatus s = carried_over(lease);
     s.phase = Phase::kInvalid;
-    s.conditions.push_back(condition(lease.status, api::kConditionHeld, "False", Reason::kInvalidClaim,
-                                     c.invalid, lease.generation));
+    s.conditions.push_back(condition(lease, api::kConditionHeld, "False", Reason::kInvalidClaim, c.invalid));
     if (lease.status.phase != Phase::kInvalid) event(lease, true, Reason::kInvalid, c.invalid);
     return s;
   }
@@ -130,7 +126,7 @@ class Projector {
       s.last_takeover = Takeover{recent->from_pod, api::to_string(*recent->takeover_reason), recent->time};
     const std::string message = "held by pod " + pod_name + " with fencing token " + s.fencing_token;
     const Reason why = takeover ? Reason::kTakenOver : Reason::kAcquired;
-    Condition condition_held = condition(prev, api::kConditionHeld, "True", why, message, lease.generation);
+    Condition condition_held = condition(lease, api::kConditionHeld, "True", why, message);
     if (const Condition* old = prev.condition(api::kConditionHeld);
         old && old->status == "True" && prev.fencing_token == s.fencing_token)
       condition_held.reason = old->reason;  // a renewal changes nothing but the times
@@ -152,10 +148,9 @@ class Projector {
     s.observed_generation = lease.generation;
     s.conditions.clear();
     const Condition* old = prev.condition(api::kConditionHeld);
-    Condition condition_held =
-        old ? *old
-            : condition(prev, api::kConditionHeld, "False",
-                        c.released ? Reason::kReleased : Reason::kTimedOut, "", lease.generation);
+    Condition condition_held = old ? *old
+                                   : condition(lease, api::kConditionHeld, "False",
+                                               c.released ? Reason::kReleased : Reason::kTimedOut, "");
     condition_held.observed_generation = lease.generation;
     s.conditions.push_back(condition_held);
     return s;
@@ -174,14 +169,14 @@ class Projector {
       s.phase = Phase::kReleased;
       s.holder = prev.holder;
       const std::string message = describe_loss(why, pod_name) + "; the claim is released";
-      s.conditions.push_back(condition(prev, api::kConditionHeld, "False", why, message, lease.generation));
+      s.conditions.push_back(condition(lease, api::kConditionHeld, "False", why, message));
       event(lease, false, Reason::kReleased, message);
       return s;
     }
     s.phase = Phase::kPending;
     s.queue_position = position(c, live_ahead);
     Condition condition_held =
-        condition(prev, api::kConditionHeld, "False", why, describe_loss(why, pod_name), lease.generation);
+        condition(lease, api::kConditionHeld, "False", why, describe_loss(why, pod_name));
     condition_held.last_transition_time = w_.now;
     s.conditions.push_back(condition_held);
     // A holder confirmed dead reads nothing, and its successor's TakenOver event names it and
@@ -200,8 +195,7 @@ class Projector {
     s.phase = Phase::kTimedOut;
     const std::string message = "waited " + std::to_string(*lease.spec.acquire_timeout_seconds) +
                                 "s (acquireTimeoutSeconds) without getting " + locks_named(lease.spec);
-    s.conditions.push_back(
-        condition(lease.status, api::kConditionHeld, "False", Reason::kTimedOut, message, lease.generation));
+    s.conditions.push_back(condition(lease, api::kConditionHeld, "False", Reason::kTimedOut, message));
     event(lease, true, Reason::kTimedOut, message);
     return s;
   }
@@ -229,8 +223,7 @@ class Projector {
                                                            : " is held by " + join(holders, ", "));
     }
     message += " (acquireTimeoutSeconds 0: granted only if it can be at once)";
-    s.conditions.push_back(
-        condition(lease.status, api::kConditionHeld, "False", why, message, lease.generation));
+    s.conditions.push_back(condition(lease, api::kConditionHeld, "False", why, message));
     event(lease, true, why, message);
     return s;
   }
@@ -251,7 +244,6 @@ class Projector {
   LeaseStatus waiting(const ClaimView& c, int live_ahead) {
     const LeaseRecord& lease = *c.lease;
     const LeaseStatus& prev = lease.status;
-    const std::int64_t gen = lease.generation;
     LeaseStatus s = carried_over(lease);
     s.phase = Phase::kPending;
     s.queue_position = position(c, live_ahead);
@@ -260,16 +252,16 @@ class Projector {
     const Condition* old = prev.condition(api::kConditionHeld);
     Condition condition_held;
     if (!w_.malformed_document.empty()) {
-      condition_held = condition(prev, api::kConditionHeld, "False", Reason::kMalformedLockDocument,
-                                 w_.malformed_document, gen);
+      condition_held = condition(lease, api::kConditionHeld, "False", Reason::kMalformedLockDocument,
+                                 w_.malformed_document);
       if (!old || old->reason != api::to_string(Reason::kMalformedLockDocument))
         event(lease, true, Reason::kMalformedLockDocument, w_.malformed_document);
     } else if (old && api::waits_since_loss(old->status, old->reason)) {
       condition_held = *old;  // still waiting after a loss: keep why and since when
-      condition_held.observed_generation = gen;
+      condition_held.observed_generation = lease.generation;
     } else {
-      condition_held = condition(prev, api::kConditionHeld, "False", Reason::kWaiting,
-                                 waiting_message(c, live_ahead), gen);
+      condition_held =
+          condition(lease, api::kConditionHeld, "False", Reason::kWaiting, waiting_message(c, live_ahead));
       if (old && old->status == "False" && old->reason == api::to_string(Reason::kWaiting))
         condition_held.last_transition_time = old->last_transition_time;
     }
@@ -336,10 +328,11 @@ class Projector {
     return Reason::kExpired;
   }
 
-  Condition condition(const LeaseStatus& previous, const char* type, const char* status, Reason why,
-                      std::string message, std::int64_t generation) const {
-    Condition c{type, status, api::to_string(why), std::move(message), w_.now, generation};
-    if (const Condition* old = previous.condition(type); old && old->status == c.status)
+  // A condition of `lease` as of now, keeping its transition time while its status stays.
+  Condition condition(const LeaseRecord& lease, const char* type, const char* status, Reason why,
+                      std::string message) const {
+    Condition c{type, status, api::to_string(why), std::move(message), w_.now, lease.generation};
+    if (const Condition* old = lease.status.condition(type); old && old->status == c.status)
       c.last_transition_time = old->last_transition_time;
     return c;
   }
