@@ -262,8 +262,6 @@ class Projector {
     } else {
       condition_held =
           condition(lease, api::kConditionHeld, "False", Reason::kWaiting, waiting_message(c, live_ahead));
-      if (old && old->status == "False" && old->reason == api::to_string(Reason::kWaiting))
-        condition_held.last_transition_time = old->last_transition_time;
     }
     s.conditions.push_back(condition_held);
     return s;
