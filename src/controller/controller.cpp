@@ -310,15 +310,15 @@ void Controller::watch_nodes() {
   kube::RecordHandlers<NodeRecord> handlers;
   handlers.on_add = [this](const NodeRecord& node) {
     tracker_.node_seen(node);
-    if (node.ready != ReadyState::kTrue) node_changed(node);
+    if (node.ready != ReadyState::kTrue) node_changed(node.meta.name);
   };
   handlers.on_update = [this](const NodeRecord& before, const NodeRecord& now) {
     tracker_.node_seen(now);
-    if (before.ready != now.ready) node_changed(now);
+    if (before.ready != now.ready) node_changed(now.meta.name);
   };
   handlers.on_delete = [this](const NodeRecord& node) {
     tracker_.node_gone(node);
-    node_changed(node);
+    node_changed(node.meta.name);
   };
   caches_->nodes = std::make_unique<NodeInformer>(api_, clock_, kube::resources::nodes(),
                                                   informer_options("", "nodes"), handlers, decode_node);
@@ -344,9 +344,7 @@ void Controller::watch_for_silent_nodes(std::stop_token stop) {
     std::optional<MonoTime> next_check;
     for (const std::string& node : tracker_.nodes_whose_heartbeat_changed(clock_.monotonic(), next_check)) {
       log::info("node heartbeat changed", {{"node", node}});
-      NodeRecord record;
-      record.meta.name = node;
-      node_changed(record);
+      node_changed(node);
     }
     Millis wait(1000);
     if (next_check)
@@ -356,12 +354,12 @@ void Controller::watch_for_silent_nodes(std::stop_token stop) {
 }
 
 // A node's readiness concerns every lock of the pods on it.
-void Controller::node_changed(const NodeRecord& node) {
+void Controller::node_changed(const std::string& node) {
   std::vector<std::string> locks;
   for (const auto& [ns, informer] : caches_->pods) {
     std::vector<PodRecord> on_node;
     informer->cache().for_each([&](const std::string&, const PodRecord& pod) {
-      if (pod.node_name == node.meta.name) on_node.push_back(pod);
+      if (pod.node_name == node) on_node.push_back(pod);
     });
     for (const PodRecord& pod : on_node) {
       auto more = index_.locks_for_pod(nullptr, &pod);

@@ -64,7 +64,7 @@ class Controller {
   void watch_nodes();
   void watch_node_heartbeats();
   void watch_for_silent_nodes(std::stop_token stop);
-  void node_changed(const NodeRecord& node);
+  void node_changed(const std::string& node);
   void warn_if_too_short(const LeaseRecord& lease);
   void lead(std::stop_token stop);
   void enqueue(const std::vector<std::string>& lock_ids);
