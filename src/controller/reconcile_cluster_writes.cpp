@@ -56,8 +56,7 @@ Result<WriteOutcome> Reconciler::update_holds(const LockWorld& world,
   Result<WriteOutcome> result = WriteOutcome::kSent;
   for (const LockShape& lock : world.locks) {
     Result<WriteOutcome> one = holds_.update(world, lock.name, statuses);
-    if (!one.ok() && result.ok()) result = one;
-    if (one.ok() && result.ok() && *one == WriteOutcome::kDeferred) result = one;
+    if (result.ok() && (!one.ok() || *one == WriteOutcome::kDeferred)) result = one;
   }
   return result;
 }
