@@ -187,7 +187,7 @@ ClaimCounts ClaimIndex::counts() const {
   for (const auto& [phase_priority, count] : counts_) {
     const auto [phase, priority] = phase_priority;
     const Phase shown = phase == Phase::kNone ? Phase::kPending : phase;  // no status yet: it waits
-    out.by_phase_priority[{to_string(shown), to_string(priority)}] += count;
+    out[{to_string(shown), to_string(priority)}] += count;
   }
   return out;
 }

@@ -18,11 +18,9 @@
 
 namespace eslease::controller {
 
-// Leases by phase and priority (a Lease without a status yet counts as Pending), and how
-// many of them wait (Pending, or no status yet).
-struct ClaimCounts {
-  std::map<std::pair<std::string, std::string>, int> by_phase_priority;  // only counts above 0
-};
+// Leases by phase and priority names (a Lease without a status yet counts as Pending); only
+// counts above 0.
+using ClaimCounts = std::map<std::pair<std::string, std::string>, int>;
 
 class ClaimIndex {
  public:

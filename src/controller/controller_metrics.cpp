@@ -24,7 +24,7 @@ void Controller::publish_claim_metrics() {
     recounted_ = recount;
     recount_pace_.ran(started, clock_.monotonic());
   }
-  observer_.claims(counts.by_phase_priority, recounted_.waiters);
+  observer_.claims(counts, recounted_.waiters);
   observer_.lock_slots(recounted_.slots_held, recounted_.slots_free);
 }
 

@@ -41,7 +41,7 @@ TEST(ClaimIndexCounts, LeasesAreCountedByPhaseAndPriorityWithoutAStatusAsPending
   for (const LeaseRecord* l : {&held, &waiting, &fresh, &invalid}) index.lease_changed(nullptr, l);
   const ClaimCounts counts = index.counts();
   EXPECT_EQ(
-      counts.by_phase_priority,
+      counts,
       (Counts{{{"Held", "Foreground"}, 1}, {{"Pending", "Background"}, 2}, {{"Invalid", "Foreground"}, 1}}));
   EXPECT_THAT(unserved(index), testing::UnorderedElementsAre("ns/pod-b", "ns/pod-c"))
       << "the waiter candidates, by the pod each waits for";
@@ -53,13 +53,13 @@ TEST(ClaimIndexCounts, AChangeMovesTheLeaseAndADeletionRemovesItAsLastSeen) {
   index.lease_changed(nullptr, &pending);
   const LeaseRecord held = lease("a", Phase::kHeld);
   index.lease_changed(&pending, &held);
-  EXPECT_EQ(index.counts().by_phase_priority, (Counts{{{"Held", "Foreground"}, 1}}));
+  EXPECT_EQ(index.counts(), (Counts{{{"Held", "Foreground"}, 1}}));
   EXPECT_TRUE(unserved(index).empty());
 
   // The deletion event may carry a later state than the one counted: the counted one goes.
   const LeaseRecord released = lease("a", Phase::kReleased);
   index.lease_changed(&released, nullptr);
-  EXPECT_EQ(index.counts().by_phase_priority, Counts{});
+  EXPECT_EQ(index.counts(), Counts{});
   EXPECT_TRUE(unserved(index).empty());
 }
 
@@ -80,10 +80,10 @@ TEST(ClaimIndexCounts, ALeaseWithoutALockNameIsCountedButWakesNoLock) {
   ClaimIndex index;
   const LeaseRecord nameless = lease("a", Phase::kInvalid, Priority::kForeground, "");
   EXPECT_TRUE(index.lease_changed(nullptr, &nameless).empty());
-  EXPECT_EQ(index.counts().by_phase_priority, (Counts{{{"Invalid", "Foreground"}, 1}}));
+  EXPECT_EQ(index.counts(), (Counts{{{"Invalid", "Foreground"}, 1}}));
   EXPECT_TRUE(index.locks().empty());
   EXPECT_TRUE(index.lease_changed(&nameless, nullptr).empty());
-  EXPECT_EQ(index.counts().by_phase_priority, Counts{});
+  EXPECT_EQ(index.counts(), Counts{});
 }
 
 TEST(ClaimIndexCounts, ALeaseThatMovesToAnotherLockIsCountedOnce) {
@@ -92,7 +92,7 @@ TEST(ClaimIndexCounts, ALeaseThatMovesToAnotherLockIsCountedOnce) {
   index.lease_changed(nullptr, &first);
   const LeaseRecord moved = lease("a", Phase::kPending, Priority::kForeground, "two");
   EXPECT_EQ(index.lease_changed(&first, &moved), (std::vector<std::string>{"ns/one", "ns/two"}));
-  EXPECT_EQ(index.counts().by_phase_priority, (Counts{{{"Pending", "Foreground"}, 1}}));
+  EXPECT_EQ(index.counts(), (Counts{{{"Pending", "Foreground"}, 1}}));
   EXPECT_EQ(index.claims_of("ns/two"), std::vector<std::string>{"ns/a"});
   EXPECT_TRUE(index.claims_of("ns/one").empty());
 }
@@ -119,7 +119,7 @@ TEST(ClaimIndex, AStatusChangeKeepsTheClaimIndexedAndAChangeOfItsPodReindexesIt)
   new_pod.meta.name = "pod-b";
   EXPECT_EQ(index.locks_for_pod(nullptr, &new_pod), std::vector<std::string>{"ns/lock"});
   EXPECT_TRUE(index.locks_for_pod(nullptr, &old_pod).empty());
-  EXPECT_EQ(index.counts().by_phase_priority, (Counts{{{"Held", "Background"}, 1}}));
+  EXPECT_EQ(index.counts(), (Counts{{{"Held", "Background"}, 1}}));
 }
 
 // Claims created in the same second are queued in the order the watch delivered them: each
