@@ -186,14 +186,9 @@ LeaseStatus decode_status(const json& object) {
   status.observed_generation = integer_at(*s, "observedGeneration").value_or(0);
   if (const json* conditions = find(*s, "conditions"); conditions && conditions->is_array()) {
     for (const json& c : *conditions) {
-      Condition condition;
-      condition.type = string_at(c, "type");
-      condition.status = string_at(c, "status");
-      condition.reason = string_at(c, "reason");
-      condition.message = string_at(c, "message");
-      condition.last_transition_time = time_at(c, "lastTransitionTime");
-      condition.observed_generation = integer_at(c, "observedGeneration").value_or(0);
-      status.conditions.push_back(std::move(condition));
+      status.conditions.push_back(Condition{
+          string_at(c, "type"), string_at(c, "status"), string_at(c, "reason"), string_at(c, "message"),
+          time_at(c, "lastTransitionTime"), integer_at(c, "observedGeneration").value_or(0)});
     }
   }
   return status;
