@@ -31,6 +31,14 @@ void LockEntry::read_malformed(std::string problem) {
   malformed_ = std::move(problem);
 }
 
+void LockEntry::read_answer(lock::DocumentRead answer, MonoTime answered_at) {
+  if (answer.ok()) {
+    read(std::move(*answer), answered_at);
+  } else {
+    read_malformed(answer.error().message);
+  }
+}
+
 void LockEntry::hold(lock::HeldDocument held) {
   const bool new_grant = !held_ || held_->state.token != held.state.token;
   expires_at_ = held.valid_until;

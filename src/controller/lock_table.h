@@ -56,6 +56,9 @@ class LockEntry {
   void read(std::optional<lock::LockState> document, MonoTime answered_at);
   // The read found a document that is not a lock document.
   void read_malformed(std::string problem);
+  // One slot's answer to a batch read: the document (or none), or an error when the index
+  // holds something that is not a lock document, over which nothing is granted.
+  void read_answer(lock::DocumentRead answer, MonoTime answered_at);
   // A read failed, or a write's outcome is unknown: read again before deciding.
   void outcome_unknown() { known_ = false; }
 

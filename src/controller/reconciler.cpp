@@ -119,16 +119,8 @@ void Reconciler::read_unknown(const Group& group, Entries& entries) {
   backend_available_.store(true);
   for (std::size_t n = 0; n < which.size() && n < read->size(); ++n) {
     std::vector<LockTable::Handle>& slots = entries[which[n]];
-    for (std::size_t k = 0; k < slots.size() && k < (*read)[n].size(); ++k) {
-      if (slots[k]->known()) continue;
-      lock::DocumentRead& doc = (*read)[n][k];
-      if (doc.ok()) {
-        slots[k]->read(std::move(*doc), answered);
-      } else {
-        // The index answered, with something that is not a lock document: nothing is granted over it.
-        slots[k]->read_malformed(doc.error().message);
-      }
-    }
+    for (std::size_t k = 0; k < slots.size() && k < (*read)[n].size(); ++k)
+      if (!slots[k]->known()) slots[k]->read_answer(std::move((*read)[n][k]), answered);
   }
 }
 
