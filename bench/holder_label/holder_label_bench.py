@@ -113,11 +113,13 @@ def run(bin_dir, source, deaths, log=lambda m: None):
         made = len(names)
         for i in range(deaths):
             kind = "PodDeleted" if i % 2 == 0 else "PodNotReady"
+            # Timed from before the request: the successor can be labelled, and the watch tell
+            # of it, before the answer to the request is read.
+            died = time.monotonic()
             if kind == "PodDeleted":
                 env.http("DELETE", "%s/api/v1/namespaces/%s/pods/%s?gracePeriodSeconds=0" % (env.kube_url, NS, holder))
             else:
                 env.kubelet(holder, NS, {"ready": False})
-            died = time.monotonic()
             token, successor, held_at = grants.after(token)
             labelled_at = labels.labelled_since(successor, died)
             results[kind]["held"].append(held_at - died)
