@@ -28,8 +28,8 @@ struct LeaseView {
   std::string selector;                 // election mode, as "key=value,..." for people
   std::string priority = api::to_string(api::Priority::kForeground);
   int lease_duration_seconds = api::kDefaultLeaseDurationSeconds;
-  std::int64_t capacity = 1;         // spec.capacity
-  std::string access = "Exclusive";  // spec.access
+  std::int64_t capacity = 1;                                 // spec.capacity
+  std::string access = api::to_string(api::kDefaultAccess);  // spec.access
   std::optional<std::int64_t> slot;  // status.slot: which slot a Held claim of a lock of capacity > 1 has
 
   std::string phase;  // "" until the controller has written a status

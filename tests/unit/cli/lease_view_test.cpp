@@ -48,6 +48,16 @@ TEST(LeaseView, DecodesWhatTheToolActsOn) {
   EXPECT_FALSE(v.being_deleted);
 }
 
+// A Lease without spec.access reads as the controller and the CRD's default read it: a
+// capacity-3 claim stating nothing else is a semaphore slot, shown as shared.
+TEST(LeaseView, AccessDefaultsAsTheControllerReadsIt) {
+  json lease = held_lease();
+  lease["spec"]["capacity"] = 3;
+  EXPECT_EQ(decode_lease_view(lease).access, "Shared");
+  lease["spec"]["access"] = "Exclusive";
+  EXPECT_EQ(decode_lease_view(lease).access, "Exclusive");
+}
+
 TEST(LeaseView, MistypedOrMissingFieldsReadAsAbsent) {
   for (const char* text : {"null", "[]", "{}", R"({"metadata": 3, "spec": "x", "status": []})",
                            R"({"spec": {"holder": {"podSelector": {"matchLabels": {"app": "r"}}},
