@@ -199,7 +199,7 @@ int main(int argc, char** argv) {
     t = Stopwatch::now();
     lock::GrantRenewal renewed = lock::renew_grant(store, *acquired, Millis(0));
     renew_ms.push_back(ms_since(t));
-    if (renewed.result != lock::GrantRenewal::Result::kRenewed)
+    if (renewed.result != lock::RenewalResult::kRenewed)
       return fail("renew failed in cycle " + std::to_string(i));
     t = Stopwatch::now();
     auto released = store.release(*renewed.grant, lock::ReleaseScope::kGrant);
@@ -265,7 +265,7 @@ int main(int argc, char** argv) {
   const double renew_all_ms = ms_since(renew_start);
   const long long after = stats.total();
   const auto ok = std::count_if(renewed.begin(), renewed.end(), [](const lock::BatchRenewal& r) {
-    return r.result == lock::BatchRenewal::Result::kRenewed;
+    return r.result == lock::RenewalResult::kRenewed;
   });
 
   const json lock_set = set_scenario(store, stats);

@@ -227,9 +227,9 @@ int command_renew(const Options& options, const std::vector<lock::LockKey>& keys
   if (!grants.ok()) return fail(env, grants.error());
   for (const lock::HeldGrant& grant : *grants) {
     lock::GrantRenewal renewed = lock::renew_grant(store, grant, options.ttl_given ? options.ttl : Millis(0));
-    if (renewed.result == lock::GrantRenewal::Result::kLost)
+    if (renewed.result == lock::RenewalResult::kLost)
       return fail(env, make_error(ErrorCode::kLost, "lost while renewing: " + renewed.why));
-    if (renewed.result == lock::GrantRenewal::Result::kFailed) return fail(env, *renewed.error);
+    if (renewed.result == lock::RenewalResult::kFailed) return fail(env, *renewed.error);
     env.out << renewed.grant->token << "\n";
   }
   return kExitOk;

@@ -78,7 +78,7 @@ class StoreHold final : public Hold {
 
   // Under mutex_.
   void take(lock::GrantRenewal renewed, MonoTime now) {
-    using Result = lock::GrantRenewal::Result;
+    using Result = lock::RenewalResult;
     switch (renewed.result) {
       case Result::kRenewed:
         grant_ = std::move(*renewed.grant);

@@ -12,12 +12,12 @@ namespace eslease::controller {
 void SessionKeeper::record_renewal(LockEntry& entry, lock::BatchRenewal& result, const api::GrantRef& grant,
                                    MonoTime after, Coverage& coverage) {
   switch (result.result) {
-    case lock::BatchRenewal::Result::kRenewed:
+    case lock::RenewalResult::kRenewed:
       entry.renewed(std::move(*result.held));
       coverage.covered.emplace(grant, entry.id());
       coverage.any_answer = true;
       break;
-    case lock::BatchRenewal::Result::kLost:
+    case lock::RenewalResult::kLost:
       log::warn("held lock was taken by someone else", {{"lock", entry.id()}});
       entry.lost();
       coverage.any_answer = true;
@@ -25,7 +25,7 @@ void SessionKeeper::record_renewal(LockEntry& entry, lock::BatchRenewal& result,
       coverage.stale.emplace(grant, entry.id());
       if (options_.enqueue) options_.enqueue(entry.key().id());
       break;
-    case lock::BatchRenewal::Result::kFailed: {
+    case lock::RenewalResult::kFailed: {
       coverage.any_unavailable = coverage.any_unavailable || (result.error && result.error->unavailable());
       std::optional<lock::LockState> still_ours;
       if (result.held) still_ours = result.held->state;

@@ -21,9 +21,8 @@ std::string names_of(const std::vector<LockKey>& keys) {
 // The claimant's own grant, renewed: nullopt when it was lost meanwhile (read again).
 Result<std::optional<HeldGrant>> take_back(LockStore& store, std::vector<HeldDocument> own, Millis ttl) {
   GrantRenewal renewed = renew_grant(store, grant_of(std::move(own)), ttl);
-  if (renewed.result == GrantRenewal::Result::kRenewed)
-    return std::optional<HeldGrant>(std::move(*renewed.grant));
-  if (renewed.result == GrantRenewal::Result::kLost) return std::optional<HeldGrant>();
+  if (renewed.result == RenewalResult::kRenewed) return std::optional<HeldGrant>(std::move(*renewed.grant));
+  if (renewed.result == RenewalResult::kLost) return std::optional<HeldGrant>();
   return *renewed.error;
 }
 

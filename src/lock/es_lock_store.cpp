@@ -105,7 +105,7 @@ class EsLockStore final : public LockStore {
         const Renewal& r = renewals[i];
         LockDocument& doc = docs[i - begin];
         // Most renewals are applied: the held document is copied only when one is not.
-        BatchRenewal renewal{BatchRenewal::Result::kFailed, std::nullopt, std::nullopt, std::nullopt};
+        BatchRenewal renewal{RenewalResult::kFailed, std::nullopt, std::nullopt, std::nullopt};
         auto failed = [&](const Error& error) {
           renewal.held = r.held;
           renewal.error = error;
@@ -119,7 +119,7 @@ class EsLockStore final : public LockStore {
         } else if (item.status == WriteStatus::kApplied) {
           auto state = make_state(std::move(doc), item.version);
           if (state.ok()) {
-            renewal.result = BatchRenewal::Result::kRenewed;
+            renewal.result = RenewalResult::kRenewed;
             renewal.held = hold(r.held.key, std::move(*state), holder_deadline(sent, effective_ttl(r)));
           } else {
             failed(state.error());
@@ -173,13 +173,13 @@ class EsLockStore final : public LockStore {
     // Gone without anyone taking it over: the document, or the whole index, was deleted.
     if (!*current) guard_.grant_vanished();
     if (!*current || !same_grant((*current)->doc, r.held.state.doc)) {
-      renewal.result = BatchRenewal::Result::kLost;
+      renewal.result = RenewalResult::kLost;
       renewal.held.reset();
       renewal.current = std::move(*current);
       return;
     }
     if (same_write((*current)->doc, doc) && !((*current)->version == r.held.state.version)) {
-      renewal.result = BatchRenewal::Result::kRenewed;
+      renewal.result = RenewalResult::kRenewed;
       renewal.held = hold(r.held.key, std::move(**current), holder_deadline(sent, effective_ttl(r)));
       return;
     }

@@ -42,14 +42,14 @@ GrantRenewal renew_grant(LockStore& store, const HeldGrant& held, Millis ttl) {
   std::vector<HeldDocument> still_ours;
   for (std::size_t i = 0; i < held.docs.size(); ++i) {
     const BatchRenewal* r = i < results.size() ? &results[i] : nullptr;
-    if (r && r->result == BatchRenewal::Result::kLost) {
+    if (r && r->result == RenewalResult::kLost) {
       if (out.why.empty()) {
         out.why = "document " + document_id(held.docs[i].state.doc) + " was lost";
         if (r->current) out.why += " to " + r->current->doc.holder;
       }
       continue;
     }
-    if ((!r || r->result == BatchRenewal::Result::kFailed) && !out.error)
+    if ((!r || r->result == RenewalResult::kFailed) && !out.error)
       out.error = r && r->error ? *r->error : make_error(ErrorCode::kInternal, "renewal not confirmed");
     still_ours.push_back(r && r->held ? *r->held : held.docs[i]);
   }
@@ -60,10 +60,10 @@ GrantRenewal renew_grant(LockStore& store, const HeldGrant& held, Millis ttl) {
   if (!out.why.empty()) {
     // The grant is over: give back the documents still ours, so nobody waits for their TTL.
     if (!next.docs.empty()) (void)store.release(next, ReleaseScope::kGrant);
-    out.result = GrantRenewal::Result::kLost;
+    out.result = RenewalResult::kLost;
     return out;
   }
-  out.result = out.error ? GrantRenewal::Result::kFailed : GrantRenewal::Result::kRenewed;
+  out.result = out.error ? RenewalResult::kFailed : RenewalResult::kRenewed;
   out.grant = std::move(next);
   return out;
 }

@@ -136,8 +136,11 @@ struct Renewal {
   std::optional<WallTime> renewed_at;
 };
 
+// How a renewal of one document (BatchRenewal) or of a whole grant (GrantRenewal) ended.
+enum class RenewalResult { kRenewed, kLost, kFailed };
+
 struct BatchRenewal {
-  enum class Result { kRenewed, kLost, kFailed } result = Result::kFailed;
+  RenewalResult result = RenewalResult::kFailed;
   // kRenewed: the document renewed; kFailed: the newest confirmed version (unconfirmed
   // renewal: the deadline stays); kLost: unset.
   std::optional<HeldDocument> held;
@@ -147,7 +150,7 @@ struct BatchRenewal {
 };
 
 struct GrantRenewal {
-  enum class Result { kRenewed, kLost, kFailed } result = Result::kFailed;
+  RenewalResult result = RenewalResult::kFailed;
   // kRenewed: the renewed grant. kFailed: each document at its newest confirmed version, the
   // deadline the earliest unconfirmed one's.
   std::optional<HeldGrant> grant;

@@ -57,8 +57,7 @@ TEST_F(GrantsIntegration, ASetOf32LocksIsGrantedInOneRequestAndReleasedInOne) {
   EXPECT_EQ(granted->grant->token, largest) << "the grant's token is the largest of its writes";
 
   GrantRenewal renewed = renew_grant(store(), *granted->grant, Millis(0));
-  ASSERT_EQ(renewed.result, GrantRenewal::Result::kRenewed)
-      << (renewed.error ? renewed.error->describe() : "");
+  ASSERT_EQ(renewed.result, RenewalResult::kRenewed) << (renewed.error ? renewed.error->describe() : "");
   for (const LockKey& key : locks) EXPECT_EQ(read(key.id())->source["fencingToken"], granted->grant->token);
 
   server_.reset_stats();

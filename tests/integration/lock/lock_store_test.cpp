@@ -48,7 +48,7 @@ TEST_F(LockIntegration, AcquireRenewReleaseRoundTrip) {
   EXPECT_EQ((*current)->doc.fencing_token, 0);
 
   GrantRenewal renewed = renew_grant(store(), g, Millis(0));
-  ASSERT_EQ(renewed.result, GrantRenewal::Result::kRenewed);
+  ASSERT_EQ(renewed.result, RenewalResult::kRenewed);
   current = read();
   EXPECT_EQ((*current)->doc.fencing_token, g.token);
 
@@ -75,7 +75,7 @@ TEST_F(LockIntegration, TokensGrowThroughReleaseReacquireAndTakeover) {
   HeldGrant b = acquire(key_, direct_grantee("pod-b"), only_document(a));
   tokens.push_back(b.token);
   EXPECT_EQ(only_document(b).doc.transitions, 2);
-  EXPECT_EQ(renew_grant(store(), a, Millis(0)).result, GrantRenewal::Result::kLost)
+  EXPECT_EQ(renew_grant(store(), a, Millis(0)).result, RenewalResult::kLost)
       << "the old holder's renewal must fail after a takeover";
   for (std::size_t i = 1; i < tokens.size(); ++i) EXPECT_GT(tokens[i], tokens[i - 1]);
 }
@@ -85,8 +85,7 @@ TEST_F(LockIntegration, TokensKeepGrowingAfterPrimaryTermBump) {
   HeldGrant a = acquire(key_, direct_grantee("pod-a"));
   server_.bump_primary_term(index_);
   GrantRenewal renewed = renew_grant(store(), a, Millis(0));
-  ASSERT_EQ(renewed.result, GrantRenewal::Result::kRenewed)
-      << (renewed.error ? renewed.error->describe() : "");
+  ASSERT_EQ(renewed.result, RenewalResult::kRenewed) << (renewed.error ? renewed.error->describe() : "");
   EXPECT_EQ(renewed.grant->token, a.token) << "a renewal keeps the grant's token";
   EXPECT_GT(only_document(*renewed.grant).version.primary_term, only_document(a).version.primary_term);
   ASSERT_EQ(*store().release(*renewed.grant, ReleaseScope::kGrant), ReleaseOutcome::kReleased);
@@ -146,9 +145,9 @@ TEST_F(LockIntegration, BatchRenewalOfManyLocksReportsStolenOnes) {
   ASSERT_EQ(results.size(), static_cast<std::size_t>(kLocks));
   for (int i = 0; i < kLocks; ++i) {
     if (stolen.count(i)) {
-      EXPECT_EQ(results[i].result, BatchRenewal::Result::kLost) << i;
+      EXPECT_EQ(results[i].result, RenewalResult::kLost) << i;
     } else {
-      EXPECT_EQ(results[i].result, BatchRenewal::Result::kRenewed) << i;
+      EXPECT_EQ(results[i].result, RenewalResult::kRenewed) << i;
     }
   }
   auto thief = read_lock(store(), held[999].held.key);
@@ -159,7 +158,7 @@ TEST_F(LockIntegration, TransientBackendFaultsAreRetried) {
   server_.fault({{"op", "create"}, {"status", 503}, {"count", 2}});
   HeldGrant g = acquire(key_, direct_grantee("pod-a"));
   server_.fault({{"op", "bulk"}, {"status", 429}, {"count", 1}});
-  EXPECT_EQ(renew_grant(store(), g, Millis(0)).result, GrantRenewal::Result::kRenewed);
+  EXPECT_EQ(renew_grant(store(), g, Millis(0)).result, RenewalResult::kRenewed);
 }
 
 TEST_F(LockIntegration, PersistentOutageIsAClearErrorAndNoGrant) {
@@ -203,8 +202,8 @@ TEST_F(LockIntegration, SlowRenewalIsResolvedByReadingBack) {
   server_.fault({{"op", "bulk"}, {"latency_ms", 1000}, {"count", 1}});
   GrantRenewal renewed = renew_grant(*impatient.store, g, Millis(0));
   // Whatever the answer, the lock is never reported lost and never renewed without proof.
-  ASSERT_NE(renewed.result, GrantRenewal::Result::kLost);
-  if (renewed.result == GrantRenewal::Result::kFailed) {
+  ASSERT_NE(renewed.result, RenewalResult::kLost);
+  if (renewed.result == RenewalResult::kFailed) {
     EXPECT_EQ(renewed.error->code, ErrorCode::kTimeout);
     EXPECT_EQ(renewed.grant->valid_until, g.valid_until);
   }

@@ -29,7 +29,7 @@ class TokenContinuityIntegration : public ::testing::Test {
           testing::granted(store(), one_lock(key(prefix + std::to_string(i)), direct_grantee("pod", kTtl)));
       if (g.docs.empty()) continue;
       GrantRenewal renewed = renew_grant(store(), g, kTtl);
-      EXPECT_NE(renewed.result, GrantRenewal::Result::kLost) << renewed.why;
+      EXPECT_NE(renewed.result, RenewalResult::kLost) << renewed.why;
       largest = std::max(largest, g.token);
     }
     return largest;

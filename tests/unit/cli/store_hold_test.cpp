@@ -44,8 +44,7 @@ class SlowRenewalStore final : public lock::LockStore {
     for (const lock::Renewal& r : renewals) {
       lock::HeldDocument renewed = r.held;
       renewed.valid_until = *answer_;
-      out.push_back(
-          lock::BatchRenewal{lock::BatchRenewal::Result::kRenewed, renewed, std::nullopt, std::nullopt});
+      out.push_back(lock::BatchRenewal{lock::RenewalResult::kRenewed, renewed, std::nullopt, std::nullopt});
     }
     answer_.reset();
     return out;

@@ -465,7 +465,7 @@ TEST_F(SessionKeeperTest, AGrantRenewedByAnotherReplicaIsFollowed) {
   auto current = lock::read_lock(*theirs_, key);
   const std::vector<lock::BatchRenewal> renewed = theirs_->renew_all(
       {lock::Renewal{lock::HeldDocument{key, **current, clock_.monotonic()}, Millis(0), {}}});
-  ASSERT_EQ(renewed.front().result, lock::BatchRenewal::Result::kRenewed);
+  ASSERT_EQ(renewed.front().result, lock::RenewalResult::kRenewed);
   clock_.advance(kTtl / 3);
   keeper_->tick_due();
   EXPECT_EQ(session()->renew_time, first) << "not covered by our own write";

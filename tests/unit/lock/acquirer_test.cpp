@@ -111,7 +111,7 @@ TEST_F(AcquirerTest, ALockThatKeepsBeingRenewedIsNeverTakenOver) {
   for (int round = 0; round < 10; ++round) {
     ASSERT_FALSE(acquire(claim("b"), Millis(2000)).ok());
     GrantRenewal renewed = renew_grant(*store_, grant, Millis(0));
-    ASSERT_EQ(renewed.result, GrantRenewal::Result::kRenewed);
+    ASSERT_EQ(renewed.result, RenewalResult::kRenewed);
     grant = *renewed.grant;
   }
   EXPECT_EQ(api_.peek("default/job")->source["holder"], "a");

@@ -117,7 +117,7 @@ TEST_F(GrantsTest, TheGrantsTokenIsTheLargestOfItsWritesAndItsFirstRenewalWrites
   clock_.advance(Millis(3000));
   const int bulks = api_.calls("bulk");
   GrantRenewal renewed = renew_grant(*store_, g, Millis(0));
-  ASSERT_EQ(renewed.result, GrantRenewal::Result::kRenewed);
+  ASSERT_EQ(renewed.result, RenewalResult::kRenewed);
   EXPECT_EQ(api_.calls("bulk") - bulks, 1) << "every document renewed in one _bulk";
   EXPECT_EQ(renewed.grant->token, g.token);
   EXPECT_EQ(renewed.grant->valid_until, clock_.monotonic() + Millis(10000));
@@ -199,7 +199,7 @@ TEST_F(GrantsTest, AGrantIsLostWhenAnyDocumentIsAndGivesBackTheRest) {
   HeldGrant g = granted(request(keys(3), ClaimShape{}, "job-a"));
   occupy("batch/table-1", "intruder");  // another writer replaced one document
   GrantRenewal renewed = renew_grant(*store_, g, Millis(0));
-  EXPECT_EQ(renewed.result, GrantRenewal::Result::kLost);
+  EXPECT_EQ(renewed.result, RenewalResult::kLost);
   EXPECT_NE(renewed.why.find("batch/table-1"), std::string::npos) << renewed.why;
   EXPECT_FALSE(api_.peek("batch/table-0"));
   EXPECT_FALSE(api_.peek("batch/table-2"));
@@ -222,7 +222,7 @@ TEST_F(GrantsTest, AReleaseAfterALostRenewalAnswerStillReleases) {
   HeldGrant g = granted(request(keys(2), ClaimShape{}, "job-a"));
   api_.inject({"bulk", true, make_error(ErrorCode::kTimeout, "answer lost")});
   GrantRenewal renewed = renew_grant(*store_, g, Millis(0));
-  ASSERT_NE(renewed.result, GrantRenewal::Result::kLost);
+  ASSERT_NE(renewed.result, RenewalResult::kLost);
   // The holder still has the versions it sent over: the release finds the newer ones.
   auto released = store_->release(g, ReleaseScope::kGrant);
   ASSERT_TRUE(released.ok()) << released.error().describe();
@@ -241,7 +241,7 @@ TEST_F(GrantsTest, AReleaseOfThisVersionLeavesADocumentThatMovedOnAlone) {
   ASSERT_TRUE(other.ok());
   clock_.advance(Millis(1000));
   const auto renewed = (*other)->renew_all({Renewal{g.docs[1], Millis(0), std::nullopt}});
-  ASSERT_EQ(renewed[0].result, BatchRenewal::Result::kRenewed);
+  ASSERT_EQ(renewed[0].result, RenewalResult::kRenewed);
 
   auto exact = store_->release(g, ReleaseScope::kThisVersion);
   ASSERT_TRUE(exact.ok()) << exact.error().describe();

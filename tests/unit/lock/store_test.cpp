@@ -105,12 +105,12 @@ TEST_F(StoreTest, RenewalWritesTheRealTokenAndKeepsIt) {
   clock_.advance(Millis(3000));
   const MonoTime sent = clock_.monotonic();
   GrantRenewal r = renew_grant(*store_, g, Millis(0));
-  ASSERT_EQ(r.result, GrantRenewal::Result::kRenewed);
+  ASSERT_EQ(r.result, RenewalResult::kRenewed);
   EXPECT_EQ(r.grant->token, g.token);
   EXPECT_EQ(r.grant->valid_until, sent + Millis(10000));
   EXPECT_EQ(api_.peek("batch/nightly")->source["fencingToken"], g.token);
   GrantRenewal again = renew_grant(*store_, *r.grant, Millis(0));
-  ASSERT_EQ(again.result, GrantRenewal::Result::kRenewed);
+  ASSERT_EQ(again.result, RenewalResult::kRenewed);
   EXPECT_EQ(again.grant->token, g.token);
   EXPECT_EQ(api_.calls("bulk"), 2) << "one _bulk per renewal";
 }
@@ -121,12 +121,12 @@ TEST_F(StoreTest, AStaleRenewalIsLostAndNamesTheNewHolder) {
   ASSERT_TRUE(taken.ok() && taken->grant);
   auto r = store_->renew_all({renewal(g)});
   ASSERT_EQ(r.size(), 1u);
-  EXPECT_EQ(r[0].result, BatchRenewal::Result::kLost);
+  EXPECT_EQ(r[0].result, RenewalResult::kLost);
   EXPECT_FALSE(r[0].held);
   ASSERT_TRUE(r[0].current);
   EXPECT_EQ(r[0].current->doc.holder, "pod-b");
   GrantRenewal lost = renew_grant(*store_, g, Millis(0));
-  EXPECT_EQ(lost.result, GrantRenewal::Result::kLost);
+  EXPECT_EQ(lost.result, RenewalResult::kLost);
   EXPECT_NE(lost.why.find("lost to pod-b"), std::string::npos) << lost.why;
 }
 
@@ -139,7 +139,7 @@ TEST_F(StoreTest, TokensGrowThroughReleaseReacquireTakeoverAndTermBump) {
   HeldGrant b = acquire(key(), grantee("pod-b", "uid-b"));
   tokens.push_back(b.token);
   GrantRenewal renewed = renew_grant(*store_, b, Millis(0));
-  ASSERT_EQ(renewed.result, GrantRenewal::Result::kRenewed);
+  ASSERT_EQ(renewed.result, RenewalResult::kRenewed);
   auto c = take_over(only_document(*renewed.grant), grantee("pod-c", "uid-c"));
   ASSERT_TRUE(c.ok() && c->grant);
   tokens.push_back(c->grant->token);
@@ -156,7 +156,7 @@ TEST_F(StoreTest, TokensGrowThroughReleaseReacquireTakeoverAndTermBump) {
 TEST_F(StoreTest, ATakeoverOfAVersionThatMovedIsRefused) {
   HeldGrant a = acquire(key(), grantee("pod-a", "uid-a"));
   const LockState seen = only_document(a);
-  ASSERT_EQ(renew_grant(*store_, a, Millis(0)).result, GrantRenewal::Result::kRenewed);  // alive after all
+  ASSERT_EQ(renew_grant(*store_, a, Millis(0)).result, RenewalResult::kRenewed);  // alive after all
   const int before = api_.total_calls();
   auto r = take_over(seen, grantee("pod-b", "uid-b"));
   ASSERT_TRUE(r.ok());
@@ -225,16 +225,16 @@ TEST_F(StoreTest, ARenewalAppliedButWhoseAnswerWasLostIsSettledByTheNext) {
   clock_.advance(Millis(2000));
   api_.inject({"bulk", true, make_error(ErrorCode::kTimeout, "no answer")});
   GrantRenewal first = renew_grant(*store_, g, Millis(0));
-  ASSERT_EQ(first.result, GrantRenewal::Result::kFailed);
+  ASSERT_EQ(first.result, RenewalResult::kFailed);
   EXPECT_EQ(first.grant->valid_until, g.valid_until) << "unconfirmed: the deadline stays";
   GrantRenewal second = renew_grant(*store_, *first.grant, Millis(0));
-  ASSERT_NE(second.result, GrantRenewal::Result::kLost);
+  ASSERT_NE(second.result, RenewalResult::kLost);
   EXPECT_EQ(second.grant->docs[0].state.version, api_.peek("batch/nightly")->version)
       << "the newest version, read back";
   clock_.advance(Millis(1000));
   const MonoTime sent = clock_.monotonic();
   GrantRenewal third = renew_grant(*store_, *second.grant, Millis(0));
-  ASSERT_EQ(third.result, GrantRenewal::Result::kRenewed);
+  ASSERT_EQ(third.result, RenewalResult::kRenewed);
   EXPECT_EQ(third.grant->valid_until, sent + Millis(10000));
 }
 
@@ -243,11 +243,11 @@ TEST_F(StoreTest, ARenewalNotAppliedKeepsTheOldDeadlineAndReportsTheError) {
   clock_.advance(Millis(2000));
   api_.inject({"bulk", false, make_error(ErrorCode::kTimeout, "no answer")});
   GrantRenewal r = renew_grant(*store_, g, Millis(0));
-  ASSERT_EQ(r.result, GrantRenewal::Result::kFailed);
+  ASSERT_EQ(r.result, RenewalResult::kFailed);
   EXPECT_EQ(r.error->code, ErrorCode::kTimeout);
   EXPECT_EQ(r.grant->valid_until, g.valid_until);
   // The next renewal from the same grant still works.
-  EXPECT_EQ(renew_grant(*store_, g, Millis(0)).result, GrantRenewal::Result::kRenewed);
+  EXPECT_EQ(renew_grant(*store_, g, Millis(0)).result, RenewalResult::kRenewed);
 }
 
 TEST_F(StoreTest, AReleaseAppliedButWhoseAnswerWasLostIsReleased) {
@@ -262,7 +262,7 @@ TEST_F(StoreTest, AReleaseFollowsOurOwnUnseenRenewal) {
   HeldGrant g = acquire(key(), grantee("pod-a", "uid-a"));
   api_.inject({"bulk", true, make_error(ErrorCode::kTimeout, "lost")});
   ASSERT_EQ(renew_grant(*store_, g, Millis(0)).result,
-            GrantRenewal::Result::kFailed);  // we keep the old version
+            RenewalResult::kFailed);  // we keep the old version
   auto r = store_->release(g, ReleaseScope::kGrant);
   ASSERT_TRUE(r.ok()) << r.error().describe();
   EXPECT_EQ(*r, ReleaseOutcome::kReleased);
@@ -278,7 +278,7 @@ TEST_F(StoreTest, AReleaseOfThisVersionLeavesAnotherProcessesRenewal) {
   auto other = make_es_lock_store(api_, clock_, options);
   ASSERT_TRUE(other.ok());
   clock_.advance(Millis(1000));
-  ASSERT_EQ(renew_grant(**other, g, Millis(0)).result, GrantRenewal::Result::kRenewed);
+  ASSERT_EQ(renew_grant(**other, g, Millis(0)).result, RenewalResult::kRenewed);
 
   auto exact = store_->release(g, ReleaseScope::kThisVersion);
   ASSERT_TRUE(exact.ok()) << exact.error().describe();
@@ -311,9 +311,9 @@ TEST_F(StoreTest, BatchRenewalUsesChunkedBulkAndReportsStolenLocks) {
   int renewed = 0;
   for (int i = 0; i < kLocks; ++i) {
     if (i == 7 || i == 1500 || i == 2499) {
-      EXPECT_EQ(results[i].result, BatchRenewal::Result::kLost) << i;
+      EXPECT_EQ(results[i].result, RenewalResult::kLost) << i;
     } else {
-      ASSERT_EQ(results[i].result, BatchRenewal::Result::kRenewed) << i;
+      ASSERT_EQ(results[i].result, RenewalResult::kRenewed) << i;
       EXPECT_EQ(results[i].held->key, held[i].held.key);
       EXPECT_EQ(results[i].held->state.version, api_.peek(held[i].held.key.id())->version);
       EXPECT_EQ(results[i].held->state.token, held[i].held.state.token);
@@ -345,7 +345,7 @@ TEST_F(StoreTest, ShownExpiryIsNeverLaterThanTheDeadlineInABatch) {
   }
   clock_.advance(Millis(3000));
   for (const BatchRenewal& renewal : store_->renew_all(held)) {
-    ASSERT_EQ(renewal.result, BatchRenewal::Result::kRenewed);
+    ASSERT_EQ(renewal.result, RenewalResult::kRenewed);
     EXPECT_FALSE(shown_after_deadline(*renewal.held)) << renewal.held->key.id();
   }
 }
@@ -365,7 +365,7 @@ TEST_F(StoreTest, ABatchRenewalFailureKeepsOldGrantsUnconfirmed) {
   api_.inject({"bulk", false, make_error(ErrorCode::kUnavailable, "down")});
   auto results = store_->renew_all({renewal(g)});
   ASSERT_EQ(results.size(), 1u);
-  EXPECT_EQ(results[0].result, BatchRenewal::Result::kFailed);
+  EXPECT_EQ(results[0].result, RenewalResult::kFailed);
   ASSERT_TRUE(results[0].error);
   EXPECT_EQ(results[0].held->valid_until, g.valid_until);
 }

@@ -53,7 +53,7 @@ class TokenContinuityTest : public ::testing::Test {
     for (int i = 0; i < locks; ++i) {
       const std::string name = prefix + std::to_string(i);
       HeldGrant g = acquire(*store_, name, "pod-" + name);
-      EXPECT_EQ(renew_grant(*store_, g, kTtl).result, GrantRenewal::Result::kRenewed);
+      EXPECT_EQ(renew_grant(*store_, g, kTtl).result, RenewalResult::kRenewed);
       largest = std::max(largest, g.token);
     }
     return largest;
@@ -225,7 +225,7 @@ TEST_F(TokenContinuityTest, AnUnreadableIndexRefusesTheGrantWithoutWriting) {
 TEST_F(TokenContinuityTest, AHeldLockWhoseDocumentVanishedPausesGrantsUntilItsValidityEnds) {
   HeldGrant held = acquire(*store_, "held", "pod-h");
   api_.drop_index();
-  EXPECT_EQ(renew_grant(*store_, held, kTtl).result, GrantRenewal::Result::kLost);
+  EXPECT_EQ(renew_grant(*store_, held, kTtl).result, RenewalResult::kLost);
   // Its holder may still run until its validity ends: no grant before that, on any lock.
   EXPECT_FALSE(try_acquire(*store_, "other", "pod-o").ok());
   clock_.advance(kTtl);
