@@ -4,6 +4,7 @@
 #include <ostream>
 #include <tuple>
 
+#include "cli/status_report.h"
 #include "common/text.h"
 #include "lock/names.h"
 
@@ -110,9 +111,7 @@ void print_lock_holders(std::ostream& out, const std::vector<LockHolders>& locks
   std::vector<std::vector<std::string>> rows{
       {"LOCK", "HOLDER", "ACCESS", "SLOTS", "TOKEN", "EXPIRES", "TRANSITIONS", "SET"}};
   for (const LockHolders& l : locks) {
-    const std::string lock = l.capacity <= 1 ? l.lock
-                                             : l.lock + " (" + std::to_string(l.holders.size()) + "/" +
-                                                   std::to_string(l.capacity) + ")";
+    const std::string lock = lock_cell(l.lock, l.holders.size(), l.capacity);
     for (const auto& grant : l.holders) {
       const lock::LockDocument& d = grant.front().doc;
       std::vector<std::string> slots;

@@ -51,6 +51,11 @@ json claim_json(const LeaseView& v) {
 
 }  // namespace
 
+std::string lock_cell(const std::string& lock, std::size_t holders, std::int64_t capacity) {
+  if (capacity <= 1) return lock;
+  return lock + " (" + std::to_string(holders) + "/" + std::to_string(capacity) + ")";
+}
+
 std::string format_age(Millis age) {
   long long s = std::max<long long>(0, age.count() / 1000);
   if (s < 60) return std::to_string(s) + "s";
@@ -115,14 +120,9 @@ void print_lock_reports(std::ostream& out, const std::vector<LockReport>& report
   if (show_set) header.insert(header.begin() + 1, "SET");
   if (show_namespace) header.insert(header.begin(), "NAMESPACE");
   rows.push_back(header);
-  // A lock of capacity above 1 shows its holders against its capacity, and each holder its slot.
-  const auto lock_cell = [](const LockReport& r) {
-    if (r.capacity <= 1) return r.lock;
-    return r.lock + " (" + std::to_string(r.holders.size()) + "/" + std::to_string(r.capacity) + ")";
-  };
   const auto row = [&](const LockReport& r, const LeaseView& v, std::string queue,
                        std::optional<Millis> age) {
-    std::vector<std::string> cells{lock_cell(r),
+    std::vector<std::string> cells{lock_cell(r.lock, r.holders.size(), r.capacity),
                                    std::move(queue),
                                    v.name,
                                    pod_of(v),

@@ -34,5 +34,8 @@ nlohmann::json lock_reports_json(const std::vector<LockReport>& reports, WallTim
 
 // 45s, 3m12s, 2h5m: how long, for people.
 std::string format_age(Millis age);
+// The LOCK cell of both modes' status: a lock of capacity above 1 shows its holders against
+// its capacity, "jobs (2/3)".
+std::string lock_cell(const std::string& lock, std::size_t holders, std::int64_t capacity);
 
 }  // namespace eslease::cli
