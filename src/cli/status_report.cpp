@@ -65,6 +65,8 @@ std::string format_age(Millis age) {
 
 std::vector<LockReport> build_lock_reports(const std::vector<LeaseView>& leases) {
   std::map<std::pair<std::string, std::string>, LockReport> by_lock;
+  // Per lock, the oldest claim that states its capacity (created, name).
+  std::map<std::pair<std::string, std::string>, std::pair<WallTime, std::string>> stated_by;
   // A lock set's claim is a claim on each of its locks: it counts against each one's capacity
   // and stands in each one's queue, so it is listed under each.
   for (const LeaseView& v : leases) {
@@ -72,12 +74,20 @@ std::vector<LockReport> build_lock_reports(const std::vector<LeaseView>& leases)
       LockReport& report = by_lock[{v.ns, lock}];
       report.ns = v.ns;
       report.lock = lock;
-      report.capacity = std::max(report.capacity, v.capacity);
+      const bool ended = v.phase == api::to_string(api::Phase::kTimedOut) ||
+                         v.phase == api::to_string(api::Phase::kInvalid) ||
+                         v.phase == api::to_string(api::Phase::kReleased);
+      if (!ended && !v.being_deleted) {
+        const std::pair<WallTime, std::string> age{v.created.value_or(WallTime{}), v.name};
+        auto [oldest, first] = stated_by.try_emplace({v.ns, lock}, age);
+        if (first || age < oldest->second) {
+          oldest->second = age;
+          report.capacity = v.capacity;
+        }
+      }
       if (v.held()) {
         report.holders.push_back(v);
-      } else if (v.phase == api::to_string(api::Phase::kTimedOut) ||
-                 v.phase == api::to_string(api::Phase::kInvalid) ||
-                 v.phase == api::to_string(api::Phase::kReleased)) {
+      } else if (ended) {
         report.ended.push_back(v);
       } else {
         report.queue.push_back(v);

@@ -15,7 +15,9 @@ namespace eslease::cli {
 struct LockReport {
   std::string ns;
   std::string lock;
-  std::int64_t capacity = 1;       // as its claims state it (the largest, while they disagree)
+  // As the controller takes it: stated by the oldest claim that has not ended (a claim stating
+  // another is Invalid).
+  std::int64_t capacity = 1;
   std::vector<LeaseView> holders;  // Held claims: up to the capacity, unless a hand-over is being written
   std::vector<LeaseView> queue;    // Pending (and not yet served) claims, next first
   std::vector<LeaseView> ended;    // TimedOut, Invalid, Released

@@ -383,6 +383,30 @@ TEST(StatusReport, ASetsClaimIsListedUnderEachOfItsLocks) {
   EXPECT_EQ(no_set.str().find("SET"), std::string::npos) << no_set.str();
 }
 
+// The lock's capacity as the controller takes it: stated by the oldest claim that has not
+// ended. A newer claim stating another capacity is Invalid and is not counted, whatever its
+// number; one being deleted or timed out states nothing either.
+TEST(StatusReport, CapacityIsTheOneTheOldestLiveClaimStates) {
+  LeaseView holder = claim("holder", "Held", "Foreground", std::nullopt, 1);
+  holder.capacity = 2;
+  LeaseView invalid = claim("larger", "Invalid", "Foreground", std::nullopt, 5);
+  invalid.capacity = 3;
+  LeaseView timed_out = claim("older", "TimedOut", "Foreground", std::nullopt, 0);
+  timed_out.capacity = 4;
+  LeaseView waiting = claim("waiting", "Pending", "Foreground", 0, 6);
+  waiting.capacity = 2;
+  const auto reports = build_lock_reports({invalid, waiting, timed_out, holder});
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(reports[0].capacity, 2);
+  std::ostringstream table;
+  print_lock_reports(table, reports, WallTime{} + std::chrono::seconds(1'800'000'010), false);
+  EXPECT_NE(table.str().find("report (1/2)"), std::string::npos) << table.str();
+
+  holder.being_deleted = true;  // released by its holder: the next oldest states the capacity
+  EXPECT_EQ(build_lock_reports({invalid, waiting, holder})[0].capacity, 2);
+  EXPECT_EQ(build_lock_reports({holder})[0].capacity, 1) << "no claim states one: a lock of one slot";
+}
+
 TEST(StatusReport, AgesForPeople) {
   EXPECT_EQ(format_age(Millis(45'000)), "45s");
   EXPECT_EQ(format_age(Millis(192'000)), "3m12s");
