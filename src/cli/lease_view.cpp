@@ -115,7 +115,7 @@ bool same_locks(std::vector<std::string> a, std::vector<std::string> b) {
 }
 
 std::optional<WallTime> LeaseView::waiting_since() const {
-  return api::waiting_since(held_status, held_reason, held_since, created);
+  return api::waiting_since(held_status, held_reason, held_since, queued_at ? queued_at : created);
 }
 
 LeaseView decode_lease_view(const json& object) {
@@ -155,6 +155,7 @@ LeaseView decode_lease_view(const json& object) {
     v.fencing_token = string_at(*status, "fencingToken");
     v.acquire_time = time_at(*status, "acquireTime");
     if (auto k = integer_at(*status, "slot"); k && *k >= 0) v.slot = *k;
+    v.queued_at = time_at(*status, "queuedAt");
     if (auto q = integer_at(*status, "queuePosition"); q && *q >= 0 && *q < (1LL << 31)) {
       v.queue_position = static_cast<int>(*q);
     }

@@ -41,6 +41,9 @@ struct LeaseView {
   // (api::published_validity), filled in by whoever read the session.
   std::optional<WallTime> valid_until;
   std::optional<int> queue_position;
+  // status.queuedAt: when the controller queued the claim, to the microsecond (creationTimestamp
+  // is whole seconds).
+  std::optional<WallTime> queued_at;
   // The Held condition: whether and why the claim is (not) held, and since when.
   std::string held_status;
   std::string held_reason;
@@ -57,7 +60,7 @@ struct LeaseView {
   // "lock a", or "lock set a+b" for a set: how messages name what the claim is on.
   std::string describe_locks() const;
   // When this claim started waiting, by the controller's rule (api::waits_since_loss): when
-  // it last lost the lock, else its creation.
+  // it last lost the lock, else when it was queued, else its creation.
   std::optional<WallTime> waiting_since() const;
 };
 

@@ -98,6 +98,25 @@ TEST(LeaseView, WaitingSinceFollowsTheControllersRule) {
   EXPECT_EQ(pending("True", "PodDeleted"), created);
 }
 
+// Two claims created in one second: the controller serves them in the order it queued them,
+// recorded to the microsecond in status.queuedAt, and so does the tool's queue, whatever their
+// names (claims far back have no queuePosition to go by).
+TEST(StatusReport, ClaimsOfOneSecondQueueInTheOrderTheControllerQueuedThem) {
+  auto queued = [](const char* name, const char* at) {
+    json lease = held_lease();
+    lease["metadata"]["name"] = name;
+    lease["status"] = {{"phase", "Pending"}, {"queuedAt", at}};
+    return decode_lease_view(lease);
+  };
+  const LeaseView reader = queued("r-0", "2026-01-01T00:00:00.700000Z");
+  const LeaseView writer = queued("w-0", "2026-01-01T00:00:00.300000Z");
+  EXPECT_EQ(reader.waiting_since(), parse_rfc3339("2026-01-01T00:00:00.7Z"));
+  const auto reports = build_lock_reports({reader, writer});
+  ASSERT_EQ(reports.size(), 1u);
+  ASSERT_EQ(reports[0].queue.size(), 2u);
+  EXPECT_EQ(reports[0].queue[0].name, "w-0") << "queued 0.4 s before r-0";
+}
+
 TEST(LeaseView, ClaimIsOwnedByThePod) {
   ClaimRequest r = request("batch", "report-p1", "report", "p1", "pod-uid");
   r.priority = "Background";
