@@ -111,7 +111,9 @@ void print_lock_holders(std::ostream& out, const std::vector<LockHolders>& locks
   std::vector<std::vector<std::string>> rows{
       {"LOCK", "HOLDER", "ACCESS", "SLOTS", "TOKEN", "EXPIRES", "TRANSITIONS", "SET"}};
   for (const LockHolders& l : locks) {
-    const std::string lock = lock_cell(l.lock, l.holders.size(), l.capacity);
+    std::int64_t taken = 0;
+    for (const auto& grant : l.holders) taken += static_cast<std::int64_t>(grant.size());
+    const std::string lock = lock_cell(l.lock, taken, l.capacity);
     for (const auto& grant : l.holders) {
       const lock::LockDocument& d = grant.front().doc;
       std::vector<std::string> slots;

@@ -90,6 +90,10 @@ std::vector<std::string> string_list_at(const json& object, const char* key) {
 
 }  // namespace
 
+api::Access LeaseView::effective_access() const {
+  return api::effective_access(capacity, api::parse_access(access).value_or(api::kDefaultAccess));
+}
+
 std::vector<std::string> LeaseView::locks() const {
   if (!lock_names.empty()) return lock_names;
   return {lock_name};

@@ -54,6 +54,8 @@ struct LeaseView {
   std::string backend_message;
 
   bool held() const { return phase == api::to_string(api::Phase::kHeld); }
+  // The access the controller grants the claim: Exclusive at capacity 1, whatever spec.access says.
+  api::Access effective_access() const;
   // The locks the claim is on: its set (spec.lockNames, in the Lease's order), else its one lock.
   std::vector<std::string> locks() const;
   bool claims(const std::string& lock) const;

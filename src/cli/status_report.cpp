@@ -34,6 +34,22 @@ bool lists_a_set(const std::vector<LockReport>& reports) {
   });
 }
 
+// The slots a lock's holders take, as the controller counts them: one for each Shared holder,
+// all of them for an Exclusive one, never more than the capacity.
+std::int64_t slots_taken(const LockReport& r) {
+  std::int64_t taken = 0;
+  for (const LeaseView& v : r.holders) taken += v.effective_access() == api::Access::kShared ? 1 : r.capacity;
+  return std::min(taken, r.capacity);
+}
+
+// The slot a Shared holder has on `r`'s lock: status.slot names one of its first lock's slots;
+// an Exclusive holder has them all.
+std::optional<std::int64_t> slot_on(const LockReport& r, const LeaseView& v) {
+  if (!v.slot || v.effective_access() != api::Access::kShared || r.lock != v.locks().front())
+    return std::nullopt;
+  return v.slot;
+}
+
 json optional_time(const std::optional<WallTime>& t) {
   return t ? json(format_rfc3339_millis(*t)) : json(nullptr);
 }
@@ -51,9 +67,9 @@ json claim_json(const LeaseView& v) {
 
 }  // namespace
 
-std::string lock_cell(const std::string& lock, std::size_t holders, std::int64_t capacity) {
+std::string lock_cell(const std::string& lock, std::int64_t slots_taken, std::int64_t capacity) {
   if (capacity <= 1) return lock;
-  return lock + " (" + std::to_string(holders) + "/" + std::to_string(capacity) + ")";
+  return lock + " (" + std::to_string(slots_taken) + "/" + std::to_string(capacity) + ")";
 }
 
 std::string format_age(Millis age) {
@@ -98,9 +114,9 @@ std::vector<LockReport> build_lock_reports(const std::vector<LeaseView>& leases)
   for (auto& [key, report] : by_lock) {
     const auto order = [](const LeaseView& a, const LeaseView& b) {
       const auto rank = [](const LeaseView& v) {
-        return std::make_tuple(v.queue_position.value_or(std::numeric_limits<int>::max()),
-                               v.priority == api::to_string(api::Priority::kBackground) ? 1 : 0,
-                               v.waiting_since().value_or(WallTime::max()), v.name);
+        return std::make_tuple(
+            v.queue_position ? 0 : 1, v.priority == api::to_string(api::Priority::kBackground) ? 1 : 0,
+            v.waiting_since().value_or(WallTime::max()), v.created.value_or(WallTime::max()), v.name);
       };
       return rank(a) < rank(b);
     };
@@ -132,7 +148,7 @@ void print_lock_reports(std::ostream& out, const std::vector<LockReport>& report
   rows.push_back(header);
   const auto row = [&](const LockReport& r, const LeaseView& v, std::string queue,
                        std::optional<Millis> age) {
-    std::vector<std::string> cells{lock_cell(r.lock, r.holders.size(), r.capacity),
+    std::vector<std::string> cells{lock_cell(r.lock, slots_taken(r), r.capacity),
                                    std::move(queue),
                                    v.name,
                                    pod_of(v),
@@ -147,9 +163,12 @@ void print_lock_reports(std::ostream& out, const std::vector<LockReport>& report
   };
   for (const LockReport& r : reports) {
     for (const LeaseView& v : r.holders) {
-      // At capacity 1 a Shared claim holds the lock alone: nothing to tell apart.
-      const std::string how = v.access == "Shared" && v.capacity > 1 ? " shared" : "";
-      row(r, v, v.slot ? "slot " + std::to_string(*v.slot) + how : "held" + how,
+      const bool shared = v.effective_access() == api::Access::kShared;
+      const std::optional<std::int64_t> slot = slot_on(r, v);
+      row(r, v,
+          slot     ? "slot " + std::to_string(*slot) + " shared"
+          : shared ? "held shared"
+                   : "held",
           age_since(v.acquire_time, now));
     }
     // The claim's queuePosition as the controller published it (0 = next); none while its
@@ -174,8 +193,9 @@ json lock_reports_json(const std::vector<LockReport>& reports, WallTime now) {
       h["fencingToken"] = v.fencing_token;
       h["acquireTime"] = optional_time(v.acquire_time);
       h["validUntil"] = optional_time(v.valid_until);
-      h["access"] = v.access;
-      h["slot"] = v.slot ? json(*v.slot) : json(nullptr);
+      h["access"] = api::to_string(v.effective_access());
+      const std::optional<std::int64_t> slot = slot_on(r, v);
+      h["slot"] = slot ? json(*slot) : json(nullptr);
       const auto held_for = age_since(v.acquire_time, now);
       h["heldSeconds"] = held_for ? json(held_for->count() / 1000) : json(nullptr);
       holders.push_back(std::move(h));
@@ -184,7 +204,7 @@ json lock_reports_json(const std::vector<LockReport>& reports, WallTime now) {
     for (std::size_t i = 0; i < r.queue.size(); ++i) {
       const LeaseView& v = r.queue[i];
       json q = claim_json(v);
-      q["access"] = v.access;
+      q["access"] = api::to_string(v.effective_access());
       q["order"] = i;  // claims listed ahead of it: 0 first, as queuePosition counts
       q["queuePosition"] = v.queue_position ? json(*v.queue_position) : json(nullptr);
       q["waitingSince"] = optional_time(v.waiting_since());

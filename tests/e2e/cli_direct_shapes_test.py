@@ -92,13 +92,13 @@ class DirectShapes(WithEsEmulator, unittest.TestCase):
                 self.assertFalse(overlaps(w, other), "a writer ran beside another holder: %s %s" % (w, other))
         self.assertLessEqual(most_at_once(readers), 3)
 
-    def test_status_counts_holders_not_documents(self):
+    def test_status_counts_the_slots_taken(self):
         def tool(*args):
             out = subprocess.run(self.eslease(*args), capture_output=True, text=True, timeout=60)
             self.assertEqual(out.returncode, 0, out.stderr)
             return out.stdout
         tool("acquire", "counted", "--capacity", "2", "--exclusive", "--holder", "writer")
-        self.assertIn("default/counted (1/2)", tool("status", "counted"), "one writer on both slots")
+        self.assertIn("default/counted (2/2)", tool("status", "counted"), "one writer on both slots")
         holders = json.loads(tool("status", "counted", "-o", "json"))["locks"][0]["holders"]
         self.assertEqual([(h["holder"], h["access"], h["slots"]) for h in holders], [("writer", "Exclusive", [0, 1])])
         tool("release", "counted", "--holder", "writer")

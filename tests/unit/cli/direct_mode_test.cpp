@@ -200,8 +200,8 @@ TEST_F(DirectModeTest, ASemaphoreTakesOneSlotPerClaim) {
   EXPECT_NE(left.out.find("default/db (1/3)"), std::string::npos) << left.out;
 }
 
-// A writer holds every slot of the lock, and is one holder of them all.
-TEST_F(DirectModeTest, AnExclusiveWriterHoldsEverySlotAndCountsOnce) {
+// A writer holds every slot of the lock: one holder, and the lock is full.
+TEST_F(DirectModeTest, AnExclusiveWriterHoldsEverySlotAndFillsTheLock) {
   ASSERT_EQ(cli({"acquire", "rw", "--capacity", "2", "--holder", "reader"}).code, kExitOk);
   auto blocked =
       cli({"acquire", "rw", "--capacity", "2", "--exclusive", "--holder", "writer", "--wait", "0s"});
@@ -216,13 +216,13 @@ TEST_F(DirectModeTest, AnExclusiveWriterHoldsEverySlotAndCountsOnce) {
             kExitWaitTimedOut);
 
   auto status = cli({"status", "rw"});
-  EXPECT_NE(status.out.find("default/rw (1/2)"), std::string::npos) << status.out;
+  EXPECT_NE(status.out.find("default/rw (2/2)"), std::string::npos) << status.out;
   EXPECT_NE(status.out.find("0,1"), std::string::npos) << status.out;
   const auto holders = nlohmann::json::parse(cli({"status", "rw", "-o", "json"}).out)["locks"][0]["holders"];
   ASSERT_EQ(holders.size(), 1u);
   EXPECT_EQ(holders[0]["slots"], nlohmann::json::array({0, 1}));
   auto listed = cli({"status"});
-  EXPECT_NE(listed.out.find("default/rw (1/2)"), std::string::npos) << "status of every lock counts alike";
+  EXPECT_NE(listed.out.find("default/rw (2/2)"), std::string::npos) << "status of every lock counts alike";
 
   ASSERT_EQ(cli({"release", "rw", "--holder", "writer"}).code, kExitOk);
   EXPECT_FALSE(api_.peek("default/rw"));

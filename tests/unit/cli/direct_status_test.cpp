@@ -53,14 +53,14 @@ TEST(DirectStatus, GrantsOfOneDocumentAreToldApartByGranteeAndTime) {
   EXPECT_EQ(by_grant({a, b}).size(), 2u);
 }
 
-TEST(DirectStatus, TheTableCountsHoldersAgainstTheCapacity) {
+TEST(DirectStatus, TheTableCountsTheSlotsTakenAgainstTheCapacity) {
   std::ostringstream out;
   print_lock_holders(out, lock_holders(documents()));
   const std::string table = out.str();
   EXPECT_EQ(table.rfind("LOCK", 0), 0u) << table;
   EXPECT_NE(table.find("batch/a "), std::string::npos) << "capacity 1: no count\n" << table;
   EXPECT_EQ(table.find("batch/a ("), std::string::npos) << table;
-  EXPECT_NE(table.find("batch/rw (1/2)"), std::string::npos) << table;
+  EXPECT_NE(table.find("batch/rw (2/2)"), std::string::npos) << table;
   EXPECT_NE(table.find("0,1"), std::string::npos) << table;
   EXPECT_NE(table.find("a+b"), std::string::npos) << "the set, by its locks' names\n" << table;
   EXPECT_EQ(std::count(table.begin(), table.end(), '\n'), 3) << "a header and one row per holder\n" << table;

@@ -6,6 +6,7 @@
 
 #include <limits>
 #include <map>
+#include <regex>
 #include <sstream>
 
 #include "cli/pod_identity.h"
@@ -308,7 +309,7 @@ TEST(StatusReport, QueueFollowsTheControllerThenPriorityThenAge) {
   const std::vector<LeaseView> leases{claim("late-bg", "", "Background", std::nullopt, 9),
                                       claim("second", "Pending", "Foreground", 1, 5),
                                       claim("holder", "Held", "Foreground", std::nullopt, 0),
-                                      claim("first", "Pending", "Background", 0, 1),
+                                      claim("first", "Pending", "Foreground", 0, 1),
                                       claim("late-fg", "", "Foreground", std::nullopt, 10),
                                       claim("gone", "TimedOut", "Foreground", std::nullopt, 2)};
   const auto reports = build_lock_reports(leases);
@@ -355,6 +356,58 @@ TEST(StatusReport, QueueFollowsTheControllerThenPriorityThenAge) {
   EXPECT_EQ(j["locks"][0]["queue"][0]["order"], 0);
   EXPECT_EQ(j["locks"][0]["queue"][0]["waitingSeconds"], 69);
   EXPECT_EQ(j["locks"][0]["queue"][3]["queuePosition"], nullptr);
+}
+
+// A lock set's claim waits by its furthest lock: its queuePosition counts the claims ahead of
+// it there. On its other locks it keeps what it needs, so it is served there before a later
+// claim whose queuePosition is smaller; the queue lists the order of service.
+TEST(StatusReport, ASetsClaimIsListedWhereItIsServedNotByItsFurthestPosition) {
+  LeaseView set = claim("set", "Pending", "Foreground", 3, 2);
+  set.lock_name.clear();
+  set.lock_names = {"report", "archive"};
+  const LeaseView later = claim("later", "Pending", "Foreground", 1, 4);
+  const auto reports = build_lock_reports({later, set});
+  ASSERT_EQ(reports.size(), 2u);
+  ASSERT_EQ(reports[1].lock, "report");
+  ASSERT_EQ(reports[1].queue.size(), 2u);
+  EXPECT_EQ(reports[1].queue[0].name, "set");
+  EXPECT_EQ(reports[1].queue[1].name, "later");
+}
+
+// The LOCK cell counts slots, as the controller's eslease_lock_slots does: an Exclusive
+// holder takes every slot, a Shared one its own. A Shared holder shows its slot under its
+// first lock, where status.slot names it; an Exclusive one holds them all and shows none.
+TEST(StatusReport, TheLockCellCountsTheSlotsItsHoldersTake) {
+  LeaseView writer = claim("writer", "Held", "Foreground", std::nullopt, 0);
+  writer.capacity = 2;
+  writer.access = "Exclusive";
+  writer.slot = 0;
+  const WallTime now = WallTime{} + std::chrono::seconds(1'800'000'010);
+  std::ostringstream table;
+  print_lock_reports(table, build_lock_reports({writer}), now, false);
+  EXPECT_TRUE(std::regex_search(table.str(), std::regex(R"(report \(2/2\)\s+held\s+writer)"))) << table.str();
+  EXPECT_EQ(table.str().find("slot"), std::string::npos) << table.str();
+  EXPECT_EQ(lock_reports_json(build_lock_reports({writer}), now)["locks"][0]["holders"][0]["slot"], nullptr);
+
+  LeaseView reader = claim("reader", "Held", "Foreground", std::nullopt, 0);
+  reader.capacity = 3;
+  reader.slot = 1;
+  LeaseView set_reader = reader;
+  set_reader.name = "set-reader";
+  set_reader.lock_name.clear();
+  set_reader.lock_names = {"archive", "report"};
+  std::ostringstream shared;
+  print_lock_reports(shared, build_lock_reports({reader, set_reader}), now, false);
+  EXPECT_NE(shared.str().find("report (2/3)"), std::string::npos) << shared.str();
+  EXPECT_TRUE(std::regex_search(shared.str(), std::regex(R"(slot 1 shared\s+reader)"))) << shared.str();
+  EXPECT_TRUE(std::regex_search(shared.str(), std::regex(R"(held shared\s+set-reader)")))
+      << "its slot 1 is on archive, its first lock\n"
+      << shared.str();
+
+  LeaseView one = claim("one", "Held", "Foreground", std::nullopt, 0);  // capacity 1, default Shared
+  EXPECT_EQ(lock_reports_json(build_lock_reports({one}), now)["locks"][0]["holders"][0]["access"],
+            "Exclusive")
+      << "at capacity 1 the grant is Exclusive, as the controller writes it";
 }
 
 // A set's claim stands under each of its locks, counted against each one's capacity; the
