@@ -147,9 +147,10 @@ ClaimRequest claim_request(const Options& o, const PodIdentity& pod) {
   request.priority = o.kube.priority;
   if (o.ttl_given) request.lease_duration_seconds = static_cast<int>(o.ttl.count() / 1000);
   // The controller gives up on the claim too, so a claim whose waiter was killed (SIGKILL, a
-  // node gone) does not stay in the queue past the time it was meant for. It counts from the
-  // Lease's creationTimestamp, which has whole seconds (cut, not rounded): one second more
-  // keeps it from giving up before the tool's own wait of D has passed. --wait 0 is a try-lock,
+  // node gone) does not stay in the queue past the time it was meant for. It counts from when
+  // it queued the claim (status.queuedAt), or before it has written that, from the Lease's
+  // creationTimestamp, which has whole seconds (cut, not rounded): one second more keeps it
+  // from giving up before the tool's own wait of D has passed. --wait 0 is a try-lock,
   // decided by the controller alone (acquireTimeoutSeconds 0): no timer of ours races it.
   if (o.wait_given) request.acquire_timeout_seconds = is_try_lock(o) ? 0 : acquire_timeout_for_wait(o.wait);
   if (o.kube.liveness_grace)

@@ -94,9 +94,10 @@ struct ClaimRequest {
 };
 
 // acquireTimeoutSeconds for a tool that waits `wait`: the whole seconds of it rounded up,
-// plus one. The controller counts from the Lease's creationTimestamp, which the API server
-// cuts to whole seconds, so without the extra second it gave up on a `--wait 3s` after
-// 2 to 3 s, before the tool itself did.
+// plus one. The controller counts from when it queued the claim, or from the Lease's
+// creationTimestamp when it has not recorded that (status.queuedAt), which the API server
+// cuts to whole seconds: without the extra second it gave up on a `--wait 3s` after 2 to
+// 3 s, before the tool itself did.
 int acquire_timeout_for_wait(Millis wait);
 
 // The Lease for a pod's claim, owned by the pod (an ownerReference with its uid) so that the

@@ -81,7 +81,7 @@ Result<Options> parse_options(const std::vector<std::string>& args);
 Error usage_error(std::string message);
 
 // Kubernetes-mode run: how long SIGTERM may take before SIGKILL (--grace, default the
-// smaller of 10 s and a third of the TTL), and how long before the published validity ends
+// smaller of 10 s and a fifth of the TTL), and how long before the published validity ends
 // the command must be gone (--safety-margin, default the smaller of 2 s and a fifth of the
 // TTL), which absorbs the difference between the controller's clock and this node's.
 Millis kube_grace(const Options& options, Millis ttl);
