@@ -52,7 +52,9 @@ void HoldsBook::lease_changed(const LeaseView& lease, WallTime wall_now, MonoTim
     leases_.erase(it);
   }
   if (!mine(lease)) return;
-  Tracked& t = leases_[lease.name];
+  auto [tracked, first] = leases_.try_emplace(lease.name);
+  Tracked& t = tracked->second;
+  if (first) t.lease_duration = api::lease_duration(lease.lease_duration_seconds);
   t.lease = lease;
   if (lease.being_deleted) over_.try_emplace(grant_of(t), "Lease " + lease.name + " is being deleted");
   judge(t, wall_now, mono_now);
@@ -82,9 +84,8 @@ void HoldsBook::judge(Tracked& t, WallTime wall_now, MonoTime mono_now) {
                                  " was revoked (session " + api::kSessionName + " lists it)");
     return;
   }
-  const Millis duration = api::lease_duration(t.lease.lease_duration_seconds);
-  const Millis margin = margin_.value_or(api::default_holder_margin(duration));
-  const auto deadline = api::holder_deadline(*session_, grant, duration, margin, wall_now, mono_now);
+  const Millis margin = margin_.value_or(api::default_holder_margin(t.lease_duration));
+  const auto deadline = api::holder_deadline(*session_, grant, t.lease_duration, margin, wall_now, mono_now);
   if (!deadline) return;
   t.deadline = deadline->mono;
   t.valid_until = deadline->wall;

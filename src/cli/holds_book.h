@@ -74,6 +74,10 @@ class HoldsBook {
  private:
   struct Tracked {
     LeaseView lease;
+    // The lease duration when the grant was first seen, as `eslease run` keeps it: the
+    // controller renews the grant's documents with the duration it was granted with, so a
+    // larger one edited in later is not covered by them.
+    Millis lease_duration{0};
     // Until when the latest session version lets the pod act on its grant, on this process's
     // clock; unset while no session version publishes validity to it.
     std::optional<MonoTime> deadline;

@@ -74,6 +74,21 @@ TEST_F(HoldsBookTest, AHeldGrantIsReportedOnceTheSessionPublishesItsValidity) {
   EXPECT_EQ(book_.next_deadline(kMono0), kMono0 + seconds(28));
 }
 
+// A lease duration raised on a Held Lease does not lengthen the grant's validity: its
+// documents are renewed with the duration it was granted with, as `eslease run` counts.
+TEST_F(HoldsBookTest, ALeaseDurationEditedAfterTheGrantDoesNotLengthenItsValidity) {
+  LeaseView v = held("report-me", "me", "41");
+  lease(v);
+  renewed(seconds(0), seconds(0));
+  v.lease_duration_seconds = 120;
+  v.resource_version = "2";
+  lease(v, seconds(1));
+  renewed(seconds(2), seconds(2));
+  ASSERT_EQ(book_.holds(kMono0 + seconds(2)).size(), 1u);
+  EXPECT_EQ(book_.holds(kMono0 + seconds(2))[0].valid_until, kWall0 + seconds(30))
+      << "renewed at 2 s with the 30 s it was granted with, less the 2 s margin";
+}
+
 TEST_F(HoldsBookTest, GrantsOfOtherPodsAndClaimsNotHeldAreNotReported) {
   renewed(seconds(0), seconds(0));
   lease(held("report-other", "other", "41"));
