@@ -1,7 +1,6 @@
 #include "cli/status_report.h"
 
 #include <algorithm>
-#include <limits>
 #include <map>
 #include <ostream>
 #include <tuple>
