@@ -134,8 +134,14 @@ Status LockIndex::fit_mapping(const es::IndexDescription& described, bool& forei
 Status LockIndex::check() {
   auto fail = [&](Error error) -> Status {
     guard_.check_failed(error);
-    log::error("cannot prove the next fencing tokens larger than those issued before; grants are refused",
-               {{"index", name_}, {"error", error.describe()}});
+    // An Elasticsearch that cannot be reached is said as such: the check is made again once
+    // it answers, and nothing is known yet to be wrong with the tokens.
+    if (error.unavailable())
+      log::warn("cannot reach Elasticsearch to check the lock index's fencing tokens; grants wait for it",
+                {{"index", name_}, {"error", error.describe()}});
+    else
+      log::error("cannot prove the next fencing tokens larger than those issued before; grants are refused",
+                 {{"index", name_}, {"error", error.describe()}});
     return with_context(std::move(error), "fencing tokens of lock index " + name_ + " unproven");
   };
   std::optional<es::IndexDescription> described = std::exchange(described_, std::nullopt);

@@ -260,7 +260,8 @@ Metrics::Metrics(std::string_view version) : f_(std::make_unique<Families>()) {
   for (std::string_view result : {"success", "requeue", "error"}) f_->reconciles.at({result});
   for (std::string_view op : {"acquire", "take_over", "release"}) f_->conflicts.at({op});
   for (api::Reason reason : {api::Reason::kPodDeleted, api::Reason::kPodReplaced, api::Reason::kPodFailed,
-                             api::Reason::kPodSucceeded, api::Reason::kPodNotReady, api::Reason::kExpired})
+                             api::Reason::kPodSucceeded, api::Reason::kPodNotReady, api::Reason::kNodeLost,
+                             api::Reason::kExpired, api::Reason::kRevoked})
     f_->takeovers.at({api::to_string(reason)});
   for (std::string_view resource : {"leases", "pods", "nodes"})
     for (auto reason : {kube::RestartReason::kExpired, kube::RestartReason::kClosed,

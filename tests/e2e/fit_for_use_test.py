@@ -161,6 +161,9 @@ class ElasticsearchAwayAtStart(ShowsLogsOnFailure, unittest.TestCase):
         self.assertIn("cannot use Elasticsearch", waiting.stderr)
         self.assertNotIn("is it running", waiting.stderr)
         self.assertIsNone(controller.proc.poll())
+        # Nothing is known to be wrong with the fencing tokens: the log says what is.
+        self.assertIn("cannot reach Elasticsearch to check the lock index's fencing tokens", controller.text())
+        self.assertNotIn("cannot prove", controller.text())
 
     def test_the_condition_clears_once_elasticsearch_answers(self):
         with self.env.faults(self.env.es_url, {"op": "*", "status": 503, "count": -1}):
