@@ -31,6 +31,16 @@ void busy(ClaimPlan& plan, const LockState& s) {
   plan.writes.clear();
 }
 
+// A Shared claim finds every slot of `lock` taken: the holders of them all, not just the first.
+void full(ClaimPlan& plan, const LockSlots& lock) {
+  std::vector<std::string> holders;
+  for (const SlotSight& slot : lock.slots)
+    if (live(slot)) holders.push_back(slot.state->doc.holder);
+  busy(plan, *lock.slots.front().state);
+  plan.why = "lock " + lock.key.id() + " is full: its " + std::to_string(lock.slots.size()) +
+             " slots are held by " + join(holders, ", ");
+}
+
 // The claimant's own grant, when the documents it holds are exactly what it claims.
 std::optional<std::vector<HeldDocument>> own_grant(const std::vector<LockSlots>& locks,
                                                    const ClaimShape& shape, const std::string& holder) {
@@ -122,7 +132,7 @@ ClaimPlan plan_claim(const std::vector<LockSlots>& locks, const ClaimShape& shap
       for (std::size_t k = 0; k < lock.slots.size() && !free; ++k)
         if (!live(lock.slots[k])) free = std::int64_t(k);
       if (!free) {
-        busy(plan, *lock.slots.front().state);
+        full(plan, lock);
         return plan;
       }
       take(*free);

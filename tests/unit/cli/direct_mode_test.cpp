@@ -170,6 +170,8 @@ TEST_F(DirectModeTest, ASemaphoreTakesOneSlotPerClaim) {
   EXPECT_EQ(api_.peek("default/db#2")->source["access"], "Shared");
   auto full = cli({"acquire", "db", "--capacity", "3", "--holder", "d", "--wait", "0s"});
   EXPECT_EQ(full.code, kExitWaitTimedOut);
+  EXPECT_EQ(full.err.rfind("eslease: lock default/db is full: its 3 slots are held by a, b, c", 0), 0u)
+      << full.err;
   auto wrong = cli({"acquire", "db", "--capacity", "4", "--holder", "d"});
   EXPECT_EQ(wrong.code, kExitFailed);
   EXPECT_EQ(wrong.err.rfind("eslease: lock default/db has capacity 3 (held by a), but this claim states "
