@@ -152,6 +152,7 @@ class ElasticsearchAwayAtStart(ShowsLogsOnFailure, unittest.TestCase):
                      "BackendAvailable=False on %s (now %s)" % (name, status(self.env, name, self.ns)))
             self.assertEqual(self.backend(name)["reason"], "BackendUnavailable")
             self.assertIn("Elasticsearch", self.backend(name)["message"])
+            self.assertEqual(status(self.env, name, self.ns).get("phase"), "Pending", "a claim shows a phase")
         # Written when it changes, not at every retry.
         writes = lease_status_writes(self.env)
         time.sleep(3)
