@@ -7,7 +7,9 @@ controller, the eslease tool and both emulators as separate processes on loopbac
 - With Elasticsearch unreachable from the start, every Lease says BackendAvailable=False, the
   tool says so, and the condition clears once Elasticsearch answers.
 - A claim whose pod is gone is not a waiter, and `eslease status` numbers the queue as
-  queuePosition does."""
+  queuePosition does.
+- Started before the Lease CRD is installed, the controller says what is missing, and serves
+  Leases once it is installed."""
 
 import os
 import socket
@@ -177,6 +179,36 @@ class ElasticsearchAwayAtStart(ShowsLogsOnFailure, unittest.TestCase):
         wait_for(lambda: status(self.env, "p", self.ns).get("phase") == "Held" and self.backend("p").get("status") == "True",
                  TIMEOUT, "the lock granted once Elasticsearch answers (now %s)" % status(self.env, "p", self.ns))
         self.assertTrue(status(self.env, "p", self.ns)["fencingToken"])
+
+
+class StartedBeforeTheCrd(ShowsLogsOnFailure, unittest.TestCase):
+    """The controller starts before the Lease CustomResourceDefinition is installed."""
+
+    def setUp(self):
+        self.env = Environment(BIN, SOURCE).start()
+        self.env.kubectl("delete", "crd", "leases.eslease.io")
+        wait_for(lambda: self.env.kubectl("get", "esl", "-A", check=False).returncode != 0, TIMEOUT,
+                 "the Lease resource no longer served")
+
+    def tearDown(self):
+        self.env.stop()
+
+    def test_it_says_what_is_missing_and_serves_leases_once_it_is_installed(self):
+        argv = [os.path.join(BIN, "eslease-controller"), "--kubeconfig", self.env.kubeconfig, "--es", self.env.es_url,
+                "--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0",
+                "--identity", "controller-early"]
+        controller = self.env._spawn("controller-early", argv)
+        controller.announced(r"is its CustomResourceDefinition installed\?")
+        self.assertIn("kubectl apply -f crds/", controller.text())
+        self.env.kubectl("apply", "-f", os.path.join(SOURCE, "crds"))
+        self.env.kubectl("wait", "--for=condition=Established", "crd/leases.eslease.io", "--timeout=30s")
+        ns = "crd-late"
+        self.env.apply(namespace(ns))
+        self.env.create_ready_pods(ns, ["p"])
+        self.env.apply(lease("p", ns, "lock", "p"))
+        wait_for(lambda: status(self.env, "p", ns).get("phase") == "Held", TIMEOUT,
+                 "the claim granted once the CRD is installed (now %s)" % status(self.env, "p", ns))
+        self.assertIsNone(controller.proc.poll())
 
 
 if __name__ == "__main__":
