@@ -69,6 +69,12 @@ def run_quick_start(bin_dir, source, work):
     for expected in (r"nightly-report-a\s+nightly-report\s+report-a\s+Held", r'"fromPod":"report-a"'):
         if not re.search(expected, output):
             problems.append("the quick start's output does not show %r" % expected)
+    # The text after it promises the successor's token larger than the one printed before.
+    first = re.search(r"^(\d+)$", output, re.M)
+    second = re.search(r'^(\d+) \{.*"fromPod":"report-a"', output, re.M)
+    if not first or not second or int(second.group(1)) <= int(first.group(1)):
+        problems.append("the quick start does not print a successor's token larger than the holder's: %s, %s"
+                        % (first and first.group(1), second and second.group(1)))
     # Whatever it started must be gone: the block ends its own processes.
     leftover = []
     for _ in range(100):  # they were sent SIGTERM; give them 10 s to exit
