@@ -237,6 +237,40 @@ class ControllerEndToEnd(WithOneController, unittest.TestCase):
         self.assertEqual(second["lastTakeover"]["reason"], "PodDeleted")
         self.assertGreater(int(second["fencingToken"]), int(first["fencingToken"]))
 
+    def test_capacity_alone_admits_that_many_holders(self):
+        self.create_pods("s-0", "s-1", "s-2", "s-3")
+        for i in range(4):
+            self.env.apply(lease("slot-%d" % i, self.ns, "pool", "s-%d" % i, capacity=3))
+            self.wait_phase("slot-%d" % i, "Held" if i < 3 else "Pending")
+        self.assertEqual(self.env.get("esl", "slot-0", self.ns)["spec"]["access"], "Shared", "the CRD's default")
+        self.assertEqual(sorted(self.status("slot-%d" % i)["slot"] for i in range(3)), [0, 1, 2])
+
+    def test_election_fails_over_on_a_semaphore_and_a_set_before_a_waiting_claim(self):
+        # Each election claim shares its locks with a claim that waits: when the leader's pod
+        # dies, the election passes to another of its pods before the waiting claim is served.
+        self.create_pods("r-0", "r-1", labels={"app": "reporter"})
+        self.create_pods("q-0", "q-1", labels={"app": "sets"})
+        self.create_pods("other", "waiting", "set-waiting")
+        self.env.apply(lease("other", self.ns, "sem", "other", capacity=2))
+        self.wait_phase("other", "Held")
+        self.env.apply(lease("leader", self.ns, "sem", selector={"app": "reporter"}, capacity=2),
+                       lease("set-leader", self.ns, ["a", "b"], selector={"app": "sets"}))
+        leaders = {name: self.wait_phase(name, "Held") for name in ("leader", "set-leader")}
+        self.env.apply(lease("waiting", self.ns, "sem", "waiting", capacity=2),
+                       lease("set-waiting", self.ns, "b", "set-waiting"))
+        for name in ("waiting", "set-waiting"):
+            self.wait_phase(name, "Pending")
+        for name, first in leaders.items():
+            holder = first["holder"]["podName"]
+            self.env.kubectl("delete", "pod", holder, "-n", self.ns, "--grace-period=0", "--force")
+            second = wait_for(lambda: self.status(name) if self.status(name).get("holder", {}).get("podName")
+                              not in (None, holder) else None, TIMEOUT, "another pod to lead %s" % name)
+            self.assertEqual(second["phase"], "Held")
+            self.assertEqual(second["lastTakeover"]["reason"], "PodDeleted")
+            self.assertGreater(int(second["fencingToken"]), int(first["fencingToken"]))
+        for name in ("waiting", "set-waiting", "other"):
+            self.assertEqual(self.status(name)["phase"], "Held" if name == "other" else "Pending", name)
+
     def test_acquire_timeout(self):
         self.create_pods("h", "w")
         self.env.apply(lease("h", self.ns, "to", "h"))
