@@ -1,6 +1,7 @@
 #include "controller/decision.h"
 
 #include <algorithm>
+#include <set>
 
 #include "controller/claim_queue.h"
 #include "controller/grant_rules.h"
@@ -73,10 +74,23 @@ bool beyond_capacity(const LockWorld& world, const std::vector<Judged>& judged) 
   });
 }
 
+// Whether `grant` was revoked only because its claim changed shape (access, capacity): the
+// claim still names the pod holding it and the locks it is on.
+bool reshaped(const GrantView& grant, const ClaimView& claim) {
+  if (grant.revoked != api::Reason::kClaimMoved || !claim.pod ||
+      claim.pod->record.meta.uid != grant.state.doc.holder_uid)
+    return false;
+  std::set<std::string> held;
+  for (const SlotRef& ref : grant.slots) held.insert(ref.lock);
+  const std::vector<std::string> needs = claim.lease->spec.locks();
+  return held == std::set<std::string>(needs.begin(), needs.end());
+}
+
 // The claims to serve, with the pod each would be granted to. Waiting claims stand by their
 // rank. A claim whose grant ends now stands again: an election claim fails over to another of
-// its pods before anyone else is served; a claim-mode claim queues again from now, behind those
-// already waiting. A claim whose earlier grant is still on the locks (revoked, not ended)
+// its pods before anyone else is served, and so is a claim re-granted in its new shape once the
+// grant of its old one has ended; any other claim-mode claim queues again from now, behind
+// those already waiting. A claim whose earlier grant is still on the locks (revoked, not ended)
 // waits until that grant has ended: a claim holds one grant at a time. A claim naming a lock
 // this world does not decide (a set that joined it since it was gathered) waits for the
 // reconcile its change brings.
@@ -100,6 +114,8 @@ Candidates candidates(const LockWorld& world, const ClaimQueue& queue, const std
       if (spec.election_mode()) {
         rank.fails_over = true;
         pod = election_pod(world, *c.lease, own->grant->state.doc.holder_uid);
+      } else if (reshaped(*own->grant, c)) {
+        rank.fails_over = true;
       } else {
         rank.waiting_since = world.now;
       }

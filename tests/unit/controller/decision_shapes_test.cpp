@@ -321,8 +321,32 @@ TEST(ShapeDecision, AGrantWhoseClaimChangedShapeIsRevokedAndHandedOverAfterItsVa
   world.w.mono = kM0 + seconds(25);
   d = world.decide();
   ASSERT_EQ(d.action, Action::kGrant);
-  EXPECT_EQ(d.grant.lease, "reader");
+  EXPECT_EQ(d.grant.lease, "holder") << "re-granted in its new shape before the reader that waited";
+  EXPECT_EQ(d.grant.pod, "pod-holder");
+  EXPECT_EQ(slot_numbers(d.grant.slots), (std::vector<std::int64_t>{0}));
   EXPECT_EQ(d.grant.takeover_reason, Reason::kRevoked) << "a revocation, not a plain expiry";
+}
+
+// A claim patched to other locks, or to another pod, is a claim made anew: once its old grant
+// has ended it queues from then, behind the claims already waiting. Only a claim whose shape
+// alone changed keeps its place.
+TEST(ShapeDecision, AClaimMovedToAnotherPodQueuesAgainOnceItsOldGrantHasEnded) {
+  World world;
+  LeaseRecord& holder = claim(world, "holder", 3, Access::kExclusive, kForeground, seconds(100));
+  claim(world, "reader", 3, Access::kShared, kForeground, seconds(50));
+  world.pod("pod-holder");
+  world.pod("pod-other");
+  world.pod("pod-reader");
+  world.grant_on(report_slots({0, 1, 2}), "holder", "pod-holder", 101, 3, Access::kExclusive);
+  world.status_held("holder", "pod-holder", 101);
+  holder.spec.pod_name = "pod-other";  // kubectl patch
+  holder.spec.access = Access::kShared;
+  ASSERT_EQ(world.decide().action, Action::kRevoke);
+  world.grant("holder").revoked = Reason::kClaimMoved;
+  world.w.mono = kM0 + seconds(25);
+  const Decision d = world.decide();
+  ASSERT_EQ(d.action, Action::kGrant);
+  EXPECT_EQ(d.grant.lease, "reader");
 }
 
 // A try-lock (acquireTimeoutSeconds 0) on a full semaphore is busy at once, naming the holders;

@@ -403,11 +403,14 @@ TEST_F(ReconcileWritesTest, AnExpiredGrantOfSeveralDocumentsIsCountedOnce) {
 // The holder's claim is patched to another shape (Exclusive to Shared) while it holds: its
 // grant no longer matches its claim and is revoked at once, and the slots are handed over only
 // once the validity published to its holder has ended: never shared before the old grant ends.
+// The claim is then re-granted in its new shape before the claims that waited meanwhile.
 TEST_F(ReconcileWritesTest, AClaimPatchedToAnotherAccessLosesItsGrantWhichEndsAfterItsValidity) {
   add_pod("pod-a");
   add_pod("pod-b");
+  add_pod("pod-c");
   add_shaped_claim("a", "pod-a", 0, 2, "Exclusive");
   add_shaped_claim("b", "pod-b", 1, 2, "Shared");
+  add_shaped_claim("c", "pod-c", 2, 2, "Shared");
   ASSERT_TRUE(reconcile().status.ok());
   ASSERT_EQ(status("a")["phase"], "Held");
   const std::string held = token("a");
@@ -430,8 +433,10 @@ TEST_F(ReconcileWritesTest, AClaimPatchedToAnotherAccessLosesItsGrantWhichEndsAf
 
   clock_.advance(Millis(1));
   ASSERT_TRUE(reconcile().status.ok());
-  EXPECT_EQ(status("a")["phase"], "Held");
+  EXPECT_EQ(status("a")["phase"], "Held") << "re-granted in its new shape";
+  EXPECT_NE(token("a"), held);
   EXPECT_EQ(status("b")["phase"], "Held");
+  EXPECT_EQ(status("c")["phase"], "Pending") << "it came after the claim re-granted";
   for (std::int64_t k : {0, 1}) {
     EXPECT_EQ(document("report", k)->doc.access, lock::Access::kShared) << "slot " << k;
     EXPECT_TRUE(document("report", k)->doc.grant_docs.empty()) << "slot " << k;
