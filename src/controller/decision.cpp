@@ -111,11 +111,10 @@ Candidates candidates(const LockWorld& world, const ClaimQueue& queue, const std
     if (!c.waiting()) {
       const Judged* own = c.grant ? judged_grant(judged, c.grant) : nullptr;
       if (!own || !own->verdict.ends_now || !c.eligible()) continue;
-      if (spec.election_mode()) {
+      const bool same_pod_new_shape = reshaped(*own->grant, c);
+      if (spec.election_mode() || same_pod_new_shape) {
         rank.fails_over = true;
-        pod = election_pod(world, *c.lease, own->grant->state.doc.holder_uid);
-      } else if (reshaped(*own->grant, c)) {
-        rank.fails_over = true;
+        if (!same_pod_new_shape) pod = election_pod(world, *c.lease, own->grant->state.doc.holder_uid);
       } else {
         rank.waiting_since = world.now;
       }

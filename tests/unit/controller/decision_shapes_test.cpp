@@ -327,6 +327,28 @@ TEST(ShapeDecision, AGrantWhoseClaimChangedShapeIsRevokedAndHandedOverAfterItsVa
   EXPECT_EQ(d.grant.takeover_reason, Reason::kRevoked) << "a revocation, not a plain expiry";
 }
 
+// An election claim whose shape changed stays with the pod that held it: its pod is alive, so
+// there is nothing to fail over from, even when it is the claim's only pod.
+TEST(ShapeDecision, AnElectionWhoseShapeChangedIsGrantedAgainToItsPod) {
+  World world;
+  LeaseRecord& leader = world.election("leader", "reporter");
+  leader.spec.capacity = 3;
+  leader.spec.access = Access::kExclusive;
+  claim(world, "reader", 3, Access::kShared, kForeground, seconds(50));
+  world.pod("pod-r0", "reporter");
+  world.pod("pod-reader");
+  world.grant_on(report_slots({0, 1, 2}), "leader", "pod-r0", 101, 3, Access::kExclusive);
+  world.status_held("leader", "pod-r0", 101);
+  leader.spec.access = Access::kShared;  // kubectl patch
+  ASSERT_EQ(world.decide().action, Action::kRevoke);
+  world.grant("leader").revoked = Reason::kClaimMoved;
+  world.w.mono = kM0 + seconds(25);
+  const Decision d = world.decide();
+  ASSERT_EQ(d.action, Action::kGrant);
+  EXPECT_EQ(d.grant.lease, "leader");
+  EXPECT_EQ(d.grant.pod, "pod-r0");
+}
+
 // A claim patched to other locks, or to another pod, is a claim made anew: once its old grant
 // has ended it queues from then, behind the claims already waiting. Only a claim whose shape
 // alone changed keeps its place.
