@@ -293,17 +293,33 @@ TEST(ShapeDecision, NothingIsGrantedWhileAGrantBeyondTheCapacityRuns) {
   EXPECT_EQ(status_of(d, "new").phase, Phase::kPending);
 }
 
-// A holder whose claim now asks for another shape (access or capacity patched) no longer
-// holds what its claim says: the grant is revoked at once, and its slots go to others only
-// once the validity published to it has ended, so they are never shared before.
-TEST(ShapeDecision, AGrantWhoseClaimChangedShapeIsRevokedAndHandedOverAfterItsValidity) {
+// A writer holding every slot of a capacity-3 lock, and a reader that has waited longer.
+World writer_and_reader() {
   World world;
-  LeaseRecord& holder = claim(world, "holder", 3, Access::kExclusive, kForeground, seconds(100));
+  claim(world, "holder", 3, Access::kExclusive, kForeground, seconds(100));
   claim(world, "reader", 3, Access::kShared, kForeground, seconds(50));
   world.pod("pod-holder");
   world.pod("pod-reader");
   world.grant_on(report_slots({0, 1, 2}), "holder", "pod-holder", 101, 3, Access::kExclusive);
   world.status_held("holder", "pod-holder", 101);
+  return world;
+}
+
+// `lease`'s claim was patched: its grant is revoked (and recorded so), then decided on again
+// once the validity published to its holder has ended.
+Decision decide_once_the_revoked_grant_ends(World& world, const std::string& lease) {
+  EXPECT_EQ(world.decide().action, Action::kRevoke);
+  world.grant(lease).revoked = Reason::kClaimMoved;
+  world.w.mono = kM0 + seconds(25);
+  return world.decide();
+}
+
+// A holder whose claim now asks for another shape (access or capacity patched) no longer
+// holds what its claim says: the grant is revoked at once, and its slots go to others only
+// once the validity published to it has ended, so they are never shared before.
+TEST(ShapeDecision, AGrantWhoseClaimChangedShapeIsRevokedAndHandedOverAfterItsValidity) {
+  World world = writer_and_reader();
+  LeaseRecord& holder = world.find("holder");
   EXPECT_EQ(world.decide().action, Action::kNone);
 
   holder.spec.access = Access::kShared;  // kubectl patch
@@ -340,10 +356,7 @@ TEST(ShapeDecision, AnElectionWhoseShapeChangedIsGrantedAgainToItsPod) {
   world.grant_on(report_slots({0, 1, 2}), "leader", "pod-r0", 101, 3, Access::kExclusive);
   world.status_held("leader", "pod-r0", 101);
   leader.spec.access = Access::kShared;  // kubectl patch
-  ASSERT_EQ(world.decide().action, Action::kRevoke);
-  world.grant("leader").revoked = Reason::kClaimMoved;
-  world.w.mono = kM0 + seconds(25);
-  const Decision d = world.decide();
+  const Decision d = decide_once_the_revoked_grant_ends(world, "leader");
   ASSERT_EQ(d.action, Action::kGrant);
   EXPECT_EQ(d.grant.lease, "leader");
   EXPECT_EQ(d.grant.pod, "pod-r0");
@@ -353,20 +366,12 @@ TEST(ShapeDecision, AnElectionWhoseShapeChangedIsGrantedAgainToItsPod) {
 // has ended it queues from then, behind the claims already waiting. Only a claim whose shape
 // alone changed keeps its place.
 TEST(ShapeDecision, AClaimMovedToAnotherPodQueuesAgainOnceItsOldGrantHasEnded) {
-  World world;
-  LeaseRecord& holder = claim(world, "holder", 3, Access::kExclusive, kForeground, seconds(100));
-  claim(world, "reader", 3, Access::kShared, kForeground, seconds(50));
-  world.pod("pod-holder");
+  World world = writer_and_reader();
   world.pod("pod-other");
-  world.pod("pod-reader");
-  world.grant_on(report_slots({0, 1, 2}), "holder", "pod-holder", 101, 3, Access::kExclusive);
-  world.status_held("holder", "pod-holder", 101);
+  LeaseRecord& holder = world.find("holder");
   holder.spec.pod_name = "pod-other";  // kubectl patch
   holder.spec.access = Access::kShared;
-  ASSERT_EQ(world.decide().action, Action::kRevoke);
-  world.grant("holder").revoked = Reason::kClaimMoved;
-  world.w.mono = kM0 + seconds(25);
-  const Decision d = world.decide();
+  const Decision d = decide_once_the_revoked_grant_ends(world, "holder");
   ASSERT_EQ(d.action, Action::kGrant);
   EXPECT_EQ(d.grant.lease, "reader");
 }
