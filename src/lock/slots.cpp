@@ -1,5 +1,6 @@
 #include "lock/slots.h"
 
+#include <algorithm>
 #include <set>
 #include <tuple>
 
@@ -31,11 +32,13 @@ void busy(ClaimPlan& plan, const LockState& s) {
   plan.writes.clear();
 }
 
-// A Shared claim finds every slot of `lock` taken: the holders of them all, not just the first.
+// A Shared claim finds every slot of `lock` taken: the holders of them all, not just the first
+// (each once: a writer holds them all).
 void full(ClaimPlan& plan, const LockSlots& lock) {
   std::vector<std::string> holders;
   for (const SlotSight& slot : lock.slots)
-    if (live(slot)) holders.push_back(slot.state->doc.holder);
+    if (live(slot) && std::find(holders.begin(), holders.end(), slot.state->doc.holder) == holders.end())
+      holders.push_back(slot.state->doc.holder);
   busy(plan, *lock.slots.front().state);
   plan.why = "lock " + lock.key.id() + " is full: its " + std::to_string(lock.slots.size()) +
              " slots are held by " + join(holders, ", ");

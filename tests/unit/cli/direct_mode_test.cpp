@@ -214,8 +214,10 @@ TEST_F(DirectModeTest, AnExclusiveWriterHoldsEverySlotAndFillsTheLock) {
   EXPECT_NE(writer.err.find("capacity 2, Exclusive)"), std::string::npos) << writer.err;
   EXPECT_EQ(api_.peek("default/rw")->source["access"], "Exclusive");
   EXPECT_EQ(api_.peek("default/rw#1")->source["holder"], "writer");
-  EXPECT_EQ(cli({"acquire", "rw", "--capacity", "2", "--holder", "reader", "--wait", "0s"}).code,
-            kExitWaitTimedOut);
+  auto reader = cli({"acquire", "rw", "--capacity", "2", "--holder", "reader", "--wait", "0s"});
+  EXPECT_EQ(reader.code, kExitWaitTimedOut);
+  EXPECT_NE(reader.err.find("lock default/rw is full: its 2 slots are held by writer\n"), std::string::npos)
+      << "the writer, once: " << reader.err;
 
   auto status = cli({"status", "rw"});
   EXPECT_NE(status.out.find("default/rw (2/2)"), std::string::npos) << status.out;
