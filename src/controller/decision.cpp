@@ -47,18 +47,34 @@ SlotHolder holder_of(const GrantView& grant) {
 }
 
 // Every lock's slots as the allocation sees them: a grant that ends now leaves its slots free.
+// An Exclusive grant was given its locks alone: slots a capacity raised since then added are
+// its too, until it ends (its holder may act alone until then).
 std::vector<LockOccupancy> occupancy(const LockWorld& world, const std::vector<Judged>& judged) {
   std::vector<LockOccupancy> locks;
   locks.reserve(world.locks.size());
   for (const LockShape& shape : world.locks)
     locks.push_back(LockOccupancy{shape.name, std::vector<std::optional<SlotHolder>>(shape.capacity)});
+  const auto lock_of = [&](const SlotRef& ref) {
+    auto lock =
+        std::find_if(locks.begin(), locks.end(), [&](const LockOccupancy& l) { return l.name == ref.lock; });
+    return lock == locks.end() ? nullptr : &*lock;
+  };
   for (const Judged& j : judged) {
     if (j.verdict.ends_now) continue;
     for (const SlotRef& ref : j.grant->slots) {
-      auto lock = std::find_if(locks.begin(), locks.end(),
-                               [&](const LockOccupancy& l) { return l.name == ref.lock; });
-      if (lock != locks.end() && ref.slot >= 0 && ref.slot < static_cast<std::int64_t>(lock->slots.size()))
+      LockOccupancy* lock = lock_of(ref);
+      if (lock && ref.slot >= 0 && ref.slot < static_cast<std::int64_t>(lock->slots.size()))
         lock->slots[static_cast<std::size_t>(ref.slot)] = holder_of(*j.grant);
+    }
+  }
+  for (const Judged& j : judged) {
+    if (j.verdict.ends_now) continue;
+    const SlotHolder holder = holder_of(*j.grant);
+    if (holder.access != lock::Access::kExclusive) continue;
+    for (const SlotRef& ref : j.grant->slots) {
+      if (LockOccupancy* lock = lock_of(ref))
+        for (std::optional<SlotHolder>& slot : lock->slots)
+          if (!slot) slot = holder;
     }
   }
   return locks;
