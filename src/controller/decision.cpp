@@ -61,10 +61,11 @@ std::vector<LockOccupancy> occupancy(const LockWorld& world, const std::vector<J
   };
   for (const Judged& j : judged) {
     if (j.verdict.ends_now) continue;
+    const SlotHolder holder = holder_of(*j.grant);
     for (const SlotRef& ref : j.grant->slots) {
       LockOccupancy* lock = lock_of(ref);
       if (lock && ref.slot >= 0 && ref.slot < static_cast<std::int64_t>(lock->slots.size()))
-        lock->slots[static_cast<std::size_t>(ref.slot)] = holder_of(*j.grant);
+        lock->slots[static_cast<std::size_t>(ref.slot)] = holder;
     }
   }
   for (const Judged& j : judged) {

@@ -19,13 +19,13 @@ constexpr std::size_t kPrimeBatchDocuments = 1000;
 std::optional<Reconciler::PrimeGrant> Reconciler::plan_prime_grant(const Group& group,
                                                                    std::vector<lock::DocumentRead>* docs,
                                                                    MonoTime answered) {
-  Entries entries = table_.lock_all(group.keys, slots_to_take(group));
+  const std::vector<std::int64_t> taken = slots_to_take(group);
+  Entries entries = table_.lock_all(group.keys, taken);
   for (std::size_t i = 0; i < entries.size(); ++i)
     for (std::size_t k = 0; k < entries[i].size() && k < docs[i].size(); ++k)
       if (!entries[i][k]->known()) entries[i][k]->read_answer(std::move(docs[i][k]), answered);
   // A grant reaching beyond the group, or a capacity larger than read: its own reconcile.
   if (!unseen_locks(group, entries).empty()) return std::nullopt;
-  const std::vector<std::int64_t> taken = slots_to_take(group);
   for (std::size_t i = 0; i < entries.size(); ++i)
     for (const LockTable::Handle& entry : entries[i])
       if (entry->document() && entry->document()->doc.capacity > taken[i]) return std::nullopt;
