@@ -29,9 +29,14 @@ std::vector<std::string> ClaimIndex::lease_changed(const LeaseRecord* before, co
       IndexedLease& claim = it->second;
       if (claim.indexed_as(indexed(*now))) {
         forget_arrival_once_served(*now);
-        uncount(key, claim);
-        count(key, *now);
-        claim.phase = now->status.phase;
+        // A status rewritten in the same phase moves nothing: the sets hashed by Lease key
+        // are large enough that taking a key out and putting it back costs cache misses.
+        if (claim.phase != now->status.phase || claim.being_deleted != now->being_deleted) {
+          uncount(key, claim);
+          count(key, *now);
+          claim.phase = now->status.phase;
+          claim.being_deleted = now->being_deleted;
+        }
         return sorted_unique(claim.lock_ids);
       }
     }
@@ -103,7 +108,7 @@ void ClaimIndex::remove(const std::string& lease_key) {
 }
 
 ClaimIndex::IndexedLease ClaimIndex::indexed(const LeaseRecord& lease) {
-  IndexedLease claim{{}, "", std::nullopt, lease.status.phase, lease.spec.priority};
+  IndexedLease claim{{}, "", std::nullopt, lease.status.phase, lease.spec.priority, lease.being_deleted};
   if (lease.spec.lock_name.empty()) return claim;  // counted only
   claim.lock_ids = lease.lock_ids();
   claim.selector = lease.spec.selector;

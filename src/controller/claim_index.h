@@ -69,7 +69,8 @@ class ClaimIndex {
     std::optional<LabelSelector> selector;
     Phase phase = Phase::kNone;
     Priority priority = Priority::kForeground;
-    // Indexed the same way (locks, pod, selector, priority): only the phase may differ.
+    bool being_deleted = false;
+    // Indexed the same way (locks, pod, selector, priority): only the phase and deletion may differ.
     bool indexed_as(const IndexedLease& other) const {
       return lock_ids == other.lock_ids && pod_key == other.pod_key && selector == other.selector &&
              priority == other.priority;

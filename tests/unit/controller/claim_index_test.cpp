@@ -63,6 +63,28 @@ TEST(ClaimIndexCounts, AChangeMovesTheLeaseAndADeletionRemovesItAsLastSeen) {
   EXPECT_TRUE(unserved(index).empty());
 }
 
+// A status rewritten in the same phase leaves the counts and the waiters as they were; a
+// deletion under way (the phase unchanged) takes the claim out of the waiters.
+TEST(ClaimIndexCounts, AClaimBeingDeletedStopsWaitingThoughItsPhaseStays) {
+  ClaimIndex index;
+  LeaseRecord pending = lease("a", Phase::kPending);
+  pending.meta.resource_version = "1";
+  index.lease_changed(nullptr, &pending);
+  LeaseRecord rewritten = pending;
+  rewritten.meta.resource_version = "2";
+  rewritten.status.queue_position = 2;
+  index.lease_changed(&pending, &rewritten);
+  EXPECT_EQ(index.counts(), (Counts{{{"Pending", "Foreground"}, 1}}));
+  EXPECT_THAT(unserved(index), testing::ElementsAre("ns/pod-a"));
+
+  LeaseRecord deleting = rewritten;
+  deleting.meta.resource_version = "3";
+  deleting.being_deleted = true;
+  index.lease_changed(&rewritten, &deleting);
+  EXPECT_EQ(index.counts(), (Counts{{{"Pending", "Foreground"}, 1}}));
+  EXPECT_TRUE(unserved(index).empty()) << "a claim being deleted waits for nothing";
+}
+
 TEST(ClaimIndexCounts, AnUnservedElectionClaimWaitsForItsSelectorInItsNamespace) {
   ClaimIndex index;
   LeaseRecord election = lease("e", Phase::kPending);
