@@ -55,6 +55,8 @@ class LeaseWriter {
   explicit LeaseWriter(kube::Api& api) : api_(api) {}
 
   // Replaces `lease`'s status by the one we last wrote while the cache has not caught up.
+  // Call it on a copy taken under the cache's lock (ClusterView::read_lease): seen() may end
+  // the memory as soon as the cache shows our write.
   void overlay(LeaseRecord& lease, MonoTime now) const;
 
   // Writes `desired` when it differs from `lease.status`, ranked by `urgency`
@@ -73,8 +75,8 @@ class LeaseWriter {
   // by our last write of it.
   bool written_by_another(const LeaseRecord& lease) const;
 
-  // The informer delivered `version` of the Lease `uid`: once a version after the one our
-  // write produced arrives, our memory of that write is dropped (OwnWriteMark::superseded_by).
+  // The informer delivered `version` of the Lease `uid`, its cache showing it: once that is
+  // the version our write produced, our memory of that write is dropped.
   void seen(const std::string& uid, const std::string& version);
   // The Lease left the cache.
   void forget(const std::string& uid);

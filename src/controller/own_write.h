@@ -1,9 +1,10 @@
 // What a writer remembers of its own write to one object until its informer cache shows it.
 // The answer to a write can come before the watch event, and a reconcile that reads the older
 // cached version would make the same write again; so the cache is overlaid with our write
-// until it shows what we wrote, the watch delivers a version after the one our write
-// produced, or the cache has shown another version than the one the write was decided on for
-// kOwnWriteMemory.
+// until it shows what we wrote, the watch delivers the version our write produced (a Lease:
+// its readers overlay it as they copy it from the cache) or one after it (a pod: a reconcile
+// copies it earlier, see OwnWriteMark::superseded_by), or the cache has shown another version
+// than the one the write was decided on for kOwnWriteMemory.
 // A watch delivers our writes within milliseconds of that other version: a memory that old
 // belongs to a version the cache skipped (a re-list) or overtook before the write's answer
 // came back, and must not hide for ever what another writer (a second replica, a hand edit)

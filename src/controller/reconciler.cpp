@@ -63,9 +63,15 @@ void Reconciler::note_error(const Error& error) {
 std::vector<LeaseRecord> Reconciler::claims_of(const lock::LockKey& key, MonoTime now) const {
   std::vector<LeaseRecord> claims;
   for (const std::string& name : index_.claims_of(key.id())) {
-    auto lease = cluster_.lease(name);
+    std::optional<LeaseRecord> lease;
+    // Overlaid under the cache's lock: the informer delivers a version only once its cache
+    // shows it, so our write's delivery, which ends the memory of it, cannot fall between
+    // this copy and the overlay.
+    cluster_.read_lease(name, [&](const LeaseRecord& cached) {
+      lease = cached;
+      leases_.overlay(*lease, now);
+    });
     if (!lease || !lease->spec.claims_lock(key.name())) continue;
-    leases_.overlay(*lease, now);
     lease->arrived = index_.arrival_of(lease->meta.uid);
     claims.push_back(std::move(*lease));
   }

@@ -2,6 +2,7 @@
 // in-memory Kubernetes API as a watch would deliver, or by hand.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -17,7 +18,11 @@ using nlohmann::json;
 // The informer caches as plain maps, refreshed from the API as a watch would deliver.
 class MapClusterView final : public ClusterView {
  public:
-  std::optional<LeaseRecord> lease(const std::string& key) const override { return find(leases_, key); }
+  std::optional<LeaseRecord> lease(const std::string& key) const override {
+    std::optional<LeaseRecord> copy = find(leases_, key);
+    if (after_copy) after_copy(key);
+    return copy;
+  }
   std::optional<PodRecord> pod(const std::string& key) const override { return find(pods_, key); }
   bool read_lease(const std::string& key, const std::function<void(const LeaseRecord&)>& fn) const override {
     return read(leases_, key, fn);
@@ -37,6 +42,10 @@ class MapClusterView final : public ClusterView {
     for (const auto& [key, lease] : leases_)
       if (lease.meta.ns == ns && lease.status.phase == Phase::kHeld) fn(lease);
   }
+
+  // Called after lease() has copied a Lease and before the caller uses the copy: an informer
+  // may deliver a version there (read_lease, like the real cache's lock, leaves no such gap).
+  std::function<void(const std::string& key)> after_copy;
 
   void sync_from(kube::Api& api) {
     leases_ = decoded(api, kube::resources::eslease_leases(), decode_lease);

@@ -169,30 +169,52 @@ TEST_F(ReconcileClusterWritesTest, ALaggingCacheNeverCausesTheSameWriteTwice) {
   EXPECT_EQ(remembered_writes(api_), writes);
 }
 
-// The watch can deliver our write between a reconcile's read of the cache and its use of what
-// it read: that reconcile still sees our write, so it neither decides on the older version nor
-// makes the write again.
-TEST_F(ReconcileClusterWritesTest, AReadJustBeforeTheWatchDeliversOurWriteStillSeesIt) {
+// The watch can deliver our write while a reconcile reads the claims: the informer delivers a
+// version only once its cache shows it, and each claim is overlaid with our write as it is
+// copied from the cache, so that delivery (which ends our memory of a status) never makes a
+// reconcile decide on the version before our write, nor make the write again.
+TEST_F(ReconcileClusterWritesTest, AStatusDeliveredWhileAReconcileReadsTheClaimsIsNotWrittenAgain) {
   add_pod("worker-a");
   add_claim("claim-a", "worker-a", 0);
   ASSERT_TRUE(reconciler_->reconcile(kLock).status.ok());  // the cache does not see this write
   ASSERT_EQ(remembered_writes(api_), 2);
-  // The informer delivers both writes, but the next reconcile reads the versions before them,
-  // as one that copied the objects a moment earlier would.
   const json lease = *api_.get(kube::resources::eslease_leases(), "batch", "claim-a", {});
-  const json pod = *api_.get(kube::resources::pods(), "batch", "worker-a", {});
-  reconciler_->lease_seen(lease["metadata"]["uid"], lease["metadata"]["resourceVersion"]);
-  reconciler_->pod_seen(pod["metadata"]["uid"], pod["metadata"]["resourceVersion"]);
+  bool delivered = false;
+  view_.after_copy = [&](const std::string& key) {
+    if (delivered || key != "batch/claim-a") return;
+    delivered = true;
+    view_.sync_from(api_);
+    reconciler_->lease_seen(lease["metadata"]["uid"], lease["metadata"]["resourceVersion"]);
+  };
   ASSERT_TRUE(reconciler_->reconcile(kLock).status.ok());
+  view_.after_copy = nullptr;
   EXPECT_EQ(remembered_writes(api_), 2);
-  // Once the cache shows our writes, and then another writer's, the cache is the truth again.
   sync();
-  ASSERT_TRUE(api_.patch(kube::resources::eslease_leases(), "batch", "claim-a", kube::PatchType::kMerge,
-                         {{"status", {{"queuePosition", 7}}}}, true, {})
+  ASSERT_TRUE(reconcile().status.ok());
+  EXPECT_EQ(remembered_writes(api_), 2);
+  EXPECT_EQ(status("claim-a"), lease["status"]);
+}
+
+// A pod is copied from the cache earlier in a reconcile: the memory of our annotation write
+// outlives the delivery of the version it produced until a later version comes, so a reconcile
+// working on a copy from before that delivery does not write the annotation again.
+TEST_F(ReconcileClusterWritesTest, AnAnnotationDeliveredAfterAReconcileCopiedThePodIsNotWrittenAgain) {
+  add_pod("worker-a");
+  add_claim("claim-a", "worker-a", 0);
+  ASSERT_TRUE(reconciler_->reconcile(kLock).status.ok());  // the cache does not see this write
+  ASSERT_EQ(remembered_writes(api_), 2);
+  const json pod = *api_.get(kube::resources::pods(), "batch", "worker-a", {});
+  reconciler_->pod_seen(pod["metadata"]["uid"], pod["metadata"]["resourceVersion"]);
+  ASSERT_TRUE(reconciler_->reconcile(kLock).status.ok());  // the view still shows the older pod and Lease
+  EXPECT_EQ(remembered_writes(api_), 2);
+  // Once the cache shows our write, and then another writer's, the cache is the truth again.
+  sync();
+  ASSERT_TRUE(api_.patch(kube::resources::pods(), "batch", "worker-a", kube::PatchType::kMerge,
+                         {{"metadata", {{"annotations", {{"eslease.io/holds", nullptr}}}}}}, false, {})
                   .ok());
   sync();
   ASSERT_TRUE(reconcile().status.ok());
-  EXPECT_EQ(status("claim-a"), lease["status"]);
+  EXPECT_EQ(holds("worker-a"), pod["metadata"]["annotations"]["eslease.io/holds"]);
 }
 
 // Grants made in one reconcile are shown in the order they were made: a watcher sees the
