@@ -36,6 +36,27 @@ std::vector<const LeaseRecord*> in_token_order(const LockWorld& world, const Dec
   return in_order;
 }
 
+// The locks with a grant whose status did not go out: their later grants wait for it, so a
+// watcher never sees a lock's tokens go down (the reconcile is retried).
+class HeldBack {
+ public:
+  bool holds_back(const LeaseRecord& lease) const {
+    const std::vector<std::string> ids = lease.lock_ids();
+    return std::any_of(ids.begin(), ids.end(), [&](const std::string& id) { return locks_.contains(id); });
+  }
+  void add(const LeaseRecord& lease) {
+    const std::vector<std::string> ids = lease.lock_ids();
+    locks_.insert(ids.begin(), ids.end());
+  }
+
+ private:
+  std::set<std::string> locks_;
+};
+
+bool listed(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
 // One holder is recorded per lock in the claim index: the first grant's on it.
 void record_holders(const LockWorld& world, ClaimIndex& index) {
   for (const LockShape& lock : world.locks) {
@@ -72,9 +93,6 @@ Status Reconciler::write_to_cluster(const LockWorld& world, const Decision& deci
                (written.ok() && (*written == WriteOutcome::kDeferred || *written == WriteOutcome::kConflict));
     return written.ok() && *written == WriteOutcome::kSent;
   };
-  auto listed = [](const std::vector<std::string>& names, const std::string& name) {
-    return std::find(names.begin(), names.end(), name) != names.end();
-  };
   for (const LeaseRecord& lease : world.claims) {
     if (listed(decision.add_finalizer, lease.meta.name)) note(leases_.write_finalizer(lease, true));
     if (listed(decision.remove_finalizer, lease.meta.name)) note(leases_.write_finalizer(lease, false));
@@ -82,10 +100,11 @@ Status Reconciler::write_to_cluster(const LockWorld& world, const Decision& deci
   // Grants first: in a burst of hand-overs the successors are told before anyone else. An
   // event goes with its status: one whose status waits is planned again when that is retried.
   std::set<std::string> not_written;
-  // Grants whose status met a newer version of the Lease: until decided again on it, the
-  // holder pod is told what the Lease shows, not this grant (another replica's may stand).
+  // Grants whose status met a newer version of the Lease (until decided again on it, another
+  // replica's may stand) or waits: the holder pod is told what the Lease shows, not this grant.
   std::optional<std::map<std::string, LeaseStatus>> told;
   const std::vector<const LeaseRecord*> in_order = in_token_order(world, decision);
+  HeldBack held_back;
   for (const bool grants : {true, false}) {
     for (const LeaseRecord* claim : in_order) {
       const LeaseRecord& lease = *claim;
@@ -95,10 +114,16 @@ Status Reconciler::write_to_cluster(const LockWorld& world, const Decision& deci
       const Urgency urgency = status_write_urgency(
           lease.status, desired->second, shown_holder_health(world, lease).health == Health::kConfirmedDead);
       const Result<WriteOutcome> written =
-          leases_.write_status(lease, desired->second, urgency, world.mono, retry_at);
-      if (!written.ok() || *written == WriteOutcome::kDeferred || *written == WriteOutcome::kConflict)
+          grants && held_back.holds_back(lease)
+              ? Result<WriteOutcome>(WriteOutcome::kDeferred)
+              : leases_.write_status(lease, desired->second, urgency, world.mono, retry_at);
+      const bool waits =
+          written.ok() && (*written == WriteOutcome::kDeferred || *written == WriteOutcome::kConflict);
+      if (!written.ok() || waits) {
         not_written.insert(lease.meta.name);
-      if (grants && written.ok() && *written == WriteOutcome::kConflict) {
+        if (grants) held_back.add(lease);
+      }
+      if (grants && waits) {
         if (!told) told = decision.statuses;
         (*told)[lease.meta.name] = lease.status;
       }

@@ -239,6 +239,45 @@ TEST_F(ReconcileClusterWritesTest, GrantsOfOneReconcileAreShownInTheirTokensOrde
   EXPECT_TRUE(std::is_sorted(shown.begin(), shown.end()));
 }
 
+// A grant whose status did not go out holds back the later grants of its locks until it has:
+// a watcher never sees a lock's tokens go down, even when a write fails between two grants.
+TEST_F(ReconcileClusterWritesTest, AGrantWhoseStatusFailedHoldsBackTheLaterGrantsOfItsLock) {
+  for (const char* name : {"a", "b", "c", "d"}) {
+    add_pod(name);
+    add_claim(name, name, 0, {{"capacity", 2}, {"access", "Shared"}});
+  }
+  ASSERT_TRUE(reconcile().status.ok());
+  ASSERT_EQ(status("a")["phase"], "Held");
+  ASSERT_EQ(status("b")["phase"], "Held");
+  ASSERT_EQ(status("c")["phase"], "Pending");
+  // Every claim carries the finalizer already, so the first write is the first successor's
+  // status: it fails.
+  for (const char* name : {"c", "d"})
+    ASSERT_TRUE(api_.patch(kube::resources::eslease_leases(), "batch", name, kube::PatchType::kMerge,
+                           {{"metadata", {{"finalizers", {"eslease.io/release"}}}}}, false, {})
+                    .ok());
+  delete_pod("a");
+  delete_pod("b");
+  const std::size_t before = api_.writes().size();
+  api_.fail_next("patch", kube::resources::eslease_leases(),
+                 make_error(ErrorCode::kUnavailable, "connection reset"));
+  EXPECT_FALSE(reconcile().status.ok());
+  EXPECT_NE(status("c")["phase"], "Held");
+  EXPECT_NE(status("d")["phase"], "Held") << "shown before the grant with the lower token";
+  EXPECT_EQ(holds("d"), "") << "nor told through its pod";
+  ASSERT_TRUE(reconcile().status.ok());  // retried, as the work queue does after an error
+  EXPECT_EQ(status("c")["phase"], "Held");
+  EXPECT_EQ(status("d")["phase"], "Held");
+  std::vector<long long> shown;
+  const auto writes = api_.writes();
+  for (std::size_t i = before; i < writes.size(); ++i) {
+    const json token = writes[i].second.value(json::json_pointer("/status/fencingToken"), json());
+    if (token.is_string()) shown.push_back(std::stoll(token.get<std::string>()));
+  }
+  ASSERT_EQ(shown.size(), 2U);
+  EXPECT_LT(shown[0], shown[1]);
+}
+
 // The write budget of a hand-over holds for a semaphore as for any lock: however long the
 // queue, only the first waiters' positions are rewritten.
 TEST_F(ReconcileClusterWritesTest, AHandOverBehindALongQueueWritesAtMostFifteenObjects) {
