@@ -24,6 +24,17 @@ int remembered_writes(const kube::testing::MemoryApi& api) {
   return n;
 }
 
+// The fencing tokens the status writes from the `first` write on showed, in the order written.
+std::vector<long long> tokens_written(const kube::testing::MemoryApi& api, std::size_t first) {
+  std::vector<long long> shown;
+  const auto writes = api.writes();
+  for (std::size_t i = first; i < writes.size(); ++i) {
+    const json token = writes[i].second.value(json::json_pointer("/status/fencingToken"), json());
+    if (token.is_string()) shown.push_back(std::stoll(token.get<std::string>()));
+  }
+  return shown;
+}
+
 TEST_F(ReconcileClusterWritesTest, AWriteDeferredByABusyRateLimitIsRetriedWithoutAnError) {
   add_pod("worker-a");
   add_claim("claim-a", "worker-a", 0);
@@ -229,12 +240,7 @@ TEST_F(ReconcileClusterWritesTest, GrantsOfOneReconcileAreShownInTheirTokensOrde
   }
   const std::size_t before = api_.writes().size();
   ASSERT_TRUE(reconcile().status.ok());
-  std::vector<long long> shown;
-  const auto writes = api_.writes();
-  for (std::size_t i = before; i < writes.size(); ++i) {
-    const json token = writes[i].second.value(json::json_pointer("/status/fencingToken"), json());
-    if (token.is_string()) shown.push_back(std::stoll(token.get<std::string>()));
-  }
+  const std::vector<long long> shown = tokens_written(api_, before);
   ASSERT_EQ(shown.size(), 4U);
   EXPECT_TRUE(std::is_sorted(shown.begin(), shown.end()));
 }
@@ -268,12 +274,7 @@ TEST_F(ReconcileClusterWritesTest, AGrantWhoseStatusFailedHoldsBackTheLaterGrant
   ASSERT_TRUE(reconcile().status.ok());  // retried, as the work queue does after an error
   EXPECT_EQ(status("c")["phase"], "Held");
   EXPECT_EQ(status("d")["phase"], "Held");
-  std::vector<long long> shown;
-  const auto writes = api_.writes();
-  for (std::size_t i = before; i < writes.size(); ++i) {
-    const json token = writes[i].second.value(json::json_pointer("/status/fencingToken"), json());
-    if (token.is_string()) shown.push_back(std::stoll(token.get<std::string>()));
-  }
+  const std::vector<long long> shown = tokens_written(api_, before);
   ASSERT_EQ(shown.size(), 2U);
   EXPECT_LT(shown[0], shown[1]);
 }
