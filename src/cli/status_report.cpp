@@ -145,9 +145,9 @@ void print_lock_reports(std::ostream& out, const std::vector<LockReport>& report
   if (show_set) header.insert(header.begin() + 1, "SET");
   if (show_namespace) header.insert(header.begin(), "NAMESPACE");
   rows.push_back(header);
-  const auto row = [&](const LockReport& r, const LeaseView& v, std::string queue,
+  const auto row = [&](const LockReport& r, const std::string& lock, const LeaseView& v, std::string queue,
                        std::optional<Millis> age) {
-    std::vector<std::string> cells{lock_cell(r.lock, slots_taken(r), r.capacity),
+    std::vector<std::string> cells{lock,
                                    std::move(queue),
                                    v.name,
                                    pod_of(v),
@@ -161,10 +161,11 @@ void print_lock_reports(std::ostream& out, const std::vector<LockReport>& report
     rows.push_back(std::move(cells));
   };
   for (const LockReport& r : reports) {
+    const std::string lock = lock_cell(r.lock, slots_taken(r), r.capacity);
     for (const LeaseView& v : r.holders) {
       const bool shared = v.effective_access() == api::Access::kShared;
       const std::optional<std::int64_t> slot = slot_on(r, v);
-      row(r, v,
+      row(r, lock, v,
           slot     ? "slot " + std::to_string(*slot) + " shared"
           : shared ? "held shared"
                    : "held",
@@ -173,10 +174,10 @@ void print_lock_reports(std::ostream& out, const std::vector<LockReport>& report
     // The claim's queuePosition as the controller published it (0 = next); none while its
     // pod is not live or more than 10 claims are ahead. The rows keep the order of service.
     for (const LeaseView& v : r.queue) {
-      row(r, v, v.queue_position ? std::to_string(*v.queue_position) : "-",
+      row(r, lock, v, v.queue_position ? std::to_string(*v.queue_position) : "-",
           age_since(v.waiting_since(), now));
     }
-    for (const LeaseView& v : r.ended) row(r, v, "-", std::nullopt);
+    for (const LeaseView& v : r.ended) row(r, lock, v, "-", std::nullopt);
   }
   out << format_columns(rows);
 }
