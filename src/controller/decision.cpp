@@ -1,7 +1,7 @@
 #include "controller/decision.h"
 
 #include <algorithm>
-#include <set>
+#include <utility>
 
 #include "controller/claim_queue.h"
 #include "controller/grant_rules.h"
@@ -59,25 +59,22 @@ std::vector<LockOccupancy> occupancy(const LockWorld& world, const std::vector<J
         std::find_if(locks.begin(), locks.end(), [&](const LockOccupancy& l) { return l.name == ref.lock; });
     return lock == locks.end() ? nullptr : &*lock;
   };
+  std::vector<std::pair<const GrantView*, SlotHolder>> exclusive;  // filled in once every slot is placed
   for (const Judged& j : judged) {
     if (j.verdict.ends_now) continue;
-    const SlotHolder holder = holder_of(*j.grant);
+    SlotHolder holder = holder_of(*j.grant);
     for (const SlotRef& ref : j.grant->slots) {
       LockOccupancy* lock = lock_of(ref);
       if (lock && ref.slot >= 0 && ref.slot < static_cast<std::int64_t>(lock->slots.size()))
         lock->slots[static_cast<std::size_t>(ref.slot)] = holder;
     }
+    if (holder.access == lock::Access::kExclusive) exclusive.emplace_back(j.grant, std::move(holder));
   }
-  for (const Judged& j : judged) {
-    if (j.verdict.ends_now) continue;
-    const SlotHolder holder = holder_of(*j.grant);
-    if (holder.access != lock::Access::kExclusive) continue;
-    for (const SlotRef& ref : j.grant->slots) {
+  for (const auto& [grant, holder] : exclusive)
+    for (const SlotRef& ref : grant->slots)
       if (LockOccupancy* lock = lock_of(ref))
         for (std::optional<SlotHolder>& slot : lock->slots)
           if (!slot) slot = holder;
-    }
-  }
   return locks;
 }
 
@@ -94,13 +91,8 @@ bool beyond_capacity(const LockWorld& world, const std::vector<Judged>& judged) 
 // Whether `grant` was revoked only because its claim changed shape (access, capacity): the
 // claim still names the pod holding it and the locks it is on.
 bool reshaped(const GrantView& grant, const ClaimView& claim) {
-  if (grant.revoked != api::Reason::kClaimMoved || !claim.pod ||
-      claim.pod->record.meta.uid != grant.state.doc.holder_uid)
-    return false;
-  std::set<std::string> held;
-  for (const SlotRef& ref : grant.slots) held.insert(ref.lock);
-  const std::vector<std::string> needs = claim.lease->spec.locks();
-  return held == std::set<std::string>(needs.begin(), needs.end());
+  return grant.revoked == api::Reason::kClaimMoved && claim.pod &&
+         claim.pod->record.meta.uid == grant.state.doc.holder_uid && claims_the_locks_of(*claim.lease, grant);
 }
 
 // The claims to serve, with the pod each would be granted to. Waiting claims stand by their

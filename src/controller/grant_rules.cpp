@@ -42,9 +42,7 @@ std::string mismatch(const Situation& s) {
     return "the claim no longer names holder pod " + s.holder_pod;
   if (lease.spec.election_mode() && s.holder && !lease.spec.selector->matches(s.holder->record.labels))
     return "the claim's selector no longer matches holder pod " + s.holder_pod;
-  std::set<std::string> wanted;
-  for (const std::string& id : lease.lock_ids()) wanted.insert(id);
-  if (wanted != locks_of(s.grant)) return "the claim names other locks than its grant holds";
+  if (!claims_the_locks_of(lease, s.grant)) return "the claim names other locks than its grant holds";
   const lock::LockDocument& doc = s.grant.state.doc;
   const Access held = api::effective_access(doc.capacity, doc.access);
   const Access asked = api::effective_access(lease.spec.capacity, lease.spec.access);
@@ -252,6 +250,11 @@ constexpr std::array<Rule, 11> kRules = {
 };
 
 }  // namespace
+
+bool claims_the_locks_of(const LeaseRecord& lease, const GrantView& grant) {
+  const std::vector<std::string> ids = lease.lock_ids();
+  return std::set<std::string>(ids.begin(), ids.end()) == locks_of(grant);
+}
 
 GrantVerdict judge_grant(const LockWorld& world, const GrantView& grant, const ClaimView* owner) {
   const Situation s = situation(world, grant, owner);

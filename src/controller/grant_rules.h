@@ -64,6 +64,9 @@ struct GrantVerdict {
 // it). Only called when the documents are known and readable and the reconcile may still act.
 GrantVerdict judge_grant(const LockWorld& world, const GrantView& grant, const ClaimView* owner);
 
+// Whether `lease` claims exactly the locks `grant` is on, as the grant's documents name them.
+bool claims_the_locks_of(const LeaseRecord& lease, const GrantView& grant);
+
 // Why a holder lost its lock, in words, for conditions, events and logs.
 std::string describe_loss(api::Reason why, const std::string& pod);
 
