@@ -89,7 +89,8 @@ Result<WriteOutcome> LeaseWriter::write_status(const LeaseRecord& lease, const L
   // upgrade does not rewrite every Lease to show it.
   LeaseStatus compared = desired;
   compared.lock = lease.status.lock;
-  if (compared == lease.status || !may_write(lease, now, retry_at, correcting)) return WriteOutcome::kSkipped;
+  if (compared == lease.status) return WriteOutcome::kSkipped;
+  if (!may_write(lease, now, retry_at, correcting)) return WriteOutcome::kPaced;
   const auto& leases = kube::resources::eslease_leases();
   json patch = status_patch(desired);
   {

@@ -31,7 +31,8 @@ namespace eslease::controller {
 // not right.
 enum class WriteOutcome {
   kSent,
-  kSkipped,   // nothing written now: already so, the object is gone, or the write waits for a pace
+  kSkipped,   // nothing written: already so, or the object is gone
+  kPaced,     // a correction of what someone else wrote, waiting for its pace (retry_at says when)
   kDeferred,  // a write that can wait, not sent while the client is busy (kube::Api::patch_unless_busy)
   kConflict,  // the Lease changed since the version decided on: decided again once the cache shows it
 };
@@ -62,7 +63,7 @@ class LeaseWriter {
   // Writes `desired` when it differs from `lease.status`, ranked by `urgency`
   // (status_write_urgency): one that can wait is deferred while the client is busy, so
   // grants and revocations go first. When the status there is someone else's and we put it
-  // right less than kCorrectionPace ago, the write waits (kSkipped): `retry_at` is moved to
+  // right less than kCorrectionPace ago, the write waits (kPaced): `retry_at` is moved to
   // when it may go. A Lease that is gone is not an error.
   Result<WriteOutcome> write_status(const LeaseRecord& lease, const LeaseStatus& desired, Urgency urgency,
                                     MonoTime now, std::optional<MonoTime>& retry_at);

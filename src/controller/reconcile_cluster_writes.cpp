@@ -118,7 +118,8 @@ Status Reconciler::write_to_cluster(const LockWorld& world, const Decision& deci
               ? Result<WriteOutcome>(WriteOutcome::kDeferred)
               : leases_.write_status(lease, desired->second, urgency, world.mono, retry_at);
       const bool waits =
-          written.ok() && (*written == WriteOutcome::kDeferred || *written == WriteOutcome::kConflict);
+          written.ok() && (*written == WriteOutcome::kDeferred || *written == WriteOutcome::kConflict ||
+                           *written == WriteOutcome::kPaced);
       if (!written.ok() || waits) {
         not_written.insert(lease.meta.name);
         if (grants) held_back.add(lease);

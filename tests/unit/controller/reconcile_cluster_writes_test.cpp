@@ -279,6 +279,44 @@ TEST_F(ReconcileClusterWritesTest, AGrantWhoseStatusFailedHoldsBackTheLaterGrant
   EXPECT_LT(shown[0], shown[1]);
 }
 
+// A grant whose status waits for the pace of correcting someone else's write holds back the
+// later grants of its lock too.
+TEST_F(ReconcileClusterWritesTest, AGrantWhoseStatusWaitsForThePaceHoldsBackTheLaterGrantsOfItsLock) {
+  for (const char* name : {"a", "b", "c", "d"}) {
+    add_pod(name);
+    add_claim(name, name, 0, {{"capacity", 2}, {"access", "Shared"}});
+  }
+  ASSERT_TRUE(reconcile().status.ok());
+  ASSERT_TRUE(reconcile().status.ok());
+  ASSERT_EQ(status("c")["phase"], "Pending");
+  // Someone else writes c's status twice: the first is put right, the second must wait.
+  auto overwrite = [&] {
+    ASSERT_TRUE(api_.patch(kube::resources::eslease_leases(), "batch", "c", kube::PatchType::kMerge,
+                           {{"status", {{"phase", "Pending"}, {"queuePosition", 7}}}}, true, {})
+                    .ok());
+    sync();
+  };
+  overwrite();
+  ASSERT_TRUE(reconcile().status.ok());
+  overwrite();
+  delete_pod("a");
+  delete_pod("b");
+  const std::size_t before = api_.writes().size();
+  ReconcileOutcome paced = reconcile();
+  ASSERT_TRUE(paced.status.ok());
+  EXPECT_NE(status("c")["phase"], "Held");
+  EXPECT_NE(status("d")["phase"], "Held") << "shown before the grant with the lower token";
+  EXPECT_EQ(holds("d"), "") << "nor told through its pod";
+  ASSERT_TRUE(paced.requeue_at);
+  clock_.advance(LeaseWriter::kCorrectionPace);
+  ASSERT_TRUE(reconcile().status.ok());
+  EXPECT_EQ(status("c")["phase"], "Held");
+  EXPECT_EQ(status("d")["phase"], "Held");
+  const std::vector<long long> shown = tokens_written(api_, before);
+  ASSERT_EQ(shown.size(), 2U);
+  EXPECT_LT(shown[0], shown[1]);
+}
+
 // The write budget of a hand-over holds for a semaphore as for any lock: however long the
 // queue, only the first waiters' positions are rewritten.
 TEST_F(ReconcileClusterWritesTest, AHandOverBehindALongQueueWritesAtMostFifteenObjects) {
