@@ -212,6 +212,7 @@ def restart(env, args, controller, sig_kill):
     before = {key: shown(obj) for key, obj in cluster.leases.items()}
     ahead_of_stop = kube_writes(env.kube_url)
     code = controller.stop(sig_kill=sig_kill)
+    env.es("POST", "/_emulator/stats/reset")
     stopped = kube_writes(env.kube_url)
     t0_wall, t0 = time.time(), time.monotonic()
     successor = env.start_controller()
@@ -229,6 +230,7 @@ def restart(env, args, controller, sig_kill):
             "converge_seconds": None if converged is None else round(converged, 2),
             "kube_writes_while_stopping": writes_between(ahead_of_stop, stopped)["total"],
             "kube_writes_until_converged": writes_between(stopped, kube_writes(env.kube_url)),
+            "elasticsearch_requests_until_converged": env.es("GET", "/_emulator/stats").get("requests"),
             "leases_changed": changed, "held_not_yet_renewed": stale}, successor
 
 
