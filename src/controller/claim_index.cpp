@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "kube/resource.h"
+
 namespace eslease::controller {
 
 namespace {
@@ -220,6 +222,30 @@ void ClaimIndex::arrived(const std::string& uid, WallTime at) {
   if (at <= last_arrival_) at = last_arrival_ + std::chrono::microseconds(1);
   last_arrival_ = at;
   arrivals_.emplace(uid, at);
+}
+
+void ClaimIndex::listed_unqueued(std::vector<Unqueued> claims) {
+  const bool ordered = std::all_of(claims.begin(), claims.end(), [](const Unqueued& c) {
+    return kube::comparable_resource_version(c.resource_version);
+  });
+  std::sort(claims.begin(), claims.end(), [ordered](const Unqueued& a, const Unqueued& b) {
+    if (a.created != b.created) return a.created < b.created;
+    if (ordered) {
+      const std::strong_ordering written =
+          *kube::compare_resource_versions(a.resource_version, b.resource_version);
+      if (std::is_neq(written)) return std::is_lt(written);
+    }
+    return a.name < b.name;
+  });
+  constexpr int kLastMicrosecond = 999'999;  // the second's own: never the next one's
+  std::lock_guard lock(mutex_);
+  std::optional<WallTime> second;
+  int offset = 0;
+  for (const Unqueued& claim : claims) {
+    offset = second == claim.created ? std::min(offset + 1, kLastMicrosecond) : 0;
+    second = claim.created;
+    arrivals_.emplace(claim.uid, claim.created + std::chrono::microseconds(offset));
+  }
 }
 
 std::optional<WallTime> ClaimIndex::arrival_of(const std::string& uid) const {

@@ -46,6 +46,20 @@ class ClaimIndex {
   // while the claim waits (its status records the same instant as status.queuedAt).
   void arrived(const std::string& uid, WallTime at);
   std::optional<WallTime> arrival_of(const std::string& uid) const;
+  // A claim seen first in the start-up list that no controller has queued (no status yet):
+  // created while no controller watched.
+  struct Unqueued {
+    std::string uid;
+    std::string name;
+    WallTime created;  // creationTimestamp: whole seconds
+    std::string resource_version;
+  };
+  // Their arrivals: each at its creationTimestamp, claims created in the same second a
+  // microsecond apart in the order the API server wrote them (their resourceVersions, which
+  // are comparable since Kubernetes 1.35; by name where one cannot be ordered). A claim's
+  // last write may be after its creation (a label added): it then stands later in its second,
+  // never in another. An arrival already known is kept.
+  void listed_unqueued(std::vector<Unqueued> claims);
 
   // Every Lease seen, counted as it was last seen.
   ClaimCounts counts() const;

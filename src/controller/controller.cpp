@@ -426,6 +426,13 @@ Status Controller::run(std::stop_token stop) {
   // Reconciling before the caches hold the world would grant locks to the wrong claims.
   if (!caches_->wait_for_sync(stop)) return {};
   log::info("caches synced");
+  // Claims created while no controller watched stand in the order they were created.
+  std::vector<ClaimIndex::Unqueued> unqueued;
+  caches_->for_each_lease([&](const LeaseRecord& lease) {
+    if (lease.status.phase == Phase::kNone && !lease.status.queued_at && !lease.being_deleted)
+      unqueued.push_back({lease.meta.uid, lease.meta.name, lease.creation_time, lease.meta.resource_version});
+  });
+  index_.listed_unqueued(std::move(unqueued));
 
   if (!options_.leader_elect) {
     lead(stop);

@@ -452,6 +452,32 @@ class ControllerResilience(ShowsLogsOnFailure, unittest.TestCase):
         self.assertGreater(int(again["fencingToken"]), int(first["fencingToken"]))
         self.assertIsNone(controller.proc.poll())
 
+    def test_claims_made_while_no_controller_runs_wait_in_the_order_they_were_made(self):
+        # A single replica restarting: the claims made meanwhile are listed, not watched, and
+        # the list comes in name order. Made in one request each within a second or so, they
+        # share their creationTimestamp; their resourceVersions tell their order.
+        readers_before, readers_after = ["r-0", "r-1"], ["r-2", "r-3", "r-4", "r-5"]
+        self.env.create_ready_pods(self.ns, ["holder", "w-0"] + readers_before + readers_after)
+        controller = self.env.start_controller()
+        self.env.apply(lease("holder", self.ns, "rw", "holder", capacity=2, access="Exclusive"))
+        self.wait_phase("holder", "Held")
+        controller.stop()
+        claims = [lease(n, self.ns, "rw", n, capacity=2) for n in readers_before]
+        claims.append(lease("w-0", self.ns, "rw", "w-0", capacity=2, access="Exclusive"))
+        claims += [lease(n, self.ns, "rw", n, capacity=2) for n in readers_after]
+        self.env.apply(*claims)
+        names = readers_before + ["w-0"] + readers_after
+
+        def positions():
+            shown = [self.status(n).get("queuePosition") for n in names]
+            return shown if None not in shown else None
+
+        for restart in ("the claims listed", "their recorded order read back"):
+            controller = self.env.start_controller()
+            shown = wait_for(positions, TIMEOUT, "a queue position on every claim")
+            self.assertEqual(shown, list(range(len(names))), "%s: %s" % (restart, dict(zip(names, shown))))
+            controller.stop()
+
     def test_without_the_holds_annotation_no_pod_is_patched(self):
         def pod_patches():
             return self.env.http("GET", self.env.kube_url + "/_emulator/stats")["requests"].get("patch pods", 0)

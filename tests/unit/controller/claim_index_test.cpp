@@ -192,6 +192,34 @@ TEST(ClaimIndex, AnArrivalOutlivesTheStatusThatRecordsItWhileTheClaimWaits) {
   EXPECT_FALSE(index.arrival_of(created.meta.uid));
 }
 
+// Claims created while no controller watched are listed at start-up, in name order: they are
+// queued in the order the API server created them, which their resourceVersions tell.
+TEST(ClaimIndex, ClaimsListedUnqueuedArriveInTheOrderTheyWereCreated) {
+  const WallTime second = WallTime{} + std::chrono::hours(500000);
+  ClaimIndex index;
+  index.arrived("uid-watched", second + std::chrono::milliseconds(900));
+  index.listed_unqueued({
+      {"uid-r-2", "r-2", second, "1002"},
+      {"uid-w-0", "w-0", second, "998"},  // shorter: written before "1002"
+      {"uid-r-0", "r-0", second, "990"},
+      {"uid-early", "z", second - std::chrono::seconds(1), "5000"},  // created a second before
+      {"uid-watched", "watched", second, "1003"},
+  });
+  const auto at = [&](const char* uid) { return index.arrival_of(uid).value_or(WallTime{}); };
+  EXPECT_EQ(at("uid-early"), second - std::chrono::seconds(1));
+  EXPECT_EQ(at("uid-r-0"), second);
+  EXPECT_EQ(at("uid-w-0"), second + std::chrono::microseconds(1));
+  EXPECT_EQ(at("uid-r-2"), second + std::chrono::microseconds(2));
+  EXPECT_EQ(at("uid-watched"), second + std::chrono::milliseconds(900)) << "an arrival known is kept";
+}
+
+TEST(ClaimIndex, ClaimsListedWithVersionsThatCannotBeOrderedArriveByName) {
+  const WallTime second = WallTime{} + std::chrono::hours(500000);
+  ClaimIndex index;
+  index.listed_unqueued({{"uid-b", "b", second, "17"}, {"uid-a", "a", second, "etcd-rev-9"}});
+  EXPECT_LT(index.arrival_of("uid-a"), index.arrival_of("uid-b"));
+}
+
 TEST(ClaimIndex, TheHeldLeasesOfANamespaceAreThoseOfThatNamespaceShownHeld) {
   ClaimIndex index;
   std::vector<LeaseRecord> leases;
