@@ -238,12 +238,23 @@ void Controller::watch_leases(const std::string& ns) {
   kube::RecordHandlers<LeaseRecord> handlers;
   handlers.on_add = [this, ns](const LeaseRecord& lease) {
     warn_if_too_short(lease);
-    // A claim the watch brings (not the first list) arrives now, in the order the API server
-    // created it: its place in the queue among claims created in the same second.
+    // A claim the watch brings arrives now, in the order the API server created it: its
+    // place in the queue among claims created in the same second (one a list brings arrived
+    // in on_listed, which the index keeps).
     const LeaseInformer& informer = *caches_->leases.at(ns);
     if (informer.has_synced() && lease.status.phase == Phase::kNone && !lease.status.queued_at)
       index_.arrived(lease.meta.uid, clock_.now());
     enqueue(index_.lease_changed(nullptr, &lease));
+  };
+  handlers.on_listed = [this](const std::vector<const LeaseRecord*>& added) {
+    // Claims made while no controller watched (before it started, or while its watch was
+    // down) stand in the order they were made, not in the list's.
+    std::vector<ClaimIndex::Unqueued> unqueued;
+    for (const LeaseRecord* lease : added)
+      if (lease->status.phase == Phase::kNone && !lease->status.queued_at && !lease->being_deleted)
+        unqueued.push_back(
+            {lease->meta.uid, lease->meta.name, lease->creation_time, lease->meta.resource_version});
+    index_.listed_unqueued(std::move(unqueued));
   };
   handlers.on_update = [this](const LeaseRecord& before, const LeaseRecord& now) {
     {
@@ -426,13 +437,6 @@ Status Controller::run(std::stop_token stop) {
   // Reconciling before the caches hold the world would grant locks to the wrong claims.
   if (!caches_->wait_for_sync(stop)) return {};
   log::info("caches synced");
-  // Claims created while no controller watched stand in the order they were created.
-  std::vector<ClaimIndex::Unqueued> unqueued;
-  caches_->for_each_lease([&](const LeaseRecord& lease) {
-    if (lease.status.phase == Phase::kNone && !lease.status.queued_at && !lease.being_deleted)
-      unqueued.push_back({lease.meta.uid, lease.meta.name, lease.creation_time, lease.meta.resource_version});
-  });
-  index_.listed_unqueued(std::move(unqueued));
 
   if (!options_.leader_elect) {
     lead(stop);

@@ -43,6 +43,9 @@ struct RecordHandlers {
   std::function<void(const Record& object)> on_add;
   std::function<void(const Record& old_object, const Record& new_object)> on_update;
   std::function<void(const Record& last_known)> on_delete;
+  // Every object a (re-)list added, together, before each one's on_add: objects made while
+  // nobody watched, which a list brings in name order, not in the order they were made.
+  std::function<void(const std::vector<const Record*>& added)> on_listed;
 };
 
 template <typename Record>
@@ -127,6 +130,7 @@ class RecordCache final : public InformerStore {
       for (const Entry& entry : deleted) handlers_.on_delete(entry.record);
     if (handlers_.on_update)
       for (const auto& [before, after] : updated) handlers_.on_update(before.record, *after);
+    if (handlers_.on_listed && !added.empty()) handlers_.on_listed(added);
     if (handlers_.on_add)
       for (const Record* record : added) handlers_.on_add(*record);
   }

@@ -133,7 +133,8 @@ class HandlerState {
   InformerHandlers handlers() {
     return {[this](const json& o) { on("add", o, false); },
             [this](const json&, const json& o) { on("update", o, false); },
-            [this](const json& o) { on("delete", o, true); }};
+            [this](const json& o) { on("delete", o, true); },
+            {}};
   }
   // key -> resourceVersion as handlers describe the world.
   std::map<std::string, std::string> state() const {

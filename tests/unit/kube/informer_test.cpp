@@ -23,7 +23,8 @@ class Recorder {
   InformerHandlers handlers() {
     return {[this](const json& o) { note("add:" + object_key(o)); },
             [this](const json&, const json& o) { note("update:" + object_key(o)); },
-            [this](const json& o) { note("delete:" + object_key(o)); }};
+            [this](const json& o) { note("delete:" + object_key(o)); },
+            {}};
   }
   std::vector<std::string> calls() const {
     std::lock_guard lock(mutex_);
@@ -134,6 +135,44 @@ void expect_relist_diff(bool as_error_event) {
   EXPECT_EQ(informer.restarts(RestartReason::kExpired), 1);
   EXPECT_EQ(informer.cache().size(), 4u);
   EXPECT_FALSE(informer.cache().get("ns/vanish").has_value());
+}
+
+// What a list adds is told together first (objects made while nobody watched, whose order
+// a list does not keep), then one by one; what the watch adds, one by one only.
+TEST(InformerTest, TheObjectsAListAddsAreToldTogetherBeforeEachOne) {
+  MemoryApi api;
+  for (const char* name : {"a", "b", "c"}) api.put_object(kPods, make_object("ns", name));
+  api.push_watch(send({ev(WatchEvent::Type::kAdded, make_object("ns", "d", "200"))}));
+  std::mutex mutex;
+  std::vector<std::string> calls;
+  InformerHandlers handlers;
+  handlers.on_add = [&](const json& o) {
+    std::lock_guard lock(mutex);
+    calls.push_back("add:" + object_key(o));
+  };
+  handlers.on_listed = [&](const std::vector<const json*>& added) {
+    std::lock_guard lock(mutex);
+    std::string names = "listed:";
+    for (const json* o : added) names += object_key(*o) + " ";
+    calls.push_back(names);
+  };
+  eslease::testing::FakeClock clock;
+  JsonInformer informer(api, clock, kPods, small_pages(), handlers);
+  informer.start();
+  ASSERT_TRUE(eslease::testing::wait_until([&] {
+    std::lock_guard lock(mutex);
+    return calls.size() >= 5;
+  }));
+  informer.stop();
+  std::lock_guard lock(mutex);
+  ASSERT_EQ(calls.size(), 5U);
+  std::vector<std::string> listed_adds(calls.begin() + 1, calls.begin() + 4);
+  std::sort(listed_adds.begin(), listed_adds.end());
+  EXPECT_EQ(listed_adds, (std::vector<std::string>{"add:ns/a", "add:ns/b", "add:ns/c"}));
+  EXPECT_EQ(calls.back(), "add:ns/d") << "the watch's add alone";
+  std::string listed = calls.front();
+  EXPECT_EQ(listed.substr(0, 7), "listed:");
+  for (const char* key : {"ns/a ", "ns/b ", "ns/c "}) EXPECT_NE(listed.find(key), std::string::npos) << key;
 }
 
 TEST(InformerTest, RelistsOn410ErrorEvent) {
