@@ -237,6 +237,9 @@ void ClaimIndex::listed_unqueued(std::vector<Unqueued> claims) {
     }
     return a.name < b.name;
   });
+  std::map<std::pair<std::string, WallTime>, int> made_in_second;  // by lock and second: claims
+  for (const Unqueued& claim : claims)
+    for (const std::string& id : claim.lock_ids) ++made_in_second[{id, claim.created}];
   constexpr int kLastMicrosecond = 999'999;  // the second's own: never the next one's
   std::lock_guard lock(mutex_);
   std::optional<WallTime> second;
@@ -244,7 +247,11 @@ void ClaimIndex::listed_unqueued(std::vector<Unqueued> claims) {
   for (const Unqueued& claim : claims) {
     offset = second == claim.created ? std::min(offset + 1, kLastMicrosecond) : 0;
     second = claim.created;
-    arrivals_.emplace(claim.uid, claim.created + std::chrono::microseconds(offset));
+    const bool shares_its_second =
+        std::any_of(claim.lock_ids.begin(), claim.lock_ids.end(), [&](const std::string& id) {
+          return made_in_second[{id, claim.created}] > 1;
+        });
+    if (shares_its_second) arrivals_.emplace(claim.uid, claim.created + std::chrono::microseconds(offset));
   }
 }
 

@@ -53,12 +53,14 @@ class ClaimIndex {
     std::string name;
     WallTime created;  // creationTimestamp: whole seconds
     std::string resource_version;
+    std::vector<std::string> lock_ids;
   };
   // Their arrivals: each at its creationTimestamp, claims created in the same second a
   // microsecond apart in the order the API server wrote them (their resourceVersions, which
   // are comparable since Kubernetes 1.35; by name where one cannot be ordered). A claim's
   // last write may be after its creation (a label added): it then stands later in its second,
-  // never in another. An arrival already known is kept.
+  // never in another. Kept only for a claim that shares a lock with another made in its
+  // second (any other stands at its creationTimestamp anyway); an arrival already known is kept.
   void listed_unqueued(std::vector<Unqueued> claims);
 
   // Every Lease seen, counted as it was last seen.

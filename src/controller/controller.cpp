@@ -252,8 +252,8 @@ void Controller::watch_leases(const std::string& ns) {
     std::vector<ClaimIndex::Unqueued> unqueued;
     for (const LeaseRecord* lease : added)
       if (lease->status.phase == Phase::kNone && !lease->status.queued_at && !lease->being_deleted)
-        unqueued.push_back(
-            {lease->meta.uid, lease->meta.name, lease->creation_time, lease->meta.resource_version});
+        unqueued.push_back({lease->meta.uid, lease->meta.name, lease->creation_time,
+                            lease->meta.resource_version, lease->lock_ids()});
     index_.listed_unqueued(std::move(unqueued));
   };
   handlers.on_update = [this](const LeaseRecord& before, const LeaseRecord& now) {

@@ -198,25 +198,30 @@ TEST(ClaimIndex, ClaimsListedUnqueuedArriveInTheOrderTheyWereCreated) {
   const WallTime second = WallTime{} + std::chrono::hours(500000);
   ClaimIndex index;
   index.arrived("uid-watched", second + std::chrono::milliseconds(900));
+  const std::vector<std::string> lock = {"ns/lock"};
   index.listed_unqueued({
-      {"uid-r-2", "r-2", second, "1002"},
-      {"uid-w-0", "w-0", second, "998"},  // shorter: written before "1002"
-      {"uid-r-0", "r-0", second, "990"},
-      {"uid-early", "z", second - std::chrono::seconds(1), "5000"},  // created a second before
-      {"uid-watched", "watched", second, "1003"},
+      {"uid-r-2", "r-2", second, "1002", lock},
+      {"uid-w-0", "w-0", second, "998", lock},  // shorter: written before "1002"
+      {"uid-r-0", "r-0", second, "990", lock},
+      {"uid-early", "z", second - std::chrono::seconds(1), "5000", lock},  // created a second before
+      {"uid-watched", "watched", second, "1003", lock},
+      {"uid-alone", "alone", second, "1001", {"ns/other"}},  // nobody to stand before or after
   });
   const auto at = [&](const char* uid) { return index.arrival_of(uid).value_or(WallTime{}); };
-  EXPECT_EQ(at("uid-early"), second - std::chrono::seconds(1));
+  EXPECT_FALSE(index.arrival_of("uid-early")) << "alone in its second on its lock: its creation is enough";
+  EXPECT_FALSE(index.arrival_of("uid-alone"));
   EXPECT_EQ(at("uid-r-0"), second);
   EXPECT_EQ(at("uid-w-0"), second + std::chrono::microseconds(1));
-  EXPECT_EQ(at("uid-r-2"), second + std::chrono::microseconds(2));
+  EXPECT_EQ(at("uid-r-2"), second + std::chrono::microseconds(3))
+      << "after the other lock's claim of its second";
   EXPECT_EQ(at("uid-watched"), second + std::chrono::milliseconds(900)) << "an arrival known is kept";
 }
 
 TEST(ClaimIndex, ClaimsListedWithVersionsThatCannotBeOrderedArriveByName) {
   const WallTime second = WallTime{} + std::chrono::hours(500000);
   ClaimIndex index;
-  index.listed_unqueued({{"uid-b", "b", second, "17"}, {"uid-a", "a", second, "etcd-rev-9"}});
+  index.listed_unqueued(
+      {{"uid-b", "b", second, "17", {"ns/lock"}}, {"uid-a", "a", second, "etcd-rev-9", {"ns/lock"}}});
   EXPECT_LT(index.arrival_of("uid-a"), index.arrival_of("uid-b"));
 }
 
