@@ -242,6 +242,7 @@ void ClaimIndex::listed_unqueued(std::vector<Unqueued> claims) {
     for (const std::string& id : claim.lock_ids) ++made_in_second[{id, claim.created}];
   constexpr int kLastMicrosecond = 999'999;  // the second's own: never the next one's
   std::lock_guard lock(mutex_);
+  const WallTime watched_until = last_arrival_;  // the latest arrival before this list
   std::optional<WallTime> second;
   int offset = 0;
   for (const Unqueued& claim : claims) {
@@ -251,7 +252,13 @@ void ClaimIndex::listed_unqueued(std::vector<Unqueued> claims) {
         std::any_of(claim.lock_ids.begin(), claim.lock_ids.end(), [&](const std::string& id) {
           return made_in_second[{id, claim.created}] > 1;
         });
-    if (shares_its_second) arrivals_.emplace(claim.uid, claim.created + std::chrono::microseconds(offset));
+    // Alone in its second, and made after every claim the watch brought: its
+    // creationTimestamp places it.
+    if (!shares_its_second && claim.created > watched_until) continue;
+    WallTime at = claim.created + std::chrono::microseconds(offset);
+    // A re-list's claims were made after every claim the watch brought before it went down.
+    if (at <= last_arrival_) at = last_arrival_ + std::chrono::microseconds(1);
+    if (arrivals_.emplace(claim.uid, at).second) last_arrival_ = at;
   }
 }
 

@@ -46,8 +46,8 @@ class ClaimIndex {
   // while the claim waits (its status records the same instant as status.queuedAt).
   void arrived(const std::string& uid, WallTime at);
   std::optional<WallTime> arrival_of(const std::string& uid) const;
-  // A claim seen first in the start-up list that no controller has queued (no status yet):
-  // created while no controller watched.
+  // A claim a list brought (the start-up list, or a re-list after the watch expired) that no
+  // controller has queued (no status yet): made while no controller watched.
   struct Unqueued {
     std::string uid;
     std::string name;
@@ -59,8 +59,10 @@ class ClaimIndex {
   // microsecond apart in the order the API server wrote them (their resourceVersions, which
   // are comparable since Kubernetes 1.35; by name where one cannot be ordered). A claim's
   // last write may be after its creation (a label added): it then stands later in its second,
-  // never in another. Kept only for a claim that shares a lock with another made in its
-  // second (any other stands at its creationTimestamp anyway); an arrival already known is kept.
+  // never in another. A re-list's claims were made after those the watch brought: they
+  // arrive after them. An arrival is kept only where the creationTimestamp alone would not
+  // place the claim (another claim of its lock made in its second, an earlier arrival later
+  // than it); an arrival already known is kept.
   void listed_unqueued(std::vector<Unqueued> claims);
 
   // Every Lease seen, counted as it was last seen.

@@ -197,14 +197,13 @@ TEST(ClaimIndex, AnArrivalOutlivesTheStatusThatRecordsItWhileTheClaimWaits) {
 TEST(ClaimIndex, ClaimsListedUnqueuedArriveInTheOrderTheyWereCreated) {
   const WallTime second = WallTime{} + std::chrono::hours(500000);
   ClaimIndex index;
-  index.arrived("uid-watched", second + std::chrono::milliseconds(900));
   const std::vector<std::string> lock = {"ns/lock"};
   index.listed_unqueued({
       {"uid-r-2", "r-2", second, "1002", lock},
       {"uid-w-0", "w-0", second, "998", lock},  // shorter: written before "1002"
       {"uid-r-0", "r-0", second, "990", lock},
       {"uid-early", "z", second - std::chrono::seconds(1), "5000", lock},  // created a second before
-      {"uid-watched", "watched", second, "1003", lock},
+      {"uid-r-3", "r-3", second, "1003", lock},
       {"uid-alone", "alone", second, "1001", {"ns/other"}},  // nobody to stand before or after
   });
   const auto at = [&](const char* uid) { return index.arrival_of(uid).value_or(WallTime{}); };
@@ -214,7 +213,26 @@ TEST(ClaimIndex, ClaimsListedUnqueuedArriveInTheOrderTheyWereCreated) {
   EXPECT_EQ(at("uid-w-0"), second + std::chrono::microseconds(1));
   EXPECT_EQ(at("uid-r-2"), second + std::chrono::microseconds(3))
       << "after the other lock's claim of its second";
-  EXPECT_EQ(at("uid-watched"), second + std::chrono::milliseconds(900)) << "an arrival known is kept";
+  EXPECT_EQ(at("uid-r-3"), second + std::chrono::microseconds(4));
+  index.listed_unqueued({{"uid-w-0", "w-0", second, "998", lock}, {"uid-x", "x", second, "900", lock}});
+  EXPECT_EQ(at("uid-w-0"), second + std::chrono::microseconds(1)) << "an arrival known is kept";
+}
+
+// A watch that expired is followed by a re-list: the claims it brings were made after every
+// claim the watch brought, though perhaps in the same second.
+TEST(ClaimIndex, ClaimsARelistBringsArriveAfterThoseTheWatchBrought) {
+  const WallTime second = WallTime{} + std::chrono::hours(500000);
+  ClaimIndex index;
+  index.arrived("uid-watched", second + std::chrono::milliseconds(700));
+  index.listed_unqueued({{"uid-late", "a-late", second, "2001", {"ns/lock"}},
+                         {"uid-later", "b-later", second + std::chrono::seconds(1), "2002", {"ns/lock"}},
+                         {"uid-first", "z-first", second, "2000", {"ns/other"}}});
+  const WallTime watched = second + std::chrono::milliseconds(700);
+  EXPECT_EQ(index.arrival_of("uid-first"), watched + std::chrono::microseconds(1));
+  EXPECT_EQ(index.arrival_of("uid-late"), watched + std::chrono::microseconds(2));
+  EXPECT_FALSE(index.arrival_of("uid-later")) << "its creationTimestamp is after every arrival";
+  index.arrived("uid-next", watched);  // the watch again, our clock behind the API server's
+  EXPECT_EQ(index.arrival_of("uid-next"), watched + std::chrono::microseconds(3));
 }
 
 TEST(ClaimIndex, ClaimsListedWithVersionsThatCannotBeOrderedArriveByName) {
