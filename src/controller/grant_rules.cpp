@@ -46,7 +46,12 @@ std::string mismatch(const Situation& s) {
   const lock::LockDocument& doc = s.grant.state.doc;
   const Access held = api::effective_access(doc.capacity, doc.access);
   const Access asked = api::effective_access(lease.spec.capacity, lease.spec.access);
-  if (doc.capacity != lease.spec.capacity || held != asked)
+  // A Shared holder was never alone: a capacity raised, or lowered above its slot, leaves its
+  // grant as it is (more or fewer others beside it). Any other grant is made again.
+  const bool slot_kept = held == Access::kShared && asked == Access::kShared &&
+                         std::all_of(s.grant.slots.begin(), s.grant.slots.end(),
+                                     [&](const SlotRef& ref) { return ref.slot < lease.spec.capacity; });
+  if ((doc.capacity != lease.spec.capacity && !slot_kept) || held != asked)
     return std::string("the claim asks for ") + api::to_string(asked) + " access to capacity " +
            std::to_string(lease.spec.capacity) + ", its grant is " + api::to_string(held) + " on capacity " +
            std::to_string(doc.capacity);

@@ -362,6 +362,25 @@ TEST(ShapeDecision, AnElectionWhoseShapeChangedIsGrantedAgainToItsPod) {
   EXPECT_EQ(d.grant.pod, "pod-r0");
 }
 
+// The capacity of a semaphore lowered on every claim: the Shared holders whose slots are still
+// within it keep their grants; one beyond it is revoked, and nobody is granted until it ends.
+TEST(ShapeDecision, ALoweredCapacityKeepsTheSharedHoldersWithinItAndRevokesThoseBeyond) {
+  World world = full_semaphore();
+  claim(world, "d", 2, Access::kShared, kForeground, seconds(10));
+  world.pod("pod-d");
+  for (LeaseRecord& c : world.w.claims) c.spec.capacity = 2;  // kubectl patch
+  Decision d = world.decide();
+  ASSERT_EQ(d.action, Action::kRevoke);
+  EXPECT_EQ(slot_numbers(d.subject), std::vector<std::int64_t>({2}));
+  EXPECT_EQ(d.action_reason, Reason::kClaimMoved);
+  world.grant("c").revoked = Reason::kClaimMoved;
+  d = world.decide();
+  EXPECT_EQ(d.action, Action::kNone) << "a and b keep theirs; c's slot is beyond the capacity";
+  EXPECT_EQ(status_of(d, "a").phase, Phase::kHeld);
+  EXPECT_EQ(status_of(d, "b").phase, Phase::kHeld);
+  EXPECT_EQ(status_of(d, "d").phase, Phase::kPending);
+}
+
 // A claim patched to other locks, or to another pod, is a claim made anew: once its old grant
 // has ended it queues from then, behind the claims already waiting. Only a claim whose shape
 // alone changed keeps its place.

@@ -443,5 +443,41 @@ TEST_F(ReconcileWritesTest, AClaimPatchedToAnotherAccessLosesItsGrantWhichEndsAf
   }
 }
 
+// A semaphore's capacity raised and then lowered on every claim: the Shared holders within it
+// keep their grants (the same tokens, their documents renewed as before); the raise admits the
+// next claim at once; the holder beyond the lowered capacity loses its grant.
+TEST_F(ReconcileWritesTest, ASemaphoresCapacityChangedLeavesItsSharedHoldersWithinIt) {
+  for (const char* name : {"a", "b", "c"}) {
+    add_pod(std::string("pod-") + name);
+    add_shaped_claim(name, std::string("pod-") + name, 0, 2, "Shared");
+  }
+  ASSERT_TRUE(reconcile().status.ok());
+  ASSERT_EQ(status("a")["phase"], "Held");
+  ASSERT_EQ(status("b")["phase"], "Held");
+  ASSERT_EQ(status("c")["phase"], "Pending");
+  const std::string a = token("a"), b = token("b");
+  sessions_->tick("batch");
+
+  for (const char* name : {"a", "b", "c"}) patch_spec(name, {{"capacity", 3}});
+  ASSERT_TRUE(reconcile().status.ok());
+  EXPECT_EQ(status("c")["phase"], "Held") << "the slot the raise added, at once";
+  EXPECT_EQ(token("a"), a);
+  EXPECT_EQ(token("b"), b);
+  EXPECT_EQ(status("a")["phase"], "Held");
+  EXPECT_EQ(status("b")["phase"], "Held");
+  sessions_->tick("batch");
+  EXPECT_FALSE(session()->lists({"a", a}));
+  EXPECT_FALSE(session()->lists({"b", b}));
+
+  for (const char* name : {"a", "b", "c"}) patch_spec(name, {{"capacity", 2}});
+  clock_.advance(LeaseWriter::kCorrectionPace);  // c's status was put right after the last patch
+  ASSERT_TRUE(reconcile().status.ok());
+  EXPECT_EQ(status("a")["phase"], "Held");
+  EXPECT_EQ(status("b")["phase"], "Held");
+  EXPECT_EQ(token("a"), a);
+  EXPECT_EQ(status("c")["phase"], "Pending") << "its slot is beyond the capacity";
+  EXPECT_EQ(held_reason("c"), "ClaimMoved");
+}
+
 }  // namespace
 }  // namespace eslease::controller
