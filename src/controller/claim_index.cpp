@@ -224,7 +224,7 @@ void ClaimIndex::arrived(const std::string& uid, WallTime at) {
   arrivals_.emplace(uid, at);
 }
 
-void ClaimIndex::listed_unqueued(std::vector<Unqueued> claims) {
+void ClaimIndex::listed_unqueued(std::vector<Unqueued> claims, bool relisted) {
   const bool ordered = std::all_of(claims.begin(), claims.end(), [](const Unqueued& c) {
     return kube::comparable_resource_version(c.resource_version);
   });
@@ -242,7 +242,6 @@ void ClaimIndex::listed_unqueued(std::vector<Unqueued> claims) {
     for (const std::string& id : claim.lock_ids) ++made_in_second[{id, claim.created}];
   constexpr int kLastMicrosecond = 999'999;  // the second's own: never the next one's
   std::lock_guard lock(mutex_);
-  const WallTime watched_until = last_arrival_;  // the latest arrival before this list
   std::optional<WallTime> second;
   int offset = 0;
   for (const Unqueued& claim : claims) {
@@ -252,9 +251,9 @@ void ClaimIndex::listed_unqueued(std::vector<Unqueued> claims) {
         std::any_of(claim.lock_ids.begin(), claim.lock_ids.end(), [&](const std::string& id) {
           return made_in_second[{id, claim.created}] > 1;
         });
-    // Alone in its second, and made after every claim the watch brought: its
-    // creationTimestamp places it.
-    if (!shares_its_second && claim.created > watched_until) continue;
+    // Alone in its second in the start-up list: its creationTimestamp places it. (A re-list's
+    // claim without an arrival would get the moment its add is told, after later ones.)
+    if (!relisted && !shares_its_second) continue;
     WallTime at = claim.created + std::chrono::microseconds(offset);
     // A re-list's claims were made after every claim the watch brought before it went down.
     if (at <= last_arrival_) at = last_arrival_ + std::chrono::microseconds(1);

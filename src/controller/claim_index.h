@@ -59,11 +59,11 @@ class ClaimIndex {
   // microsecond apart in the order the API server wrote them (their resourceVersions, which
   // are comparable since Kubernetes 1.35; by name where one cannot be ordered). A claim's
   // last write may be after its creation (a label added): it then stands later in its second,
-  // never in another. A re-list's claims were made after those the watch brought: they
-  // arrive after them. An arrival is kept only where the creationTimestamp alone would not
-  // place the claim (another claim of its lock made in its second, an earlier arrival later
-  // than it); an arrival already known is kept.
-  void listed_unqueued(std::vector<Unqueued> claims);
+  // never in another. A re-list's (`relisted`) claims were made after those the watch
+  // brought: they arrive after them. From the start-up list, an arrival is kept only where the
+  // creationTimestamp alone would not place the claim (another claim of its lock made in its
+  // second); an arrival already known is kept.
+  void listed_unqueued(std::vector<Unqueued> claims, bool relisted);
 
   // Every Lease seen, counted as it was last seen.
   ClaimCounts counts() const;

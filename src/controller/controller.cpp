@@ -246,7 +246,7 @@ void Controller::watch_leases(const std::string& ns) {
       index_.arrived(lease.meta.uid, clock_.now());
     enqueue(index_.lease_changed(nullptr, &lease));
   };
-  handlers.on_listed = [this](const std::vector<const LeaseRecord*>& added) {
+  handlers.on_listed = [this, ns](const std::vector<const LeaseRecord*>& added) {
     // Claims made while no controller watched (before it started, or while its watch was
     // down) stand in the order they were made, not in the list's.
     std::vector<ClaimIndex::Unqueued> unqueued;
@@ -254,7 +254,8 @@ void Controller::watch_leases(const std::string& ns) {
       if (lease->status.phase == Phase::kNone && !lease->status.queued_at && !lease->being_deleted)
         unqueued.push_back({lease->meta.uid, lease->meta.name, lease->creation_time,
                             lease->meta.resource_version, lease->lock_ids()});
-    index_.listed_unqueued(std::move(unqueued));
+    // The informer has synced once its first list is in: any later list is a re-list.
+    index_.listed_unqueued(std::move(unqueued), caches_->leases.at(ns)->has_synced());
   };
   handlers.on_update = [this](const LeaseRecord& before, const LeaseRecord& now) {
     {

@@ -198,14 +198,16 @@ TEST(ClaimIndex, ClaimsListedUnqueuedArriveInTheOrderTheyWereCreated) {
   const WallTime second = WallTime{} + std::chrono::hours(500000);
   ClaimIndex index;
   const std::vector<std::string> lock = {"ns/lock"};
-  index.listed_unqueued({
-      {"uid-r-2", "r-2", second, "1002", lock},
-      {"uid-w-0", "w-0", second, "998", lock},  // shorter: written before "1002"
-      {"uid-r-0", "r-0", second, "990", lock},
-      {"uid-early", "z", second - std::chrono::seconds(1), "5000", lock},  // created a second before
-      {"uid-r-3", "r-3", second, "1003", lock},
-      {"uid-alone", "alone", second, "1001", {"ns/other"}},  // nobody to stand before or after
-  });
+  index.listed_unqueued(
+      {
+          {"uid-r-2", "r-2", second, "1002", lock},
+          {"uid-w-0", "w-0", second, "998", lock},  // shorter: written before "1002"
+          {"uid-r-0", "r-0", second, "990", lock},
+          {"uid-early", "z", second - std::chrono::seconds(1), "5000", lock},  // created a second before
+          {"uid-r-3", "r-3", second, "1003", lock},
+          {"uid-alone", "alone", second, "1001", {"ns/other"}},  // nobody to stand before or after
+      },
+      /*relisted=*/false);
   const auto at = [&](const char* uid) { return index.arrival_of(uid).value_or(WallTime{}); };
   EXPECT_FALSE(index.arrival_of("uid-early")) << "alone in its second on its lock: its creation is enough";
   EXPECT_FALSE(index.arrival_of("uid-alone"));
@@ -214,32 +216,39 @@ TEST(ClaimIndex, ClaimsListedUnqueuedArriveInTheOrderTheyWereCreated) {
   EXPECT_EQ(at("uid-r-2"), second + std::chrono::microseconds(3))
       << "after the other lock's claim of its second";
   EXPECT_EQ(at("uid-r-3"), second + std::chrono::microseconds(4));
-  index.listed_unqueued({{"uid-w-0", "w-0", second, "998", lock}, {"uid-x", "x", second, "900", lock}});
+  index.listed_unqueued({{"uid-w-0", "w-0", second, "998", lock}, {"uid-x", "x", second, "900", lock}},
+                        /*relisted=*/false);
   EXPECT_EQ(at("uid-w-0"), second + std::chrono::microseconds(1)) << "an arrival known is kept";
 }
 
 // A watch that expired is followed by a re-list: the claims it brings were made after every
-// claim the watch brought, though perhaps in the same second.
+// claim the watch brought, though perhaps in the same second. Each arrives in the list, in the
+// order they were made, and keeps that arrival when its add is told one by one.
 TEST(ClaimIndex, ClaimsARelistBringsArriveAfterThoseTheWatchBrought) {
   const WallTime second = WallTime{} + std::chrono::hours(500000);
   ClaimIndex index;
   index.arrived("uid-watched", second + std::chrono::milliseconds(700));
   index.listed_unqueued({{"uid-late", "a-late", second, "2001", {"ns/lock"}},
                          {"uid-later", "b-later", second + std::chrono::seconds(1), "2002", {"ns/lock"}},
-                         {"uid-first", "z-first", second, "2000", {"ns/other"}}});
+                         {"uid-first", "z-first", second, "2000", {"ns/other"}}},
+                        /*relisted=*/true);
   const WallTime watched = second + std::chrono::milliseconds(700);
   EXPECT_EQ(index.arrival_of("uid-first"), watched + std::chrono::microseconds(1));
   EXPECT_EQ(index.arrival_of("uid-late"), watched + std::chrono::microseconds(2));
-  EXPECT_FALSE(index.arrival_of("uid-later")) << "its creationTimestamp is after every arrival";
+  EXPECT_EQ(index.arrival_of("uid-later"), second + std::chrono::seconds(1));
+  index.arrived("uid-later", second + std::chrono::seconds(20));  // its add, told after the list
+  EXPECT_EQ(index.arrival_of("uid-later"), second + std::chrono::seconds(1))
+      << "not moved behind later claims";
   index.arrived("uid-next", watched);  // the watch again, our clock behind the API server's
-  EXPECT_EQ(index.arrival_of("uid-next"), watched + std::chrono::microseconds(3));
+  EXPECT_GT(index.arrival_of("uid-next"), index.arrival_of("uid-later"));
 }
 
 TEST(ClaimIndex, ClaimsListedWithVersionsThatCannotBeOrderedArriveByName) {
   const WallTime second = WallTime{} + std::chrono::hours(500000);
   ClaimIndex index;
   index.listed_unqueued(
-      {{"uid-b", "b", second, "17", {"ns/lock"}}, {"uid-a", "a", second, "etcd-rev-9", {"ns/lock"}}});
+      {{"uid-b", "b", second, "17", {"ns/lock"}}, {"uid-a", "a", second, "etcd-rev-9", {"ns/lock"}}},
+      /*relisted=*/false);
   EXPECT_LT(index.arrival_of("uid-a"), index.arrival_of("uid-b"));
 }
 
