@@ -48,7 +48,7 @@ std::string mismatch(const Situation& s) {
   const Access asked = api::effective_access(lease.spec.capacity, lease.spec.access);
   // A Shared holder was never alone: a capacity raised, or lowered above its slot, leaves its
   // grant as it is (more or fewer others beside it). Any other grant is made again.
-  const bool slot_kept = held == Access::kShared && asked == Access::kShared &&
+  const bool slot_kept = held == Access::kShared &&
                          std::all_of(s.grant.slots.begin(), s.grant.slots.end(),
                                      [&](const SlotRef& ref) { return ref.slot < lease.spec.capacity; });
   if ((doc.capacity != lease.spec.capacity && !slot_kept) || held != asked)
