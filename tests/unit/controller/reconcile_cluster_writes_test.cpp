@@ -13,7 +13,29 @@ namespace {
 
 using nlohmann::json;
 
-using ReconcileClusterWritesTest = fixture::ReconcileFixture;
+class ReconcileClusterWritesTest : public fixture::ReconcileFixture {
+ protected:
+  // Claims a to d on a semaphore of two slots: a and b hold, c and d wait.
+  void two_holders_and_two_waiters() {
+    for (const char* name : {"a", "b", "c", "d"}) {
+      add_pod(name);
+      add_claim(name, name, 0, {{"capacity", 2}, {"access", "Shared"}});
+    }
+    ASSERT_TRUE(reconcile().status.ok());
+    ASSERT_TRUE(reconcile().status.ok());
+    ASSERT_EQ(status("a")["phase"], "Held");
+    ASSERT_EQ(status("b")["phase"], "Held");
+    ASSERT_EQ(status("c")["phase"], "Pending");
+  }
+  // Neither successor is shown Held, nor told through its pod, while c's grant waits.
+  void expect_both_successors_held_back() {
+    EXPECT_NE(status("c")["phase"], "Held");
+    EXPECT_NE(status("d")["phase"], "Held") << "shown before the grant with the lower token";
+    EXPECT_EQ(holds("d"), "") << "nor told through its pod";
+  }
+  // Both successors shown Held, the status writes from the `first` on showing growing tokens.
+  void expect_both_successors_shown_in_token_order(std::size_t first);
+};
 
 // The status and annotation writes made: what a writer remembers until its cache shows it (the
 // finalizer's patch is conditional on the version, so a real API server refuses a repeated one).
@@ -33,6 +55,14 @@ std::vector<long long> tokens_written(const kube::testing::MemoryApi& api, std::
     if (token.is_string()) shown.push_back(std::stoll(token.get<std::string>()));
   }
   return shown;
+}
+
+void ReconcileClusterWritesTest::expect_both_successors_shown_in_token_order(std::size_t first) {
+  EXPECT_EQ(status("c")["phase"], "Held");
+  EXPECT_EQ(status("d")["phase"], "Held");
+  const std::vector<long long> shown = tokens_written(api_, first);
+  ASSERT_EQ(shown.size(), 2U);
+  EXPECT_LT(shown[0], shown[1]);
 }
 
 TEST_F(ReconcileClusterWritesTest, AWriteDeferredByABusyRateLimitIsRetriedWithoutAnError) {
@@ -248,14 +278,7 @@ TEST_F(ReconcileClusterWritesTest, GrantsOfOneReconcileAreShownInTheirTokensOrde
 // A grant whose status did not go out holds back the later grants of its locks until it has:
 // a watcher never sees a lock's tokens go down, even when a write fails between two grants.
 TEST_F(ReconcileClusterWritesTest, AGrantWhoseStatusFailedHoldsBackTheLaterGrantsOfItsLock) {
-  for (const char* name : {"a", "b", "c", "d"}) {
-    add_pod(name);
-    add_claim(name, name, 0, {{"capacity", 2}, {"access", "Shared"}});
-  }
-  ASSERT_TRUE(reconcile().status.ok());
-  ASSERT_EQ(status("a")["phase"], "Held");
-  ASSERT_EQ(status("b")["phase"], "Held");
-  ASSERT_EQ(status("c")["phase"], "Pending");
+  ASSERT_NO_FATAL_FAILURE(two_holders_and_two_waiters());
   // Every claim carries the finalizer already, so the first write is the first successor's
   // status: it fails.
   for (const char* name : {"c", "d"})
@@ -268,27 +291,15 @@ TEST_F(ReconcileClusterWritesTest, AGrantWhoseStatusFailedHoldsBackTheLaterGrant
   api_.fail_next("patch", kube::resources::eslease_leases(),
                  make_error(ErrorCode::kUnavailable, "connection reset"));
   EXPECT_FALSE(reconcile().status.ok());
-  EXPECT_NE(status("c")["phase"], "Held");
-  EXPECT_NE(status("d")["phase"], "Held") << "shown before the grant with the lower token";
-  EXPECT_EQ(holds("d"), "") << "nor told through its pod";
+  expect_both_successors_held_back();
   ASSERT_TRUE(reconcile().status.ok());  // retried, as the work queue does after an error
-  EXPECT_EQ(status("c")["phase"], "Held");
-  EXPECT_EQ(status("d")["phase"], "Held");
-  const std::vector<long long> shown = tokens_written(api_, before);
-  ASSERT_EQ(shown.size(), 2U);
-  EXPECT_LT(shown[0], shown[1]);
+  expect_both_successors_shown_in_token_order(before);
 }
 
 // A grant whose status waits for the pace of correcting someone else's write holds back the
 // later grants of its lock too.
 TEST_F(ReconcileClusterWritesTest, AGrantWhoseStatusWaitsForThePaceHoldsBackTheLaterGrantsOfItsLock) {
-  for (const char* name : {"a", "b", "c", "d"}) {
-    add_pod(name);
-    add_claim(name, name, 0, {{"capacity", 2}, {"access", "Shared"}});
-  }
-  ASSERT_TRUE(reconcile().status.ok());
-  ASSERT_TRUE(reconcile().status.ok());
-  ASSERT_EQ(status("c")["phase"], "Pending");
+  ASSERT_NO_FATAL_FAILURE(two_holders_and_two_waiters());
   // Someone else writes c's status twice: the first is put right, the second must wait.
   auto overwrite = [&] {
     ASSERT_TRUE(api_.patch(kube::resources::eslease_leases(), "batch", "c", kube::PatchType::kMerge,
@@ -304,17 +315,11 @@ TEST_F(ReconcileClusterWritesTest, AGrantWhoseStatusWaitsForThePaceHoldsBackTheL
   const std::size_t before = api_.writes().size();
   ReconcileOutcome paced = reconcile();
   ASSERT_TRUE(paced.status.ok());
-  EXPECT_NE(status("c")["phase"], "Held");
-  EXPECT_NE(status("d")["phase"], "Held") << "shown before the grant with the lower token";
-  EXPECT_EQ(holds("d"), "") << "nor told through its pod";
+  expect_both_successors_held_back();
   ASSERT_TRUE(paced.requeue_at);
   clock_.advance(LeaseWriter::kCorrectionPace);
   ASSERT_TRUE(reconcile().status.ok());
-  EXPECT_EQ(status("c")["phase"], "Held");
-  EXPECT_EQ(status("d")["phase"], "Held");
-  const std::vector<long long> shown = tokens_written(api_, before);
-  ASSERT_EQ(shown.size(), 2U);
-  EXPECT_LT(shown[0], shown[1]);
+  expect_both_successors_shown_in_token_order(before);
 }
 
 // The write budget of a hand-over holds for a semaphore as for any lock: however long the
