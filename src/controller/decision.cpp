@@ -46,10 +46,21 @@ SlotHolder holder_of(const GrantView& grant) {
                     api::effective_access(doc.capacity, doc.access)};
 }
 
+// A claim granted again in a new shape while its old grant still runs (revoked, to the same
+// pod): the slots of the old grant it may take.
+struct Reshape {
+  std::string claim;
+  lock::Access access = lock::Access::kExclusive;  // the new shape's
+};
+using Reshapes = std::map<const GrantView*, Reshape>;  // by the old grant
+
 // Every lock's slots as the allocation sees them: a grant that ends now leaves its slots free.
 // An Exclusive grant was given its locks alone: slots a capacity raised since then added are
-// its too, until it ends (its holder may act alone until then).
-std::vector<LockOccupancy> occupancy(const LockWorld& world, const std::vector<Judged>& judged) {
+// its too, until it ends (its holder may act alone until then). A grant being reshaped lends
+// its slots to its claim; but an Exclusive one re-granted Shared keeps its last document on
+// each lock until it ends, so that, with the slots it fills, nobody else is served there before.
+std::vector<LockOccupancy> occupancy(const LockWorld& world, const std::vector<Judged>& judged,
+                                     const Reshapes& reshapes) {
   std::vector<LockOccupancy> locks;
   locks.reserve(world.locks.size());
   for (const LockShape& shape : world.locks)
@@ -63,11 +74,20 @@ std::vector<LockOccupancy> occupancy(const LockWorld& world, const std::vector<J
   for (const Judged& j : judged) {
     if (j.verdict.ends_now) continue;
     SlotHolder holder = holder_of(*j.grant);
+    const auto reshape = reshapes.find(j.grant);
+    if (reshape != reshapes.end()) holder.reusable_by = reshape->second.claim;
+    const bool keeps_a_document = reshape != reshapes.end() && holder.access == lock::Access::kExclusive &&
+                                  reshape->second.access == lock::Access::kShared;
+    std::map<LockOccupancy*, std::size_t> last_document;
     for (const SlotRef& ref : j.grant->slots) {
       LockOccupancy* lock = lock_of(ref);
-      if (lock && ref.slot >= 0 && ref.slot < static_cast<std::int64_t>(lock->slots.size()))
-        lock->slots[static_cast<std::size_t>(ref.slot)] = holder;
+      if (!lock || ref.slot < 0 || ref.slot >= static_cast<std::int64_t>(lock->slots.size())) continue;
+      lock->slots[static_cast<std::size_t>(ref.slot)] = holder;
+      std::size_t& last = last_document[lock];
+      last = std::max(last, static_cast<std::size_t>(ref.slot));
     }
+    if (keeps_a_document)
+      for (const auto& [lock, slot] : last_document) lock->slots[slot]->reusable_by.clear();
     if (holder.access == lock::Access::kExclusive) exclusive.emplace_back(j.grant, std::move(holder));
   }
   for (const auto& [grant, holder] : exclusive)
@@ -78,11 +98,19 @@ std::vector<LockOccupancy> occupancy(const LockWorld& world, const std::vector<J
   return locks;
 }
 
+bool reshaping(const Reshapes& reshapes, const std::string& claim) {
+  return std::any_of(reshapes.begin(), reshapes.end(),
+                     [&](const auto& r) { return r.second.claim == claim; });
+}
+
 // A grant beyond a lock's capacity (left from an earlier one, or a direct-mode holder stating
-// another) has holders the slots below cannot account for: nothing is granted until it ends.
-bool beyond_capacity(const LockWorld& world, const std::vector<Judged>& judged) {
+// another) has holders the slots below cannot account for: nothing is granted until it ends,
+// but to its own claim in a new shape (`served`), which adds no holder.
+bool beyond_capacity(const LockWorld& world, const std::vector<Judged>& judged, const Reshapes& reshapes,
+                     const std::string& served) {
   return std::any_of(judged.begin(), judged.end(), [&](const Judged& j) {
-    return !j.verdict.ends_now &&
+    const auto reshape = reshapes.find(j.grant);
+    return !j.verdict.ends_now && (reshape == reshapes.end() || reshape->second.claim != served) &&
            std::any_of(j.grant->slots.begin(), j.grant->slots.end(),
                        [&](const SlotRef& ref) { return ref.slot >= world.capacity_of(ref.lock); });
   });
@@ -97,15 +125,17 @@ bool reshaped(const GrantView& grant, const ClaimView& claim) {
 
 // The claims to serve, with the pod each would be granted to. Waiting claims stand by their
 // rank. A claim whose grant ends now stands again: an election claim fails over to another of
-// its pods before anyone else is served, and so is a claim re-granted in its new shape once the
-// grant of its old one has ended; any other claim-mode claim queues again from now, behind
-// those already waiting. A claim whose earlier grant is still on the locks (revoked, not ended)
-// waits until that grant has ended: a claim holds one grant at a time. A claim naming a lock
-// this world does not decide (a set that joined it since it was gathered) waits for the
-// reconcile its change brings.
+// its pods before anyone else is served; any other claim-mode claim queues again from now,
+// behind those already waiting. A claim whose grant was revoked because its shape changed
+// stands at once, before anyone else, for its pod that still holds: it may take the slots of
+// its old grant (Reshapes). A claim whose earlier grant is still on the locks for any other
+// reason (revoked, not ended) waits until that grant has ended: the pod it held for may still
+// act on it. A claim naming a lock this world does not decide (a set that joined it since it
+// was gathered) waits for the reconcile its change brings.
 struct Candidates {
   std::vector<SlotClaim> claims;
   std::map<std::string, const PodState*> pods;  // by claim
+  Reshapes reshapes;
 };
 
 Candidates candidates(const LockWorld& world, const ClaimQueue& queue, const std::vector<Judged>& judged) {
@@ -117,18 +147,21 @@ Candidates candidates(const LockWorld& world, const ClaimQueue& queue, const std
       continue;
     ClaimRank rank{false, spec.priority, c.waiting_since, c.lease->creation_time};
     const PodState* pod = c.pod;
+    const lock::Access access = api::effective_access(spec.capacity, spec.access);
     if (!c.waiting()) {
       const Judged* own = c.grant ? judged_grant(judged, c.grant) : nullptr;
-      if (!own || !own->verdict.ends_now || !c.eligible()) continue;
+      if (!own || !c.eligible()) continue;
       const bool same_pod_new_shape = reshaped(*own->grant, c);
+      if (!own->verdict.ends_now && !same_pod_new_shape) continue;
       if (spec.election_mode() || same_pod_new_shape) {
         rank.fails_over = true;
         if (!same_pod_new_shape) pod = election_pod(world, *c.lease, own->grant->state.doc.holder_uid);
       } else {
         rank.waiting_since = world.now;
       }
+      if (same_pod_new_shape && !own->verdict.ends_now)
+        out.reshapes[own->grant] = Reshape{c.lease->meta.name, access};
     }
-    const lock::Access access = api::effective_access(spec.capacity, spec.access);
     out.claims.push_back(
         SlotClaim{c.lease->meta.name, needs, access, rank, true, pod != nullptr, !c.try_lock});
     out.pods[c.lease->meta.name] = pod;
@@ -276,12 +309,15 @@ Decision decide(const LockWorld& world) {
   std::map<std::string, std::int64_t> positions;
   if (d.action == Action::kNone) {
     const Candidates served = candidates(world, queue, judged);
-    auto allocation = allocate_slots(occupancy(world, judged), served.claims);
+    auto allocation = allocate_slots(occupancy(world, judged, served.reshapes), served.claims);
     if (allocation.ok()) {
-      const bool serve = act && !beyond_capacity(world, judged) && !allocation->grants.empty();
+      const bool serve = act && !allocation->grants.empty() &&
+                         !beyond_capacity(world, judged, served.reshapes, allocation->grants.front().claim);
       const ClaimView* next = serve ? queue.named(allocation->grants.front().claim) : nullptr;
       const PodState* pod = next ? served.pods.at(next->lease->meta.name) : nullptr;
       if (next && pod) plan_grant(allocation->grants.front(), *next, *pod, judged, d);
+      if (d.action == Action::kGrant && reshaping(served.reshapes, d.grant.lease))
+        d.grant.waiting_since = world.now;  // it never stopped holding: it did not wait
       for (const QueueStanding& standing : allocation->waiting)
         if (standing.position) positions[standing.claim] = *standing.position;
       if (d.action == Action::kNone)  // not served in this decision (a write failed, a grant beyond the

@@ -237,7 +237,12 @@ std::optional<GrantVerdict> end_when_it_expires(const Situation& s) {
   Reason why = s.grant.revoked.value_or(Reason::kExpired);
   if (why == Reason::kRenewalFailed || why == Reason::kClaimDeleted || why == Reason::kClaimMoved)
     why = Reason::kRevoked;
-  return end_now(rule, s, why, true, std::nullopt, true);
+  // What is left of a grant whose claim holds a newer one for the same pod (granted again in a
+  // new shape) ends as if let go: its holder has lost nothing.
+  const GrantView* newer = s.owner ? s.owner->grant : nullptr;
+  const bool regranted = newer && newer != &s.grant && newer->state.token > s.grant.state.token &&
+                         newer->state.doc.holder_uid == s.grant.state.doc.holder_uid;
+  return end_now(rule, s, why, !regranted, std::nullopt, true);
 }
 
 constexpr std::array<Rule, 11> kRules = {

@@ -15,6 +15,7 @@ using lock::Access;
 struct Slot {
   enum class Use { kFree, kTaken, kKept } use = Use::kFree;
   std::string by;
+  std::string reusable_by = {};  // SlotHolder::reusable_by, while taken by its holder
 };
 using Table = std::map<std::string, std::vector<Slot>>;
 
@@ -27,7 +28,7 @@ Result<Table> table_of(const std::vector<LockOccupancy>& locks) {
     if (!slots.empty())
       return make_error(ErrorCode::kInvalidArgument, "lock " + lock.name + " is given twice");
     for (const std::optional<SlotHolder>& held : lock.slots)
-      slots.push_back(held ? Slot{Slot::Use::kTaken, held->holder} : Slot{});
+      slots.push_back(held ? Slot{Slot::Use::kTaken, held->holder, held->reusable_by} : Slot{});
   }
   return table;
 }
@@ -67,26 +68,32 @@ std::vector<const SlotClaim*> in_rank_order(const std::vector<SlotClaim>& claims
   return order;
 }
 
+// Whether `claim` may take `slot`: it is free, or its holder's own grant it may reuse.
+bool free_for(const Slot& slot, const SlotClaim& claim) {
+  return slot.use == Slot::Use::kFree ||
+         (slot.use == Slot::Use::kTaken && !slot.reusable_by.empty() && slot.reusable_by == claim.id);
+}
+
 // What a claim wants of a lock's free slots, from the lowest: every free slot for Exclusive,
 // the lowest for Shared. When its need is met this is what it takes; when not, what it keeps.
-std::vector<std::int64_t> wanted(const std::vector<Slot>& slots, Access access) {
+std::vector<std::int64_t> wanted(const std::vector<Slot>& slots, const SlotClaim& claim) {
   std::vector<std::int64_t> want;
   for (std::size_t k = 0; k < slots.size(); ++k) {
-    if (slots[k].use != Slot::Use::kFree) continue;
+    if (!free_for(slots[k], claim)) continue;
     want.push_back(static_cast<std::int64_t>(k));
-    if (access == Access::kShared) break;
+    if (claim.access == Access::kShared) break;
   }
   return want;
 }
 
-bool need_met(const std::vector<Slot>& slots, Access access) {
-  const std::size_t free = wanted(slots, access).size();
-  return access == Access::kShared ? free == 1 : free == slots.size();
+bool need_met(const std::vector<Slot>& slots, const SlotClaim& claim) {
+  const std::size_t free = wanted(slots, claim).size();
+  return claim.access == Access::kShared ? free == 1 : free == slots.size();
 }
 
 bool all_met(const Table& table, const SlotClaim& claim) {
   return std::all_of(claim.locks.begin(), claim.locks.end(),
-                     [&](const std::string& name) { return need_met(table.at(name), claim.access); });
+                     [&](const std::string& name) { return need_met(table.at(name), claim); });
 }
 
 // Marks what the claim wants of each of its locks as `use` by it, and says which slots.
@@ -94,7 +101,7 @@ SlotGrant mark(Table& table, const SlotClaim& claim, Slot::Use use) {
   SlotGrant grant{claim.id, {}};
   for (const std::string& name : claim.locks) {
     std::vector<Slot>& slots = table.at(name);
-    for (const std::int64_t k : wanted(slots, claim.access)) {
+    for (const std::int64_t k : wanted(slots, claim)) {
       slots[static_cast<std::size_t>(k)] = Slot{use, claim.id};
       grant.slots.push_back(SlotRef{name, k});
     }
@@ -131,7 +138,7 @@ QueueStanding standing_of(const Table& table, const SlotClaim& claim,
       standing.position_lock = name;
     }
     const std::vector<Slot>& slots = table.at(name);
-    if (!need_met(slots, claim.access)) standing.waits_for.push_back(shortfall_on(name, slots));
+    if (!need_met(slots, claim)) standing.waits_for.push_back(shortfall_on(name, slots));
   }
   if (claim.grantable) standing.position = furthest;
   return standing;

@@ -10,8 +10,9 @@
 //     each of its locks (every free slot for Exclusive, the lowest one for Shared), so no claim
 //     ranked below it takes that: no writer starves behind readers, no set behind single locks;
 //   - a claim with no live pod to grant to takes and keeps nothing (see allocate_slots).
-// Holders are never pre-empted: a taken slot is only ever given by its holder leaving. As the
-// rank is a total order and nobody holds part of a set, no two claims wait for each other.
+// Holders are never pre-empted: a taken slot is only ever given by its holder leaving, or taken
+// again by the holder's own claim in a new shape (SlotHolder::reusable_by). As the rank is a
+// total order and nobody holds part of a set, no two claims wait for each other.
 //
 // Slots are numbered as in direct mode (lock/slots.h): slot k of a lock is its k-th document.
 #pragma once
@@ -33,6 +34,9 @@ namespace eslease::controller {
 struct SlotHolder {
   std::string holder;
   lock::Access access = lock::Access::kExclusive;
+  // The claim that may take this slot as if it were free (""): its holder's own claim, being
+  // granted again in a new shape while its old grant still runs, to the same pod.
+  std::string reusable_by = {};
 };
 
 // One lock: slot k at index k, k in [0, capacity). nullopt: free now (no document, or one

@@ -246,6 +246,28 @@ class ControllerEndToEnd(WithOneController, unittest.TestCase):
         self.assertEqual(self.env.get("esl", "slot-0", self.ns)["spec"]["access"], "Shared", "the CRD's default")
         self.assertEqual(sorted(self.status("slot-%d" % i)["slot"] for i in range(3)), [0, 1, 2])
 
+    def test_a_writer_patched_to_a_reader_keeps_the_lock_and_shares_it_only_after_its_validity(self):
+        # A writer holding both slots is patched to Shared: it is granted again at once, with a
+        # larger token, and the reader that waited is not let in while the writer's old grant
+        # may still be acted on (30 s of validity: it waits at least that long).
+        self.create_pods("writer", "reader")
+        self.env.apply(lease("writer", self.ns, "rw", "writer", capacity=2, access="Exclusive",
+                             leaseDurationSeconds=30))
+        first = self.wait_phase("writer", "Held")
+        self.env.apply(lease("reader", self.ns, "rw", "reader", capacity=2))
+        self.wait_phase("reader", "Pending")
+        self.env.kubectl("patch", "esl", "writer", "-n", self.ns, "--type=merge", "-p",
+                         json.dumps({"spec": {"access": "Shared"}}))
+        again = wait_for(lambda: self.status("writer") if self.status("writer").get("fencingToken")
+                         not in (None, first["fencingToken"]) else None, TIMEOUT, "the writer to be granted again")
+        self.assertEqual(again["phase"], "Held")
+        self.assertGreater(int(again["fencingToken"]), int(first["fencingToken"]))
+        self.assertEqual(again["holder"]["podName"], "writer")
+        self.assertEqual(self.status("reader")["phase"], "Pending")
+        granted = parse_time(condition(self.env.get("esl", "writer", self.ns), "Held")["lastTransitionTime"])
+        self.assertLessEqual(granted, parse_time(first["acquireTime"]) + 1,
+                             "the writer never stopped holding (its Held condition did not change)")
+
     def test_election_fails_over_on_a_semaphore_and_a_set_before_a_waiting_claim(self):
         # Each election claim shares its locks with a claim that waits: when the leader's pod
         # dies, the election passes to another of its pods before the waiting claim is served.

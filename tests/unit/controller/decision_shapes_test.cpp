@@ -315,9 +315,11 @@ Decision decide_once_the_revoked_grant_ends(World& world, const std::string& lea
 }
 
 // A holder whose claim now asks for another shape (access or capacity patched) no longer
-// holds what its claim says: the grant is revoked at once, and its slots go to others only
-// once the validity published to it has ended, so they are never shared before.
-TEST(ShapeDecision, AGrantWhoseClaimChangedShapeIsRevokedAndHandedOverAfterItsValidity) {
+// holds what its claim says: the grant is revoked, and its claim granted again at once in its
+// new shape, to the same pod, before the reader that waited. The old grant was Exclusive and
+// its holder may act alone until the validity published to it ends: it keeps its other
+// documents until then, so the lock is shared only once it has ended.
+TEST(ShapeDecision, AGrantWhoseClaimChangedShapeIsGrantedAgainAtOnceAndSharedOnlyAfterItsValidity) {
   World world = writer_and_reader();
   LeaseRecord& holder = world.find("holder");
   EXPECT_EQ(world.decide().action, Action::kNone);
@@ -330,17 +332,53 @@ TEST(ShapeDecision, AGrantWhoseClaimChangedShapeIsRevokedAndHandedOverAfterItsVa
 
   world.grant("holder").revoked = Reason::kClaimMoved;
   d = world.decide();
+  ASSERT_EQ(d.action, Action::kGrant);
+  EXPECT_EQ(d.grant.lease, "holder") << "granted again in its new shape before the reader that waited";
+  EXPECT_EQ(d.grant.pod, "pod-holder");
+  EXPECT_EQ(d.grant.access, Access::kShared);
+  EXPECT_EQ(slot_numbers(d.grant.slots), (std::vector<std::int64_t>{0}));
+  EXPECT_FALSE(d.grant.takes_over());
+  EXPECT_EQ(d.grant.waiting_since, world.w.now) << "it never waited";
+
+  world.write(d.grant, 102);
+  d = world.decide();
   EXPECT_EQ(d.action, Action::kNone) << "not shared before the old grant ends";
-  EXPECT_EQ(status_of(d, "holder").phase, Phase::kPending);
-  EXPECT_EQ(held_reason(status_of(d, "holder")), "False/ClaimMoved");
+  EXPECT_EQ(status_of(d, "holder").phase, Phase::kHeld);
+  EXPECT_EQ(status_of(d, "holder").fencing_token, "102");
+  EXPECT_EQ(status_of(d, "reader").phase, Phase::kPending);
 
   world.w.mono = kM0 + seconds(25);
   d = world.decide();
   ASSERT_EQ(d.action, Action::kGrant);
-  EXPECT_EQ(d.grant.lease, "holder") << "re-granted in its new shape before the reader that waited";
-  EXPECT_EQ(d.grant.pod, "pod-holder");
-  EXPECT_EQ(slot_numbers(d.grant.slots), (std::vector<std::int64_t>{0}));
-  EXPECT_EQ(d.grant.takeover_reason, Reason::kRevoked) << "a revocation, not a plain expiry";
+  EXPECT_EQ(d.grant.lease, "reader");
+  EXPECT_EQ(slot_numbers(d.grant.slots), (std::vector<std::int64_t>{1}));
+  EXPECT_FALSE(d.grant.takes_over()) << "the holder lost nothing: no takeover";
+}
+
+// A reader patched to a writer while others read beside it: its grant is revoked, and it waits
+// first in line; once the others are gone it is granted every slot at once, its own old one
+// included, without waiting for its old grant to end.
+TEST(ShapeDecision, AReaderPatchedToAWriterIsGrantedTheWholeLockOnceTheOthersAreGone) {
+  World world;
+  claim(world, "a", 2, Access::kShared, kForeground, seconds(100));
+  claim(world, "b", 2, Access::kShared, kForeground, seconds(90));
+  claim(world, "c", 2, Access::kExclusive, kForeground, seconds(80));
+  for (const char* pod : {"pod-a", "pod-b", "pod-c"}) world.pod(pod);
+  world.grant_on(report_slots({0}), "a", "pod-a", 101, 2, Access::kShared);
+  world.grant_on(report_slots({1}), "b", "pod-b", 102, 2, Access::kShared);
+  world.find("a").spec.access = Access::kExclusive;  // kubectl patch
+  Decision d = world.decide();
+  ASSERT_EQ(d.action, Action::kRevoke);
+  world.grant("a").revoked = Reason::kClaimMoved;
+  d = world.decide();
+  EXPECT_EQ(d.action, Action::kNone) << "b still reads";
+
+  world.drop_grant("b");
+  world.find("b").status.phase = Phase::kReleased;
+  d = world.decide();
+  ASSERT_EQ(d.action, Action::kGrant);
+  EXPECT_EQ(d.grant.lease, "a") << "before c, which came later";
+  EXPECT_EQ(slot_numbers(d.grant.slots), (std::vector<std::int64_t>{0, 1}));
 }
 
 // An election claim whose shape changed stays with the pod that held it: its pod is alive, so
@@ -356,7 +394,9 @@ TEST(ShapeDecision, AnElectionWhoseShapeChangedIsGrantedAgainToItsPod) {
   world.grant_on(report_slots({0, 1, 2}), "leader", "pod-r0", 101, 3, Access::kExclusive);
   world.status_held("leader", "pod-r0", 101);
   leader.spec.access = Access::kShared;  // kubectl patch
-  const Decision d = decide_once_the_revoked_grant_ends(world, "leader");
+  ASSERT_EQ(world.decide().action, Action::kRevoke);
+  world.grant("leader").revoked = Reason::kClaimMoved;
+  const Decision d = world.decide();
   ASSERT_EQ(d.action, Action::kGrant);
   EXPECT_EQ(d.grant.lease, "leader");
   EXPECT_EQ(d.grant.pod, "pod-r0");

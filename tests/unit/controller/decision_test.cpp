@@ -301,11 +301,13 @@ TEST_P(Rows, SuccessorStatusRecordsTheTakeoverAndTheLoserWaitsAgain) {
 }
 
 // The capacity raised on every claim of a lock while it is held. A grant of the whole lock
-// (Exclusive, or any grant at capacity 1) no longer matches its claim: it is revoked, and keeps
-// the slots the raise added until it ends, since its holder may act alone until then; once it
-// has ended, its claim is granted again first, in its new shape, in both modes. Shared holders
-// of a semaphore never were alone: they keep their grants, and the new slot is served at once.
-TEST_P(Rows, ARaisedCapacityIsNotSharedWithAGrantOfTheWholeLockBeforeItEnds) {
+// (Exclusive, or any grant at capacity 1) no longer matches its claim: it is revoked, and its
+// claim is granted again at once in its new shape, to the same pod, in both modes. Its holder
+// may act alone until the old grant's validity ends, so nobody else is served on the lock
+// before: the old grant keeps a document there (or, granted again Exclusive, the new grant
+// has every slot). Shared holders of a semaphore never were alone: they keep their grants,
+// and the new slot is served at once.
+TEST_P(Rows, ARaisedCapacityReshapesAGrantOfTheWholeLockAtOnceAndSharesItOnlyOnceTheOldOneEnds) {
   const bool alone =
       api::effective_access(world.shape_capacity(), world.shape_access()) == Access::kExclusive;
   for (const bool election : {false, true}) {
@@ -335,12 +337,28 @@ TEST_P(Rows, ARaisedCapacityIsNotSharedWithAGrantOfTheWholeLockBeforeItEnds) {
       continue;
     }
     EXPECT_EQ(revoked, 1);
+    ASSERT_EQ(d.action, Action::kGrant);
+    EXPECT_EQ(d.grant.lease, "holder") << "granted again at once, in its new shape";
+    EXPECT_EQ(d.grant.pod, "pod-h");
+    EXPECT_FALSE(d.grant.takes_over());
+    const bool whole_lock = d.grant.access == Access::kExclusive;
+    EXPECT_EQ(d.grant.slots.size(), whole_lock ? 4u : w.shape_locks().size());
+    w.write(d.grant, 4294967301);
+    d = w.decide();
     EXPECT_EQ(d.action, Action::kNone) << "not shared before the old grant ends";
+    EXPECT_EQ(status_of(d, "holder").phase, Phase::kHeld);
+    EXPECT_EQ(status_of(d, "holder").fencing_token, "4294967301");
+    EXPECT_EQ(status_of(d, "waiting").phase, Phase::kPending);
+
     w.w.mono = kM0 + seconds(25);
     d = w.decide();
+    if (whole_lock) {
+      EXPECT_EQ(d.action, Action::kNone) << "the new grant has every slot";
+      continue;
+    }
     ASSERT_EQ(d.action, Action::kGrant);
-    EXPECT_EQ(d.grant.lease, "holder") << "granted again first, in its new shape";
-    EXPECT_EQ(d.grant.pod, "pod-h");
+    EXPECT_EQ(d.grant.lease, "waiting") << "the slot the old grant kept";
+    EXPECT_FALSE(d.grant.takes_over()) << "its holder lost nothing";
   }
 }
 

@@ -166,11 +166,24 @@ class World {
     w.grants.push_back(g);
     return w.grants.back();
   }
-  // The grant `lease` has.
+  // The grant `lease` has (its first, when an old one lingers beside a newer one).
   GrantView& grant(const std::string& lease) {
     for (GrantView& g : w.grants)
       if (g.state.doc.lease_uid == "uid-" + lease) return g;
     throw std::runtime_error("no grant of " + lease);
+  }
+  // The grant `plan` decided on, written with `token`: the slots it takes leave the grants
+  // that were on them, which keep the rest.
+  GrantView& write(const GrantPlan& plan, std::int64_t token) {
+    for (GrantView& g : w.grants)
+      std::erase_if(g.slots, [&](const SlotRef& ref) {
+        return std::find(plan.slots.begin(), plan.slots.end(), ref) != plan.slots.end();
+      });
+    std::erase_if(w.grants, [](const GrantView& g) { return g.slots.empty(); });
+    GrantView& g = grant_on(plan.slots, plan.lease, plan.pod, token, w.capacity_of(plan.slots.front().lock),
+                            plan.access);
+    g.expires_at = w.mono + seconds(30);
+    return g;
   }
   // `lease`'s grant went (released, or written over).
   void drop_grant(const std::string& lease) {

@@ -286,6 +286,27 @@ TEST(SlotAllocation, ClaimsThatDoNotWaitTakeNothing) {
   EXPECT_EQ(allocation->waiting[0].position, 0);
 }
 
+// The slots a holder's old grant lends to its own claim, granted again in a new shape, are
+// free for that claim and taken for every other: an Exclusive claim takes them with the free
+// ones; a claim ranked behind it gets nothing of them.
+TEST(SlotAllocation, SlotsLentToAClaimInANewShapeAreFreeForItAlone) {
+  LockOccupancy x = lock_of("x", "old old .", Access::kShared);
+  for (std::optional<SlotHolder>& slot : x.slots)
+    if (slot) slot->reusable_by = "a";
+  SlotClaim reshaped = exclusive("a", {"x"}, 10);
+  reshaped.rank.fails_over = true;
+  Result<SlotAllocation> allocation = allocate_slots({x}, {reshaped, shared("b", {"x"}, 100)});
+  ASSERT_TRUE(allocation);
+  ASSERT_EQ(allocation->grants.size(), 1U);
+  EXPECT_EQ(allocation->grants[0].claim, "a");
+  EXPECT_EQ(slots_of(allocation->grants[0]), "x:0 x:1 x:2");
+
+  allocation = allocate_slots({x}, {shared("b", {"x"}, 100), exclusive("c", {"x"}, 50)});
+  ASSERT_TRUE(allocation);
+  ASSERT_EQ(allocation->grants.size(), 1U);
+  EXPECT_EQ(slots_of(allocation->grants[0]), "x:2") << "b is not the claim they are lent to";
+}
+
 TEST(SlotAllocation, RefusesClaimsItCannotRank) {
   const std::vector<LockOccupancy> locks = {lock_of("x", "."), lock_of("y", ".")};
   std::vector<std::string> too_many;
