@@ -193,8 +193,11 @@ std::optional<GrantVerdict> revoke_when_its_claim_is_gone(const Situation& s) {
              "the Lease holding the lock was deleted without its holder letting go");
 }
 
+// A new leader revokes such a grant its Lease records too (a claim patched while no controller
+// ran), as it does a presumed death: listed, it may be granted again in its new shape at once.
 std::optional<GrantVerdict> revoke_when_its_claim_moved_on(const Situation& s) {
-  if (!s.ours() || s.claimed) return std::nullopt;
+  const bool recorded = !s.grant.revoked && recorded_in_status(s);
+  if (!(s.ours() || recorded) || s.claimed) return std::nullopt;
   return act("revoke_when_its_claim_moved_on", Action::kRevoke, Reason::kClaimMoved,
              s.unclaimed.empty() ? "the claim no longer names its holder pod" : s.unclaimed);
 }

@@ -23,7 +23,8 @@
 //                                         vanished: no proof the holder stopped, so it is
 //                                         revoked, to end after its validity
 //   revoke_when_its_claim_moved_on        the owning claim no longer names the holder, or asks
-//                                         for another shape than the grant has
+//                                         for another shape than the grant has (a new leader
+//                                         revokes such a grant its Lease records too)
 //   revoke_a_presumed_death               the holder stayed unready past its grace, or is
 //                                         missing: revoked when we renew it, and when its
 //                                         Lease records it (a new leader lists it at once)

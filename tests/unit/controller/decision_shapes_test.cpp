@@ -355,6 +355,23 @@ TEST(ShapeDecision, AGrantWhoseClaimChangedShapeIsGrantedAgainAtOnceAndSharedOnl
   EXPECT_FALSE(d.grant.takes_over()) << "the holder lost nothing: no takeover";
 }
 
+// The same patch made while no controller ran: the new leader finds the old grant recorded in
+// the Lease, not renewed by it. It revokes the grant (listing it, so its validity stops growing)
+// and grants the claim again in its new shape at once, as the controller that made it would.
+TEST(ShapeDecision, ANewLeaderGrantsAClaimPatchedWhileNoControllerRanAgainAtOnce) {
+  World world = writer_and_reader();
+  world.grant("holder").renewing = false;              // found on the locks, recorded in the Lease's status
+  world.find("holder").spec.access = Access::kShared;  // kubectl patch
+  Decision d = world.decide();
+  ASSERT_EQ(d.action, Action::kRevoke);
+  EXPECT_EQ(d.rule, std::string("revoke_when_its_claim_moved_on"));
+  world.grant("holder").revoked = Reason::kClaimMoved;
+  d = world.decide();
+  ASSERT_EQ(d.action, Action::kGrant);
+  EXPECT_EQ(d.grant.lease, "holder");
+  EXPECT_EQ(slot_numbers(d.grant.slots), (std::vector<std::int64_t>{0}));
+}
+
 // A reader patched to a writer while others read beside it: its grant is revoked, and it waits
 // first in line; once the others are gone it is granted every slot at once, its own old one
 // included, without waiting for its old grant to end.

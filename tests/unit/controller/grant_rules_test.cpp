@@ -304,6 +304,13 @@ const std::vector<RuleCase>& cases() {
          w.find("holder").spec.capacity = 2;
        },
        "revoke_when_its_claim_moved_on", Action::kRevoke, false, Reason::kClaimMoved},
+      {"RecordedGrantOfAClaimThatAsksForAnotherShapeIsRevokedByANewLeader",
+       [](World& w) {
+         held_with_a_waiter(w);
+         w.grant("holder").renewing = false;
+         w.find("holder").spec.capacity = 2;
+       },
+       "revoke_when_its_claim_moved_on", Action::kRevoke, false, Reason::kClaimMoved},
       {"ClaimThatNamesOtherLocksIsRevoked",
        [](World& w) {
          held_with_a_waiter(w);

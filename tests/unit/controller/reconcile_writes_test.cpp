@@ -445,6 +445,27 @@ TEST_F(ReconcileWritesTest,
   EXPECT_TRUE(observer_.takeovers.empty());
 }
 
+// The same patch made while no controller ran: a new leader finds the old grant recorded in the
+// Lease, lists it as revoked in the session, and grants the claim again at once in its new shape.
+TEST_F(ReconcileWritesTest, ANewLeaderGrantsAClaimPatchedWhileNoControllerRanAgainAtOnce) {
+  add_pod("pod-a");
+  add_pod("pod-b");
+  add_shaped_claim("a", "pod-a", 0, 2, "Exclusive");
+  add_shaped_claim("b", "pod-b", 1, 2, "Shared");
+  ASSERT_TRUE(reconcile().status.ok());
+  const std::string held = token("a");
+  sessions_->tick("batch");
+
+  patch_spec("a", {{"access", "Shared"}});
+  std::unique_ptr<Replica> successor = replica("controller-b");
+  ASSERT_TRUE(successor->reconciler->reconcile(kLock).status.ok());
+  EXPECT_TRUE(session()->lists({"a", held}));
+  EXPECT_EQ(status("a")["phase"], "Held");
+  EXPECT_NE(token("a"), held);
+  EXPECT_EQ(document("report", 1)->doc.access, lock::Access::kExclusive) << "the old grant's, until it ends";
+  EXPECT_EQ(status("b")["phase"], "Pending");
+}
+
 // A semaphore's capacity raised and then lowered on every claim: the Shared holders within it
 // keep their grants (the same tokens, their documents renewed as before); the raise admits the
 // next claim at once; the holder beyond the lowered capacity loses its grant.
