@@ -142,13 +142,19 @@ bool recorded_in_status(const Situation& s) {
   return s.owner && s.owner->lease->status.shows_held(s.grant.state.token);
 }
 
+// Not revoked, and shown Held by its Lease: a new leader lists such a grant when it ends it,
+// rather than wait for it to expire, since the session cannot be renewed until it is listed.
+bool recorded_and_standing(const Situation& s) {
+  return !s.grant.revoked && recorded_in_status(s);
+}
+
 std::optional<GrantVerdict> end_a_confirmed_death(const Situation& s) {
   if (s.health.health != Health::kConfirmedDead) return std::nullopt;
   const char* rule = "end_a_confirmed_death";
   if (s.world.liveness_takeover) return end_now(rule, s, *s.health.reason, true, s.dead_seen, true);
   // Already not renewed, it expires; but one its Lease records is listed first (a new
   // leader), so that the session can be renewed for the holders that live.
-  if (!s.ours() && (s.grant.revoked || !recorded_in_status(s))) return std::nullopt;
+  if (!s.ours() && !recorded_and_standing(s)) return std::nullopt;
   return act(
       rule, Action::kRevoke, Reason::kExpired,
       std::string("holder is gone (") + api::to_string(*s.health.reason) + "); liveness takeover is off");
@@ -196,8 +202,7 @@ std::optional<GrantVerdict> revoke_when_its_claim_is_gone(const Situation& s) {
 // A new leader revokes such a grant its Lease records too (a claim patched while no controller
 // ran), as it does a presumed death: listed, it may be granted again in its new shape at once.
 std::optional<GrantVerdict> revoke_when_its_claim_moved_on(const Situation& s) {
-  const bool recorded = !s.grant.revoked && recorded_in_status(s);
-  if (!(s.ours() || recorded) || s.claimed) return std::nullopt;
+  if (!(s.ours() || recorded_and_standing(s)) || s.claimed) return std::nullopt;
   return act("revoke_when_its_claim_moved_on", Action::kRevoke, Reason::kClaimMoved,
              s.unclaimed.empty() ? "the claim no longer names its holder pod" : s.unclaimed);
 }
@@ -206,8 +211,8 @@ std::optional<GrantVerdict> revoke_when_its_claim_moved_on(const Situation& s) {
 // leader revokes such a grant its Lease records too, rather than wait for it to expire: until
 // it is listed, the session it is shown under cannot be renewed for the grants that live.
 std::optional<GrantVerdict> revoke_a_presumed_death(const Situation& s) {
-  const bool recorded = !s.grant.revoked && recorded_in_status(s);
-  if (!(s.ours() || recorded) || s.health.health != Health::kPresumedDead) return std::nullopt;
+  if (!(s.ours() || recorded_and_standing(s)) || s.health.health != Health::kPresumedDead)
+    return std::nullopt;
   const char* rule = "revoke_a_presumed_death";
   const Reason why = *s.health.reason;
   if (s.world.liveness_takeover) return act(rule, Action::kRevoke, why, describe_loss(why, s.holder_pod));
