@@ -78,16 +78,16 @@ std::vector<LockOccupancy> occupancy(const LockWorld& world, const std::vector<J
     if (reshape != reshapes.end()) holder.reusable_by = reshape->second.claim;
     const bool keeps_a_document = reshape != reshapes.end() && holder.access == lock::Access::kExclusive &&
                                   reshape->second.access == lock::Access::kShared;
-    std::map<LockOccupancy*, std::size_t> last_document;
+    std::map<LockOccupancy*, std::size_t> last_document;  // only when it keeps one
     for (const SlotRef& ref : j.grant->slots) {
       LockOccupancy* lock = lock_of(ref);
       if (!lock || ref.slot < 0 || ref.slot >= static_cast<std::int64_t>(lock->slots.size())) continue;
       lock->slots[static_cast<std::size_t>(ref.slot)] = holder;
+      if (!keeps_a_document) continue;
       std::size_t& last = last_document[lock];
       last = std::max(last, static_cast<std::size_t>(ref.slot));
     }
-    if (keeps_a_document)
-      for (const auto& [lock, slot] : last_document) lock->slots[slot]->reusable_by.clear();
+    for (const auto& [lock, slot] : last_document) lock->slots[slot]->reusable_by.clear();
     if (holder.access == lock::Access::kExclusive) exclusive.emplace_back(j.grant, std::move(holder));
   }
   for (const auto& [grant, holder] : exclusive)
