@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include "unit/controller/lock_world.h"
 
 namespace eslease::controller {
@@ -306,12 +308,15 @@ TEST_P(Rows, SuccessorStatusRecordsTheTakeoverAndTheLoserWaitsAgain) {
 // may act alone until the old grant's validity ends, so nobody else is served on the lock
 // before: the old grant keeps a document there (or, granted again Exclusive, the new grant
 // has every slot). Shared holders of a semaphore never were alone: they keep their grants,
-// and the new slot is served at once.
+// and the new slot is served at once. The same holds for a new leader that finds the grant
+// recorded in its Lease (the capacity raised while no controller ran): it adopts or revokes it.
 TEST_P(Rows, ARaisedCapacityReshapesAGrantOfTheWholeLockAtOnceAndSharesItOnlyOnceTheOldOneEnds) {
   const bool alone =
       api::effective_access(world.shape_capacity(), world.shape_access()) == Access::kExclusive;
-  for (const bool election : {false, true}) {
+  for (const auto& [election, new_leader] :
+       {std::pair{false, false}, std::pair{true, false}, std::pair{false, true}, std::pair{true, true}}) {
     SCOPED_TRACE(election ? "election mode" : "claim mode");
+    SCOPED_TRACE(new_leader ? "a new leader" : "the leader that granted it");
     World w(GetParam());
     if (election)
       w.election("holder", "leaders", seconds(300));
@@ -322,13 +327,21 @@ TEST_P(Rows, ARaisedCapacityReshapesAGrantOfTheWholeLockAtOnceAndSharesItOnlyOnc
     w.pod("pod-w");
     w.held("holder", "pod-h");
     w.status_held("holder", "pod-h");
+    if (new_leader) w.grant("holder").renewing = false;
     for (LeaseRecord& c : w.w.claims) c.spec.capacity = w.shape_capacity() + 1;  // kubectl patch
     Decision d = w.decide();
     int revoked = 0;
-    for (; d.action == Action::kRevoke; ++revoked, d = w.decide()) {
-      ASSERT_LT(revoked, 1) << "only the holder's grant";
-      for (GrantView& g : w.w.grants)
-        if (g.slots == d.subject) g.revoked = Reason::kClaimMoved;
+    for (int step = 0; d.action == Action::kRevoke || d.action == Action::kAdopt; ++step, d = w.decide()) {
+      ASSERT_LT(step, 2) << "only the holder's grant is revoked or adopted";
+      for (GrantView& g : w.w.grants) {
+        if (g.slots != d.subject) continue;
+        if (d.action == Action::kAdopt) {
+          g.renewing = true;
+        } else {
+          g.revoked = Reason::kClaimMoved;
+          ++revoked;
+        }
+      }
     }
     if (!alone) {
       EXPECT_EQ(revoked, 0) << "a Shared holder keeps its slot";
