@@ -191,10 +191,10 @@ std::optional<GrantVerdict> give_way_to_the_recorded_grant(const Situation& s) {
 
 // A Lease deleted by anyone else (an operator's kubectl delete) or gone without a trace is
 // no proof that its holder stopped: the grant is revoked and ends once the validity
-// published to the holder has ended.
+// published to the holder has ended. A new leader revokes one its Lease still records too.
 std::optional<GrantVerdict> revoke_when_its_claim_is_gone(const Situation& s) {
   const bool gone = (!s.owner && !s.grant.owner_moved) || (s.owner && s.owner->lease->being_deleted);
-  if (!s.ours() || !gone) return std::nullopt;
+  if (!(s.ours() || recorded_and_standing(s)) || !gone) return std::nullopt;
   return act("revoke_when_its_claim_is_gone", Action::kRevoke, Reason::kClaimDeleted,
              "the Lease holding the lock was deleted without its holder letting go");
 }

@@ -87,6 +87,13 @@ const std::vector<RuleCase>& cases() {
          w.find("holder").released_token = "4294967000";  // an earlier grant's token
        },
        "revoke_when_its_claim_is_gone", Action::kRevoke, false, Reason::kClaimDeleted},
+      {"RecordedGrantOfAClaimBeingDeletedIsRevokedAsDeletedByANewLeader",
+       [](World& w) {
+         held_with_a_waiter(w);
+         w.grant("holder").renewing = false;
+         w.find("holder").being_deleted = true;
+       },
+       "revoke_when_its_claim_is_gone", Action::kRevoke, false, Reason::kClaimDeleted},
       {"VanishedClaimIsRevoked",
        [](World& w) {
          held_with_a_waiter(w);
