@@ -1,8 +1,9 @@
 """Cold start at scale: LEASES Leases over LOCKS locks with PODS pods are written to the
 API emulator first; then eslease-controller starts and the time until every Lease has a
 status (one Held per lock, the rest Pending) is measured, with the controller's resident
-memory read from /proc out of process and the Elasticsearch requests it cost from the
-emulator's counters. Prints JSON.
+memory read from /proc out of process, its CPU time in all and by thread name (workers,
+informers, session keeper, ...) and the Elasticsearch requests it cost from the emulator's
+counters. Prints JSON.
 
 Two runs, each on a fresh pair of emulators:
 - fast (the top-level figures): --kube-api-qps 5000 --kube-api-burst 10000 --workers 8, so
@@ -81,6 +82,25 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def cpu_seconds_by_thread(pid):
+    """User + system CPU time of a process's live threads, summed by thread name (the
+    controller names its threads: "worker", "watch:pods", "sessions", "events", ...), from
+    /proc. Threads that have ended are not listed."""
+    by_name = {}
+    task_dir = "/proc/%d/task" % pid
+    for tid in os.listdir(task_dir):
+        try:
+            with open(os.path.join(task_dir, tid, "stat")) as f:
+                text = f.read()
+        except OSError:
+            continue  # the thread ended meanwhile
+        name = text[text.index("(") + 1:text.rindex(")")]
+        fields = text.rsplit(")", 1)[1].split()
+        used = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        by_name[name] = by_name.get(name, 0.0) + used
+    return by_name
+
+
 def seed(env, args):
     """Writes the pods and Leases and waits until the simulated kubelet runs every pod: the
     cluster is settled before the controller starts, as in a cold start of the controller
@@ -125,7 +145,8 @@ def converge(env, args, controller, t0, timeout):
         if status_writes(env) >= args.leases:
             seen_at = time.monotonic() - t0
             scraped_from = cpu_seconds(controller.proc.pid)
-            before = {"controller": scraped_from - probing, "kube_emulator": cpu_seconds(kube_pid)}
+            before = {"controller": scraped_from - probing, "kube_emulator": cpu_seconds(kube_pid),
+                      "controller_by_thread": cpu_seconds_by_thread(controller.proc.pid)}
             counted = claims(env, controller)
             probing += cpu_seconds(controller.proc.pid) - scraped_from
             if counted == target:
@@ -154,7 +175,12 @@ def fast_cold_start(args):
                                                                                  claims(env, controller)))
         # Where the time went: the two processes share the machine's cores.
         cpu = {"controller": round(cpu_then["controller"], 2),
-               "kube_emulator": round(cpu_then["kube_emulator"] - kube_cpu_before, 2)}
+               "kube_emulator": round(cpu_then["kube_emulator"] - kube_cpu_before, 2),
+               # Which work grew: the workers and informers grow with the Leases, the session
+               # keeper with the held locks times the length of the cold start, and the
+               # metrics server's threads ("http-serve") with this benchmark's own scrapes.
+               "controller_by_thread": {name: round(seconds, 2) for name, seconds in
+                                        sorted(cpu_then["controller_by_thread"].items())}}
         writes = writes_between(writes_before, kube_writes(env.kube_url))
         stats = env.es("GET", "/_emulator/stats")
         return {"benchmark": "scale_cold_start", "leases": args.leases, "locks": args.locks,

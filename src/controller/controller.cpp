@@ -6,6 +6,7 @@
 
 #include "common/duration.h"
 #include "common/log.h"
+#include "common/thread_name.h"
 #include "controller/claim_queue.h"
 #include "controller/lease_codec.h"
 #include "controller/lock_table.h"
@@ -152,8 +153,15 @@ class LeadershipTerm {
     for (const std::string& id : locks) add(id);
     std::vector<std::jthread> threads;
     threads.reserve(static_cast<std::size_t>(workers_));
-    for (int i = 0; i < workers_; ++i) threads.emplace_back([this](std::stop_token s) { work(s); });
-    std::jthread sessions([this](std::stop_token s) { sessions_.run(s); });
+    for (int i = 0; i < workers_; ++i)
+      threads.emplace_back([this](std::stop_token s) {
+        name_this_thread("worker");
+        work(s);
+      });
+    std::jthread sessions([this](std::stop_token s) {
+      name_this_thread("sessions");
+      sessions_.run(s);
+    });
     std::mutex mutex;
     std::condition_variable_any cv;
     std::unique_lock lock(mutex);
@@ -418,7 +426,10 @@ void Controller::lead(std::stop_token stop) {
   log::info("leading: reconciling locks", {{"locks", index_.locks().size()}});
   std::jthread heartbeats;
   if (caches_->node_leases)
-    heartbeats = std::jthread([this](std::stop_token s) { watch_for_silent_nodes(s); });
+    heartbeats = std::jthread([this](std::stop_token s) {
+      name_this_thread("heartbeats");
+      watch_for_silent_nodes(s);
+    });
   term.run(stop, index_.locks());
   heartbeats.request_stop();
   {

@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "common/log.h"
+#include "common/thread_name.h"
 
 namespace eslease::http {
 namespace {
@@ -341,6 +342,7 @@ class BeastServer final : public Server {
   }
 
   void accept_loop() {
+    name_this_thread("http-accept");
     while (!stopping_) {
       tcp::socket socket(io_);
       error_code ec;
@@ -382,6 +384,7 @@ class BeastServer final : public Server {
   }
 
   void serve(ConnectionSlot& slot, tcp::socket socket) {
+    name_this_thread("http-serve");
     error_code ec;
     socket.set_option(tcp::no_delay(true), ec);
     const auto remote_endpoint = socket.remote_endpoint(ec);

@@ -4,6 +4,7 @@
 
 #include "common/log.h"
 #include "common/text.h"
+#include "common/thread_name.h"
 
 namespace eslease::kube {
 namespace {
@@ -52,7 +53,10 @@ ObjectReference reference_to(const json& object) {
 
 EventRecorder::EventRecorder(Api& api, Clock& clock, EventRecorderOptions options)
     : api_(api), options_(std::move(options)), clock_(clock) {
-  thread_ = std::jthread([this](std::stop_token stop) { loop(stop); });
+  thread_ = std::jthread([this](std::stop_token stop) {
+    name_this_thread("events");
+    loop(stop);
+  });
 }
 
 EventRecorder::~EventRecorder() {

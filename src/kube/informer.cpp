@@ -2,6 +2,7 @@
 
 #include "common/backoff.h"
 #include "common/log.h"
+#include "common/thread_name.h"
 #include "kube/status.h"
 
 namespace eslease::kube {
@@ -27,7 +28,12 @@ Informer::~Informer() {
 }
 
 void Informer::start() {
-  thread_ = std::jthread([this](std::stop_token stop) { run(stop); });
+  // "watch:pods", "watch:leases.eslease.io" (cut to 15 bytes): which informer a thread is.
+  std::string name = "watch:" + resource_.plural + (resource_.group.empty() ? "" : "." + resource_.group);
+  thread_ = std::jthread([this, name = std::move(name)](std::stop_token stop) {
+    name_this_thread(name);
+    run(stop);
+  });
 }
 
 void Informer::stop() {

@@ -7,6 +7,7 @@
 #include "common/backoff.h"
 #include "common/log.h"
 #include "common/text.h"
+#include "common/thread_name.h"
 
 namespace eslease::kube {
 namespace {
@@ -269,8 +270,10 @@ void LeaderElector::run(std::stop_token stop) {
     std::stop_source leading;
     std::jthread work;
     if (config_.callbacks.on_started_leading) {
-      work =
-          std::jthread([this, token = leading.get_token()] { config_.callbacks.on_started_leading(token); });
+      work = std::jthread([this, token = leading.get_token()] {
+        name_this_thread("leading");
+        config_.callbacks.on_started_leading(token);
+      });
     }
     renew(stop, *acquired_at);
     leading.request_stop();
