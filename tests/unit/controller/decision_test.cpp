@@ -563,6 +563,19 @@ TEST_P(Rows, GrantFoundAtStartUpIsAdoptedWhenTheStatusRecordsIt) {
   EXPECT_EQ(d.requeue_at, kM0 + seconds(25));
 }
 
+// The claim "holder" in claim mode (pod-h) or in election mode (one pod, reporter-1, of
+// app=reporter), with its pod; returns the pod's name.
+std::string holder_claim(World& w, bool election) {
+  if (!election) {
+    w.claim("holder", "pod-h");
+    w.pod("pod-h");
+    return "pod-h";
+  }
+  w.election("holder", "reporter");
+  w.pod("reporter-1", "reporter");
+  return "reporter-1";
+}
+
 // Two controllers that both believed they led each granted the claim; its Lease records the
 // later grant. Ours gives way (revoked, to end after its validity) and the recorded one is
 // adopted, in claim and in election mode. The other grant is placed on slots beside ours,
@@ -570,14 +583,7 @@ TEST_P(Rows, GrantFoundAtStartUpIsAdoptedWhenTheStatusRecordsIt) {
 TEST_P(Rows, AGrantItsLeaseDoesNotRecordGivesWayToTheLaterOneItDoes) {
   for (const bool election : {false, true}) {
     World w{GetParam()};
-    const std::string pod = election ? "reporter-1" : "pod-h";
-    if (election) {
-      w.election("holder", "reporter");
-      w.pod(pod, "reporter");
-    } else {
-      w.claim("holder", pod);
-      w.pod(pod);
-    }
+    const std::string pod = holder_claim(w, election);
     GrantView& ours = w.held("holder", pod, 4294967300);
     std::vector<SlotRef> beside = ours.slots;
     for (SlotRef& ref : beside) ref.slot += w.shape_capacity();
@@ -903,6 +909,22 @@ TEST_P(Rows, DeletedHolderLeaseIsRevokedThenReleasedThenLetGo) {
   released.pod("pod-h");
   released.held("holder", "pod-h");
   EXPECT_EQ(released.decide().action, Action::kRelease);
+}
+
+// A new leader finds a grant its Lease records, renewed by nobody since, and the Lease being
+// deleted by someone else: revoked as deleted, in claim and in election mode.
+TEST_P(Rows, ANewLeaderRevokesARecordedGrantOfALeaseBeingDeletedAsDeleted) {
+  for (const bool election : {false, true}) {
+    World w{GetParam()};
+    const std::string pod = holder_claim(w, election);
+    w.held("holder", pod, 4294967300, false);
+    w.status_held("holder", pod, 4294967300);
+    w.find("holder").being_deleted = true;
+    const Decision d = w.decide();
+    ASSERT_EQ(d.action, Action::kRevoke) << election;
+    EXPECT_STREQ(d.rule, "revoke_when_its_claim_is_gone") << election;
+    EXPECT_EQ(d.action_reason, Reason::kClaimDeleted) << election;
+  }
 }
 
 TEST_P(Rows, TheFinalizerGoesOnWithTheGrant) {
