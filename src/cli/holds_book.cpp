@@ -54,7 +54,7 @@ void HoldsBook::lease_changed(const LeaseView& lease, WallTime wall_now, MonoTim
   if (!mine(lease)) return;
   auto [tracked, first] = leases_.try_emplace(lease.name);
   Tracked& t = tracked->second;
-  if (first) t.lease_duration = api::lease_duration(lease.lease_duration_seconds);
+  if (first) t.lease_duration = api::lease_duration(lease.spec.lease_duration_seconds);
   t.lease = lease;
   if (lease.being_deleted) over_.try_emplace(grant_of(t), "Lease " + lease.name + " is being deleted");
   judge(t, wall_now, mono_now);

@@ -77,7 +77,7 @@ std::optional<json> own_leftover_claim(kube::Api& api, const ClaimRequest& reque
   auto existing = api.get(kube::resources::eslease_leases(), request.ns, request.name);
   if (!existing.ok()) return std::nullopt;
   const LeaseView v = decode_lease_view(*existing);
-  if (v.being_deleted || !same_locks(v.locks(), request.locks) || v.pod_name != request.pod)
+  if (v.being_deleted || !same_locks(v.locks(), request.locks) || v.spec.pod_name != request.pod)
     return std::nullopt;
   const json owners = existing->value(json::json_pointer("/metadata/ownerReferences"), json::array());
   if (!owners.is_array()) return std::nullopt;
@@ -231,7 +231,7 @@ int command_run(Invocation& s) {
   if (claimed.exit_code) return *claimed.exit_code;
   const MonoTime granted_at = s.env.clock.monotonic();
   const LeaseView v = decode_lease_view(claimed.lease);
-  const Millis ttl = api::lease_duration(v.lease_duration_seconds);
+  const Millis ttl = api::lease_duration(v.spec.lease_duration_seconds);
   const Millis grace = kube_grace(s.options, ttl);
   const Millis margin = kube_safety_margin(s.options, ttl);
   auto hold = make_lease_hold(s.api, s.env.clock, claimed.lease, claimed.pod_uid, margin, s.messages);
@@ -300,7 +300,7 @@ void add_published_validity(Invocation& s, std::vector<LeaseView>& leases) {
     }
     if (!it->second) continue;
     v.valid_until = api::published_validity(*it->second, api::GrantRef{v.name, v.fencing_token},
-                                            api::lease_duration(v.lease_duration_seconds));
+                                            api::lease_duration(v.spec.lease_duration_seconds));
   }
 }
 

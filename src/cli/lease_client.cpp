@@ -11,8 +11,8 @@ namespace {
 using nlohmann::json;
 
 std::string describe_existing(const LeaseView& v) {
-  std::string holder = v.pod_name.empty() ? "pods " + v.selector : "pod " + v.pod_name;
-  return v.describe_locks() + ", " + holder + ", phase " + (v.phase.empty() ? "none yet" : v.phase);
+  return v.describe_locks() + ", " + v.spec.describe_holder() + ", phase " +
+         (v.phase.empty() ? "none yet" : v.phase);
 }
 
 std::string queue_text(const LeaseView& v) {

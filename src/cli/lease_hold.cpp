@@ -22,7 +22,7 @@ class SessionLeaseHold final : public LeaseHold {
         clock_(clock),
         granted_(decode_lease_view(held)),
         grant_{granted_.name, granted_.fencing_token},
-        lease_duration_(api::lease_duration(granted_.lease_duration_seconds)),
+        lease_duration_(api::lease_duration(granted_.spec.lease_duration_seconds)),
         pod_uid_(std::move(pod_uid)),
         safety_margin_(safety_margin),
         messages_(messages) {

@@ -22,35 +22,6 @@ using json_fields::integer_at;
 using json_fields::string_at;
 using json_fields::time_at;
 
-std::string describe_selector(const json& selector) {
-  std::vector<std::string> parts;
-  if (const json* labels = find(selector, "matchLabels"); labels != nullptr && labels->is_object()) {
-    for (const auto& [key, value] : labels->items())
-      parts.push_back(key + "=" + (value.is_string() ? value.get<std::string>() : value.dump()));
-  }
-  if (const json* expressions = find(selector, "matchExpressions");
-      expressions != nullptr && expressions->is_array()) {
-    for (const json& e : *expressions) {
-      std::string values;
-      if (const json* v = find(e, "values"); v != nullptr && v->is_array()) {
-        for (const json& item : *v) {
-          if (!values.empty()) values += ",";
-          values += item.is_string() ? item.get<std::string>() : item.dump();
-        }
-      }
-      const std::string op = string_at(e, "operator");
-      const std::string key = string_at(e, "key");
-      if (op == "Exists")
-        parts.push_back(key);
-      else if (op == "DoesNotExist")
-        parts.push_back("!" + key);
-      else
-        parts.push_back(key + " " + to_lower(op) + " (" + values + ")");
-    }
-  }
-  return parts.empty() ? "(all pods)" : join(parts, ",");
-}
-
 // Dot-separated DNS-1123 labels: each the rule a namespace follows (at most 63 lower-case
 // alphanumerics and '-', starting and ending alphanumeric).
 bool is_dns_subdomain(std::string_view s) {
@@ -78,31 +49,7 @@ std::string hex_digits(std::uint64_t value, int digits) {
   return out.str();
 }
 
-// spec.lockNames: its strings (anything else in it reads as absent).
-std::vector<std::string> string_list_at(const json& object, const char* key) {
-  std::vector<std::string> out;
-  if (const json* list = find(object, key); list != nullptr && list->is_array()) {
-    for (const json& item : *list)
-      if (item.is_string()) out.push_back(item.get<std::string>());
-  }
-  return out;
-}
-
 }  // namespace
-
-api::Access LeaseView::effective_access() const {
-  return api::effective_access(capacity, api::parse_access(access).value_or(api::kDefaultAccess));
-}
-
-std::vector<std::string> LeaseView::locks() const {
-  if (!lock_names.empty()) return lock_names;
-  return {lock_name};
-}
-
-bool LeaseView::claims(const std::string& lock) const {
-  const std::vector<std::string> all = locks();
-  return std::find(all.begin(), all.end(), lock) != all.end();
-}
 
 std::string LeaseView::describe_locks() const {
   return cli::describe_locks(locks());
@@ -134,22 +81,7 @@ LeaseView decode_lease_view(const json& object) {
   v.created = time_at(m, "creationTimestamp");
   v.being_deleted = !string_at(m, "deletionTimestamp").empty();
 
-  if (const json* spec = find(object, "spec"); spec != nullptr) {
-    v.lock_name = string_at(*spec, "lockName");
-    v.lock_names = string_list_at(*spec, "lockNames");
-    if (const json* holder = find(*spec, "holder"); holder != nullptr) {
-      v.pod_name = string_at(*holder, "podName");
-      if (const json* selector = find(*holder, "podSelector"); selector != nullptr && selector->is_object()) {
-        v.selector = describe_selector(*selector);
-      }
-    }
-    if (std::string p = string_at(*spec, "priority"); !p.empty()) v.priority = p;
-    if (auto d = integer_at(*spec, "leaseDurationSeconds"); d && *d > 0 && *d <= 3600) {
-      v.lease_duration_seconds = static_cast<int>(*d);
-    }
-    if (auto c = integer_at(*spec, "capacity"); c && *c > 0) v.capacity = *c;
-    if (std::string a = string_at(*spec, "access"); !a.empty()) v.access = a;
-  }
+  v.spec = api::decode_lease_spec(object);
   if (const json* status = find(object, "status"); status != nullptr && status->is_object()) {
     v.phase = string_at(*status, "phase");
     if (const json* holder = find(*status, "holder"); holder != nullptr) {

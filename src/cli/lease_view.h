@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "api/lease_api.h"
+#include "api/lease_spec.h"
 #include "common/clock.h"
 #include "common/result.h"
 
@@ -22,14 +23,8 @@ struct LeaseView {
   std::optional<WallTime> created;
   bool being_deleted = false;  // deletionTimestamp set: the controller is releasing it
 
-  std::string lock_name;                // spec.lockName: one lock
-  std::vector<std::string> lock_names;  // spec.lockNames: a lock set, instead of lockName
-  std::string pod_name;                 // claim mode
-  std::string selector;                 // election mode, as "key=value,..." for people
-  std::string priority = api::to_string(api::Priority::kForeground);
-  int lease_duration_seconds = api::kDefaultLeaseDurationSeconds;
-  std::int64_t capacity = 1;                                 // spec.capacity
-  std::string access = api::to_string(api::kDefaultAccess);  // spec.access
+  // Decoded as the controller decodes it: spec.problem says what makes the claim Invalid.
+  api::LeaseSpec spec;
   std::optional<std::int64_t> slot;  // status.slot: which slot a Held claim of a lock of capacity > 1 has
 
   std::string phase;  // "" until the controller has written a status
@@ -54,11 +49,9 @@ struct LeaseView {
   std::string backend_message;
 
   bool held() const { return phase == api::to_string(api::Phase::kHeld); }
-  // The access the controller grants the claim: Exclusive at capacity 1, whatever spec.access says.
-  api::Access effective_access() const;
   // The locks the claim is on: its set (spec.lockNames, in the Lease's order), else its one lock.
-  std::vector<std::string> locks() const;
-  bool claims(const std::string& lock) const;
+  std::vector<std::string> locks() const { return spec.locks(); }
+  bool claims(const std::string& lock) const { return spec.claims_lock(lock); }
   // "lock a", or "lock set a+b" for a set: how messages name what the claim is on.
   std::string describe_locks() const;
   // When this claim started waiting, by the controller's rule (api::waits_since_loss): when

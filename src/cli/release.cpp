@@ -13,8 +13,8 @@ std::string who_i_am(const std::optional<PodIdentity>& me) {
 }
 
 std::string describe_claim(const LeaseView& v) {
-  const std::string pods = v.pod_name.empty() ? "pods " + v.selector : "pod " + v.pod_name;
-  return v.name + " (" + pods + ", " + (v.phase.empty() ? "no status yet" : v.phase) + ")";
+  return v.name + " (" + v.spec.describe_holder() + ", " + (v.phase.empty() ? "no status yet" : v.phase) +
+         ")";
 }
 
 // The exit code of one Lease's release, saying what happened.
@@ -148,7 +148,7 @@ int release_by_lock_name(kube::Api& api, Clock& clock, const ReleaseRequest& req
 
 ReleasePlan plan_release(const LeaseView& lease, const std::optional<PodIdentity>& me, bool force) {
   ReleasePlan plan;
-  const std::string holder = lease.holder_pod.empty() ? lease.pod_name : lease.holder_pod;
+  const std::string holder = lease.holder_pod.empty() ? lease.spec.pod_name : lease.holder_pod;
   const std::string holder_uid = lease.held() ? lease.holder_uid : std::string();
   plan.by_holder = me && !holder.empty() && me->ns == lease.ns && me->name == holder &&
                    (me->uid.empty() || holder_uid.empty() || me->uid == holder_uid);
@@ -171,7 +171,7 @@ ReleasePlan plan_release(const LeaseView& lease, const std::optional<PodIdentity
   plan.notice = "pod " + holder + " holds " + grant + ", and " + who_i_am(me) +
                 ": deleting the Lease revokes the grant, and the lock goes to the next claim only once "
                 "the validity published to " +
-                holder + " has ended (at most " + std::to_string(lease.lease_duration_seconds) +
+                holder + " has ended (at most " + std::to_string(lease.spec.lease_duration_seconds) +
                 "s), or as soon as the pod stops. Run release from pod " + holder +
                 " to hand it over at once, or add --force if you know it has stopped";
   return plan;
@@ -181,7 +181,7 @@ std::vector<LeaseView> own_claims_on(const std::vector<LeaseView>& leases,
                                      const std::vector<std::string>& locks, const PodIdentity& me) {
   std::vector<LeaseView> mine;
   for (const LeaseView& v : leases) {
-    if (claims_named(v, locks) && !v.pod_name.empty() && v.pod_name == me.name && v.ns == me.ns)
+    if (claims_named(v, locks) && !v.spec.pod_name.empty() && v.spec.pod_name == me.name && v.ns == me.ns)
       mine.push_back(v);
   }
   return mine;

@@ -14,8 +14,8 @@ using nlohmann::json;
 
 std::string pod_of(const LeaseView& v) {
   if (!v.holder_pod.empty()) return v.holder_pod;
-  if (!v.pod_name.empty()) return v.pod_name;
-  return v.selector;
+  if (!v.spec.pod_name.empty()) return v.spec.pod_name;
+  return v.spec.selector ? v.spec.selector->describe() : "-";
 }
 
 std::optional<Millis> age_since(const std::optional<WallTime>& since, WallTime now) {
@@ -25,7 +25,7 @@ std::optional<Millis> age_since(const std::optional<WallTime>& since, WallTime n
 
 // Whether any claim listed is on a lock set: the table then has a SET column.
 bool lists_a_set(const std::vector<LockReport>& reports) {
-  const auto on_set = [](const LeaseView& v) { return !v.lock_names.empty(); };
+  const auto on_set = [](const LeaseView& v) { return v.spec.is_set(); };
   return std::any_of(reports.begin(), reports.end(), [&](const LockReport& r) {
     return std::any_of(r.holders.begin(), r.holders.end(), on_set) ||
            std::any_of(r.queue.begin(), r.queue.end(), on_set) ||
@@ -37,14 +37,15 @@ bool lists_a_set(const std::vector<LockReport>& reports) {
 // all of them for an Exclusive one, never more than the capacity.
 std::int64_t slots_taken(const LockReport& r) {
   std::int64_t taken = 0;
-  for (const LeaseView& v : r.holders) taken += v.effective_access() == api::Access::kShared ? 1 : r.capacity;
+  for (const LeaseView& v : r.holders)
+    taken += v.spec.effective_access() == api::Access::kShared ? 1 : r.capacity;
   return std::min(taken, r.capacity);
 }
 
 // The slot a Shared holder has on `r`'s lock: status.slot names one of its first lock's slots;
 // an Exclusive holder has them all.
 std::optional<std::int64_t> slot_on(const LockReport& r, const LeaseView& v) {
-  if (!v.slot || v.effective_access() != api::Access::kShared || r.lock != v.locks().front())
+  if (!v.slot || v.spec.effective_access() != api::Access::kShared || r.lock != v.locks().front())
     return std::nullopt;
   return v.slot;
 }
@@ -55,11 +56,11 @@ json optional_time(const std::optional<WallTime>& t) {
 
 json claim_json(const LeaseView& v) {
   json out{{"lease", v.name},
-           {"pod", v.pod_name.empty() ? json(nullptr) : json(v.pod_name)},
-           {"priority", v.priority},
+           {"pod", v.spec.pod_name.empty() ? json(nullptr) : json(v.spec.pod_name)},
+           {"priority", api::to_string(v.spec.priority)},
            {"phase", v.phase.empty() ? json(nullptr) : json(v.phase)},
            {"locks", v.locks()}};
-  if (!v.selector.empty()) out["podSelector"] = v.selector;
+  if (v.spec.selector) out["podSelector"] = v.spec.selector->describe();
   if (!v.held_reason.empty()) out["reason"] = v.held_reason;
   return out;
 }
@@ -92,12 +93,13 @@ std::vector<LockReport> build_lock_reports(const std::vector<LeaseView>& leases)
       const bool ended = v.phase == api::to_string(api::Phase::kTimedOut) ||
                          v.phase == api::to_string(api::Phase::kInvalid) ||
                          v.phase == api::to_string(api::Phase::kReleased);
-      if (!ended && !v.being_deleted) {
+      // A claim the controller cannot serve (spec.problem) becomes Invalid: it states no capacity.
+      if (!ended && !v.being_deleted && v.spec.problem.empty()) {
         const std::pair<WallTime, std::string> age{v.created.value_or(WallTime{}), v.name};
         auto [oldest, first] = stated_by.try_emplace({v.ns, lock}, age);
         if (first || age < oldest->second) {
           oldest->second = age;
-          report.capacity = v.capacity;
+          report.capacity = v.spec.capacity;
         }
       }
       if (v.held()) {
@@ -114,7 +116,7 @@ std::vector<LockReport> build_lock_reports(const std::vector<LeaseView>& leases)
     const auto order = [](const LeaseView& a, const LeaseView& b) {
       const auto rank = [](const LeaseView& v) {
         return std::make_tuple(
-            v.queue_position ? 0 : 1, v.priority == api::to_string(api::Priority::kBackground) ? 1 : 0,
+            v.queue_position ? 0 : 1, v.spec.priority == api::Priority::kBackground ? 1 : 0,
             v.waiting_since().value_or(WallTime::max()), v.created.value_or(WallTime::max()), v.name);
       };
       return rank(a) < rank(b);
@@ -151,19 +153,19 @@ void print_lock_reports(std::ostream& out, const std::vector<LockReport>& report
                                    std::move(queue),
                                    v.name,
                                    pod_of(v),
-                                   v.priority,
+                                   api::to_string(v.spec.priority),
                                    v.phase.empty() ? "-" : v.phase,
                                    v.fencing_token.empty() ? "-" : v.fencing_token,
                                    age ? format_age(*age) : "-",
                                    validity_left(v, now)};
-    if (show_set) cells.insert(cells.begin() + 1, v.lock_names.empty() ? "-" : join(v.lock_names, "+"));
+    if (show_set) cells.insert(cells.begin() + 1, v.spec.is_set() ? join(v.spec.lock_names, "+") : "-");
     if (show_namespace) cells.insert(cells.begin(), r.ns);
     rows.push_back(std::move(cells));
   };
   for (const LockReport& r : reports) {
     const std::string lock = lock_cell(r.lock, slots_taken(r), r.capacity);
     for (const LeaseView& v : r.holders) {
-      const bool shared = v.effective_access() == api::Access::kShared;
+      const bool shared = v.spec.effective_access() == api::Access::kShared;
       const std::optional<std::int64_t> slot = slot_on(r, v);
       row(r, lock, v,
           slot     ? "slot " + std::to_string(*slot) + " shared"
@@ -193,7 +195,7 @@ json lock_reports_json(const std::vector<LockReport>& reports, WallTime now) {
       h["fencingToken"] = v.fencing_token;
       h["acquireTime"] = optional_time(v.acquire_time);
       h["validUntil"] = optional_time(v.valid_until);
-      h["access"] = api::to_string(v.effective_access());
+      h["access"] = api::to_string(v.spec.effective_access());
       const std::optional<std::int64_t> slot = slot_on(r, v);
       h["slot"] = slot ? json(*slot) : json(nullptr);
       const auto held_for = age_since(v.acquire_time, now);
@@ -204,7 +206,7 @@ json lock_reports_json(const std::vector<LockReport>& reports, WallTime now) {
     for (std::size_t i = 0; i < r.queue.size(); ++i) {
       const LeaseView& v = r.queue[i];
       json q = claim_json(v);
-      q["access"] = api::to_string(v.effective_access());
+      q["access"] = api::to_string(v.spec.effective_access());
       q["order"] = i;  // claims listed ahead of it: 0 first, as queuePosition counts
       q["queuePosition"] = v.queue_position ? json(*v.queue_position) : json(nullptr);
       q["waitingSince"] = optional_time(v.waiting_since());

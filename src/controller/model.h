@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "api/lease_api.h"
+#include "api/lease_spec.h"
 #include "common/clock.h"
 #include "common/text.h"
-#include "controller/selector.h"
 #include "lock/document.h"
 
 namespace eslease::controller {
@@ -32,6 +32,10 @@ struct ObjectMeta {
 
 // The API's names (api/lease_api.h), used unqualified throughout the controller.
 using api::Access;
+using api::LabelRequirement;
+using api::Labels;
+using api::LabelSelector;
+using api::LeaseSpec;
 using api::Phase;
 using api::Priority;
 
@@ -91,36 +95,6 @@ std::optional<std::int64_t> parse_fencing_token(std::string_view text);
 // `text` is `token` written as the controller writes it (its decimal digits, no sign for a
 // positive token, no leading zeros): how a status or a session names a grant. Builds no string.
 bool names_fencing_token(std::string_view text, std::int64_t token);
-
-struct LeaseSpec {
-  // spec.lockName, or the first lock of spec.lockNames: the lock a set's status.slot and holds
-  // annotation refer to.
-  std::string lock_name;
-  std::vector<std::string> lock_names;  // spec.lockNames; empty for a claim on one lock
-  std::int64_t capacity = 1;
-  Access access = api::kDefaultAccess;
-  std::string pod_name;                   // claim mode
-  std::optional<LabelSelector> selector;  // election mode
-  Priority priority = Priority::kForeground;
-  int lease_duration_seconds = api::kDefaultLeaseDurationSeconds;
-  std::optional<int> acquire_timeout_seconds;
-  int liveness_grace_seconds = 10;
-  // A label key the holder pod carries ("true") while it holds the grant; empty: none.
-  std::string holder_label;
-  // Set when the spec passed the API's schema (or predates it) but cannot be served: the
-  // claim is Invalid with this message.
-  std::string problem;
-  bool election_mode() const { return selector.has_value(); }
-  bool is_set() const { return !lock_names.empty(); }
-  // Every lock the claim needs, in its order: its set, or its one lock.
-  std::vector<std::string> locks() const {
-    return is_set() ? lock_names : std::vector<std::string>{lock_name};
-  }
-  bool claims_lock(const std::string& name) const {
-    return is_set() ? std::find(lock_names.begin(), lock_names.end(), name) != lock_names.end()
-                    : lock_name == name;
-  }
-};
 
 struct LeaseRecord {
   ObjectMeta meta;

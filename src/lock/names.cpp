@@ -9,10 +9,6 @@
 namespace eslease::lock {
 namespace {
 
-bool is_alnum_lower(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
-
 // C0 controls, DEL, and the C1 controls (U+0080..U+009F, encoded as C2 80..C2 9F).
 bool has_control_characters(std::string_view value) {
   for (std::size_t i = 0; i < value.size(); ++i) {
@@ -27,33 +23,6 @@ bool has_control_characters(std::string_view value) {
 }
 
 }  // namespace
-
-Status validate_lock_name(std::string_view name) {
-  if (name.empty()) return make_error(ErrorCode::kInvalidArgument, "lock name must not be empty");
-  if (name.size() > kMaxLockNameBytes) {
-    return make_error(ErrorCode::kInvalidArgument, "lock name is " + std::to_string(name.size()) +
-                                                       " bytes long; at most " +
-                                                       std::to_string(kMaxLockNameBytes) + " are allowed");
-  }
-  bool ok = is_alnum_lower(name.front()) && is_alnum_lower(name.back());
-  for (char c : name) ok = ok && (is_alnum_lower(c) || c == '-' || c == '_' || c == '.');
-  if (ok) return {};
-  return make_error(ErrorCode::kInvalidArgument,
-                    "invalid lock name '" + printable(name) +
-                        "': use 1-253 lower-case letters, digits, '-', '_' and '.', starting and ending "
-                        "with a letter or digit (the Lease's rule for spec.lockName, in both modes)");
-}
-
-Status validate_namespace(std::string_view ns) {
-  if (ns.empty()) return make_error(ErrorCode::kInvalidArgument, "namespace must not be empty");
-  bool ok = ns.size() <= kMaxNamespaceBytes && is_alnum_lower(ns.front()) && is_alnum_lower(ns.back());
-  for (char c : ns) ok = ok && (is_alnum_lower(c) || c == '-');
-  if (ok) return {};
-  return make_error(ErrorCode::kInvalidArgument,
-                    "invalid namespace '" + printable(ns) +
-                        "': use at most 63 lower-case letters, digits and '-', starting and ending with "
-                        "a letter or digit");
-}
 
 Result<LockKey> make_lock_key(std::string_view ns, std::string_view name) {
   if (auto status = validate_namespace(ns); !status.ok()) return status.error();

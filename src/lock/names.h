@@ -6,15 +6,19 @@
 #include <string>
 #include <string_view>
 
+#include "api/lease_spec.h"
 #include "common/result.h"
 #include "common/text.h"
 
 namespace eslease::lock {
 
-// Kubernetes limits, shared with the Lease CRD: spec.lockName maxLength 253, namespace a
-// DNS label of at most 63 bytes.
-inline constexpr std::size_t kMaxLockNameBytes = 253;
-inline constexpr std::size_t kMaxNamespaceBytes = 63;
+// The Lease's rules for lock names and namespaces (api/lease_spec.h), which every document id
+// follows.
+using api::kMaxLockNameBytes;
+using api::kMaxNamespaceBytes;
+using api::validate_lock_name;
+using api::validate_namespace;
+
 // Holder, lease and writer identities written into the document.
 inline constexpr std::size_t kMaxIdentityBytes = 512;
 
@@ -33,15 +37,7 @@ class LockKey {
   std::string name_;
 };
 
-// The Lease CRD's rule for spec.lockName, the same in both modes so that any lock one mode
-// takes the other can contend for: 1-253 lower-case letters, digits, '-', '_' and '.',
-// starting and ending with a letter or digit. It leaves out '/' (the separator of a document
-// id) and '#' (reserved for a lock's slot documents). kInvalidArgument quoting the name.
-Status validate_lock_name(std::string_view name);
-// A namespace is a DNS label, as in Kubernetes: at most 63 lower-case letters, digits and
-// '-', starting and ending with a letter or digit.
-Status validate_namespace(std::string_view ns);
-// Refuses (kInvalidArgument) a namespace or lock name that breaks the rules above.
+// Refuses (kInvalidArgument) a namespace or lock name that breaks the Lease's rules.
 Result<LockKey> make_lock_key(std::string_view ns, std::string_view name);
 // Parses a document id back into its key (for listings).
 Result<LockKey> parse_lock_id(std::string_view id);

@@ -20,11 +20,9 @@ LeaseView held(const std::string& name, const std::string& pod, const std::strin
   v.ns = "batch";
   v.name = name;
   v.uid = "uid-" + name;
-  if (locks.size() == 1)
-    v.lock_name = locks.front();
-  else
-    v.lock_names = locks;
-  v.lease_duration_seconds = 30;
+  v.spec.lock_name = locks.front();
+  if (locks.size() > 1) v.spec.lock_names = locks;
+  v.spec.lease_duration_seconds = 30;
   v.phase = "Held";
   v.holder_pod = pod;
   v.holder_uid = "pod-uid-" + pod;
@@ -80,7 +78,7 @@ TEST_F(HoldsBookTest, ALeaseDurationEditedAfterTheGrantDoesNotLengthenItsValidit
   LeaseView v = held("report-me", "me", "41");
   lease(v);
   renewed(seconds(0), seconds(0));
-  v.lease_duration_seconds = 120;
+  v.spec.lease_duration_seconds = 120;
   v.resource_version = "2";
   lease(v, seconds(1));
   renewed(seconds(2), seconds(2));

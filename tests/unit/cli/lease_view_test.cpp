@@ -38,9 +38,11 @@ TEST(LeaseView, DecodesWhatTheToolActsOn) {
   EXPECT_EQ(v.name, "report-p1");
   EXPECT_EQ(v.ns, "batch");
   EXPECT_EQ(v.uid, "u1");
-  EXPECT_EQ(v.lock_name, "report");
-  EXPECT_EQ(v.priority, "Background");
-  EXPECT_EQ(v.lease_duration_seconds, 12);
+  EXPECT_EQ(v.spec.lock_name, "report");
+  EXPECT_EQ(v.spec.priority, api::Priority::kBackground);
+  EXPECT_EQ(v.spec.lease_duration_seconds, 12);
+  EXPECT_EQ(v.spec.describe_holder(), "pod p1");
+  EXPECT_EQ(v.spec.problem, "");
   EXPECT_TRUE(v.held());
   EXPECT_EQ(v.holder_uid, "pu1");
   EXPECT_EQ(v.fencing_token, "4294967296");
@@ -54,9 +56,29 @@ TEST(LeaseView, DecodesWhatTheToolActsOn) {
 TEST(LeaseView, AccessDefaultsAsTheControllerReadsIt) {
   json lease = held_lease();
   lease["spec"]["capacity"] = 3;
-  EXPECT_EQ(decode_lease_view(lease).access, "Shared");
+  EXPECT_EQ(decode_lease_view(lease).spec.access, api::Access::kShared);
   lease["spec"]["access"] = "Exclusive";
-  EXPECT_EQ(decode_lease_view(lease).access, "Exclusive");
+  EXPECT_EQ(decode_lease_view(lease).spec.access, api::Access::kExclusive);
+}
+
+// The tool reads a spec as the controller does (api::decode_lease_spec): a capacity the
+// controller refuses is no capacity, and the claim's problem is known before its status says
+// Invalid, so `eslease status` does not count the lock's slots from it.
+TEST(LeaseView, ReadsTheSpecAsTheControllerDoes) {
+  json lease = held_lease();
+  lease["spec"]["capacity"] = 1001;
+  LeaseView refused = decode_lease_view(lease);
+  EXPECT_EQ(refused.spec.capacity, 1);
+  EXPECT_NE(refused.spec.problem.find("spec.capacity"), std::string::npos) << refused.spec.problem;
+
+  refused.phase = "Pending";
+  refused.created = WallTime{};
+  lease["spec"]["capacity"] = 2;
+  lease["metadata"]["name"] = "report-p2";
+  lease["metadata"]["creationTimestamp"] = "2026-01-01T00:00:05Z";
+  const LeaseView holder = decode_lease_view(lease);
+  EXPECT_EQ(build_lock_reports({refused, holder})[0].capacity, 2)
+      << "the older claim's capacity is refused: the lock's is the next claim's";
 }
 
 TEST(LeaseView, MistypedOrMissingFieldsReadAsAbsent) {
@@ -65,15 +87,15 @@ TEST(LeaseView, MistypedOrMissingFieldsReadAsAbsent) {
                                         "leaseDurationSeconds": "30"},
                                "status": {"queuePosition": -1, "acquireTime": "yesterday"}})"}) {
     const LeaseView v = decode_lease_view(json::parse(text));
-    EXPECT_EQ(v.lease_duration_seconds, 16) << text << ": the CRD's default, as the controller reads it";
+    EXPECT_EQ(v.spec.lease_duration_seconds, 16) << text << ": the CRD's default, as the controller reads it";
     EXPECT_FALSE(v.queue_position) << text;
     EXPECT_FALSE(v.acquire_time) << text;
     EXPECT_FALSE(v.held()) << text;
   }
   EXPECT_EQ(decode_lease_view(
                 json::parse(R"({"spec": {"holder": {"podSelector": {"matchLabels": {"app": "r"}}}}})"))
-                .selector,
-            "app=r");
+                .spec.describe_holder(),
+            "pods app=r");
 }
 
 // The tool orders a queue by the controller's rule: a claim waits from its creation unless
@@ -158,7 +180,7 @@ TEST(LeaseView, DefaultNamesAreValidObjectNames) {
 
 // A lock set is spec.lockNames in the order given, never with spec.lockName; capacity and
 // access apply to each of its locks.
-TEST(LeaseView, ASetClaimHasLockNamesAndNoLockName) {
+TEST(LeaseView, ASetClaimHasLockNames) {
   ClaimRequest r = testing::set_request("batch", "n", {"orders", "inventory"}, "p1", "u1");
   r.capacity = 3;
   const json claim = make_claim(r);
@@ -169,7 +191,7 @@ TEST(LeaseView, ASetClaimHasLockNamesAndNoLockName) {
   EXPECT_FALSE(make_claim(request("b", "n", "l", "p", "u"))["spec"].contains("lockNames"));
 
   const LeaseView v = decode_lease_view(claim);
-  EXPECT_TRUE(v.lock_name.empty());
+  EXPECT_TRUE(v.spec.is_set());
   EXPECT_EQ(v.locks(), (std::vector<std::string>{"orders", "inventory"}));
   EXPECT_TRUE(v.claims("inventory"));
   EXPECT_FALSE(v.claims("order"));
@@ -295,11 +317,11 @@ LeaseView claim(std::string name, std::string phase, std::string priority, std::
                 int created_second) {
   LeaseView v;
   v.ns = "batch";
-  v.lock_name = "report";
+  v.spec.lock_name = "report";
   v.name = std::move(name);
-  v.pod_name = v.name;
+  v.spec.pod_name = v.name;
   v.phase = std::move(phase);
-  v.priority = std::move(priority);
+  v.spec.priority = api::parse_priority(priority).value();
   v.queue_position = position;
   v.created = WallTime{} + std::chrono::seconds(1'800'000'000 + created_second);
   return v;
@@ -363,8 +385,7 @@ TEST(StatusReport, QueueFollowsTheControllerThenPriorityThenAge) {
 // claim whose queuePosition is smaller; the queue lists the order of service.
 TEST(StatusReport, ASetsClaimIsListedWhereItIsServedNotByItsFurthestPosition) {
   LeaseView set = claim("set", "Pending", "Foreground", 3, 2);
-  set.lock_name.clear();
-  set.lock_names = {"report", "archive"};
+  set.spec.lock_names = {"report", "archive"};
   const LeaseView later = claim("later", "Pending", "Foreground", 1, 4);
   const auto reports = build_lock_reports({later, set});
   ASSERT_EQ(reports.size(), 2u);
@@ -379,8 +400,8 @@ TEST(StatusReport, ASetsClaimIsListedWhereItIsServedNotByItsFurthestPosition) {
 // first lock, where status.slot names it; an Exclusive one holds them all and shows none.
 TEST(StatusReport, TheLockCellCountsTheSlotsItsHoldersTake) {
   LeaseView writer = claim("writer", "Held", "Foreground", std::nullopt, 0);
-  writer.capacity = 2;
-  writer.access = "Exclusive";
+  writer.spec.capacity = 2;
+  writer.spec.access = api::Access::kExclusive;
   writer.slot = 0;
   const WallTime now = WallTime{} + std::chrono::seconds(1'800'000'010);
   std::ostringstream table;
@@ -390,12 +411,11 @@ TEST(StatusReport, TheLockCellCountsTheSlotsItsHoldersTake) {
   EXPECT_EQ(lock_reports_json(build_lock_reports({writer}), now)["locks"][0]["holders"][0]["slot"], nullptr);
 
   LeaseView reader = claim("reader", "Held", "Foreground", std::nullopt, 0);
-  reader.capacity = 3;
+  reader.spec.capacity = 3;
   reader.slot = 1;
   LeaseView set_reader = reader;
   set_reader.name = "set-reader";
-  set_reader.lock_name.clear();
-  set_reader.lock_names = {"archive", "report"};
+  set_reader.spec.lock_names = {"archive", "report"};
   std::ostringstream shared;
   print_lock_reports(shared, build_lock_reports({reader, set_reader}), now, false);
   EXPECT_NE(shared.str().find("report (2/3)"), std::string::npos) << shared.str();
@@ -414,8 +434,7 @@ TEST(StatusReport, TheLockCellCountsTheSlotsItsHoldersTake) {
 // table names the whole set in a SET column, shown only when a set is listed.
 TEST(StatusReport, ASetsClaimIsListedUnderEachOfItsLocks) {
   LeaseView set = claim("set-holder", "Held", "Foreground", std::nullopt, 0);
-  set.lock_name.clear();
-  set.lock_names = {"report", "archive"};
+  set.spec.lock_names = {"report", "archive"};
   set.fencing_token = "9";
   const std::vector<LeaseView> leases{set, claim("single", "Pending", "Foreground", 0, 1)};
   const auto reports = build_lock_reports(leases);
@@ -460,13 +479,13 @@ TEST(StatusReport, ASetsClaimIsListedUnderEachOfItsLocks) {
 // number; one being deleted or timed out states nothing either.
 TEST(StatusReport, CapacityIsTheOneTheOldestLiveClaimStates) {
   LeaseView holder = claim("holder", "Held", "Foreground", std::nullopt, 1);
-  holder.capacity = 2;
+  holder.spec.capacity = 2;
   LeaseView invalid = claim("larger", "Invalid", "Foreground", std::nullopt, 5);
-  invalid.capacity = 3;
+  invalid.spec.capacity = 3;
   LeaseView timed_out = claim("older", "TimedOut", "Foreground", std::nullopt, 0);
-  timed_out.capacity = 4;
+  timed_out.spec.capacity = 4;
   LeaseView waiting = claim("waiting", "Pending", "Foreground", 0, 6);
-  waiting.capacity = 2;
+  waiting.spec.capacity = 2;
   const auto reports = build_lock_reports({invalid, waiting, timed_out, holder});
   ASSERT_EQ(reports.size(), 1u);
   EXPECT_EQ(reports[0].capacity, 2);

@@ -17,7 +17,7 @@ LeaseView held_by(const std::string& pod, const std::string& uid) {
   v.holder_pod = pod;
   v.holder_uid = uid;
   v.fencing_token = "4294967299";
-  v.lease_duration_seconds = 60;
+  v.spec.lease_duration_seconds = 60;
   return v;
 }
 
@@ -80,8 +80,8 @@ TEST(ReleasePlan, AClaimThatHoldsNothingIsWithdrawnWithoutAMark) {
 
 TEST(ReleasePlan, AnElectionHolderIsTheHolderItShows) {
   LeaseView election = held_by("p3", "u3");
-  election.pod_name.clear();
-  election.selector = "app=scheduler";
+  election.spec.pod_name.clear();
+  election.spec.selector = api::LabelSelector{{{"app", api::LabelRequirement::Operator::kIn, {"scheduler"}}}};
   EXPECT_TRUE(plan_release(election, pod("p3", "u3"), false).mark_released);
   EXPECT_FALSE(plan_release(election, pod("p4", "u4"), false).mark_released);
 }

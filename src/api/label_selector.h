@@ -12,7 +12,7 @@
 
 #include "common/result.h"
 
-namespace eslease::controller {
+namespace eslease::api {
 
 using Labels = std::vector<std::pair<std::string, std::string>>;  // sorted by key
 
@@ -29,6 +29,8 @@ struct LabelSelector {
   // An empty selector matches every pod, as in Kubernetes; the controller treats it as a
   // claim any pod of the namespace can hold.
   bool matches(const Labels& labels) const;
+  // For people, as kubectl writes a selector: "app=web,tier in (a,b),!canary", or "(all pods)".
+  std::string describe() const;
   friend bool operator==(const LabelSelector&, const LabelSelector&) = default;
 };
 
@@ -39,4 +41,4 @@ bool valid_label_key(const std::string& key);
 // kInvalidArgument with a message naming the offending key or value.
 Result<LabelSelector> parse_label_selector(const nlohmann::json& selector);
 
-}  // namespace eslease::controller
+}  // namespace eslease::api

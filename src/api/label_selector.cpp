@@ -1,9 +1,11 @@
-#include "controller/selector.h"
+#include "api/label_selector.h"
 
 #include <algorithm>
 #include <regex>
 
-namespace eslease::controller {
+#include "common/text.h"
+
+namespace eslease::api {
 namespace {
 
 using Operator = LabelRequirement::Operator;
@@ -60,6 +62,29 @@ bool LabelSelector::matches(const Labels& labels) const {
   return true;
 }
 
+std::string LabelSelector::describe() const {
+  std::string out;
+  for (const LabelRequirement& r : requirements) {
+    if (!out.empty()) out += ",";
+    switch (r.op) {
+      case Operator::kIn:
+        out += r.values.size() == 1 ? r.key + "=" + r.values.front()
+                                    : r.key + " in (" + join(r.values, ",") + ")";
+        break;
+      case Operator::kNotIn:
+        out += r.key + " notin (" + join(r.values, ",") + ")";
+        break;
+      case Operator::kExists:
+        out += r.key;
+        break;
+      case Operator::kDoesNotExist:
+        out += "!" + r.key;
+        break;
+    }
+  }
+  return out.empty() ? "(all pods)" : out;
+}
+
 Result<LabelSelector> parse_label_selector(const nlohmann::json& selector) {
   if (!selector.is_object()) return invalid("must be an object");
   LabelSelector out;
@@ -113,4 +138,4 @@ Result<LabelSelector> parse_label_selector(const nlohmann::json& selector) {
   return out;
 }
 
-}  // namespace eslease::controller
+}  // namespace eslease::api
