@@ -147,7 +147,7 @@ Candidates candidates(const LockWorld& world, const ClaimQueue& queue, const std
       continue;
     ClaimRank rank{false, spec.priority, c.waiting_since, c.lease->creation_time};
     const PodState* pod = c.pod;
-    const lock::Access access = api::effective_access(spec.capacity, spec.access);
+    const lock::Access access = spec.effective_access();
     if (!c.waiting()) {
       const Judged* own = c.grant ? judged_grant(judged, c.grant) : nullptr;
       if (!own || !c.eligible()) continue;
@@ -178,7 +178,7 @@ void grant_to(const LeaseRecord& lease, const PodRecord& pod, WallTime waiting_s
   g.priority = lease.spec.priority;
   g.ttl = api::lease_duration(lease.spec.lease_duration_seconds);
   g.waiting_since = waiting_since;
-  g.access = api::effective_access(lease.spec.capacity, lease.spec.access);
+  g.access = lease.spec.effective_access();
 }
 
 // The grant the allocation serves first, written over the documents of grants that end.

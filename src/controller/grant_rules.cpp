@@ -45,7 +45,7 @@ std::string mismatch(const Situation& s) {
   if (!claims_the_locks_of(lease, s.grant)) return "the claim names other locks than its grant holds";
   const lock::LockDocument& doc = s.grant.state.doc;
   const Access held = api::effective_access(doc.capacity, doc.access);
-  const Access asked = api::effective_access(lease.spec.capacity, lease.spec.access);
+  const Access asked = lease.spec.effective_access();
   // A Shared holder was never alone: a capacity raised, or lowered above its slot, leaves its
   // grant as it is (more or fewer others beside it). Any other grant is made again.
   const bool slot_kept = held == Access::kShared &&
