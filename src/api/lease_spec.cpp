@@ -169,9 +169,13 @@ Status validate_namespace(std::string_view ns) {
                         "a letter or digit");
 }
 
+std::string LeaseSpec::holders() const {
+  if (!pod_name.empty()) return pod_name;
+  return selector ? selector->describe() : "(no valid selector)";
+}
+
 std::string LeaseSpec::describe_holder() const {
-  if (!pod_name.empty()) return "pod " + pod_name;
-  return "pods " + (selector ? selector->describe() : std::string("(no valid selector)"));
+  return (pod_name.empty() ? "pods " : "pod ") + holders();
 }
 
 }  // namespace eslease::api

@@ -64,7 +64,9 @@ struct LeaseSpec {
   }
   // The access a grant of this claim has: Exclusive at capacity 1, whatever spec.access says.
   Access effective_access() const { return api::effective_access(capacity, access); }
-  // Who may hold the claim, for people: "pod p-1", or "pods app=web".
+  // Who may hold the claim, for people: its pod's name, or its selector as kubectl writes it.
+  std::string holders() const;
+  // The same in a sentence: "pod p-1", or "pods app=web".
   std::string describe_holder() const;
 };
 

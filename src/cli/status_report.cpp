@@ -14,8 +14,7 @@ using nlohmann::json;
 
 std::string pod_of(const LeaseView& v) {
   if (!v.holder_pod.empty()) return v.holder_pod;
-  if (!v.spec.pod_name.empty()) return v.spec.pod_name;
-  return v.spec.selector ? v.spec.selector->describe() : "-";
+  return v.spec.holders();
 }
 
 std::optional<Millis> age_since(const std::optional<WallTime>& since, WallTime now) {
